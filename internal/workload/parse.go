@@ -1,0 +1,489 @@
+package workload
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// maxErrors caps how many problems one file reports; the rest are counted.
+const maxErrors = 50
+
+// LineError is one problem in a workload (or lengths) file. Every error that
+// Parse and Load report about a file's content is a *LineError, joined with
+// errors.Join when there are several.
+type LineError struct {
+	File string
+	// Line is 1-based; 0 when the problem is about the whole file.
+	Line int
+	// Field is the JSON key path, e.g. "max_tokens" or "messages[1].role"; empty
+	// when the problem is about the whole line.
+	Field string
+	Msg   string
+}
+
+// Error formats the problem as "file:line: field: message", leaving out the line
+// and the field when they are zero.
+func (e *LineError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		b.WriteString(":")
+		b.WriteString(strconv.Itoa(e.Line))
+	}
+	if e.Field != "" {
+		b.WriteString(": ")
+		b.WriteString(e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	return b.String()
+}
+
+// Load reads and validates the workload file at path. The returned Workload has
+// Path set; errors name the file (and the line and field where there is one).
+func Load(path string) (*Workload, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read workload: %w", err)
+	}
+	defer f.Close()
+	w, err := Parse(f, path)
+	if err != nil {
+		return nil, err
+	}
+	w.Path = path
+	return w, nil
+}
+
+// Parse reads a workload in the JSONL format from r; name is the file name used
+// in errors. It reports every problem it finds (up to 50, then a count), each a
+// *LineError, joined with errors.Join. Blank lines are skipped but still count
+// towards line numbers. A request without an id gets "line-N".
+func Parse(r io.Reader, name string) (*Workload, error) {
+	if name == "" {
+		name = "workload"
+	}
+	p := &parser{file: name, ids: map[string]idUse{}}
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if n == 1 {
+				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
+			}
+			p.parseLine(n, line)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	if len(p.errs) == 0 && len(p.reqs) == 0 {
+		p.errorf(0, "", "no requests")
+	}
+	if len(p.errs) > 0 {
+		if p.dropped > 0 {
+			p.errs = append(p.errs, &LineError{File: name, Msg: fmt.Sprintf("... and %d more", p.dropped)})
+		}
+		return nil, errors.Join(p.errs...)
+	}
+	return &Workload{Requests: p.reqs, Hash: Hash(p.reqs)}, nil
+}
+
+// idUse records where an id was first used, and whether it was assigned.
+type idUse struct {
+	line     int
+	assigned bool
+}
+
+type parser struct {
+	file    string
+	reqs    []Request
+	ids     map[string]idUse
+	errs    []error
+	dropped int
+}
+
+func (p *parser) errorf(line int, field, format string, args ...any) {
+	if len(p.errs) >= maxErrors {
+		p.dropped++
+		return
+	}
+	p.errs = append(p.errs, &LineError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+// keys lists the keys of a request line, in the order the docs give them.
+var keys = []string{"id", "messages", "prompt", "max_tokens", "arrival_ms", "temperature", "top_p", "seed", "ignore_eos", "min_tokens", "response_format", "tags"}
+
+var roles = []string{"system", "user", "assistant", "tool"}
+
+// member is one key of a JSON object, with its raw value.
+type member struct {
+	key string
+	raw json.RawMessage
+}
+
+// parseLine validates one line and, when it is valid, appends its request.
+func (p *parser) parseLine(n int, line []byte) {
+	line = bytes.TrimRight(line, "\r\n")
+	if len(bytes.TrimSpace(line)) == 0 {
+		return
+	}
+	before := len(p.errs) + p.dropped
+	bad := func() bool { return len(p.errs)+p.dropped > before }
+
+	members, msg := objectMembers(line)
+	if msg != "" {
+		p.errorf(n, "", "%s", msg)
+		return
+	}
+	var (
+		req                   = Request{Line: n}
+		seen                  = map[string]bool{}
+		hasMessages, hasPrmpt bool
+		hasMax, maxOK, minSet bool
+	)
+	for _, m := range members {
+		if seen[m.key] {
+			p.errorf(n, m.key, "key appears more than once")
+			continue
+		}
+		seen[m.key] = true
+		if !isKnown(m.key, keys) {
+			p.errorf(n, m.key, "unknown key%s; want one of %s", suggest(m.key, keys), strings.Join(keys, ", "))
+			continue
+		}
+		if string(m.raw) == "null" {
+			continue // null is the same as absent
+		}
+		switch m.key {
+		case "id":
+			p.decode(n, m, &req.ID, "string")
+		case "messages":
+			hasMessages = true
+			req.Messages = p.messages(n, m.raw)
+		case "prompt":
+			hasPrmpt = true
+			if p.decode(n, m, &req.Prompt, "string") && req.Prompt == "" {
+				p.errorf(n, "prompt", "must not be empty")
+			}
+		case "max_tokens":
+			hasMax = true
+			if p.decode(n, m, &req.MaxTokens, "integer") {
+				if req.MaxTokens <= 0 {
+					p.errorf(n, "max_tokens", "must be > 0, got %d", req.MaxTokens)
+				} else {
+					maxOK = true
+				}
+			}
+		case "arrival_ms":
+			var v float64
+			if p.decode(n, m, &v, "number") {
+				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+					p.errorf(n, "arrival_ms", "must be >= 0, got %s", fmtFloat(v))
+				}
+				req.ArrivalMS = &v
+			}
+		case "temperature":
+			var v float64
+			if p.decode(n, m, &v, "number") {
+				if v < 0 {
+					p.errorf(n, "temperature", "must be >= 0, got %s", fmtFloat(v))
+				}
+				req.Temperature = &v
+			}
+		case "top_p":
+			var v float64
+			if p.decode(n, m, &v, "number") {
+				if !(v > 0 && v <= 1) {
+					p.errorf(n, "top_p", "must be in (0, 1], got %s", fmtFloat(v))
+				}
+				req.TopP = &v
+			}
+		case "seed":
+			var v int64
+			if p.decode(n, m, &v, "integer") {
+				req.Seed = &v
+			}
+		case "ignore_eos":
+			var v bool
+			if p.decode(n, m, &v, "boolean") {
+				req.IgnoreEOS = &v
+			}
+		case "min_tokens":
+			var v int
+			if p.decode(n, m, &v, "integer") {
+				if v < 0 {
+					p.errorf(n, "min_tokens", "must be >= 0, got %d", v)
+				}
+				req.MinTokens = &v
+				minSet = true
+			}
+		case "response_format":
+			if m.raw[0] != '{' {
+				p.errorf(n, "response_format", "must be a JSON object, got %s", describe(m.raw))
+				continue
+			}
+			var buf bytes.Buffer
+			if err := json.Compact(&buf, m.raw); err != nil { // cannot fail: the line is valid JSON
+				p.errorf(n, "response_format", "%v", err)
+				continue
+			}
+			req.ResponseFormat = json.RawMessage(buf.Bytes())
+		case "tags":
+			req.Tags = p.tags(n, m.raw)
+		}
+	}
+
+	switch {
+	case hasMessages && hasPrmpt:
+		p.errorf(n, "prompt", "not allowed together with messages; set exactly one of messages (chat) and prompt (completions)")
+	case !hasMessages && !hasPrmpt:
+		p.errorf(n, "messages", "required: set messages (chat) or prompt (completions)")
+	}
+	if !hasMax {
+		p.errorf(n, "max_tokens", "required, must be > 0")
+	}
+	if maxOK && minSet && *req.MinTokens > req.MaxTokens {
+		p.errorf(n, "min_tokens", "must be <= max_tokens (%d), got %d", req.MaxTokens, *req.MinTokens)
+	}
+
+	// Ids: an explicit one must be new; a missing one becomes "line-N".
+	assigned := req.ID == ""
+	if assigned {
+		req.ID = "line-" + strconv.Itoa(n)
+	}
+	if prev, dup := p.ids[req.ID]; dup {
+		what := ""
+		if assigned {
+			what = " (assigned because the request has no id)"
+		}
+		where := ""
+		if prev.assigned {
+			where = " (assigned there because that request has no id)"
+		}
+		p.errorf(n, "id", "%q%s already used on line %d%s", req.ID, what, prev.line, where)
+	} else {
+		p.ids[req.ID] = idUse{line: n, assigned: assigned}
+	}
+
+	if !bad() {
+		p.reqs = append(p.reqs, req)
+	}
+}
+
+// messages decodes and validates the messages array.
+func (p *parser) messages(n int, raw json.RawMessage) []Message {
+	var elems []json.RawMessage
+	if raw[0] != '[' {
+		p.errorf(n, "messages", "want array, got %s", describe(raw))
+		return nil
+	}
+	_ = json.Unmarshal(raw, &elems) // cannot fail: raw is a valid array
+	if len(elems) == 0 {
+		p.errorf(n, "messages", "must not be empty")
+		return nil
+	}
+	msgs := make([]Message, len(elems))
+	for i, e := range elems {
+		path := fmt.Sprintf("messages[%d]", i)
+		members, msg := objectMembers(e)
+		if msg != "" {
+			p.errorf(n, path, "%s", strings.Replace(msg, "a JSON object", "an object", 1))
+			continue
+		}
+		seen := map[string]bool{}
+		contentOK := true
+		for _, m := range members {
+			field := path + "." + m.key
+			if seen[m.key] {
+				p.errorf(n, field, "key appears more than once")
+				continue
+			}
+			seen[m.key] = true
+			switch m.key {
+			case "role":
+				p.decode(n, member{field, m.raw}, &msgs[i].Role, "string")
+			case "content":
+				contentOK = p.decode(n, member{field, m.raw}, &msgs[i].Content, "string")
+			default:
+				p.errorf(n, field, "unknown key%s; want role, content", suggest(m.key, []string{"role", "content"}))
+			}
+		}
+		switch role := msgs[i].Role; {
+		case !seen["role"] || role == "":
+			p.errorf(n, path+".role", "required; want one of %s", strings.Join(roles, ", "))
+		case !isKnown(role, roles):
+			p.errorf(n, path+".role", "must be one of %s, got %q", strings.Join(roles, ", "), role)
+		case role == "user" && !seen["content"]:
+			p.errorf(n, path+".content", "required in a user message")
+		case role == "user" && contentOK && msgs[i].Content == "":
+			p.errorf(n, path+".content", "must not be empty in a user message")
+		}
+	}
+	return msgs
+}
+
+// tags decodes the tags array, checking each element.
+func (p *parser) tags(n int, raw json.RawMessage) []string {
+	if raw[0] != '[' {
+		p.errorf(n, "tags", "want array of strings, got %s", describe(raw))
+		return nil
+	}
+	var elems []json.RawMessage
+	_ = json.Unmarshal(raw, &elems) // cannot fail: raw is a valid array
+	if len(elems) == 0 {
+		return nil
+	}
+	tags := make([]string, len(elems))
+	for i, e := range elems {
+		field := fmt.Sprintf("tags[%d]", i)
+		if p.decode(n, member{field, e}, &tags[i], "string") && tags[i] == "" {
+			p.errorf(n, field, "must not be empty")
+		}
+	}
+	return tags
+}
+
+// decode unmarshals m.raw into dst, reporting a type error against m.key in
+// terms of JSON kinds ("want integer, got string"). It reports whether it
+// succeeded.
+func (p *parser) decode(n int, m member, dst any, want string) bool {
+	err := json.Unmarshal(m.raw, dst)
+	if err == nil {
+		return true
+	}
+	got := describe(m.raw)
+	if strings.HasPrefix(got, "number") && (want == "number" || want == "integer") {
+		f, perr := strconv.ParseFloat(string(m.raw), 64)
+		if want == "number" || (perr == nil && f == math.Trunc(f)) || errors.Is(perr, strconv.ErrRange) {
+			p.errorf(n, m.key, "out of range, got %s", got)
+			return false
+		}
+	}
+	p.errorf(n, m.key, "want %s, got %s", want, got)
+	return false
+}
+
+// objectMembers splits a JSON object into its members, in order, keeping
+// duplicates. It returns a message (not an error: the caller adds the location)
+// when data is not valid JSON or not an object.
+func objectMembers(data []byte) ([]member, string) {
+	var v json.RawMessage
+	if err := json.Unmarshal(data, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Sprintf("invalid JSON (column %d): %s", se.Offset, se.Error())
+		}
+		return nil, "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+	}
+	v = bytes.TrimSpace(v)
+	if v[0] != '{' {
+		return nil, "want a JSON object, got " + describe(v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, "invalid JSON: " + err.Error()
+	}
+	var members []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, "invalid JSON: " + err.Error()
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, "invalid JSON: " + err.Error()
+		}
+		members = append(members, member{key: key, raw: raw})
+	}
+	return members, ""
+}
+
+// describe names the JSON kind of a raw value for messages: "string",
+// "number 12.5", "boolean", "array", "object", "null".
+func describe(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	s := string(raw)
+	if len(s) > 32 {
+		s = s[:32] + "..."
+	}
+	return "number " + s
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+func isKnown(s string, set []string) bool {
+	for _, k := range set {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// suggest returns ` (did you mean "x"?)` for the closest of set within edit
+// distance 2 of s, or "".
+func suggest(s string, set []string) string {
+	best, bestD := "", 3
+	for _, k := range set {
+		if d := editDistance(strings.ToLower(s), k); d < bestD {
+			best, bestD = k, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes; it gives
+// up early (returning a large value) on long inputs.
+func editDistance(a, b string) int {
+	if len(a) > 64 || len(b) > 64 {
+		return 1 << 30
+	}
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,40 @@
+package workload
+
+// vocabulary is the word list of synthetic prompts: short, common English words,
+// each a single token in the usual BPE tokenizers when preceded by a space, so
+// that a prompt of N words is close to N tokens on a real engine as well as on
+// perfgate's simulator (which counts one token per word).
+var vocabulary = []string{
+	"the", "of", "and", "to", "in", "is", "it", "that", "for", "on",
+	"with", "as", "was", "at", "by", "be", "this", "from", "or", "are",
+	"an", "but", "not", "you", "all", "can", "had", "her", "one", "our",
+	"out", "day", "get", "has", "him", "his", "how", "man", "new", "now",
+	"old", "see", "two", "way", "who", "did", "its", "let", "put", "say",
+	"she", "too", "use", "time", "year", "people", "good", "first", "work", "life",
+	"make", "know", "take", "come", "think", "look", "want", "give", "find", "tell",
+	"ask", "seem", "feel", "try", "leave", "call", "keep", "hold", "turn", "start",
+	"show", "hear", "play", "run", "move", "live", "bring", "write", "sit", "stand",
+	"lose", "pay", "meet", "learn", "change", "lead", "watch", "follow", "stop", "read",
+	"open", "walk", "win", "offer", "grow", "build", "send", "fall", "cut", "reach",
+	"kill", "raise", "pass", "sell", "pull", "break", "wait", "serve", "plan", "test",
+	"world", "house", "place", "group", "problem", "fact", "hand", "part", "case", "week",
+	"company", "system", "program", "question", "number", "night", "point", "home", "water", "room",
+	"area", "money", "story", "month", "book", "eye", "job", "word", "side", "kind",
+	"head", "service", "friend", "power", "hour", "game", "line", "end", "member", "law",
+	"car", "city", "name", "team", "minute", "idea", "body", "back", "face", "level",
+	"office", "door", "health", "art", "war", "party", "result", "morning", "reason", "research",
+	"girl", "guy", "moment", "air", "teacher", "force", "order", "value", "model", "data",
+	"table", "file", "page", "step", "list", "road", "light", "music", "field", "river",
+	"market", "price", "store", "paper", "class", "court", "plant", "phone", "voice", "food",
+	"great", "little", "long", "small", "large", "next", "early", "young", "few", "public",
+	"bad", "same", "able", "last", "late", "hard", "major", "better", "real", "best",
+	"free", "full", "clear", "simple", "short", "strong", "white", "black", "red", "green",
+	"blue", "high", "low", "warm", "local", "sure", "human", "whole", "ready", "easy",
+	"about", "after", "over", "under", "again", "never", "always", "often", "still", "also",
+	"very", "just", "well", "only", "even", "soon", "there", "here", "then", "when",
+	"where", "why", "what", "which", "while", "because", "before", "until", "since", "though",
+	"some", "many", "much", "more", "most", "other", "such", "each", "every", "both",
+	"into", "through", "between", "without", "against", "during", "around", "above", "below", "across",
+	"rain", "stone", "tree", "bird", "horse", "ship", "train", "bridge", "garden", "window",
+	"lamp", "chair", "cloud", "snow", "wind", "fire", "sand", "glass", "metal", "wood",
+}

@@ -1,0 +1,72 @@
+// Package workload defines perfgate's request trace format (JSONL, one request a
+// line), loads and validates it with line numbers, identifies it by a content
+// hash, and synthesises workloads from length distributions (see synth.go).
+//
+// A workload file looks like:
+//
+//	{"id":"q1","messages":[{"role":"user","content":"Hi"}],"max_tokens":64}
+//	{"id":"d7","prompt":"Summarise: ...","max_tokens":256,"arrival_ms":1200.5}
+//
+// Load and Parse are strict, and report every problem with its file, line and
+// key ("workloads/chat.jsonl:12: max_tokens: must be > 0, got 0"), each a
+// *LineError joined with errors.Join (at most 50, then a count). A line is one
+// JSON object with only the keys of Request; exactly one of messages (roles
+// system, user, assistant, tool; a user message's content non-empty) and prompt
+// (non-empty); max_tokens > 0; arrival_ms >= 0; temperature >= 0; top_p in
+// (0, 1]; 0 <= min_tokens <= max_tokens; response_format an object; tags
+// non-empty strings; ids unique (a missing id becomes "line-N"). A null value is
+// the same as leaving the key out. Blank lines are skipped and still counted.
+//
+// Write gives the canonical form of a workload (one compact line a request, keys
+// in field order), and Hash is the SHA-256 of that form, so whitespace and key
+// order in a file do not change a workload's identity.
+//
+// Synthesize makes a workload from length distributions (Dist, also written in
+// the CLI syntax that ParseDist reads, "lognormal:mean=512,stddev=300"), with
+// optional shared prefixes, from a seed.
+package workload
+
+import "encoding/json"
+
+// Message is one chat message of a request.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one line of a workload file: what to send, and optionally when.
+// Exactly one of Messages (chat API) and Prompt (completions API) is set.
+type Request struct {
+	// ID names the request in records and results; Load fills "line-N" when absent.
+	ID       string    `json:"id,omitempty"`
+	Messages []Message `json:"messages,omitempty"`
+	Prompt   string    `json:"prompt,omitempty"`
+	// MaxTokens caps the output length; required, > 0.
+	MaxTokens int `json:"max_tokens"`
+	// ArrivalMS is the offset from the start of the trace, for trace replay.
+	ArrivalMS *float64 `json:"arrival_ms,omitempty"`
+
+	// Optional sampling parameters, passed through to the server when set.
+	Temperature *float64 `json:"temperature,omitempty"`
+	TopP        *float64 `json:"top_p,omitempty"`
+	Seed        *int64   `json:"seed,omitempty"`
+	IgnoreEOS   *bool    `json:"ignore_eos,omitempty"`
+	MinTokens   *int     `json:"min_tokens,omitempty"`
+
+	// ResponseFormat is passed through verbatim (structured output).
+	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
+	Tags           []string        `json:"tags,omitempty"`
+
+	// Line is the 1-based line of the request in its file (0 when synthesised).
+	Line int `json:"-"`
+}
+
+// Workload is a loaded request trace.
+type Workload struct {
+	// Path is the file it was loaded from ("" when synthesised in memory).
+	Path     string
+	Requests []Request
+	// Hash is "sha256:<hex>" over the canonical encoding of Requests, so that two
+	// files that differ only in whitespace or key order hash alike.
+	Hash string
+}

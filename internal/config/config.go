@@ -1,0 +1,101 @@
+// Package config loads perfgate.yaml: it decodes strictly (an unknown key is an
+// error with its line), applies the documented defaults (defaults.go is the one
+// place they live), and validates every field, reporting each problem with its
+// field path and line (`scenarios[1].load.rate: must be > 0, got -2`).
+package config
+
+import (
+	"time"
+
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// Config is the whole of perfgate.yaml.
+type Config struct {
+	// Target is the OpenAI-compatible server under test.
+	Target Target `yaml:"target" json:"target"`
+	// Scenarios are measured in order, each for every repetition.
+	Scenarios []Scenario `yaml:"scenarios" json:"scenarios"`
+	// Repetitions is how many times each scenario is measured (one sample per repetition).
+	Repetitions int `yaml:"repetitions" json:"repetitions"`
+	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
+	Seed int64 `yaml:"seed" json:"seed"`
+
+	// Dir is the directory of the config file; relative paths resolve against it.
+	Dir string `yaml:"-" json:"-"`
+	// Path is the file the config was loaded from.
+	Path string `yaml:"-" json:"-"`
+	// Warnings are things that are allowed but probably not meant, found
+	// while loading (too few repetitions to reach significance, say); the CLI
+	// shows them. They are not part of the config.
+	Warnings []Problem `yaml:"-" json:"-"`
+}
+
+// Target says where and how to send requests.
+type Target struct {
+	// BaseURL is the server root, e.g. http://127.0.0.1:8000.
+	BaseURL string `yaml:"base_url" json:"base_url"`
+	// API is "chat" (/v1/chat/completions) or "completions" (/v1/completions).
+	API string `yaml:"api" json:"api"`
+	// Model is the model name to send, or "auto" to take the first of /v1/models.
+	Model string `yaml:"model" json:"model"`
+	// Headers are sent with every request (e.g. Authorization: Bearer ...).
+	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
+	// Timeout bounds one request, connect to end of stream.
+	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+}
+
+// Scenario is one workload replayed at one load shape.
+type Scenario struct {
+	// Name identifies the scenario in results, reports and file names
+	// (baselines/<name>.json), so it is letters, digits, '.', '_' and '-'.
+	Name string `yaml:"name" json:"name"`
+	// Workload is a JSONL file, relative to the config file. Exactly one of
+	// Workload and Synth is set.
+	Workload string `yaml:"workload" json:"workload,omitempty"`
+	// Synth generates the workload in memory from length distributions.
+	Synth *workload.SynthSpec `yaml:"synth" json:"synth,omitempty"`
+	Load  Load                `yaml:"load" json:"load"`
+	// SLO are the per-request objectives that define goodput.
+	SLO SLO `yaml:"slo" json:"slo"`
+	// Requests per repetition; 0 means no request limit. The workload is
+	// replayed in order and wraps around when Requests is larger than it.
+	Requests int `yaml:"requests" json:"requests,omitempty"`
+	// Duration per repetition; 0 means no time limit. When both Requests and
+	// Duration are set, whichever comes first ends the repetition. When both
+	// are 0 (the default), one repetition is one pass over the workload: every
+	// request of the workload file (or of the synthetic workload) once.
+	Duration time.Duration `yaml:"duration" json:"duration,omitempty"`
+}
+
+// Load shape types.
+const (
+	LoadClosed  = "closed"  // Concurrency users, each sends its next request when the last ends
+	LoadPoisson = "poisson" // open loop, exponential inter-arrival times at Rate
+	LoadGamma   = "gamma"   // open loop, gamma inter-arrival times at Rate with Burstiness
+	LoadTrace   = "trace"   // each request at its arrival_ms, divided by Speedup
+)
+
+// Load is the load shape of a scenario.
+type Load struct {
+	// Type is one of closed, poisson, gamma, trace.
+	Type string `yaml:"type" json:"type"`
+	// Concurrency is the number of closed-loop users.
+	Concurrency int `yaml:"concurrency" json:"concurrency,omitempty"`
+	// Rate is the open-loop target in requests per second.
+	Rate float64 `yaml:"rate" json:"rate,omitempty"`
+	// Burstiness is the gamma shape parameter: 1 is Poisson, < 1 burstier, > 1 smoother.
+	Burstiness float64 `yaml:"burstiness" json:"burstiness,omitempty"`
+	// MaxInFlight caps open-loop requests in flight; 0 means no cap.
+	MaxInFlight int `yaml:"max_in_flight" json:"max_in_flight,omitempty"`
+	// Speedup divides trace arrival times (2 replays twice as fast).
+	Speedup float64 `yaml:"speedup" json:"speedup,omitempty"`
+}
+
+// SLO are per-request service-level objectives; zero means not set. A request
+// counts towards goodput when it succeeded and met every objective that is set.
+type SLO struct {
+	TTFT time.Duration `yaml:"ttft" json:"ttft,omitempty"`
+	TPOT time.Duration `yaml:"tpot" json:"tpot,omitempty"`
+	E2E  time.Duration `yaml:"e2e" json:"e2e,omitempty"`
+}

@@ -1,0 +1,126 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const docPath = "../../docs/config.md"
+
+// yamlKeys lists the documented path of every yaml key of t, as docs/config.md
+// writes them: target.base_url, scenarios[].load.rate. A struct type met a
+// second time (synth.output has the keys of synth.input) is listed once, at
+// its first path.
+func yamlKeys(t reflect.Type, prefix string, seen map[reflect.Type]bool) []string {
+	var keys []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		path := prefix + name
+		keys = append(keys, path)
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Slice {
+			ft, path = ft.Elem(), path+"[]"
+		}
+		if ft.Kind() == reflect.Struct && ft != durationType && !seen[ft] {
+			seen[ft] = true
+			keys = append(keys, yamlKeys(ft, path+".", seen)...)
+		}
+	}
+	return keys
+}
+
+// Every key of the Config struct is documented, so the reference cannot fall
+// behind the code.
+func TestDocsListEveryKey(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
+	require.NoError(t, err)
+	keys := yamlKeys(configType, "", map[reflect.Type]bool{})
+	require.Greater(t, len(keys), 30, "yamlKeys found too few keys: %v", keys)
+	for _, k := range keys {
+		assert.True(t, strings.Contains(string(doc), "| `"+k+"` |"), "docs/config.md has no row for key %s", k)
+	}
+}
+
+// The defaults the reference states are the ones defaults.go applies.
+func TestDocsDefaults(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
+	require.NoError(t, err)
+	d := Defaults()
+	for key, want := range map[string]string{
+		"target.base_url":              d.Target.BaseURL,
+		"target.api":                   d.Target.API,
+		"target.model":                 d.Target.Model,
+		"target.timeout":               shortDuration(d.Target.Timeout),
+		"repetitions":                  strconv.Itoa(d.Repetitions),
+		"seed":                         strconv.FormatInt(d.Seed, 10),
+		"scenarios[].load.type":        DefaultLoadType,
+		"scenarios[].load.burstiness":  fmtFloat(DefaultBurstiness),
+		"scenarios[].load.speedup":     fmtFloat(DefaultSpeedup),
+		"scenarios[].load.concurrency": "required",
+	} {
+		row := docRow(string(doc), key)
+		require.NotEmpty(t, row, "docs/config.md has no row for %s", key)
+		cells := strings.Split(row, "|")
+		require.GreaterOrEqual(t, len(cells), 5, "row %q", row)
+		assert.Contains(t, cells[3], want, "docs/config.md: default of %s", key)
+	}
+}
+
+// The complete example of the reference is a valid config.
+func TestDocsExamplesParse(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
+	require.NoError(t, err)
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(doc), -1)
+	require.NotEmpty(t, blocks)
+	for i, b := range blocks {
+		dir := t.TempDir()
+		for _, m := range regexp.MustCompile(`(?m)^\s*workload: (\S+)`).FindAllStringSubmatch(b[1], -1) {
+			p := filepath.Join(dir, m[1])
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o644))
+		}
+		c, err := Parse([]byte(b[1]), filepath.Join(dir, "perfgate.yaml"))
+		require.NoError(t, err, "docs/config.md example %d", i+1)
+		assert.Empty(t, c.Warnings, "docs/config.md example %d", i+1)
+	}
+}
+
+func docRow(doc, key string) string {
+	for line := range strings.Lines(doc) {
+		if strings.HasPrefix(line, "| `"+key+"` |") {
+			return line
+		}
+	}
+	return ""
+}
+
+// shortDuration writes 5m rather than 5m0s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}

@@ -1,0 +1,43 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"maps"
+)
+
+// Hash identifies the config in results: "sha256:" and the hex SHA-256 of the
+// canonical JSON of the defaulted config (encoding/json: struct fields in
+// declaration order, map keys sorted, durations in nanoseconds). Two files
+// that differ only in layout, comments, or in stating a default or leaving it
+// out, hash the same.
+//
+// Header values are left out (their names are kept): they are usually
+// credentials, which rotate without changing what is measured, and a result
+// file should not carry a fingerprint of a secret. Path and Dir are left out
+// too: where the file lies does not change the run.
+func (c *Config) Hash() string {
+	cc := *c
+	if len(c.Target.Headers) > 0 {
+		cc.Target.Headers = maps.Clone(c.Target.Headers)
+		for k := range cc.Target.Headers {
+			cc.Target.Headers[k] = ""
+		}
+	}
+	b, err := json.Marshal(cc)
+	if err != nil {
+		// Config holds only strings, numbers, slices and maps of strings;
+		// it always marshals.
+		panic("config: marshal for hash: " + err.Error())
+	}
+	sum := sha256.Sum256(b)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// WorkloadPath is the file of a scenario's workload, resolved against the
+// config's directory (an absolute path is kept as it is); "" for a synthetic
+// workload.
+func (c *Config) WorkloadPath(s Scenario) string {
+	return resolve(c.Dir, s.Workload)
+}

@@ -1,0 +1,266 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/goccy/go-yaml"
+	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/parser"
+)
+
+// LoadFile reads, decodes, defaults and validates the config file at path. On
+// bad input the error is *Errors, listing every problem found; the returned
+// config's Path is path and its Dir the absolute directory of the file.
+//
+// (It is not called Load: that name is the load-shape type, Scenario.Load.)
+func LoadFile(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse decodes, defaults and validates a config file's contents. path names
+// the file in problems, and its directory is the one relative paths (workload
+// files) resolve against. On bad input the error is *Errors.
+//
+// It works in three passes so that one run reports as much as it can:
+//
+//  1. parse: a YAML syntax error stops here (one problem, with its position);
+//  2. shape: the parsed document is checked against the Config struct, field
+//     by field: unknown keys, values of the wrong kind and durations that are
+//     not Go duration strings are all reported, each with its path and line;
+//  3. defaults are applied to the keys the file leaves out, then every rule is
+//     checked (validate.go), each problem with its path and line.
+func Parse(data []byte, path string) (*Config, error) {
+	dir, err := filepath.Abs(filepath.Dir(cmp.Or(path, ".")))
+	if err != nil {
+		return nil, fmt.Errorf("config %s: %w", path, err)
+	}
+	src, body, probs := parseSource(data, path)
+	if len(probs) > 0 {
+		return nil, src.errors(probs)
+	}
+	c := &Config{}
+	if body != nil {
+		if err := decode(body, c); err != nil {
+			return nil, src.errors([]Problem{src.decodeProblem(err)})
+		}
+	}
+	c.Path, c.Dir = path, dir
+	applyDefaults(c, src.isSet)
+	probs, c.Warnings = validate(c, src)
+	if len(probs) > 0 {
+		return nil, src.errors(probs)
+	}
+	return c, nil
+}
+
+// decode runs goccy/go-yaml over a document whose shape has been checked.
+// Strictness is kept as a second line of defence: the shape pass should have
+// reported anything these options would reject.
+func decode(body ast.Node, c *Config) (err error) {
+	defer func() {
+		// A bug of the YAML library must not crash the CLI: a panic
+		// becomes a problem like any other.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml decoder failed: %v", r)
+		}
+	}()
+	return yaml.NodeToValue(body, c,
+		yaml.DisallowUnknownField(),
+		yaml.AllowFieldPrefixes(extensionPrefix), // the shape pass allows them at the top level only
+		yaml.CustomUnmarshaler(unmarshalDuration),
+	)
+}
+
+// unmarshalDuration decodes a duration the way the shape pass accepts it: a Go
+// duration string ("500ms", "2m"), or a bare 0. goccy alone would take any
+// string time.ParseDuration takes, but reports a bad one without a position,
+// and rejects a bare 0.
+func unmarshalDuration(d *time.Duration, b []byte) error {
+	var v any
+	if err := yaml.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	switch v := v.(type) {
+	case nil:
+		*d = 0
+		return nil
+	case string:
+		x, err := time.ParseDuration(v)
+		if err != nil {
+			return err
+		}
+		*d = x
+		return nil
+	case uint64:
+		if v == 0 {
+			*d = 0
+			return nil
+		}
+	case int64:
+		if v == 0 {
+			*d = 0
+			return nil
+		}
+	}
+	return fmt.Errorf("want a duration like 500ms or 2m, got %s", strings.TrimSpace(string(b)))
+}
+
+// source is what the parsed file says about where each field is.
+type source struct {
+	file string
+	// at maps a field path to the position of its key (or, for a list item,
+	// of the item).
+	at map[string]pos
+	// val maps the path of a scalar value to the value's position.
+	val map[string]pos
+	// set holds the paths the file gives a non-null value.
+	set map[string]bool
+	// lines maps a line to the deepest path that starts on it, to place
+	// errors that carry only a position.
+	lines map[int]string
+	// parsed is true when the config came from a file; a Config built in
+	// code has no source, and a non-zero value counts as set.
+	parsed bool
+	// root is the position of the document's first key, for problems with
+	// the file as a whole.
+	root pos
+}
+
+type pos struct{ line, col int }
+
+func newSource(file string) *source {
+	return &source{file: file, at: map[string]pos{}, val: map[string]pos{}, set: map[string]bool{}, lines: map[int]string{}}
+}
+
+func (s *source) isSet(path string) bool { return s.set[path] }
+
+func (s *source) record(path string, p pos) {
+	s.at[path] = p
+	if old, ok := s.lines[p.line]; !ok || len(path) > len(old) {
+		s.lines[p.line] = path
+	}
+}
+
+// problem makes a Problem at path, placed at the path's position or, when the
+// file does not have that key (a required key left out), its nearest parent's.
+func (s *source) problem(path, format string, args ...any) Problem {
+	p := Problem{File: s.file, Path: path, Msg: fmt.Sprintf(format, args...)}
+	if at, ok := s.val[path]; ok {
+		p.Line, p.Column = at.line, at.col
+		return p
+	}
+	for q := path; ; q = parentPath(q) {
+		if at, ok := s.at[q]; ok {
+			p.Line, p.Column = at.line, at.col
+			break
+		}
+		if q == "" {
+			p.Line, p.Column = s.root.line, s.root.col
+			break
+		}
+	}
+	return p
+}
+
+func (s *source) errors(probs []Problem) *Errors {
+	sortProblems(probs)
+	return &Errors{Problems: probs}
+}
+
+// decodeProblem turns an error of the YAML library into a Problem, placed by
+// the token it carries.
+func (s *source) decodeProblem(err error) Problem {
+	p := Problem{File: s.file, Msg: err.Error()}
+	var ye yaml.Error
+	if errors.As(err, &ye) {
+		p.Msg = ye.GetMessage()
+		if tk := ye.GetToken(); tk != nil && tk.Position != nil {
+			p.Line, p.Column = tk.Position.Line, tk.Position.Column
+			p.Path = s.lines[p.Line]
+		}
+	}
+	return p
+}
+
+// parentPath is the path of the field that holds path:
+// scenarios[1].load → scenarios[1] → scenarios → "".
+func parentPath(path string) string {
+	i := strings.LastIndexAny(path, ".[")
+	if i < 0 {
+		return ""
+	}
+	return path[:i]
+}
+
+// parseSource parses data and checks its shape against Config. It returns the
+// body of the one document (nil for an empty file) and every problem found.
+func parseSource(data []byte, file string) (src *source, body ast.Node, probs []Problem) {
+	src = newSource(file)
+	src.parsed = true
+	defer func() {
+		if r := recover(); r != nil {
+			body = nil
+			probs = []Problem{{File: file, Msg: fmt.Sprintf("yaml parser failed: %v", r)}}
+		}
+	}()
+	f, err := parser.ParseBytes(data, 0)
+	if err != nil {
+		p := src.decodeProblem(err)
+		p.Msg = "invalid YAML: " + p.Msg
+		return src, nil, []Problem{p}
+	}
+	var docs []ast.Node
+	for _, d := range f.Docs {
+		if d != nil && d.Body != nil {
+			docs = append(docs, d.Body)
+		}
+	}
+	if len(docs) == 0 {
+		return src, nil, nil
+	}
+	if len(docs) > 1 {
+		at := nodePos(docs[1])
+		return src, nil, []Problem{{File: file, Line: at.line, Column: at.col,
+			Msg: fmt.Sprintf("want one YAML document, found %d (remove the --- separator)", len(docs))}}
+	}
+	body = docs[0]
+	src.root = nodePos(body)
+	sh := newShape(src, body)
+	sh.walk(body, configType, "", src.root)
+	return src, body, sh.probs
+}
+
+// nodePos is where a node starts: for a block mapping, its first key (goccy
+// gives a mapping the position of its first ':').
+func nodePos(n ast.Node) pos {
+	switch m := n.(type) {
+	case *ast.MappingNode:
+		if len(m.Values) > 0 {
+			return tokenPos(m.Values[0].Key)
+		}
+	case *ast.MappingValueNode:
+		return tokenPos(m.Key)
+	}
+	return tokenPos(n)
+}
+
+func tokenPos(n ast.Node) pos {
+	if n == nil {
+		return pos{}
+	}
+	tk := n.GetToken()
+	if tk == nil || tk.Position == nil {
+		return pos{}
+	}
+	return pos{tk.Position.Line, tk.Position.Column}
+}

@@ -1,0 +1,263 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// minSignificantReps is the fewest samples a side with which benchmath's
+// Mann-Whitney U test can reach p < 0.05.
+const minSignificantReps = 4
+
+// namePattern is what a scenario name may be: it is used in file names.
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
+
+var loadTypes = []string{LoadClosed, LoadPoisson, LoadGamma, LoadTrace}
+
+// validator collects the problems of a decoded, defaulted config.
+type validator struct {
+	c     *Config
+	src   *source
+	probs []Problem
+	warns []Problem
+}
+
+// Validate checks a config that was built or changed in code (flags that
+// override the file, say) by the rules Parse applies, returning *Errors or
+// nil, and refreshes Warnings. Problems carry field paths but no lines, and a
+// non-zero value counts as set (an explicit zero cannot be told from a missing
+// key here).
+func (c *Config) Validate() error {
+	probs, warns := validate(c, nil)
+	c.Warnings = warns
+	if len(probs) > 0 {
+		return &Errors{Problems: probs}
+	}
+	return nil
+}
+
+// validate checks every rule and returns every problem (and warnings), each
+// with its field path and, from src, its position.
+func validate(c *Config, src *source) (probs, warns []Problem) {
+	if src == nil {
+		src = newSource(c.Path)
+	}
+	v := &validator{c: c, src: src}
+	v.target()
+	if c.Repetitions < 1 {
+		v.add("repetitions", "must be >= 1, got %d", c.Repetitions)
+	} else if c.Repetitions < minSignificantReps {
+		v.warns = append(v.warns, src.problem("repetitions",
+			"%d repetitions cannot show a significant difference (benchmath needs >= %d samples a side)",
+			c.Repetitions, minSignificantReps))
+	}
+	if len(c.Scenarios) == 0 {
+		v.add("scenarios", "at least one scenario is required")
+	}
+	seen := map[string]int{}
+	for i := range c.Scenarios {
+		v.scenario(i, seen)
+	}
+	sortProblems(v.probs)
+	return v.probs, v.warns
+}
+
+func (v *validator) add(path, format string, args ...any) {
+	v.probs = append(v.probs, v.src.problem(path, format, args...))
+}
+
+// set says whether the file gives path a value; for a config with no source
+// (built in code) a non-zero value counts as given.
+func (v *validator) set(path string, nonzero bool) bool {
+	if !v.src.parsed {
+		return nonzero
+	}
+	return v.src.set[path]
+}
+
+func validAPI(api string) bool { return api == "chat" || api == "completions" }
+
+func (v *validator) target() {
+	t := v.c.Target
+	u, err := url.Parse(t.BaseURL)
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
+		v.add("target.base_url", "must be an http or https URL like %s, got %q", DefaultBaseURL, t.BaseURL)
+	case u.RawQuery != "" || u.Fragment != "":
+		v.add("target.base_url", "must not have a query or fragment, got %q", t.BaseURL)
+	case strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1"):
+		v.add("target.base_url", "must be the server root without /v1 (perfgate adds /v1/...), got %q", t.BaseURL)
+	}
+	if !validAPI(t.API) {
+		v.add("target.api", "must be chat or completions, got %q", t.API)
+	}
+	if strings.TrimSpace(t.Model) == "" {
+		v.add("target.model", "must not be empty (auto takes the first model of /v1/models)")
+	}
+	if t.Timeout <= 0 {
+		v.add("target.timeout", "must be > 0, got %s", t.Timeout)
+	}
+	for name := range t.Headers {
+		if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n:") {
+			v.add("target.headers", "header name %q is not a valid HTTP header name", name)
+		}
+	}
+}
+
+func (v *validator) scenario(i int, seen map[string]int) {
+	s := &v.c.Scenarios[i]
+	p := fmt.Sprintf("scenarios[%d]", i)
+
+	switch {
+	case s.Name == "":
+		v.add(p+".name", "required (it names the scenario in results and baselines/<name>.json)")
+	case !namePattern.MatchString(s.Name):
+		v.add(p+".name", "must match %s (it is used in file names), got %q", namePattern, s.Name)
+	default:
+		if j, dup := seen[s.Name]; dup {
+			v.add(p+".name", "duplicate name %q (also scenarios[%d])", s.Name, j)
+		} else {
+			seen[s.Name] = i
+		}
+	}
+
+	switch {
+	case s.Workload != "" && s.Synth != nil:
+		v.add(p+".synth", "set exactly one of workload and synth, not both")
+	case s.Workload == "" && s.Synth == nil:
+		v.add(p, "set one of workload (a JSONL file) or synth (a synthetic workload)")
+	case s.Workload != "":
+		v.file(p+".workload", s.Workload)
+	default:
+		for _, sp := range s.Synth.Problems() {
+			v.add(p+".synth."+sp.Field, "%s", sp.Msg)
+		}
+		if validAPI(v.c.Target.API) && validAPI(s.Synth.API) && s.Synth.API != v.c.Target.API {
+			v.add(p+".synth.api", "is %s but target.api is %s: the requests would not fit the endpoint", s.Synth.API, v.c.Target.API)
+		}
+		// Problems leaves the file system alone; an empirical length file
+		// resolves against the config's directory, like a workload.
+		if f := s.Synth.Input.File; f != "" {
+			v.file(p+".synth.input.file", f)
+		}
+		if f := s.Synth.Output.File; f != "" {
+			v.file(p+".synth.output.file", f)
+		}
+	}
+
+	v.load(p+".load", s)
+
+	if s.Requests < 0 {
+		v.add(p+".requests", "must be >= 0, got %d", s.Requests)
+	}
+	if s.Duration < 0 {
+		v.add(p+".duration", "must be >= 0, got %s", s.Duration)
+	}
+	for _, o := range []struct {
+		key string
+		d   time.Duration
+	}{{"ttft", s.SLO.TTFT}, {"tpot", s.SLO.TPOT}, {"e2e", s.SLO.E2E}} {
+		if o.d < 0 {
+			v.add(p+".slo."+o.key, "must be >= 0, got %s", o.d)
+		}
+	}
+}
+
+// file checks that a file named in the config exists, resolved against the
+// config's directory.
+func (v *validator) file(path, name string) {
+	abs := resolve(v.c.Dir, name)
+	st, err := os.Stat(abs)
+	switch {
+	case os.IsNotExist(err):
+		v.add(path, "file %s not found (resolved to %s)", name, abs)
+	case err != nil:
+		v.add(path, "file %s: %v", name, err)
+	case st.IsDir():
+		v.add(path, "%s is a directory, want a file (resolved to %s)", name, abs)
+	}
+}
+
+func (v *validator) load(p string, s *Scenario) {
+	l := s.Load
+	typ := l.Type
+	known := false
+	for _, t := range loadTypes {
+		known = known || t == typ
+	}
+	if !known {
+		v.add(p+".type", "must be one of %s, got %q", strings.Join(loadTypes, ", "), typ)
+		// The keys below depend on the type; checking them against an
+		// unknown one would only add noise.
+		return
+	}
+	open := typ != LoadClosed
+	paced := typ == LoadPoisson || typ == LoadGamma
+
+	// Keys that only one kind of load reads: setting one on another kind is
+	// a mistake (the user believes it has an effect).
+	only := []struct {
+		key, forTypes  string
+		given, applies bool
+	}{
+		{"concurrency", "closed loads", v.set(p+".concurrency", l.Concurrency != 0), typ == LoadClosed},
+		{"rate", "poisson and gamma loads", v.set(p+".rate", l.Rate != 0), paced},
+		{"burstiness", "gamma loads", v.set(p+".burstiness", l.Burstiness != 0), typ == LoadGamma},
+		{"speedup", "trace loads", v.set(p+".speedup", l.Speedup != 0), typ == LoadTrace},
+		{"max_in_flight", "poisson, gamma and trace loads (a closed load is bounded by its concurrency)", v.set(p+".max_in_flight", l.MaxInFlight != 0), open},
+	}
+	for _, o := range only {
+		if o.given && !o.applies {
+			v.add(p+"."+o.key, "only for %s, and this load is %s", o.forTypes, typ)
+		}
+	}
+
+	switch {
+	case typ == LoadClosed && l.Concurrency < 1:
+		if v.set(p+".concurrency", l.Concurrency != 0) {
+			v.add(p+".concurrency", "must be >= 1, got %d", l.Concurrency)
+		} else {
+			v.add(p+".concurrency", "required for a closed load: the number of concurrent users (>= 1)")
+		}
+	case paced && !(l.Rate > 0 && !math.IsInf(l.Rate, 0)):
+		if v.set(p+".rate", l.Rate != 0) {
+			v.add(p+".rate", "must be > 0, got %s", fmtFloat(l.Rate))
+		} else {
+			v.add(p+".rate", "required for a %s load: requests per second (> 0)", typ)
+		}
+	}
+	if typ == LoadGamma && !(l.Burstiness > 0 && !math.IsInf(l.Burstiness, 0)) {
+		v.add(p+".burstiness", "must be > 0, got %s", fmtFloat(l.Burstiness))
+	}
+	if typ == LoadTrace {
+		if !(l.Speedup > 0 && !math.IsInf(l.Speedup, 0)) {
+			v.add(p+".speedup", "must be > 0, got %s", fmtFloat(l.Speedup))
+		}
+		if s.Synth != nil {
+			v.add(p+".type", "trace replays the workload's arrival_ms, and a synth workload has none; use a workload file or an open-loop load")
+		}
+	}
+	if l.MaxInFlight < 0 {
+		v.add(p+".max_in_flight", "must be >= 0, got %d", l.MaxInFlight)
+	}
+}
+
+func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// resolve makes a config-relative file name absolute; an absolute one is kept.
+func resolve(dir, name string) string {
+	if name == "" {
+		return ""
+	}
+	if filepath.IsAbs(name) {
+		return filepath.Clean(name)
+	}
+	return filepath.Join(dir, name)
+}

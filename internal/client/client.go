@@ -1,0 +1,421 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// Transport tuning. Connect and TLS handshakes are bounded; waiting for the
+// response headers is not (a loaded server may queue a request for a long
+// time before its first byte), only by Options.Timeout.
+const (
+	dialTimeout         = 10 * time.Second
+	tlsHandshakeTimeout = 10 * time.Second
+	idleConnTimeout     = 90 * time.Second
+	// drainGrace bounds how long Do waits, after [DONE], for the server to end
+	// the response so that the connection can be reused.
+	drainGrace = 100 * time.Millisecond
+	maxDrain   = 64 << 10
+	// maxErrorBody bounds how much of a non-2xx body is read for its message.
+	maxErrorBody = 64 << 10
+	// maxModelsBody bounds the /v1/models response.
+	maxModelsBody = 8 << 20
+)
+
+// errRequestTimeout is the cause of a request context whose Options.Timeout
+// passed; it tells a timeout apart from the caller's own cancellation.
+var errRequestTimeout = errors.New("request timeout")
+
+// Client sends requests to one OpenAI-compatible server. It is safe for
+// concurrent use; create one per server and reuse it, so that connections are
+// reused.
+type Client struct {
+	opts      Options
+	streamURL string
+	modelsURL string
+	header    http.Header // sent with every request; never mutated after New
+	host      string      // a "Host" from Options.Headers, else ""
+	tr        *http.Transport
+	hc        *http.Client
+	readers   sync.Pool // *EventReader
+
+	// eventHook, when set (by tests), is called with each event and its read time.
+	eventHook func(Event, time.Time)
+}
+
+// New validates opts and returns a Client with its own connection pool.
+//
+// BaseURL must be an http or https URL; a trailing "/" or "/v1" is dropped
+// (perfgate appends "/v1/..."). An empty API means APIChat. An empty Model is
+// left out of the request body (llama.cpp serves its one model either way).
+//
+// The transport keeps connections alive and idles up to MaxConns (at least 1)
+// of them, so that a run reuses its connections instead of reconnecting; it
+// asks for no compression (which would batch tokens and cost CPU), does not
+// force HTTP/2 (so each stream has its own HTTP/1.1 connection, as with other
+// load generators), and uses no proxy whatever the environment says: load
+// must go straight to the server under test, or the proxy is what is measured.
+func New(opts Options) (*Client, error) {
+	switch opts.API {
+	case "":
+		opts.API = APIChat
+	case APIChat, APICompletions:
+	default:
+		return nil, fmt.Errorf("client: api %q: must be %q or %q", opts.API, APIChat, APICompletions)
+	}
+	if opts.Timeout < 0 {
+		return nil, fmt.Errorf("client: timeout %s: must be >= 0", opts.Timeout)
+	}
+	u, err := url.Parse(strings.TrimSpace(opts.BaseURL))
+	if err != nil {
+		return nil, fmt.Errorf("client: base url: %w", err)
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return nil, fmt.Errorf("client: base url %q: scheme must be http or https", opts.BaseURL)
+	}
+	if u.Host == "" {
+		return nil, fmt.Errorf("client: base url %q: no host", opts.BaseURL)
+	}
+	if u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("client: base url %q: must not have a query or fragment", opts.BaseURL)
+	}
+	u.Path = strings.TrimSuffix(strings.TrimRight(u.Path, "/"), "/v1")
+	u.RawPath = ""
+	base := strings.TrimRight(u.String(), "/")
+
+	c := &Client{opts: opts, modelsURL: base + "/v1/models"}
+	if opts.API == APIChat {
+		c.streamURL = base + "/v1/chat/completions"
+	} else {
+		c.streamURL = base + "/v1/completions"
+	}
+
+	c.header = http.Header{
+		"Content-Type": {"application/json"},
+		"Accept":       {"text/event-stream"},
+	}
+	for k, v := range opts.Headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			c.host = v
+			continue
+		}
+		c.header.Set(k, v)
+	}
+
+	conns := max(opts.MaxConns, 1)
+	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+	c.tr = &http.Transport{
+		Proxy:                 nil, // never a proxy: see above
+		DialContext:           dialer.DialContext,
+		MaxIdleConns:          conns,
+		MaxIdleConnsPerHost:   conns,
+		IdleConnTimeout:       idleConnTimeout,
+		TLSHandshakeTimeout:   tlsHandshakeTimeout,
+		ExpectContinueTimeout: time.Second,
+		DisableCompression:    true,
+		ForceAttemptHTTP2:     false,
+		WriteBufferSize:       16 << 10,
+		ReadBufferSize:        16 << 10,
+	}
+	c.hc = &http.Client{Transport: c.tr}
+	c.readers.New = func() any { return NewEventReader(nil) }
+	return c, nil
+}
+
+// CloseIdleConnections closes the pool's idle connections.
+func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
+
+// requestBody is what Do sends. Optional parameters are pointers so that they
+// are sent only when set.
+type requestBody struct {
+	Model          string             `json:"model,omitempty"`
+	Messages       []workload.Message `json:"messages,omitempty"`
+	Prompt         *string            `json:"prompt,omitempty"`
+	MaxTokens      int                `json:"max_tokens"`
+	Stream         bool               `json:"stream"`
+	StreamOptions  streamOptions      `json:"stream_options"`
+	Temperature    *float64           `json:"temperature,omitempty"`
+	TopP           *float64           `json:"top_p,omitempty"`
+	Seed           *int64             `json:"seed,omitempty"`
+	IgnoreEOS      *bool              `json:"ignore_eos,omitempty"`
+	MinTokens      *int               `json:"min_tokens,omitempty"`
+	ResponseFormat json.RawMessage    `json:"response_format,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
+}
+
+// encode builds the request body. For the chat API a request with only a
+// prompt is sent as one user message; for the completions API a request with
+// messages is an error (there is no faithful way to flatten them).
+func (c *Client) encode(req *workload.Request) ([]byte, error) {
+	if req == nil {
+		return nil, errors.New("nil request")
+	}
+	b := requestBody{
+		Model:          c.opts.Model,
+		MaxTokens:      req.MaxTokens,
+		Stream:         true,
+		StreamOptions:  streamOptions{IncludeUsage: true},
+		Temperature:    req.Temperature,
+		TopP:           req.TopP,
+		Seed:           req.Seed,
+		IgnoreEOS:      req.IgnoreEOS,
+		MinTokens:      req.MinTokens,
+		ResponseFormat: req.ResponseFormat,
+	}
+	switch c.opts.API {
+	case APIChat:
+		b.Messages = req.Messages
+		if len(b.Messages) == 0 {
+			b.Messages = []workload.Message{{Role: "user", Content: req.Prompt}}
+		}
+	case APICompletions:
+		if len(req.Messages) > 0 {
+			return nil, fmt.Errorf("request %q has messages: the completions api needs a prompt", req.ID)
+		}
+		b.Prompt = &req.Prompt
+	}
+	return json.Marshal(&b)
+}
+
+// Do sends req as a streaming request and measures it. It always returns a
+// Response, with Err set when the request failed; what was read before a
+// failure (text, chunk times, usage) is kept. ctx cancels the request
+// (ErrCanceled); Options.Timeout bounds it (ErrTimeout).
+//
+// Output text is choices[0].delta.content (chat) or choices[0].text
+// (completions). A reasoning model's delta.reasoning_content (or
+// delta.reasoning) counts as output for FirstToken, ChunkTimes and the
+// chunk-count token fallback, but is left out of Text. TokensFrom is empty when
+// no stream was read (a connect or HTTP error). With the chat API a request
+// that has only a prompt is sent as one user message; with the completions
+// API a request with messages fails with ErrRequest, unsent.
+func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string) (resp *Response) {
+	resp = &Response{RequestID: requestID}
+	defer func() {
+		if p := recover(); p != nil {
+			resp.Err = &Error{Kind: ErrRequest, Err: fmt.Errorf("client: internal error: %v", p)}
+			if resp.End.IsZero() {
+				resp.End = time.Now()
+			}
+		}
+	}()
+	fail := func(e *Error) *Response {
+		resp.Err = e
+		if resp.End.IsZero() {
+			resp.End = time.Now()
+		}
+		if resp.Sent.IsZero() {
+			resp.Sent = resp.End
+		}
+		return resp
+	}
+	if ctx == nil {
+		return fail(&Error{Kind: ErrRequest, Err: errors.New("nil context")})
+	}
+	body, err := c.encode(req)
+	if err != nil {
+		return fail(&Error{Kind: ErrRequest, Err: err})
+	}
+
+	var rctx context.Context
+	var cancel context.CancelFunc
+	if c.opts.Timeout > 0 {
+		rctx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
+	} else {
+		rctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+
+	// Sent comes from the WroteRequest trace, which runs on the transport's
+	// writer goroutine: it stores the offset from base (+1, so 0 means unset).
+	var base time.Time // set just before the round trip
+	var wrote atomic.Int64
+	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
+		if info.Err == nil {
+			wrote.Store(int64(time.Since(base)) + 1)
+		}
+	}}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.streamURL, bytes.NewReader(body))
+	if err != nil {
+		return fail(&Error{Kind: ErrRequest, Err: err})
+	}
+	h := make(http.Header, len(c.header)+1)
+	for k, v := range c.header {
+		h[k] = v // shared, read-only slices
+	}
+	if requestID != "" {
+		h["X-Request-Id"] = []string{requestID}
+	}
+	hreq.Header = h
+	if c.host != "" {
+		hreq.Host = c.host
+	}
+	sentAt := func() time.Time {
+		if d := wrote.Load(); d > 0 {
+			return base.Add(time.Duration(d - 1))
+		}
+		return base // the trace did not fire: just before the round trip
+	}
+
+	base = time.Now()
+	hresp, err := c.hc.Do(hreq)
+	if err != nil {
+		resp.Sent = sentAt()
+		return fail(c.classify(rctx, ErrConnect, err))
+	}
+	defer hresp.Body.Close()
+	resp.Sent = sentAt()
+
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
+		resp.End = time.Now()
+		return fail(&Error{Kind: ErrHTTP, Status: hresp.StatusCode, Message: serverMessage(msg)})
+	}
+	if ct, _, _ := mime.ParseMediaType(hresp.Header.Get("Content-Type")); ct == "application/json" {
+		// The server ignored "stream": a plain JSON response or error.
+		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
+		resp.End = time.Now()
+		e := &Error{Kind: ErrStream, Err: errors.New("server did not stream (Content-Type application/json)")}
+		if m := errorFieldMessage(jsonMember(msg, "error")); m != "" {
+			e.Message = m
+		}
+		return fail(e)
+	}
+
+	er := c.readers.Get().(*EventReader)
+	er.reset(hresp.Body)
+	defer func() {
+		er.reset(nil)
+		c.readers.Put(er)
+	}()
+	s := newStream(resp, req.MaxTokens)
+	defer s.close()
+	for {
+		ev, err := er.Next()
+		now := time.Now()
+		if err != nil {
+			resp.End = now
+			if err == io.EOF {
+				if er.Done() {
+					drain(hresp.Body, cancel)
+					return resp
+				}
+				if s.finish {
+					return resp // no [DONE], but the choice finished
+				}
+				return fail(&Error{Kind: ErrStream, Err: errors.New("stream ended before [DONE]")})
+			}
+			return fail(c.classify(rctx, ErrStream, err))
+		}
+		if c.eventHook != nil {
+			c.eventHook(ev, now)
+		}
+		if e := s.event(ev, now); e != nil {
+			resp.End = now
+			return fail(e)
+		}
+	}
+}
+
+// classify turns a transport error into an Error: a timeout or cancellation
+// if the request's context ended, else kind.
+func (c *Client) classify(rctx context.Context, kind ErrorKind, err error) *Error {
+	if rctx.Err() != nil {
+		if context.Cause(rctx) == errRequestTimeout {
+			return &Error{Kind: ErrTimeout, Err: fmt.Errorf("request took longer than %s", c.opts.Timeout)}
+		}
+		return &Error{Kind: ErrCanceled, Err: context.Cause(rctx)}
+	}
+	if kind == ErrStream {
+		err = fmt.Errorf("read: %w", err)
+	}
+	return &Error{Kind: kind, Err: err}
+}
+
+// drain reads what is left of a finished stream (the end of the chunked
+// body), so that the connection goes back to the pool, giving up after
+// drainGrace.
+func drain(body io.Reader, cancel context.CancelFunc) {
+	t := time.AfterFunc(drainGrace, cancel)
+	_, _ = io.CopyN(io.Discard, body, maxDrain)
+	t.Stop()
+}
+
+// jsonMember returns the raw value of a top-level member of a JSON object.
+func jsonMember(body []byte, name string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) != nil {
+		return nil
+	}
+	return m[name]
+}
+
+// ListModels returns the ids the server lists at GET /v1/models. A failure is
+// an *Error (connect, http, timeout, canceled) or a decoding error.
+func (c *Client) ListModels(ctx context.Context) ([]string, error) {
+	var rctx context.Context
+	var cancel context.CancelFunc
+	if c.opts.Timeout > 0 {
+		rctx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
+	} else {
+		rctx, cancel = context.WithCancel(ctx)
+	}
+	defer cancel()
+	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, c.modelsURL, nil)
+	if err != nil {
+		return nil, fmt.Errorf("list models: %w", err)
+	}
+	for k, v := range c.header {
+		hreq.Header[k] = v
+	}
+	hreq.Header.Set("Accept", "application/json")
+	hreq.Header.Del("Content-Type")
+	if c.host != "" {
+		hreq.Host = c.host
+	}
+	hresp, err := c.hc.Do(hreq)
+	if err != nil {
+		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrConnect, err))
+	}
+	defer hresp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(hresp.Body, maxModelsBody))
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Message: serverMessage(body)})
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrStream, err))
+	}
+	var v struct {
+		Data []struct {
+			ID string `json:"id"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &v); err != nil {
+		return nil, fmt.Errorf("list models: decode: %w", err)
+	}
+	ids := make([]string, 0, len(v.Data))
+	for _, m := range v.Data {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
+}

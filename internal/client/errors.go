@@ -1,0 +1,122 @@
+package client
+
+import (
+	"bytes"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// maxMessage bounds a server message taken verbatim from a body that is not
+// one of the known JSON error shapes.
+const maxMessage = 512
+
+// Error reads "http 400: <the server's message>", "stream: <message or
+// cause>", "connect: <cause>", "timeout: <cause>" or "canceled: <cause>".
+func (e *Error) Error() string {
+	var b strings.Builder
+	b.WriteString(string(e.Kind))
+	if e.Kind == ErrHTTP && e.Status != 0 {
+		b.WriteByte(' ')
+		b.WriteString(strconv.Itoa(e.Status))
+	}
+	switch {
+	case e.Message != "":
+		b.WriteString(": ")
+		b.WriteString(e.Message)
+	case e.Err != nil:
+		b.WriteString(": ")
+		b.WriteString(e.Err.Error())
+	case e.Kind == ErrHTTP && http.StatusText(e.Status) != "":
+		b.WriteString(": ")
+		b.WriteString(http.StatusText(e.Status))
+	}
+	return b.String()
+}
+
+// Unwrap returns the underlying error, if any.
+func (e *Error) Unwrap() error { return e.Err }
+
+// serverMessage extracts the human message from an error body. It knows the
+// shapes OpenAI-compatible servers use: {"error":{"message":...}} (OpenAI,
+// llama.cpp, vLLM), {"error":"..."} (TGI and others), {"message":...} (vLLM's
+// older {"object":"error",...}) and {"detail":...} (FastAPI). Anything else
+// gives the first 512 bytes of the body, as valid UTF-8.
+func serverMessage(body []byte) string {
+	body = bytes.TrimSpace(body)
+	if len(body) == 0 {
+		return ""
+	}
+	var v struct {
+		Error   json.RawMessage `json:"error"`
+		Message json.RawMessage `json:"message"`
+		Detail  json.RawMessage `json:"detail"`
+	}
+	if body[0] == '{' && json.Unmarshal(body, &v) == nil {
+		if m := errorFieldMessage(v.Error); m != "" {
+			return m
+		}
+		if m := jsonString(v.Message); m != "" {
+			return m
+		}
+		if m := jsonString(v.Detail); m != "" {
+			return m
+		}
+		if len(v.Detail) > 0 && string(v.Detail) != "null" {
+			// FastAPI validation errors: a list of objects. Show it compactly.
+			var c bytes.Buffer
+			if json.Compact(&c, v.Detail) == nil {
+				return truncate(c.Bytes())
+			}
+		}
+	}
+	return truncate(body)
+}
+
+// errorFieldMessage reads an "error" member that is a string or an object
+// with a "message".
+func errorFieldMessage(raw json.RawMessage) string {
+	if len(raw) == 0 {
+		return ""
+	}
+	if s := jsonString(raw); s != "" {
+		return s
+	}
+	var o struct {
+		Message json.RawMessage `json:"message"`
+	}
+	if raw[0] == '{' && json.Unmarshal(raw, &o) == nil {
+		if s := jsonString(o.Message); s != "" {
+			return s
+		}
+		return truncate(raw)
+	}
+	return ""
+}
+
+// jsonString decodes raw as a JSON string; "" if it is not one.
+func jsonString(raw json.RawMessage) string {
+	if len(raw) == 0 || raw[0] != '"' {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return strings.TrimSpace(s)
+}
+
+// truncate returns at most maxMessage bytes of b, cut on a rune boundary, with
+// invalid UTF-8 replaced.
+func truncate(b []byte) string {
+	if len(b) > maxMessage {
+		n := maxMessage
+		for n > 0 && !utf8.RuneStart(b[n]) {
+			n--
+		}
+		b = b[:n]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

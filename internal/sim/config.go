@@ -1,0 +1,171 @@
+package sim
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Config holds every knob of the simulator. Zero values are not defaults:
+// start from DefaultConfig.
+type Config struct {
+	// Model is the served model name (/v1/models, the "model" of responses,
+	// the model_name label of /metrics).
+	Model string
+	// Version is reported by /version; the CLI passes perfgate's version.
+	Version string
+	// MaxBatch is the largest number of running sequences.
+	MaxBatch int
+	// KVCacheTokens is the KV-cache capacity in tokens. A request reserves
+	// prompt + max_tokens when it is admitted; a request that does not fit
+	// waits, and one that could never fit is refused with HTTP 400.
+	KVCacheTokens int
+	// StepBase is the fixed time of one engine step.
+	StepBase time.Duration
+	// PerSeq is added to a step per running sequence.
+	PerSeq time.Duration
+	// PerPrefillToken is added to a step per prompt token prefilled in it.
+	PerPrefillToken time.Duration
+	// PrefillBudget is the most prompt tokens scheduled in one step (chunked
+	// prefill).
+	PrefillBudget int
+	// PrefixCache enables the block prefix cache: 16-token blocks of a prompt
+	// that an earlier prompt already computed skip prefill.
+	PrefixCache bool
+	// Seed seeds jitter, stalls, injected errors and the output text.
+	Seed int64
+	// Slowdown multiplies step time.
+	Slowdown float64
+	// Jitter is the relative standard deviation of the seeded multiplicative
+	// noise on step time.
+	Jitter float64
+	// StallEvery: every this much engine time, one step takes Stall longer
+	// (0 = never).
+	StallEvery time.Duration
+	Stall      time.Duration
+	// ErrorRate is the share of requests that fail (seeded): half answer
+	// HTTP 500 with an OpenAI-style JSON error before any stream, half end
+	// with a mid-stream error event and no [DONE].
+	ErrorRate float64
+	// ColdStart: /health and the completion endpoints answer 503 until this
+	// long after Start.
+	ColdStart time.Duration
+	// WarmUp: for this long after ready, step time is multiplied by a factor
+	// that decays linearly from WarmUpFactor to 1.
+	WarmUp       time.Duration
+	WarmUpFactor float64
+	// Truth, if non-nil, receives one JSON line (TruthRecord) per finished
+	// request. It is written under a lock through a buffer, flushed on Close.
+	Truth io.Writer
+}
+
+// DefaultConfig returns the defaults: roughly a 7-8B model in bf16 served by
+// vLLM on one H100.
+//
+//   - StepBase 12ms: a decode step must read all ~16 GB of weights from HBM
+//     (3.35 TB/s, ~5 ms) plus kernel launches, sampling and scheduling; vLLM
+//     decodes an 8B model at small batch at roughly 10-15 ms per token.
+//   - PerSeq 80µs: KV reads and per-sequence work grow with the batch; at
+//     batch 64 a step is ~17 ms, at 256 ~32 ms, near measured decode curves.
+//   - PerPrefillToken 60µs: ~16 GFLOP per token for 8B parameters at a few
+//     hundred TFLOP/s achieved, plus attention: a 100-word prompt adds 6 ms, so
+//     short prompts see tens of ms TTFT, a 2048-token chunk ~120 ms.
+//   - PrefillBudget 2048: vLLM's long-standing max_num_batched_tokens for
+//     chunked prefill.
+//   - MaxBatch 256: vLLM's classic max_num_seqs.
+//   - KVCacheTokens 262144: an 8B Llama's KV is 128 KiB per token (32 layers ×
+//     8 KV heads × 128 dims × K and V × 2 bytes); 32 GiB of the ~55 GiB left
+//     after weights on an 80 GB card, a conservative round number.
+//   - PrefixCache on: vLLM V1 enables automatic prefix caching by default.
+//   - Jitter 0.02: step times of a real engine vary by a few percent.
+//   - Slowdown 1, ErrorRate 0, no stalls, no cold start, no warm-up: a
+//     healthy engine; regressions are opted into.
+//   - WarmUpFactor 2: first steps after start (CUDA graphs, allocator,
+//     caches) are about twice as slow when a WarmUp period is set.
+func DefaultConfig() Config {
+	return Config{
+		Model:           "perfgate-sim-8b",
+		Version:         "dev",
+		MaxBatch:        256,
+		KVCacheTokens:   262144,
+		StepBase:        12 * time.Millisecond,
+		PerSeq:          80 * time.Microsecond,
+		PerPrefillToken: 60 * time.Microsecond,
+		PrefillBudget:   2048,
+		PrefixCache:     true,
+		Seed:            1,
+		Slowdown:        1,
+		Jitter:          0.02,
+		WarmUpFactor:    2,
+	}
+}
+
+// RegisterFlags binds every knob of c to a kebab-case flag whose default is
+// c's current value. Truth (--truth FILE), Version and the listen address are
+// the CLI's to handle.
+func RegisterFlags(fs *pflag.FlagSet, c *Config) {
+	fs.StringVar(&c.Model, "model", c.Model, "served model name, reported by /v1/models and in responses")
+	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "maximum number of running sequences (count)")
+	fs.IntVar(&c.KVCacheTokens, "kv-cache-tokens", c.KVCacheTokens, "KV-cache capacity in tokens; a request reserves prompt+max_tokens, beyond it requests wait")
+	fs.DurationVar(&c.StepBase, "step-base", c.StepBase, "base time of one engine step (duration, e.g. 12ms)")
+	fs.DurationVar(&c.PerSeq, "per-seq", c.PerSeq, "step time added per running sequence (duration, e.g. 80us)")
+	fs.DurationVar(&c.PerPrefillToken, "per-prefill-token", c.PerPrefillToken, "step time added per prompt token prefilled in the step (duration, e.g. 60us)")
+	fs.IntVar(&c.PrefillBudget, "prefill-budget", c.PrefillBudget, "chunked prefill: maximum prompt tokens scheduled per step (tokens)")
+	fs.BoolVar(&c.PrefixCache, "prefix-cache", c.PrefixCache, "cache 16-token prompt blocks so repeated prefixes skip prefill")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for jitter, stalls, injected errors and output text")
+	fs.Float64Var(&c.Slowdown, "slowdown", c.Slowdown, "multiplies step time (factor, > 0; 1.2 = 20% slower)")
+	fs.Float64Var(&c.Jitter, "jitter", c.Jitter, "relative standard deviation of seeded noise on step time (fraction, 0.02 = 2%)")
+	fs.DurationVar(&c.StallEvery, "stall-every", c.StallEvery, "every this much engine time one step stalls (duration; 0 = never)")
+	fs.DurationVar(&c.Stall, "stall", c.Stall, "extra time a stalled step takes (duration)")
+	fs.Float64Var(&c.ErrorRate, "error-rate", c.ErrorRate, "share of requests that fail, half HTTP 500, half mid-stream (fraction in [0,1])")
+	fs.DurationVar(&c.ColdStart, "cold-start", c.ColdStart, "/health and completions answer 503 until this long after start (duration)")
+	fs.DurationVar(&c.WarmUp, "warm-up", c.WarmUp, "after ready, step time is inflated for this long, decaying linearly (duration; 0 = none)")
+	fs.Float64Var(&c.WarmUpFactor, "warm-up-factor", c.WarmUpFactor, "step time multiplier at the start of warm-up (factor, >= 1)")
+}
+
+// Validate reports every invalid knob, each message naming its flag.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(flag, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("--%s: %s", flag, fmt.Sprintf(format, args...)))
+	}
+	if c.Model == "" {
+		bad("model", "must not be empty")
+	}
+	if c.MaxBatch < 1 {
+		bad("max-batch", "must be >= 1, got %d", c.MaxBatch)
+	}
+	if c.KVCacheTokens < 1 {
+		bad("kv-cache-tokens", "must be >= 1, got %d", c.KVCacheTokens)
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{
+		{"step-base", c.StepBase}, {"per-seq", c.PerSeq}, {"per-prefill-token", c.PerPrefillToken},
+		{"stall-every", c.StallEvery}, {"stall", c.Stall}, {"cold-start", c.ColdStart}, {"warm-up", c.WarmUp},
+	} {
+		if d.v < 0 {
+			bad(d.flag, "must be >= 0, got %s", d.v)
+		}
+	}
+	if c.PrefillBudget < 1 {
+		bad("prefill-budget", "must be >= 1, got %d", c.PrefillBudget)
+	}
+	if !(c.Slowdown > 0) || c.Slowdown > 1e6 {
+		bad("slowdown", "must be in (0,1e6], got %g", c.Slowdown)
+	}
+	if !(c.Jitter >= 0 && c.Jitter <= 1) {
+		bad("jitter", "must be in [0,1], got %g", c.Jitter)
+	}
+	if !(c.ErrorRate >= 0 && c.ErrorRate <= 1) {
+		bad("error-rate", "must be in [0,1], got %g", c.ErrorRate)
+	}
+	if !(c.WarmUpFactor >= 1) || c.WarmUpFactor > 1e6 {
+		bad("warm-up-factor", "must be in [1,1e6], got %g", c.WarmUpFactor)
+	}
+	return errors.Join(errs...)
+}

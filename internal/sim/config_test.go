@@ -1,0 +1,73 @@
+package sim
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDefaultConfigValid(t *testing.T) {
+	require.NoError(t, DefaultConfig().Validate())
+}
+
+func TestValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"error rate", func(c *Config) { c.ErrorRate = 1.5 }, "--error-rate: must be in [0,1], got 1.5"},
+		{"negative error rate", func(c *Config) { c.ErrorRate = -0.1 }, "--error-rate"},
+		{"max batch", func(c *Config) { c.MaxBatch = 0 }, "--max-batch: must be >= 1, got 0"},
+		{"kv", func(c *Config) { c.KVCacheTokens = -1 }, "--kv-cache-tokens"},
+		{"step base", func(c *Config) { c.StepBase = -time.Millisecond }, "--step-base: must be >= 0, got -1ms"},
+		{"per seq", func(c *Config) { c.PerSeq = -1 }, "--per-seq"},
+		{"per prefill token", func(c *Config) { c.PerPrefillToken = -1 }, "--per-prefill-token"},
+		{"prefill budget", func(c *Config) { c.PrefillBudget = 0 }, "--prefill-budget"},
+		{"slowdown", func(c *Config) { c.Slowdown = 0 }, "--slowdown"},
+		{"jitter", func(c *Config) { c.Jitter = 2 }, "--jitter"},
+		{"stall", func(c *Config) { c.Stall = -1 }, "--stall:"},
+		{"stall every", func(c *Config) { c.StallEvery = -1 }, "--stall-every"},
+		{"cold start", func(c *Config) { c.ColdStart = -1 }, "--cold-start"},
+		{"warm up", func(c *Config) { c.WarmUp = -1 }, "--warm-up:"},
+		{"warm up factor", func(c *Config) { c.WarmUpFactor = 0.5 }, "--warm-up-factor"},
+		{"model", func(c *Config) { c.Model = "" }, "--model"},
+		{"zero value", func(c *Config) { *c = Config{} }, "--max-batch"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := DefaultConfig()
+			tc.edit(&c)
+			require.ErrorContains(t, c.Validate(), tc.want)
+		})
+	}
+	c := DefaultConfig()
+	c.ErrorRate, c.MaxBatch = 3, 0
+	err := c.Validate()
+	require.ErrorContains(t, err, "--error-rate")
+	require.ErrorContains(t, err, "--max-batch", "every problem is reported")
+}
+
+func TestRegisterFlags(t *testing.T) {
+	c := DefaultConfig()
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	RegisterFlags(fs, &c)
+	for _, name := range []string{"model", "max-batch", "kv-cache-tokens", "step-base", "per-seq", "per-prefill-token",
+		"prefill-budget", "seed", "slowdown", "jitter", "stall-every", "stall", "error-rate", "cold-start", "warm-up", "warm-up-factor"} {
+		f := fs.Lookup(name)
+		require.NotNil(t, f, "--%s", name)
+		require.NotEmpty(t, f.Usage, "--%s", name)
+	}
+	require.Equal(t, "12ms", fs.Lookup("step-base").DefValue)
+	require.Equal(t, "256", fs.Lookup("max-batch").DefValue)
+	require.NoError(t, fs.Parse(strings.Fields("--model m --max-batch 8 --kv-cache-tokens 1000 --step-base 5ms --per-seq 1us --per-prefill-token 2us --prefill-budget 64 --seed 9 --slowdown 1.5 --jitter 0.1 --stall-every 1s --stall 100ms --error-rate 0.25 --cold-start 2s --warm-up 3s --warm-up-factor 4")))
+	want := DefaultConfig()
+	want.Model, want.MaxBatch, want.KVCacheTokens = "m", 8, 1000
+	want.StepBase, want.PerSeq, want.PerPrefillToken, want.PrefillBudget = 5*time.Millisecond, time.Microsecond, 2*time.Microsecond, 64
+	want.Seed, want.Slowdown, want.Jitter = 9, 1.5, 0.1
+	want.StallEvery, want.Stall, want.ErrorRate = time.Second, 100*time.Millisecond, 0.25
+	want.ColdStart, want.WarmUp, want.WarmUpFactor = 2*time.Second, 3*time.Second, 4
+	require.Equal(t, want, c)
+}

@@ -1,0 +1,55 @@
+// Package sim is perfgate's simulated serving engine, the server behind
+// `perfgate sim`.
+//
+// It is a test double for perfgate itself: the engine of perfgate's own tests
+// and of its own perf gate, the default target of the examples, and a way to
+// try a perfgate.yaml without a GPU. Nothing measured on it is a GPU figure,
+// and perfgate never reports it as one.
+//
+// It speaks the OpenAI-compatible HTTP API the way vLLM does
+// (POST /v1/chat/completions and /v1/completions, streaming or not,
+// GET /v1/models, /health, /version and a vLLM-style Prometheus /metrics),
+// and behind it runs a model of a GPU engine with continuous batching:
+//
+//   - One step loop goroutine. Each step admits waiting requests first come
+//     first served while the batch has room (MaxBatch) and the request's KV
+//     reservation (prompt + max_tokens tokens) fits in KVCacheTokens;
+//     requests that do not fit wait. It schedules up to PrefillBudget prompt
+//     tokens (chunked prefill: a long prompt takes several steps), then every
+//     sequence whose prefill is done emits one token at the end of the step.
+//   - Step time = (StepBase + PerSeq×running + PerPrefillToken×prefill tokens)
+//     × Slowdown × warm-up factor × seeded jitter, plus Stall when one is due.
+//     Steps are scheduled by absolute deadlines on the monotonic clock, so
+//     timer lateness does not accumulate.
+//   - Tokens: one prompt token per whitespace-separated word (chat: all
+//     messages' contents), at least one; one output word per token, each its
+//     own SSE chunk; output length is max_tokens (finish_reason "length").
+//   - Requests are read as vLLM reads them: unknown fields are ignored,
+//     ignore_eos and min_tokens are accepted, max_tokens defaults to 16; the
+//     request's "model" is not checked against the served name.
+//   - A block prefix cache (16-token blocks keyed by their whole prefix, as in
+//     vLLM's automatic prefix caching): cached blocks skip prefill.
+//   - Knobs inject regressions: Slowdown, Jitter, stalls, ErrorRate, ColdStart
+//     and a warm-up period. Jitter, stalls and errors draw from one seeded
+//     source in the step loop, so the same seed and the same arrivals give the
+//     same behaviour.
+//
+// With the defaults it approximates a 7-8B model in bf16 on one H100 at small
+// batch: tens of milliseconds to the first token for short prompts and about
+// 12-20 ms per output token, rising with batch size. See DefaultConfig for the
+// reasoning behind each default.
+//
+// Every finished request can be written as one JSON line of ground truth
+// (TruthRecord) with the server-side time each chunk was written and flushed,
+// so that a client's measurements can be checked against it to within a
+// millisecond.
+//
+// Use:
+//
+//	cfg := sim.DefaultConfig()
+//	cfg.StepBase = 2 * time.Millisecond
+//	srv, err := sim.Start(ctx, "127.0.0.1:0", cfg)
+//	if err != nil { ... }
+//	defer srv.Close()
+//	// point a client at srv.URL()
+package sim

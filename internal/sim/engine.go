@@ -1,0 +1,354 @@
+package sim
+
+import (
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// maxCatchUp bounds how far behind its absolute schedule the step loop may
+// run and still catch up by shortening the next steps. Timer lateness (well
+// under this) is caught up so that time does not drift; a longer pause (GC,
+// CPU starvation, a stopped process) moves the schedule instead of bursting.
+const maxCatchUp = 50 * time.Millisecond
+
+// seq is one request's sequence. The handler fills the first group before
+// submitting it; the step loop owns the "step loop only" group; the two talk
+// through accepted, notify, canceled and the locked state.
+type seq struct {
+	prompt  int      // prompt tokens
+	blocks  []uint64 // prefix-cache block hashes of the prompt
+	target  int      // output tokens to generate
+	finish  string   // finish reason once target tokens are generated
+	reserve int      // KV tokens reserved while running: prompt + max_tokens
+
+	// accepted is closed by the step loop once it has taken the request in,
+	// after setting fail.
+	accepted chan struct{}
+	fail     failure
+
+	// notify (capacity 1) is signalled, never blocking, when state changes.
+	notify chan struct{}
+	// canceled is set by the handler when its client is gone; the step loop
+	// then frees the sequence and its KV at the next step.
+	canceled atomic.Bool
+
+	mu    sync.Mutex
+	state seqState
+
+	// Step loop only.
+	failAfter int
+	arrival   time.Time
+	lastToken time.Time
+	prefilled int
+	scheduled int
+	generated int
+}
+
+// seqState is what the step loop publishes to the handler.
+type seqState struct {
+	emitted int    // tokens generated so far
+	ended   bool   // no more tokens will come
+	err     string // why it ended, if it failed
+}
+
+func newSeq(prompt int, blocks []uint64, g generation, maxTokens int) *seq {
+	return &seq{
+		prompt:   prompt,
+		blocks:   blocks,
+		target:   max(g.Len(), 1),
+		finish:   g.FinishReason(),
+		reserve:  prompt + maxTokens,
+		accepted: make(chan struct{}),
+		notify:   make(chan struct{}, 1),
+	}
+}
+
+func (s *seq) publish(st seqState) {
+	s.mu.Lock()
+	s.state = st
+	s.mu.Unlock()
+	select {
+	case s.notify <- struct{}{}:
+	default: // a signal is already pending; the handler will read the latest state
+	}
+}
+
+func (s *seq) snapshot() seqState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.state
+}
+
+const (
+	errMidStream = "simulated engine error during generation"
+	errShutdown  = "server shutting down"
+)
+
+// engine is the step loop: continuous batching over running sequences.
+type engine struct {
+	cfg       Config
+	start     time.Time
+	model     *stepModel
+	m         *metrics
+	cache     *prefixCache // nil when prefix caching is off
+	zeroDelay bool
+
+	submit chan *seq
+	stop   chan struct{} // closed to stop the loop
+	done   chan struct{} // closed when the loop has exited
+
+	steps atomic.Int64 // steps run, for tests
+
+	// Step loop only.
+	waiting []*seq
+	running []*seq
+	kvUsed  int
+}
+
+func newEngine(cfg Config, start time.Time, m *metrics) *engine {
+	e := &engine{
+		cfg:       cfg,
+		start:     start,
+		model:     newStepModel(cfg),
+		m:         m,
+		zeroDelay: cfg.StepBase == 0 && cfg.PerSeq == 0 && cfg.PerPrefillToken == 0,
+		submit:    make(chan *seq, 256),
+		stop:      make(chan struct{}),
+		done:      make(chan struct{}),
+	}
+	if cfg.PrefixCache {
+		e.cache = newPrefixCache(cfg.KVCacheTokens / blockSize)
+	}
+	return e
+}
+
+// run is the step loop. It blocks while there is nothing to do.
+func (e *engine) run() {
+	defer close(e.done)
+	defer e.abortAll()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	var stepStart time.Time
+	for {
+		if len(e.running) == 0 && len(e.waiting) == 0 {
+			e.gauges()
+			select {
+			case s := <-e.submit:
+				e.intake(s)
+			case <-e.stop:
+				return
+			}
+			stepStart = time.Now()
+		}
+		if !e.drain() {
+			return
+		}
+		e.reap()
+		e.admit()
+		if len(e.running) == 0 {
+			continue
+		}
+		if now := time.Now(); e.zeroDelay || now.Sub(stepStart) > maxCatchUp {
+			stepStart = now
+		}
+		prefill := e.schedule()
+		end := stepStart.Add(e.model.step(stepStart.Sub(e.start), len(e.running), prefill))
+		if !e.waitUntil(timer, end) {
+			return
+		}
+		if e.zeroDelay {
+			runtime.Gosched() // let handlers run; the loop itself never waits here
+		}
+		e.steps.Add(1)
+		e.finishStep(time.Now())
+		stepStart = end
+	}
+}
+
+// drain takes in every submitted request without blocking; false if stopped.
+func (e *engine) drain() bool {
+	for {
+		select {
+		case <-e.stop:
+			return false
+		case s := <-e.submit:
+			e.intake(s)
+		default:
+			return true
+		}
+	}
+}
+
+// waitUntil waits for the deadline on the timer, taking in arrivals
+// meanwhile; false if stopped.
+func (e *engine) waitUntil(timer *time.Timer, end time.Time) bool {
+	for {
+		d := time.Until(end)
+		if d <= 0 {
+			return true
+		}
+		timer.Reset(d)
+		select {
+		case <-timer.C:
+		case s := <-e.submit:
+			timer.Stop()
+			e.intake(s)
+		case <-e.stop:
+			timer.Stop()
+			return false
+		}
+	}
+}
+
+func (e *engine) intake(s *seq) {
+	s.arrival = time.Now()
+	s.fail, s.failAfter = e.model.fate(s.target)
+	if s.fail != failHTTP {
+		e.waiting = append(e.waiting, s)
+	}
+	close(s.accepted)
+	e.m.waiting.Set(float64(len(e.waiting)))
+}
+
+// reap drops sequences whose clients are gone, freeing their KV.
+func (e *engine) reap() {
+	keep := e.waiting[:0]
+	for _, s := range e.waiting {
+		if !s.canceled.Load() {
+			keep = append(keep, s)
+		}
+	}
+	clear(e.waiting[len(keep):])
+	e.waiting = keep
+	run := e.running[:0]
+	for _, s := range e.running {
+		if s.canceled.Load() {
+			e.kvUsed -= s.reserve
+			e.m.success.WithLabelValues("abort").Inc()
+			continue
+		}
+		run = append(run, s)
+	}
+	clear(e.running[len(run):])
+	e.running = run
+}
+
+// admit moves waiting requests into the batch, first come first served,
+// while the batch has room and the head's KV reservation fits.
+func (e *engine) admit() {
+	n := 0
+	for _, s := range e.waiting {
+		if len(e.running) >= e.cfg.MaxBatch || e.kvUsed+s.reserve > e.cfg.KVCacheTokens {
+			break
+		}
+		e.kvUsed += s.reserve
+		if e.cache != nil {
+			hit := e.cache.lookup(s.blocks) * blockSize
+			if hit >= s.prompt { // the last prompt token is always computed
+				hit = s.prompt - 1
+			}
+			s.prefilled = hit
+			e.m.prefixQueries.Add(float64(s.prompt))
+			e.m.prefixHits.Add(float64(hit))
+		}
+		e.running = append(e.running, s)
+		n++
+	}
+	if n > 0 {
+		rest := copy(e.waiting, e.waiting[n:])
+		clear(e.waiting[rest:])
+		e.waiting = e.waiting[:rest]
+	}
+	e.gauges()
+}
+
+// schedule assigns this step's prefill budget in batch order and returns
+// the prompt tokens scheduled.
+func (e *engine) schedule() int {
+	budget := e.cfg.PrefillBudget
+	total := 0
+	for _, s := range e.running {
+		if budget == 0 {
+			break
+		}
+		if rem := s.prompt - s.prefilled; rem > 0 {
+			n := min(rem, budget)
+			s.scheduled = n
+			budget -= n
+			total += n
+		}
+	}
+	return total
+}
+
+// finishStep ends a step at now: prefill advances, and every sequence whose
+// prefill is complete emits one token.
+func (e *engine) finishStep(now time.Time) {
+	gen := 0
+	run := e.running[:0]
+	for _, s := range e.running {
+		s.prefilled += s.scheduled
+		s.scheduled = 0
+		if s.prefilled < s.prompt {
+			run = append(run, s)
+			continue
+		}
+		if s.generated == 0 {
+			e.m.ttft.Observe(now.Sub(s.arrival).Seconds())
+			e.m.promptTokens.Add(float64(s.prompt))
+			if e.cache != nil {
+				e.cache.insert(s.blocks)
+			}
+		} else {
+			e.m.itl.Observe(now.Sub(s.lastToken).Seconds())
+		}
+		s.generated++
+		s.lastToken = now
+		gen++
+		st := seqState{emitted: s.generated}
+		switch {
+		case s.fail == failMidStream && s.generated >= s.failAfter:
+			st.ended, st.err = true, errMidStream
+			e.m.success.WithLabelValues("abort").Inc()
+		case s.generated >= s.target:
+			st.ended = true
+			e.m.success.WithLabelValues(s.finish).Inc()
+			e.m.e2e.Observe(now.Sub(s.arrival).Seconds())
+			e.m.reqPrompt.Observe(float64(s.prompt))
+			e.m.reqGenToks.Observe(float64(s.generated))
+		}
+		s.publish(st)
+		if st.ended {
+			e.kvUsed -= s.reserve
+			continue
+		}
+		run = append(run, s)
+	}
+	clear(e.running[len(run):])
+	e.running = run
+	e.m.generationTokens.Add(float64(gen))
+	e.gauges()
+}
+
+func (e *engine) gauges() {
+	e.m.running.Set(float64(len(e.running)))
+	e.m.waiting.Set(float64(len(e.waiting)))
+	u := float64(e.kvUsed) / float64(e.cfg.KVCacheTokens)
+	e.m.kvCache.Set(u)
+	e.m.gpuCache.Set(u)
+}
+
+// abortAll ends every sequence when the loop stops.
+func (e *engine) abortAll() {
+	for _, list := range [][]*seq{e.running, e.waiting} {
+		for _, s := range list {
+			st := s.snapshot()
+			st.ended, st.err = true, errShutdown
+			s.publish(st)
+		}
+	}
+	e.running, e.waiting, e.kvUsed = nil, nil, 0
+	e.gauges()
+}

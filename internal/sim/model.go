@@ -1,0 +1,94 @@
+package sim
+
+import (
+	"math/rand/v2"
+	"time"
+)
+
+// stepModel is the timing model of one engine step: a pure function of the
+// knobs, the engine time at which the step starts, the batch and the
+// prefill it schedules, and one seeded random source. It owns the step
+// loop's random source, which also decides injected errors, so that the same
+// seed and the same arrivals give the same behaviour.
+type stepModel struct {
+	cfg       Config
+	rng       *rand.Rand
+	nextStall time.Duration // engine time (since Start) at which the next stall is due
+}
+
+func newStepModel(cfg Config) *stepModel {
+	m := &stepModel{
+		cfg: cfg,
+		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)),
+	}
+	if cfg.StallEvery > 0 && cfg.Stall > 0 {
+		m.nextStall = cfg.StallEvery
+	}
+	return m
+}
+
+// warmUpFactor is the step-time multiplier at engine time at (since Start).
+func (m *stepModel) warmUpFactor(at time.Duration) float64 {
+	if m.cfg.WarmUp <= 0 {
+		return 1
+	}
+	since := at - m.cfg.ColdStart
+	if since < 0 {
+		since = 0
+	}
+	if since >= m.cfg.WarmUp {
+		return 1
+	}
+	frac := float64(since) / float64(m.cfg.WarmUp)
+	return m.cfg.WarmUpFactor - (m.cfg.WarmUpFactor-1)*frac
+}
+
+// step returns the duration of a step that starts at engine time at with
+// running sequences and prefill prompt tokens scheduled.
+func (m *stepModel) step(at time.Duration, running, prefill int) time.Duration {
+	c := m.cfg
+	base := float64(c.StepBase + time.Duration(running)*c.PerSeq + time.Duration(prefill)*c.PerPrefillToken)
+	f := c.Slowdown * m.warmUpFactor(at)
+	if c.Jitter > 0 {
+		j := 1 + c.Jitter*m.rng.NormFloat64()
+		// Clamp so that a step is never negative nor absurdly long.
+		j = min(max(j, 0.05), 1+6*c.Jitter)
+		f *= j
+	}
+	d := time.Duration(base * f)
+	if m.nextStall > 0 && at >= m.nextStall {
+		d += c.Stall
+		for m.nextStall <= at {
+			m.nextStall += c.StallEvery
+		}
+	}
+	return d
+}
+
+// failure is how an injected error shows.
+type failure int
+
+const (
+	failNone      failure = iota
+	failHTTP              // HTTP 500 before any stream
+	failMidStream         // an error event after failAfter tokens, no [DONE]
+)
+
+// fate draws whether a request of target output tokens fails, and after how
+// many tokens a mid-stream failure happens (1..target).
+func (m *stepModel) fate(target int) (failure, int) {
+	if m.cfg.ErrorRate <= 0 {
+		return failNone, 0
+	}
+	if m.rng.Float64() >= m.cfg.ErrorRate {
+		return failNone, 0
+	}
+	if m.rng.IntN(2) == 0 {
+		return failHTTP, 0
+	}
+	after := 1
+	if target > 1 {
+		after = 1 + m.rng.IntN(target-1) // leave at least one token unsent
+	}
+	return failMidStream, after
+}

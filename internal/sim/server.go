@@ -1,0 +1,364 @@
+package sim
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Server is a running simulator.
+type Server struct {
+	cfg     Config
+	start   time.Time
+	readyAt time.Time
+	ln      net.Listener
+	http    *http.Server
+	eng     *engine
+	m       *metrics
+	truth   *truthWriter
+	gen     generator
+	nextID  atomic.Uint64
+
+	handlers  sync.WaitGroup
+	served    chan struct{} // closed when Serve has returned
+	closed    chan struct{} // closed when Close begins
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// shutdownGrace is how long Close waits for streams to end before it closes
+// their connections.
+const shutdownGrace = 2 * time.Second
+
+// Start validates cfg, listens on addr, starts the step loop and the HTTP
+// server, and returns once listening. Cancelling ctx closes the server, as
+// Close does.
+func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("sim: invalid config: %w", err)
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("sim: listen on %s: %w", addr, err)
+	}
+	start := time.Now()
+	s := &Server{
+		cfg:     cfg,
+		start:   start,
+		readyAt: start.Add(cfg.ColdStart),
+		ln:      ln,
+		m:       newMetrics(cfg),
+		truth:   newTruthWriter(cfg.Truth),
+		gen:     filler{},
+		served:  make(chan struct{}),
+		closed:  make(chan struct{}),
+	}
+	s.eng = newEngine(cfg, start, s.m)
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiChat) })
+	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiCompletions) })
+	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("GET /health", s.health)
+	mux.HandleFunc("GET /version", s.version)
+	mux.Handle("GET /metrics", s.m.handler())
+	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}
+
+	go s.eng.run()
+	go func() {
+		defer close(s.served)
+		_ = s.http.Serve(ln) // returns ErrServerClosed on Close
+	}()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_ = s.Close()
+		case <-s.closed:
+		}
+	}()
+	return s, nil
+}
+
+// URL is the server's root, e.g. "http://127.0.0.1:PORT" (no /v1). A
+// server listening on all interfaces is reached through the loopback.
+func (s *Server) URL() string {
+	addr := s.ln.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(addr.Port))
+}
+
+// Close stops accepting connections, ends in-flight streams (with an error
+// event), stops the step loop and flushes Truth. It is idempotent and
+// returns the Truth writer's error, if any.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.closed)
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		shut := make(chan error, 1)
+		go func() { shut <- s.http.Shutdown(ctx) }()
+		close(s.eng.stop)
+		<-s.eng.done
+		if err := <-shut; err != nil {
+			_ = s.http.Close()
+		}
+		<-s.served
+		s.handlers.Wait()
+		if err := s.truth.close(); err != nil {
+			s.closeErr = fmt.Errorf("sim: write truth: %w", err)
+		}
+	})
+	return s.closeErr
+}
+
+// ns is t in nanoseconds since Start, on the monotonic clock.
+func (s *Server) ns(t time.Time) int64 { return t.Sub(s.start).Nanoseconds() }
+
+func (s *Server) ready() bool { return !time.Now().Before(s.readyAt) }
+
+func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
+	if !s.ready() {
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "model is loading")
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version, "engine": "perfgate-sim"})
+}
+
+func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
+	type model struct {
+		ID          string  `json:"id"`
+		Object      string  `json:"object"`
+		Created     int64   `json:"created"`
+		OwnedBy     string  `json:"owned_by"`
+		Root        string  `json:"root"`
+		Parent      *string `json:"parent"`
+		MaxModelLen int     `json:"max_model_len"`
+	}
+	writeJSON(w, http.StatusOK, map[string]any{
+		"object": "list",
+		"data": []model{{
+			ID: s.cfg.Model, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
+			Root: s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens,
+		}},
+	})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// apiError is the OpenAI/vLLM error object.
+type apiError struct {
+	Message string `json:"message"`
+	Type    string `json:"type"`
+	Param   any    `json:"param"`
+	Code    int    `json:"code"`
+}
+
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
+	writeJSON(w, status, map[string]apiError{"error": {Message: msg, Type: typ, Code: status}})
+}
+
+// complete serves both completion endpoints.
+func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
+	arrival := time.Now()
+	s.handlers.Add(1)
+	defer s.handlers.Done()
+
+	id := r.Header.Get("X-Request-Id")
+	if id == "" {
+		id = "sim-" + strconv.FormatUint(s.nextID.Add(1), 10)
+	}
+	w.Header().Set("X-Request-Id", id)
+	rec := &TruthRecord{RequestID: id, ArrivalNS: s.ns(arrival)}
+	defer func() {
+		if rec.EndNS == 0 {
+			rec.EndNS = s.ns(time.Now())
+		}
+		s.truth.write(rec)
+	}()
+	fail := func(status int, typ, msg string) {
+		writeError(w, status, typ, msg)
+		rec.Error = fmt.Sprintf("HTTP %d: %s", status, msg)
+		rec.EndNS = s.ns(time.Now())
+	}
+
+	if !s.ready() {
+		fail(http.StatusServiceUnavailable, "ServiceUnavailableError", "model is loading")
+		return
+	}
+	req, err := parseRequest(r, api)
+	if err != nil {
+		fail(http.StatusBadRequest, "BadRequestError", err.Error())
+		return
+	}
+	rec.PromptTokens = req.promptTokens
+	if total := req.promptTokens + req.maxTokens; total > s.cfg.KVCacheTokens {
+		fail(http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
+			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
+			s.cfg.KVCacheTokens, total, req.promptTokens, req.maxTokens))
+		return
+	}
+
+	g := s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens, Seed: s.cfg.Seed})
+	sq := newSeq(req.promptTokens, req.blocks, g, req.maxTokens)
+	ctx := r.Context()
+	select {
+	case s.eng.submit <- sq:
+	case <-s.eng.done:
+		fail(http.StatusServiceUnavailable, "ServiceUnavailableError", errShutdown)
+		return
+	case <-ctx.Done():
+		rec.Error = "client disconnected"
+		return
+	}
+	select {
+	case <-sq.accepted:
+	case <-s.eng.done:
+		fail(http.StatusServiceUnavailable, "ServiceUnavailableError", errShutdown)
+		return
+	case <-ctx.Done():
+		sq.canceled.Store(true)
+		rec.Error = "client disconnected"
+		return
+	}
+	if sq.fail == failHTTP {
+		fail(http.StatusInternalServerError, "InternalServerError", "simulated engine error")
+		return
+	}
+	f := newFormat(api, s.cfg.Model, id)
+	if req.stream {
+		s.stream(w, r, req, sq, g, f, rec)
+	} else {
+		s.whole(w, r, req, sq, g, f, rec)
+	}
+}
+
+// stream writes the response as server-sent events, one chunk per token,
+// timing each chunk after it has been written and flushed.
+func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, sq *seq, g generation, f *format, rec *TruthRecord) {
+	rc := http.NewResponseController(w)
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	buf := make([]byte, 0, 512)
+	send := func(b []byte) bool {
+		if _, err := w.Write(b); err != nil {
+			return false
+		}
+		return rc.Flush() == nil
+	}
+	gone := func() {
+		sq.canceled.Store(true)
+		rec.Error = "client disconnected"
+	}
+	if f.api == apiChat {
+		if !send(f.roleChunk(buf[:0])) {
+			gone()
+			return
+		}
+	} else if rc.Flush() != nil {
+		gone()
+		return
+	}
+	ctx := r.Context()
+	written := 0
+	for {
+		select {
+		case <-sq.notify:
+		case <-ctx.Done():
+			gone()
+			return
+		}
+		st := sq.snapshot()
+		for ; written < st.emitted; written++ {
+			buf = f.tokenChunk(buf[:0], g.Token(written))
+			if !send(buf) {
+				gone()
+				return
+			}
+			t := s.ns(time.Now())
+			if written == 0 {
+				rec.FirstTokenNS = t
+			}
+			rec.TokenNS = append(rec.TokenNS, t)
+			rec.OutputTokens = written + 1
+		}
+		if !st.ended {
+			continue
+		}
+		if st.err != "" {
+			rec.Error = st.err
+			send(f.errorEvent(buf[:0], st.err))
+			rec.EndNS = s.ns(time.Now())
+			return
+		}
+		rec.FinishReason = sq.finish
+		buf = f.finalChunk(buf[:0], sq.finish)
+		if req.includeUsage {
+			buf = f.usageChunk(buf, req.promptTokens, written)
+		}
+		buf = append(buf, "data: [DONE]\n\n"...)
+		if !send(buf) {
+			gone()
+			return
+		}
+		rec.EndNS = s.ns(time.Now())
+		return
+	}
+}
+
+// whole waits for the request to finish and writes one JSON response.
+func (s *Server) whole(w http.ResponseWriter, r *http.Request, req *request, sq *seq, g generation, f *format, rec *TruthRecord) {
+	ctx := r.Context()
+	var st seqState
+	for !st.ended {
+		select {
+		case <-sq.notify:
+		case <-ctx.Done():
+			sq.canceled.Store(true)
+			rec.Error = "client disconnected"
+			return
+		}
+		st = sq.snapshot()
+	}
+	rec.OutputTokens = st.emitted
+	if st.err != "" {
+		writeError(w, http.StatusInternalServerError, "InternalServerError", st.err)
+		rec.Error = st.err
+		rec.EndNS = s.ns(time.Now())
+		return
+	}
+	rec.FinishReason = sq.finish
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_, err := w.Write(f.whole(nil, g, st.emitted, sq.finish, req.promptTokens))
+	if err == nil {
+		err = http.NewResponseController(w).Flush()
+	}
+	if err != nil {
+		rec.Error = "client disconnected"
+	}
+	rec.EndNS = s.ns(time.Now())
+}

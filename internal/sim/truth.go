@@ -1,0 +1,83 @@
+package sim
+
+import (
+	"bufio"
+	"encoding/json"
+	"io"
+	"sync"
+)
+
+// TruthRecord is the server's ground truth for one finished request, one
+// JSON line each. All *_ns fields are nanoseconds since Start on the
+// monotonic clock.
+type TruthRecord struct {
+	// RequestID is the request's X-Request-Id header, or a generated id.
+	RequestID string `json:"request_id"`
+	// ArrivalNS is when the handler was entered.
+	ArrivalNS int64 `json:"arrival_ns"`
+	// FirstTokenNS is when the first content chunk had been written and
+	// flushed; 0 if none was (and for non-streaming requests).
+	FirstTokenNS int64 `json:"first_token_ns"`
+	// TokenNS holds when each content chunk had been written and flushed, in
+	// order.
+	TokenNS []int64 `json:"token_ns"`
+	// EndNS is when the response had been completely written and flushed.
+	EndNS        int64  `json:"end_ns"`
+	PromptTokens int    `json:"prompt_tokens"`
+	OutputTokens int    `json:"output_tokens"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	// Error says why the request failed; empty on success.
+	Error string `json:"error,omitempty"`
+}
+
+// truthWriter serialises TruthRecords through a buffer. Records written
+// after close are dropped.
+type truthWriter struct {
+	mu     sync.Mutex
+	w      *bufio.Writer
+	closed bool
+	err    error
+}
+
+func newTruthWriter(w io.Writer) *truthWriter {
+	if w == nil {
+		return nil
+	}
+	return &truthWriter{w: bufio.NewWriterSize(w, 64<<10)}
+}
+
+func (t *truthWriter) write(rec *TruthRecord) {
+	if t == nil {
+		return
+	}
+	if rec.TokenNS == nil {
+		rec.TokenNS = []int64{}
+	}
+	line, err := json.Marshal(rec)
+	if err != nil {
+		return // a TruthRecord always marshals
+	}
+	line = append(line, '\n')
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed || t.err != nil {
+		return
+	}
+	_, t.err = t.w.Write(line)
+}
+
+func (t *truthWriter) close() error {
+	if t == nil {
+		return nil
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return t.err
+	}
+	t.closed = true
+	if err := t.w.Flush(); err != nil && t.err == nil {
+		t.err = err
+	}
+	return t.err
+}

@@ -1,0 +1,210 @@
+// Package report renders results for people: the terminal summary that
+// `perfgate run` prints, and (in later stages) the markdown and HTML views of a
+// verdict. Rendering is kept apart from measurement and statistics: it reads a
+// result.Result and writes text.
+//
+// Everything from the server that a report shows (engine names, versions) is
+// untrusted text: it is stripped of control characters and truncated.
+package report
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// Summary writes the terminal summary of a run: per scenario, the throughput
+// figures and the latency percentiles, each the median over repetitions (with
+// the range when there are several), in the spirit of vLLM's benchmark table.
+func Summary(w io.Writer, r *result.Result) error {
+	id := r.Identity
+	server := id.Server.Engine
+	if id.Server.Version != "" {
+		server += " " + id.Server.Version
+	}
+	fmt.Fprintf(w, "perfgate %s · %s · model %s", id.PerfgateVersion, clean(id.Target.BaseURL, 80), clean(id.Target.Model, 80))
+	if server != "" {
+		fmt.Fprintf(w, " · server %s", clean(server, 60))
+	}
+	fmt.Fprintln(w)
+	if id.Simulated {
+		fmt.Fprintln(w, "target is perfgate's simulator: a test double, not a GPU measurement")
+	}
+	for _, s := range r.Scenarios {
+		fmt.Fprintln(w)
+		if err := scenario(w, &s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func scenario(w io.Writer, s *result.ScenarioResult) error {
+	reps := s.Repetitions
+	fmt.Fprintf(w, "== %s · %s · %d repetition%s · workload %s (%s)\n",
+		s.Name, describeLoad(s.Load), len(reps), plural(len(reps)), s.Workload, shortHash(s.WorkloadHash))
+	if len(reps) == 0 {
+		fmt.Fprintln(w, "no repetitions")
+		return nil
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	across := len(reps) > 1
+	if across {
+		fmt.Fprintln(tw, "\tmedian\tmin\tmax\t")
+	}
+	row := func(name, format string, get func(result.Repetition) float64) {
+		vals := make([]float64, len(reps))
+		for i, rep := range reps {
+			vals[i] = get(rep)
+		}
+		if across {
+			fmt.Fprintf(tw, "%s\t"+format+"\t"+format+"\t"+format+"\t\n", name, median(vals), slices.Min(vals), slices.Max(vals))
+		} else {
+			fmt.Fprintf(tw, "%s\t"+format+"\t\n", name, vals[0])
+		}
+	}
+	row("requests sent", "%.0f", func(r result.Repetition) float64 { return float64(r.Sent) })
+	row("requests failed", "%.0f", func(r result.Repetition) float64 { return float64(r.Failed) })
+	row("duration (s)", "%.2f", func(r result.Repetition) float64 { return float64(r.Duration) })
+	row("request throughput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.RequestThroughput })
+	row("output throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.OutputThroughput })
+	row("input throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.InputThroughput })
+	if s.SLO != (config.SLO{}) {
+		row("goodput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Goodput })
+	}
+	row("mean concurrency", "%.2f", func(r result.Repetition) float64 { return r.Concurrency })
+	if reps[0].Schedule != nil {
+		row("achieved rate (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.AchievedRate })
+		row("send lag p99 (ms)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.SendLag.P99 })
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+
+	fmt.Fprintln(w)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	label := "latency (ms)"
+	if across {
+		label = "latency (ms), median of repetitions"
+	}
+	fmt.Fprintf(tw, "%s\tmean\tp50\tp90\tp95\tp99\tp99.9\t\n", label)
+	lat := func(name string, get func(result.Repetition) result.Stats) {
+		cols := []func(result.Stats) float64{
+			func(s result.Stats) float64 { return s.Mean }, func(s result.Stats) float64 { return s.P50 },
+			func(s result.Stats) float64 { return s.P90 }, func(s result.Stats) float64 { return s.P95 },
+			func(s result.Stats) float64 { return s.P99 }, func(s result.Stats) float64 { return s.P999 },
+		}
+		fmt.Fprintf(tw, "%s\t", name)
+		for _, col := range cols {
+			vals := make([]float64, len(reps))
+			for i, rep := range reps {
+				vals[i] = col(get(rep))
+			}
+			fmt.Fprintf(tw, "%.2f\t", median(vals))
+		}
+		fmt.Fprintln(tw)
+	}
+	lat("TTFT", func(r result.Repetition) result.Stats { return r.TTFT })
+	lat("TPOT", func(r result.Repetition) result.Stats { return r.TPOT })
+	lat("ITL", func(r result.Repetition) result.Stats { return r.ITL })
+	lat("E2E", func(r result.Repetition) result.Stats { return r.E2E })
+	if reps[0].Schedule != nil {
+		lat("TTFT from schedule", func(r result.Repetition) result.Stats { return r.Schedule.TTFTFromSchedule })
+		lat("E2E from schedule", func(r result.Repetition) result.Stats { return r.Schedule.E2EFromSchedule })
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, note := range notes(s) {
+		fmt.Fprintln(w, "note: "+note)
+	}
+	return nil
+}
+
+// notes are the warnings a reader must not miss.
+func notes(s *result.ScenarioResult) []string {
+	var out []string
+	for _, r := range s.Repetitions {
+		if r.Schedule != nil && !r.Schedule.Achieved {
+			out = append(out, fmt.Sprintf("repetition %d did not keep to its schedule (achieved %.2f of %.2f req/s, p99 send lag %.1f ms): the client or a max_in_flight cap fell behind, and latency from the actual send hides it — read the 'from schedule' rows",
+				r.Index, r.Schedule.AchievedRate, r.Schedule.ScheduledRate, r.Schedule.SendLag.P99))
+		}
+		if r.TokensFrom != "usage" && r.Completed > 0 {
+			out = append(out, fmt.Sprintf("repetition %d: token counts from %s, not the server's usage: counts are content chunks, which may differ from tokens", r.Index, r.TokensFrom))
+		}
+		if len(r.Errors) > 0 {
+			kinds := make([]string, 0, len(r.Errors))
+			for k, n := range r.Errors {
+				kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+			}
+			slices.Sort(kinds)
+			out = append(out, fmt.Sprintf("repetition %d: %d of %d requests failed (%s)", r.Index, r.Failed, r.Sent, strings.Join(kinds, ", ")))
+		}
+	}
+	return out
+}
+
+func describeLoad(l config.Load) string {
+	var s string
+	switch l.Type {
+	case config.LoadClosed:
+		s = fmt.Sprintf("closed loop, concurrency %d", l.Concurrency)
+	case config.LoadPoisson:
+		s = fmt.Sprintf("poisson %.4g req/s", l.Rate)
+	case config.LoadGamma:
+		s = fmt.Sprintf("gamma %.4g req/s, burstiness %.3g", l.Rate, l.Burstiness)
+	case config.LoadTrace:
+		s = fmt.Sprintf("trace replay, speed-up %.3g", l.Speedup)
+	default:
+		s = l.Type
+	}
+	if l.MaxInFlight > 0 {
+		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)
+	}
+	return s
+}
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+func shortHash(h string) string {
+	if len(h) > len("sha256:")+12 {
+		return h[:len("sha256:")+12]
+	}
+	return h
+}
+
+// clean makes untrusted text safe for a terminal: control characters become
+// spaces, and it is cut to at most n runes.
+func clean(s string, n int) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}

@@ -1,0 +1,73 @@
+package report
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("output differs from %s (go test -update rewrites it):\n--- got\n%s\n--- want\n%s", path, got, want)
+	}
+}
+
+func stats(base float64) result.Stats {
+	return result.Stats{Count: 100, Mean: base, Min: base / 2, P50: base, P90: base * 1.5, P95: base * 1.7, P99: base * 2, P999: base * 2.5, Max: base * 3}
+}
+
+func rep(i int, ttft float64) result.Repetition {
+	return result.Repetition{
+		Index: i, Duration: 12.5, Sent: 100, Completed: 100, TokensFrom: "usage",
+		RequestThroughput: 8 + float64(i), OutputThroughput: 1600, InputThroughput: 2400, Goodput: 7, Concurrency: 7.9,
+		TTFT: stats(ttft), TPOT: stats(14), ITL: stats(13.5), E2E: stats(2500),
+	}
+}
+
+func TestSummaryGolden(t *testing.T) {
+	open := rep(1, 40)
+	open.Failed, open.Completed = 3, 97
+	open.Errors = map[string]int{"http": 2, "timeout": 1}
+	open.Schedule = &result.ScheduleStats{OfferedRate: 8, ScheduledRate: 8, AchievedRate: 6.5, SendLag: stats(30), Achieved: false,
+		TTFTFromSchedule: stats(70), E2EFromSchedule: stats(2530)}
+	r := &result.Result{
+		Schema: result.Schema,
+		Identity: result.Identity{PerfgateVersion: "v0.1.0", Simulated: true,
+			Target: result.Target{BaseURL: "http://127.0.0.1:8000", API: "chat", Model: "perfgate-sim-8b"},
+			Server: result.Server{Engine: "perfgate-sim", Version: "v0.1.0\x1b[31m"}},
+		Scenarios: []result.ScenarioResult{
+			{Name: "chat-c8", Workload: "workloads/chat.jsonl", WorkloadHash: "sha256:0123456789abcdef0123",
+				Load: config.Load{Type: config.LoadClosed, Concurrency: 8}, SLO: config.SLO{TTFT: 5e8},
+				Repetitions: []result.Repetition{rep(1, 30), rep(2, 34), rep(3, 31)}},
+			{Name: "bursty", Workload: "synth", WorkloadHash: "sha256:fedcba",
+				Load:        config.Load{Type: config.LoadGamma, Rate: 8, Burstiness: 0.5, MaxInFlight: 16},
+				Repetitions: []result.Repetition{open}},
+		},
+	}
+	var buf bytes.Buffer
+	if err := Summary(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "summary.golden", buf.Bytes())
+	if bytes.Contains(buf.Bytes(), []byte("\x1b")) {
+		t.Errorf("summary passes a terminal escape from the server through")
+	}
+}

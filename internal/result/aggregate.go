@@ -1,0 +1,225 @@
+package result
+
+import (
+	"math"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perfgate/perfgate/internal/config"
+)
+
+// Histogram range: 1 µs to 1 hour at 3 significant digits (0.1% error).
+const (
+	histMinUS  = 1
+	histMaxUS  = int64(time.Hour / time.Microsecond)
+	histDigits = 3
+)
+
+// Histogram names, the keys of Repetition.Histograms.
+const (
+	HistTTFT             = "ttft"
+	HistTPOT             = "tpot"
+	HistITL              = "itl"
+	HistE2E              = "e2e"
+	HistSendLag          = "send_lag"
+	HistTTFTFromSchedule = "ttft_from_schedule"
+	HistE2EFromSchedule  = "e2e_from_schedule"
+)
+
+// Thresholds for ScheduleStats.Achieved.
+const (
+	minAchievedShare = 0.98
+	maxSendLagP99    = 10 * time.Millisecond
+)
+
+// Aggregator folds the records of one repetition into its summary. It is not
+// safe for concurrent use: feed it from the one goroutine that collects records.
+type Aggregator struct {
+	slo      config.SLO
+	openLoop bool
+	offered  float64
+
+	hists map[string]*hdrhistogram.Histogram
+
+	sent, completed, good int
+	errors                map[string]int
+	promptTok, outputTok  int
+	fromUsage             int
+	lastEndNS             int64
+	busyNS                int64 // sum of E2E over all requests: mean concurrency × window
+	firstSched, lastSched int64
+	firstSent, lastSent   int64
+}
+
+// NewAggregator returns an aggregator for one repetition. For an open-loop
+// shape, offeredRate is the configured rate (requests/s) and schedule
+// statistics are kept; pass openLoop false for closed loop.
+func NewAggregator(slo config.SLO, openLoop bool, offeredRate float64) *Aggregator {
+	a := &Aggregator{slo: slo, openLoop: openLoop, offered: offeredRate, errors: map[string]int{}, hists: map[string]*hdrhistogram.Histogram{}}
+	names := []string{HistTTFT, HistTPOT, HistITL, HistE2E}
+	if openLoop {
+		names = append(names, HistSendLag, HistTTFTFromSchedule, HistE2EFromSchedule)
+	}
+	for _, n := range names {
+		a.hists[n] = hdrhistogram.New(histMinUS, histMaxUS, histDigits)
+	}
+	a.firstSched, a.firstSent = math.MaxInt64, math.MaxInt64
+	return a
+}
+
+func (a *Aggregator) record(name string, us int64) {
+	// Clamp into the histogram's range rather than drop: a value outside it is a
+	// real observation (sub-µs gaps happen when chunks arrive in one read).
+	us = max(histMinUS, min(us, histMaxUS))
+	_ = a.hists[name].RecordValue(us) // cannot fail inside the range
+}
+
+// Add folds one request's record into the summary.
+func (a *Aggregator) Add(r *Record) {
+	a.sent++
+	a.lastEndNS = max(a.lastEndNS, r.EndNS)
+	a.busyNS += r.EndNS - r.SentNS
+	a.firstSched, a.lastSched = min(a.firstSched, r.ScheduledNS), max(a.lastSched, r.ScheduledNS)
+	a.firstSent, a.lastSent = min(a.firstSent, r.SentNS), max(a.lastSent, r.SentNS)
+	if a.openLoop {
+		a.record(HistSendLag, (r.SentNS-r.ScheduledNS)/1e3)
+	}
+	if !r.OK() {
+		a.errors[r.ErrorKind]++
+		return
+	}
+	a.completed++
+	a.promptTok += r.PromptTokens
+	a.outputTok += r.OutputTokens
+	if r.TokensFrom == "usage" {
+		a.fromUsage++
+	}
+	ttft := time.Duration(r.FirstTokenNS - r.SentNS)
+	e2e := time.Duration(r.EndNS - r.SentNS)
+	a.record(HistE2E, int64(e2e/time.Microsecond))
+	if r.FirstTokenNS > 0 {
+		a.record(HistTTFT, int64(ttft/time.Microsecond))
+	}
+	for _, g := range r.ITLUS {
+		a.record(HistITL, g)
+	}
+	tpot, hasTPOT := TPOT(r)
+	if hasTPOT {
+		a.record(HistTPOT, int64(tpot/time.Microsecond))
+	}
+	if a.openLoop {
+		if r.FirstTokenNS > 0 {
+			a.record(HistTTFTFromSchedule, (r.FirstTokenNS-r.ScheduledNS)/1e3)
+		}
+		a.record(HistE2EFromSchedule, (r.EndNS-r.ScheduledNS)/1e3)
+	}
+	if a.meetsSLO(r.FirstTokenNS > 0, ttft, tpot, hasTPOT, e2e) {
+		a.good++
+	}
+}
+
+// TPOT is (E2E − TTFT) / (output tokens − 1), defined for requests with at
+// least two output tokens and a first token.
+func TPOT(r *Record) (time.Duration, bool) {
+	if r.OutputTokens < 2 || r.FirstTokenNS == 0 {
+		return 0, false
+	}
+	return time.Duration((r.EndNS - r.FirstTokenNS) / int64(r.OutputTokens-1)), true
+}
+
+func (a *Aggregator) meetsSLO(hasTTFT bool, ttft, tpot time.Duration, hasTPOT bool, e2e time.Duration) bool {
+	if a.slo.TTFT > 0 && (!hasTTFT || ttft > a.slo.TTFT) {
+		return false
+	}
+	if a.slo.TPOT > 0 && hasTPOT && tpot > a.slo.TPOT {
+		return false
+	}
+	if a.slo.E2E > 0 && e2e > a.slo.E2E {
+		return false
+	}
+	return true
+}
+
+// Summary returns the repetition's summary; index is 1-based.
+func (a *Aggregator) Summary(index int) Repetition {
+	rep := Repetition{
+		Index:        index,
+		Duration:     Seconds(time.Duration(a.lastEndNS).Seconds()),
+		Sent:         a.sent,
+		Completed:    a.completed,
+		Failed:       a.sent - a.completed,
+		PromptTokens: a.promptTok,
+		OutputTokens: a.outputTok,
+		GoodRequests: a.good,
+		TTFT:         stats(a.hists[HistTTFT]),
+		TPOT:         stats(a.hists[HistTPOT]),
+		ITL:          stats(a.hists[HistITL]),
+		E2E:          stats(a.hists[HistE2E]),
+		Histograms:   map[string][]byte{},
+	}
+	if len(a.errors) > 0 {
+		rep.Errors = a.errors
+	}
+	if a.sent > 0 {
+		rep.ErrorRate = float64(rep.Failed) / float64(a.sent)
+	}
+	switch {
+	case a.completed > 0 && a.fromUsage == a.completed:
+		rep.TokensFrom = "usage"
+	case a.fromUsage == 0:
+		rep.TokensFrom = "chunks"
+	default:
+		rep.TokensFrom = "mixed"
+	}
+	if w := time.Duration(a.lastEndNS).Seconds(); w > 0 {
+		rep.RequestThroughput = float64(a.completed) / w
+		rep.OutputThroughput = float64(a.outputTok) / w
+		rep.InputThroughput = float64(a.promptTok) / w
+		rep.Goodput = float64(a.good) / w
+		rep.Concurrency = time.Duration(a.busyNS).Seconds() / w
+	}
+	if a.openLoop {
+		s := &ScheduleStats{
+			OfferedRate:      a.offered,
+			SendLag:          stats(a.hists[HistSendLag]),
+			TTFTFromSchedule: stats(a.hists[HistTTFTFromSchedule]),
+			E2EFromSchedule:  stats(a.hists[HistE2EFromSchedule]),
+		}
+		if a.sent > 1 {
+			s.ScheduledRate = float64(a.sent-1) / time.Duration(a.lastSched-a.firstSched).Seconds()
+			s.AchievedRate = float64(a.sent-1) / time.Duration(a.lastSent-a.firstSent).Seconds()
+		}
+		s.Achieved = s.AchievedRate >= minAchievedShare*s.ScheduledRate &&
+			time.Duration(s.SendLag.P99*float64(time.Millisecond)) <= maxSendLagP99
+		rep.Schedule = s
+	}
+	for name, h := range a.hists {
+		if h.TotalCount() == 0 {
+			continue
+		}
+		if enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase); err == nil {
+			rep.Histograms[name] = enc
+		}
+	}
+	return rep
+}
+
+// stats summarises a histogram of microseconds in milliseconds.
+func stats(h *hdrhistogram.Histogram) Stats {
+	if h == nil || h.TotalCount() == 0 {
+		return Stats{}
+	}
+	ms := func(us int64) float64 { return float64(us) / 1e3 }
+	return Stats{
+		Count: h.TotalCount(),
+		Mean:  h.Mean() / 1e3,
+		Min:   ms(h.Min()),
+		P50:   ms(h.ValueAtQuantile(50)),
+		P90:   ms(h.ValueAtQuantile(90)),
+		P95:   ms(h.ValueAtQuantile(95)),
+		P99:   ms(h.ValueAtQuantile(99)),
+		P999:  ms(h.ValueAtQuantile(99.9)),
+		Max:   ms(h.Max()),
+	}
+}

@@ -1,0 +1,158 @@
+package result
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+)
+
+const ms = int64(time.Millisecond)
+
+// rec builds a successful record sent at sent ms with a first token at
+// sent+ttft ms, out tokens evenly spaced by gap ms.
+func rec(sent, ttft, gap int64, out int) *Record {
+	r := &Record{SentNS: sent * ms, ScheduledNS: sent * ms, FirstTokenNS: (sent + ttft) * ms,
+		OutputTokens: out, PromptTokens: 10, TokensFrom: "usage"}
+	r.EndNS = r.FirstTokenNS + int64(out-1)*gap*ms
+	for range out - 1 {
+		r.ITLUS = append(r.ITLUS, gap*1000)
+	}
+	return r
+}
+
+func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
+
+func TestAggregatorSummary(t *testing.T) {
+	a := NewAggregator(config.SLO{TTFT: 50 * time.Millisecond}, false, 0)
+	// 100 requests: TTFT 1..100 ms, 11 tokens 10 ms apart.
+	for i := int64(1); i <= 100; i++ {
+		a.Add(rec(0, i, 10, 11))
+	}
+	a.Add(&Record{SentNS: 0, EndNS: 5 * ms, ErrorKind: "http", Error: "http 500"})
+	a.Add(&Record{SentNS: 0, EndNS: 5 * ms, ErrorKind: "timeout", Error: "timeout"})
+	s := a.Summary(3)
+
+	if s.Index != 3 || s.Sent != 102 || s.Completed != 100 || s.Failed != 2 {
+		t.Errorf("counts = index %d sent %d completed %d failed %d, want 3 102 100 2", s.Index, s.Sent, s.Completed, s.Failed)
+	}
+	if s.Errors["http"] != 1 || s.Errors["timeout"] != 1 || !near(s.ErrorRate, 2.0/102, 1e-9) {
+		t.Errorf("errors = %v rate %v", s.Errors, s.ErrorRate)
+	}
+	// HDR at 3 significant digits: within 0.1%.
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"TTFT p50", s.TTFT.P50, 50}, {"TTFT p99", s.TTFT.P99, 99}, {"TTFT max", s.TTFT.Max, 100},
+		{"TTFT mean", s.TTFT.Mean, 50.5}, {"ITL p50", s.ITL.P50, 10}, {"TPOT p99", s.TPOT.P99, 10},
+		{"E2E max", s.E2E.Max, 200},
+	} {
+		if !near(c.got, c.want, c.want*0.002) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if s.ITL.Count != 1000 || s.TTFT.Count != 100 {
+		t.Errorf("ITL count %d TTFT count %d, want 1000 and 100", s.ITL.Count, s.TTFT.Count)
+	}
+	// Window: the last end, 100 + 10×10 = 200 ms.
+	if !near(float64(s.Duration), 0.2, 1e-9) {
+		t.Errorf("duration = %v s, want 0.2", s.Duration)
+	}
+	if !near(s.RequestThroughput, 500, 1e-6) || !near(s.OutputThroughput, 5500, 1e-6) || !near(s.InputThroughput, 5000, 1e-6) {
+		t.Errorf("throughput req %v out %v in %v, want 500 5500 5000", s.RequestThroughput, s.OutputThroughput, s.InputThroughput)
+	}
+	// 50 requests met TTFT <= 50 ms.
+	if s.GoodRequests != 50 || !near(s.Goodput, 250, 1e-6) {
+		t.Errorf("good %d goodput %v, want 50 and 250", s.GoodRequests, s.Goodput)
+	}
+	if s.TokensFrom != "usage" {
+		t.Errorf("tokens from %q, want usage", s.TokensFrom)
+	}
+	if s.Schedule != nil {
+		t.Errorf("closed loop has schedule stats")
+	}
+	for _, h := range []string{HistTTFT, HistITL, HistTPOT, HistE2E} {
+		if len(s.Histograms[h]) == 0 {
+			t.Errorf("histogram %s not encoded", h)
+		}
+	}
+}
+
+func TestAggregatorTokensFrom(t *testing.T) {
+	for _, tt := range []struct {
+		from []string
+		want string
+	}{{[]string{"usage", "usage"}, "usage"}, {[]string{"chunks"}, "chunks"}, {[]string{"usage", "chunks"}, "mixed"}} {
+		a := NewAggregator(config.SLO{}, false, 0)
+		for _, f := range tt.from {
+			r := rec(0, 5, 1, 3)
+			r.TokensFrom = f
+			a.Add(r)
+		}
+		if got := a.Summary(1).TokensFrom; got != tt.want {
+			t.Errorf("tokens from %v = %q, want %q", tt.from, got, tt.want)
+		}
+	}
+}
+
+func TestAggregatorSchedule(t *testing.T) {
+	// Scheduled every 10 ms; the first 90 sent on time, the last 10 sent 50 ms late.
+	a := NewAggregator(config.SLO{}, true, 100)
+	for i := int64(0); i < 100; i++ {
+		r := rec(i*10, 5, 1, 2)
+		if i >= 90 {
+			r.SentNS += 50 * ms
+			r.FirstTokenNS += 50 * ms
+			r.EndNS += 50 * ms
+		}
+		a.Add(r)
+	}
+	s := a.Summary(1).Schedule
+	if s == nil {
+		t.Fatal("open loop has no schedule stats")
+	}
+	if !near(s.ScheduledRate, 100, 1e-6) || s.OfferedRate != 100 {
+		t.Errorf("scheduled rate %v offered %v, want 100 and 100", s.ScheduledRate, s.OfferedRate)
+	}
+	if s.Achieved {
+		t.Errorf("p99 send lag %v ms: want not achieved", s.SendLag.P99)
+	}
+	if !near(s.TTFTFromSchedule.Max, 55, 0.1) {
+		t.Errorf("TTFT from schedule max = %v, want 55 (5 + 50 lag)", s.TTFTFromSchedule.Max)
+	}
+}
+
+func TestTPOT(t *testing.T) {
+	r := rec(0, 10, 5, 5) // 4 gaps of 5 ms after the first token
+	if got, ok := TPOT(r); !ok || got != 5*time.Millisecond {
+		t.Errorf("TPOT = %v, %v; want 5ms, true", got, ok)
+	}
+	if _, ok := TPOT(rec(0, 10, 5, 1)); ok {
+		t.Errorf("TPOT defined for a single output token")
+	}
+}
+
+func TestWriteRead(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.json")
+	a := NewAggregator(config.SLO{}, false, 0)
+	a.Add(rec(0, 5, 1, 3))
+	in := &Result{Schema: Schema, Scenarios: []ScenarioResult{{Name: "s", Repetitions: []Repetition{a.Summary(1)}}}}
+	if err := Write(p, in); err != nil {
+		t.Fatal(err)
+	}
+	out, err := Read(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Scenarios[0].Repetitions[0].TTFT != in.Scenarios[0].Repetitions[0].TTFT {
+		t.Errorf("round trip changed TTFT stats")
+	}
+	in.Schema = "perfgate/result/v0"
+	_ = Write(p, in)
+	if _, err := Read(p); err == nil {
+		t.Errorf("Read accepted schema v0")
+	}
+}

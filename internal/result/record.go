@@ -1,0 +1,76 @@
+package result
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Record is the measurement of one request, as written one JSON line per
+// request by `perfgate run --records FILE`. Times ending in _ns are nanoseconds
+// since the start of the repetition on the monotonic clock; a zero
+// FirstTokenNS means no output text arrived.
+type Record struct {
+	ID           string  `json:"id"`         // the workload request's id
+	RequestID    string  `json:"request_id"` // the X-Request-Id sent (unique in the run)
+	Scenario     string  `json:"scenario"`
+	Repetition   int     `json:"repetition"`
+	ScheduledNS  int64   `json:"scheduled_ns"` // planned send time (closed loop: = sent_ns)
+	SentNS       int64   `json:"sent_ns"`
+	FirstTokenNS int64   `json:"first_token_ns"`
+	EndNS        int64   `json:"end_ns"`
+	TTFTUS       int64   `json:"ttft_us"`
+	E2EUS        int64   `json:"e2e_us"`
+	ITLUS        []int64 `json:"itl_us"`
+	PromptTokens int     `json:"prompt_tokens"`
+	OutputTokens int     `json:"output_tokens"`
+	TokensFrom   string  `json:"tokens_from"`
+	FinishReason string  `json:"finish_reason,omitempty"`
+	ErrorKind    string  `json:"error_kind,omitempty"`
+	Error        string  `json:"error"`
+	// Text is the output text; kept in memory for the quality stage, not written.
+	Text string `json:"-"`
+}
+
+// OK reports whether the request succeeded.
+func (r *Record) OK() bool { return r.ErrorKind == "" }
+
+// RecordWriter writes records as JSON lines; it is safe for concurrent use.
+type RecordWriter struct {
+	mu  sync.Mutex
+	w   *bufio.Writer
+	enc *json.Encoder
+	err error
+}
+
+// NewRecordWriter returns a writer of JSON lines to w. Call Flush at the end.
+func NewRecordWriter(w io.Writer) *RecordWriter {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	return &RecordWriter{w: bw, enc: json.NewEncoder(bw)}
+}
+
+// Write appends one record; the first error sticks and is returned by Flush too.
+func (rw *RecordWriter) Write(r *Record) error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.err == nil {
+		if err := rw.enc.Encode(r); err != nil {
+			rw.err = fmt.Errorf("write record: %w", err)
+		}
+	}
+	return rw.err
+}
+
+// Flush writes out buffered records.
+func (rw *RecordWriter) Flush() error {
+	rw.mu.Lock()
+	defer rw.mu.Unlock()
+	if rw.err == nil {
+		if err := rw.w.Flush(); err != nil {
+			rw.err = fmt.Errorf("flush records: %w", err)
+		}
+	}
+	return rw.err
+}

@@ -1,0 +1,191 @@
+// Package result is the shared language of perfgate's pipeline: the versioned
+// result file that `perfgate run` writes and `compare`, `report` and `baseline`
+// read, the per-request records, and the aggregation of records into
+// per-repetition summaries with HDR histograms.
+//
+// A sample, for the statistics downstream, is one value per repetition: the p95
+// TTFT of repetition 3 is one value. So a Result keeps every repetition's summary
+// (and its encoded histograms) rather than one pooled figure.
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+)
+
+// Schema names the version of the result format. Readers refuse other values.
+const Schema = "perfgate/result/v1"
+
+// Result is the content of result.json.
+type Result struct {
+	Schema     string           `json:"schema"`
+	Identity   Identity         `json:"identity"`
+	StartedAt  time.Time        `json:"started_at"`
+	FinishedAt time.Time        `json:"finished_at"`
+	Scenarios  []ScenarioResult `json:"scenarios"`
+}
+
+// Identity says exactly what was measured, so that two results that differ in
+// what matters are never silently compared.
+type Identity struct {
+	PerfgateVersion string `json:"perfgate_version"`
+	ConfigHash      string `json:"config_hash"`
+	Target          Target `json:"target"`
+	// Server is what the server says of itself (GET /version and /v1/models).
+	Server Server `json:"server"`
+	Host   Host   `json:"host"`
+	// Simulated is true when the target is perfgate's own simulator: nothing
+	// measured on it is a GPU figure.
+	Simulated bool `json:"simulated,omitempty"`
+}
+
+// Target is where requests went.
+type Target struct {
+	BaseURL string `json:"base_url"`
+	API     string `json:"api"`
+	Model   string `json:"model"`
+}
+
+// Server is the server's own account of itself.
+type Server struct {
+	Engine  string   `json:"engine,omitempty"`
+	Version string   `json:"version,omitempty"`
+	Models  []string `json:"models,omitempty"`
+	// Raw is the /version body as the server sent it (JSON), when it had one.
+	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// Host describes the machine perfgate ran on (the client side).
+type Host struct {
+	OS          string `json:"os"`
+	Arch        string `json:"arch"`
+	CPUModel    string `json:"cpu_model,omitempty"`
+	CPUs        int    `json:"cpus"`
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	GoVersion   string `json:"go_version"`
+}
+
+// ScenarioResult is one scenario measured over its repetitions.
+type ScenarioResult struct {
+	Name         string       `json:"name"`
+	Workload     string       `json:"workload"` // file path, or "synth"
+	WorkloadHash string       `json:"workload_hash"`
+	Load         config.Load  `json:"load"`
+	SLO          config.SLO   `json:"slo"`
+	Repetitions  []Repetition `json:"repetitions"`
+}
+
+// Repetition summarises one measured repetition of a scenario.
+type Repetition struct {
+	Index int `json:"index"` // 1-based
+	// Duration is the measured window: the repetition's start to the last response's end.
+	Duration Seconds `json:"duration_s"`
+
+	Sent      int            `json:"sent"`
+	Completed int            `json:"completed"` // succeeded
+	Failed    int            `json:"failed"`
+	Errors    map[string]int `json:"errors,omitempty"` // failed requests by kind (connect, http, stream, timeout, canceled)
+	ErrorRate float64        `json:"error_rate"`       // failed / sent
+
+	PromptTokens int `json:"prompt_tokens"` // of completed requests
+	OutputTokens int `json:"output_tokens"`
+	// TokensFrom is "usage" when every completed request's counts came from the
+	// server's usage, "chunks" when none did, "mixed" otherwise.
+	TokensFrom string `json:"tokens_from"`
+
+	RequestThroughput float64 `json:"request_throughput"` // completed requests / s
+	OutputThroughput  float64 `json:"output_throughput"`  // output tokens / s
+	InputThroughput   float64 `json:"input_throughput"`   // prompt tokens / s
+	// Goodput is completed requests per second that met every SLO of the scenario.
+	Goodput      float64 `json:"goodput"`
+	GoodRequests int     `json:"good_requests"`
+	// Concurrency is the mean number of requests in flight over the window.
+	Concurrency float64 `json:"concurrency"`
+
+	TTFT Stats `json:"ttft_ms"`
+	TPOT Stats `json:"tpot_ms"`
+	ITL  Stats `json:"itl_ms"`
+	E2E  Stats `json:"e2e_ms"`
+
+	// Open-loop only: what the schedule asked for and what was achieved.
+	Schedule *ScheduleStats `json:"schedule,omitempty"`
+
+	// Histograms holds each metric's HDR histogram (microseconds), V2-compressed,
+	// so later stages can pool repetitions or draw distributions.
+	Histograms map[string][]byte `json:"histograms,omitempty"`
+}
+
+// ScheduleStats reports how well an open-loop repetition kept to its schedule.
+// Latency measured from the scheduled send time includes any time the client
+// fell behind, so a slow client cannot hide the tail (coordinated omission).
+type ScheduleStats struct {
+	// OfferedRate is the configured target rate (requests/s).
+	OfferedRate float64 `json:"offered_rate"`
+	// ScheduledRate is the rate of the schedule actually drawn: (n-1) / span of scheduled times.
+	ScheduledRate float64 `json:"scheduled_rate"`
+	// AchievedRate is (n-1) / span of actual send times.
+	AchievedRate float64 `json:"achieved_rate"`
+	// SendLag is actual minus scheduled send time.
+	SendLag Stats `json:"send_lag_ms"`
+	// Achieved is false when the client fell behind: achieved rate under 98% of the
+	// schedule's, or p99 send lag over 10 ms.
+	Achieved bool `json:"achieved"`
+	// TTFT and E2E measured from the scheduled send time.
+	TTFTFromSchedule Stats `json:"ttft_from_schedule_ms"`
+	E2EFromSchedule  Stats `json:"e2e_from_schedule_ms"`
+}
+
+// Stats summarise one latency distribution, in milliseconds.
+type Stats struct {
+	Count int64   `json:"count"`
+	Mean  float64 `json:"mean"`
+	Min   float64 `json:"min"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P95   float64 `json:"p95"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p99_9"`
+	Max   float64 `json:"max"`
+}
+
+// Seconds is a duration that encodes as a number of seconds.
+type Seconds float64
+
+// Dur converts it to a time.Duration.
+func (s Seconds) Dur() time.Duration { return time.Duration(float64(s) * float64(time.Second)) }
+
+// Write writes r as indented JSON to path.
+func Write(path string, r *Result) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// Read loads a result file, refusing one of another schema.
+func Read(path string) (*Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read result: %w", err)
+	}
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, fmt.Errorf("read result %s: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("read result %s: schema %q, want %q", path, r.Schema, Schema)
+	}
+	if len(r.Scenarios) == 0 {
+		return nil, errors.New("read result " + path + ": no scenarios")
+	}
+	return &r, nil
+}

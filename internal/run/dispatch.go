@@ -1,0 +1,244 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/client"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// Sender sends one request and measures it. *client.Client is the real one.
+type Sender interface {
+	Do(ctx context.Context, req *workload.Request, requestID string) *client.Response
+}
+
+// Plan is one repetition of one scenario: what to send and at what load shape.
+type Plan struct {
+	Scenario   string
+	Repetition int // 1-based
+	// Requests are sent in order, cycling when Count exceeds them. For a trace
+	// load they are sent in order of arrival_ms instead.
+	Requests []workload.Request
+	// Count is the number of requests to send. Zero means one pass over
+	// Requests, unless Duration is set, which then alone bounds the repetition.
+	Count int
+	// Duration stops the sending of new requests this long after the start;
+	// requests in flight then run to their end. Zero means no limit.
+	Duration time.Duration
+	Load     config.Load
+	// Seed draws the open-loop arrival schedule.
+	Seed uint64
+	// RunID makes request ids unique across runs (X-Request-Id).
+	RunID string
+}
+
+// OpenLoop reports whether the plan's load shape sends on a schedule.
+func (p *Plan) OpenLoop() bool { return p.Load.Type != config.LoadClosed }
+
+func (p *Plan) limit() int {
+	switch {
+	case p.Count > 0:
+		return p.Count
+	case p.Duration > 0 && p.Load.Type != config.LoadTrace:
+		return -1 // unbounded: the duration ends it
+	default:
+		return len(p.Requests)
+	}
+}
+
+// schedule builds the plan's open-loop schedule, and the request order.
+func (p *Plan) schedule() (Schedule, []int, error) {
+	order := make([]int, len(p.Requests))
+	for i := range order {
+		order[i] = i
+	}
+	switch p.Load.Type {
+	case config.LoadPoisson:
+		s, err := NewRenewal(p.Load.Rate, 1, p.Seed)
+		return s, order, err
+	case config.LoadGamma:
+		s, err := NewRenewal(p.Load.Rate, p.Load.Burstiness, p.Seed)
+		return s, order, err
+	case config.LoadTrace:
+		arrival := func(i int) time.Duration {
+			if a := p.Requests[i].ArrivalMS; a != nil {
+				return time.Duration(*a * float64(time.Millisecond))
+			}
+			return 0
+		}
+		sort.SliceStable(order, func(a, b int) bool { return arrival(order[a]) < arrival(order[b]) })
+		t := Trace{Speedup: p.Load.Speedup, Arrivals: make([]time.Duration, len(order))}
+		for k, i := range order {
+			t.Arrivals[k] = arrival(i)
+		}
+		if t.Speedup <= 0 {
+			t.Speedup = 1
+		}
+		return t, order, nil
+	case config.LoadClosed:
+		return nil, order, nil
+	default:
+		return nil, nil, fmt.Errorf("unknown load type %q", p.Load.Type)
+	}
+}
+
+// Dispatcher runs plans against a Sender.
+type Dispatcher struct {
+	Sender Sender
+	Clock  Clock
+}
+
+// Run executes one repetition and calls emit for every finished request, from
+// a single goroutine, in order of completion. It returns when every request
+// it started has ended. A cancelled ctx stops the sending of new requests and
+// cancels those in flight (they are emitted as cancelled); Run then returns
+// ctx's error.
+func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record)) error {
+	if len(p.Requests) == 0 {
+		return errors.New("plan has no requests")
+	}
+	sched, order, err := p.schedule()
+	if err != nil {
+		return err
+	}
+	clk := d.Clock
+	if clk == nil {
+		clk = RealClock{}
+	}
+
+	records := make(chan *result.Record, 256)
+	collected := make(chan struct{})
+	go func() {
+		defer close(collected)
+		for r := range records {
+			emit(r)
+		}
+	}()
+
+	start := clk.Now()
+	send := func(i int, scheduled time.Time) {
+		req := &p.Requests[order[i%len(order)]]
+		id := fmt.Sprintf("%s-%s-r%d-%06d", p.RunID, p.Scenario, p.Repetition, i)
+		attempt := clk.Now()
+		resp := d.Sender.Do(ctx, req, id)
+		if resp.Sent.IsZero() { // failed before the request was written
+			resp.Sent = attempt
+		}
+		records <- newRecord(p, req, resp, start, scheduled)
+	}
+
+	var wg sync.WaitGroup
+	limit := p.limit()
+	if sched == nil {
+		d.closedLoop(ctx, clk, p, start, limit, send, &wg)
+	} else {
+		d.openLoop(ctx, clk, p, sched, start, limit, send, &wg)
+	}
+	wg.Wait()
+	close(records)
+	<-collected
+	return ctx.Err()
+}
+
+// closedLoop runs Concurrency users, each sending its next request as soon as
+// its last one ends.
+func (d *Dispatcher) closedLoop(ctx context.Context, clk Clock, p Plan, start time.Time, limit int, send func(int, time.Time), wg *sync.WaitGroup) {
+	var next atomic.Int64
+	for range p.Load.Concurrency {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if limit >= 0 && i >= limit {
+					return
+				}
+				now := clk.Now()
+				if p.Duration > 0 && now.Sub(start) >= p.Duration {
+					return
+				}
+				send(i, time.Time{})
+			}
+		})
+	}
+}
+
+// openLoop sends request i at start+sched.At(i), never waiting for responses
+// (except for a free slot when MaxInFlight caps them, which shows as send lag).
+func (d *Dispatcher) openLoop(ctx context.Context, clk Clock, p Plan, sched Schedule, start time.Time, limit int, send func(int, time.Time), wg *sync.WaitGroup) {
+	var slots chan struct{}
+	if p.Load.MaxInFlight > 0 {
+		slots = make(chan struct{}, p.Load.MaxInFlight)
+	}
+	for i := 0; limit < 0 || i < limit; i++ {
+		at, ok := sched.At(i)
+		if !ok || (p.Duration > 0 && at >= p.Duration) {
+			return
+		}
+		scheduled := start.Add(at)
+		if clk.SleepUntil(ctx, scheduled) != nil {
+			return
+		}
+		if slots != nil {
+			select {
+			case slots <- struct{}{}:
+			case <-ctx.Done():
+				return
+			}
+		}
+		wg.Go(func() {
+			send(i, scheduled)
+			if slots != nil {
+				<-slots
+			}
+		})
+	}
+}
+
+// newRecord turns a response into a record with times relative to start.
+func newRecord(p Plan, req *workload.Request, resp *client.Response, start, scheduled time.Time) *result.Record {
+	rel := func(t time.Time) int64 {
+		if t.IsZero() {
+			return 0
+		}
+		return int64(t.Sub(start))
+	}
+	r := &result.Record{
+		ID:           req.ID,
+		RequestID:    resp.RequestID,
+		Scenario:     p.Scenario,
+		Repetition:   p.Repetition,
+		SentNS:       rel(resp.Sent),
+		FirstTokenNS: rel(resp.FirstToken),
+		EndNS:        rel(resp.End),
+		PromptTokens: resp.PromptTokens,
+		OutputTokens: resp.OutputTokens,
+		TokensFrom:   string(resp.TokensFrom),
+		FinishReason: resp.FinishReason,
+		Text:         resp.Text,
+	}
+	if scheduled.IsZero() {
+		r.ScheduledNS = r.SentNS
+	} else {
+		r.ScheduledNS = rel(scheduled)
+	}
+	if r.FirstTokenNS > 0 {
+		r.TTFTUS = (r.FirstTokenNS - r.SentNS) / 1e3
+	}
+	r.E2EUS = (r.EndNS - r.SentNS) / 1e3
+	r.ITLUS = make([]int64, 0, max(len(resp.ChunkTimes)-1, 0))
+	for k := 1; k < len(resp.ChunkTimes); k++ {
+		r.ITLUS = append(r.ITLUS, int64(resp.ChunkTimes[k].Sub(resp.ChunkTimes[k-1])/time.Microsecond))
+	}
+	if resp.Err != nil {
+		r.ErrorKind = string(resp.Err.Kind)
+		r.Error = resp.Err.Error()
+	}
+	return r
+}

@@ -1,0 +1,107 @@
+package run
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Progress prints one status line per repetition while it runs: requests done
+// of the target, completion rate, errors and elapsed time. On a terminal the
+// line is redrawn in place a few times a second; otherwise (CI logs) a line
+// is printed every few seconds and once at the end.
+type Progress struct {
+	w        io.Writer
+	tty      bool
+	interval time.Duration
+
+	mu     sync.Mutex
+	label  string
+	target int
+	start  time.Time
+	done   atomic.Int64
+	failed atomic.Int64
+	stop   chan struct{}
+	ended  chan struct{}
+}
+
+// NewProgress returns a reporter writing to w; tty selects in-place redraws.
+func NewProgress(w io.Writer, tty bool) *Progress {
+	iv := 5 * time.Second
+	if tty {
+		iv = 250 * time.Millisecond
+	}
+	return &Progress{w: w, tty: tty, interval: iv}
+}
+
+// Begin starts reporting a repetition; target < 0 means bounded by time.
+func (p *Progress) Begin(label string, target int) {
+	p.mu.Lock()
+	p.label, p.target, p.start = label, target, time.Now()
+	p.done.Store(0)
+	p.failed.Store(0)
+	p.stop, p.ended = make(chan struct{}), make(chan struct{})
+	stop, ended := p.stop, p.ended
+	p.mu.Unlock()
+	go func() {
+		defer close(ended)
+		t := time.NewTicker(p.interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				p.print(false)
+			case <-stop:
+				p.print(true)
+				return
+			}
+		}
+	}()
+}
+
+// Add counts one finished request.
+func (p *Progress) Add(ok bool) {
+	p.done.Add(1)
+	if !ok {
+		p.failed.Add(1)
+	}
+}
+
+// End stops reporting the current repetition and prints its last line.
+func (p *Progress) End() {
+	p.mu.Lock()
+	stop, ended := p.stop, p.ended
+	p.mu.Unlock()
+	if stop == nil {
+		return
+	}
+	close(stop)
+	<-ended
+}
+
+func (p *Progress) print(final bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	el := time.Since(p.start)
+	done := p.done.Load()
+	target := "?"
+	if p.target >= 0 {
+		target = fmt.Sprint(p.target)
+	}
+	rate := 0.0
+	if s := el.Seconds(); s > 0 {
+		rate = float64(done) / s
+	}
+	line := fmt.Sprintf("%s  %d/%s requests  %.1f req/s  %d errors  %s",
+		p.label, done, target, rate, p.failed.Load(), el.Round(100*time.Millisecond))
+	switch {
+	case p.tty && final:
+		fmt.Fprintf(p.w, "\r\033[K%s\n", line)
+	case p.tty:
+		fmt.Fprintf(p.w, "\r\033[K%s", line)
+	default:
+		fmt.Fprintln(p.w, line)
+	}
+}

@@ -1,0 +1,123 @@
+package run
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+// gapStats returns the mean (seconds) and coefficient of variation of the
+// first n inter-arrival gaps of s.
+func gapStats(t *testing.T, s Schedule, n int) (mean, cv float64) {
+	t.Helper()
+	var sum, sumSq float64
+	prev, _ := s.At(0)
+	for i := 1; i <= n; i++ {
+		at, ok := s.At(i)
+		if !ok {
+			t.Fatalf("At(%d) not ok", i)
+		}
+		if at < prev {
+			t.Fatalf("At(%d) = %v before At(%d) = %v", i, at, i-1, prev)
+		}
+		g := (at - prev).Seconds()
+		sum += g
+		sumSq += g * g
+		prev = at
+	}
+	mean = sum / float64(n)
+	sd := math.Sqrt(sumSq/float64(n) - mean*mean)
+	return mean, sd / mean
+}
+
+func TestRenewalDistribution(t *testing.T) {
+	tests := []struct {
+		name       string
+		rate       float64
+		burstiness float64
+		wantCV     float64
+	}{
+		{"poisson", 50, 1, 1},
+		{"bursty gamma", 20, 0.25, 2},
+		{"smooth gamma", 100, 4, 0.5},
+	}
+	const n = 20000
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := NewRenewal(tt.rate, tt.burstiness, 42)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mean, cv := gapStats(t, s, n)
+			if want := 1 / tt.rate; math.Abs(mean-want)/want > 0.01 {
+				t.Errorf("mean gap = %.6fs, want %.6fs ±1%%", mean, want)
+			}
+			if math.Abs(cv-tt.wantCV)/tt.wantCV > 0.05 {
+				t.Errorf("gap CV = %.3f, want %.3f ±5%%", cv, tt.wantCV)
+			}
+		})
+	}
+}
+
+// The realised rate of a Renewal schedule is the configured rate, for every
+// seed, to within the position of the first and last requests of a block.
+func TestRenewalRealisedRate(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		s, _ := NewRenewal(40, 1, seed)
+		const n = 2000
+		last, _ := s.At(n - 1)
+		got := float64(n-1) / last.Seconds()
+		if math.Abs(got-40)/40 > 0.01 {
+			t.Errorf("seed %d: realised rate over %d requests = %.3f/s, want 40 ±1%%", seed, n, got)
+		}
+	}
+}
+
+func TestRenewalDeterministic(t *testing.T) {
+	a, _ := NewRenewal(10, 0.5, 7)
+	b, _ := NewRenewal(10, 0.5, 7)
+	c, _ := NewRenewal(10, 0.5, 8)
+	differs := false
+	// Ask b in reverse order: memoisation must not change the values.
+	for i := 999; i >= 0; i-- {
+		bi, _ := b.At(i)
+		ai, _ := a.At(i)
+		if ai != bi {
+			t.Fatalf("At(%d): %v and %v for the same seed", i, ai, bi)
+		}
+		if ci, _ := c.At(i); ci != ai {
+			differs = true
+		}
+	}
+	if !differs {
+		t.Errorf("seeds 7 and 8 gave the same schedule")
+	}
+	if at, _ := a.At(0); at != 0 {
+		t.Errorf("At(0) = %v, want 0", at)
+	}
+}
+
+func TestNewRenewalRejectsBadArgs(t *testing.T) {
+	for _, tt := range []struct{ rate, shape float64 }{{0, 1}, {-1, 1}, {1, 0}, {math.NaN(), 1}, {1, math.Inf(1)}} {
+		if _, err := NewRenewal(tt.rate, tt.shape, 1); err == nil {
+			t.Errorf("NewRenewal(%v, %v) = nil error, want one", tt.rate, tt.shape)
+		}
+	}
+}
+
+func TestConstantAndTrace(t *testing.T) {
+	c := Constant{Rate: 4}
+	for i, want := range []time.Duration{0, 250 * time.Millisecond, 500 * time.Millisecond, 2500 * time.Millisecond} {
+		idx := []int{0, 1, 2, 10}[i]
+		if got, ok := c.At(idx); !ok || got != want {
+			t.Errorf("Constant{4}.At(%d) = %v, %v, want %v, true", idx, got, ok, want)
+		}
+	}
+	tr := Trace{Arrivals: []time.Duration{0, time.Second, 3 * time.Second}, Speedup: 2}
+	if got, _ := tr.At(2); got != 1500*time.Millisecond {
+		t.Errorf("Trace.At(2) with speedup 2 = %v, want 1.5s", got)
+	}
+	if _, ok := tr.At(3); ok {
+		t.Errorf("Trace.At(3) ok past the end of the trace")
+	}
+}

@@ -1,0 +1,26 @@
+# The two commands of the README: `make demo` and `make test`.
+GO ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS := -X github.com/perfgate/perfgate/internal/version.Version=$(VERSION)
+
+.PHONY: build demo test bench fmt vet
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/perfgate ./cmd/perfgate
+
+# Start the simulator, run examples/perfgate.yaml against it, stop it.
+demo: build
+	./scripts/demo.sh
+
+# Everything CI runs: formatting, vet, every test with the race detector, and
+# then the timing-precision tests without it (the race detector's
+# instrumentation slows timing several fold, so they skip under -race).
+test:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+	$(GO) test -count=1 -run 'TestRunMatchesSimulatorTruth' -v ./cmd/perfgate
+
+# Benchmarks (not run in CI): the client's ceiling and the pacer.
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -1,0 +1,26 @@
+// Command perfgate gates pull requests on the performance and quality of an
+// LLM serving stack. See README.md; `perfgate --help` lists the subcommands.
+//
+// main only wires the process to Main: signals to a context, the error to an
+// exit code (internal/exit is the one place that mapping lives).
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/perfgate/perfgate/internal/exit"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "perfgate: "+err.Error())
+	}
+	os.Exit(exit.Code(err))
+}

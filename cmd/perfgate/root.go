@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/exit"
+)
+
+// Main runs perfgate with args (without the program name), writing to stdout
+// and stderr. Its error carries the exit code (see internal/exit).
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	return root.ExecuteContext(ctx)
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "perfgate",
+		Short: "Gate pull requests on LLM-serving performance and quality",
+		Long: `perfgate replays a committed workload against an OpenAI-compatible serving
+stack (vLLM, TGI, SGLang, llama.cpp, TensorRT-LLM, or its own simulator) at a
+realistic load shape, measures TTFT, inter-token latency, end-to-end latency,
+throughput and goodput over repetitions, and writes a versioned result file.
+
+Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return exit.UsageError(fmt.Errorf("unknown command %q; see perfgate --help", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return exit.UsageError(err)
+	})
+	root.AddCommand(
+		newRunCmd(stdout, stderr),
+		newSimCmd(stderr),
+		newValidateCmd(stdout, stderr),
+		newWorkloadCmd(stdout, stderr),
+		newVersionCmd(stdout),
+	)
+	// Unknown subcommands and bad argument counts are usage errors too.
+	for _, c := range root.Commands() {
+		wrapArgs(c)
+	}
+	root.InitDefaultHelpCmd()
+	return root
+}
+
+// wrapArgs makes cobra's argument-count errors usage errors (exit 2).
+func wrapArgs(c *cobra.Command) {
+	if c.Args != nil && c.HasParent() {
+		args := c.Args
+		c.Args = func(cmd *cobra.Command, a []string) error { return exit.UsageError(args(cmd, a)) }
+	}
+	for _, sub := range c.Commands() {
+		wrapArgs(sub)
+	}
+}
+
+// isTerminal reports whether w is a character device (a terminal), for
+// in-place progress lines.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

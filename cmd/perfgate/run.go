@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/client"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/version"
+)
+
+type runOptions struct {
+	configPath  string
+	output      string
+	records     string
+	scenarios   []string
+	target      string
+	repetitions int
+	quiet       bool
+	json        bool
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o runOptions
+	cmd := &cobra.Command{
+		Use:   "run",
+		Short: "Replay the configured scenarios against the target and write result.json",
+		Long: `run loads perfgate.yaml, replays each scenario's workload against the target
+server at the scenario's load shape for the configured number of repetitions,
+and writes the result file (schema perfgate/result/v1) with every
+repetition's summary. It prints progress on stderr and a summary table on
+stdout when done.
+
+Repetitions are interleaved across scenarios (rep 1 of each, then rep 2, ...).`,
+		Example: `  perfgate sim &                        # a simulated engine on 127.0.0.1:8000
+  perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd.Context(), o, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.configPath, "config", "c", "perfgate.yaml", "config file")
+	f.StringVarP(&o.output, "output", "o", "result.json", "result file to write")
+	f.StringVar(&o.records, "records", "", "also write one JSON line per request to this file")
+	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "run only these scenarios (repeatable, or comma-separated)")
+	f.StringVar(&o.target, "target", "", "override target.base_url (e.g. http://127.0.0.1:8000)")
+	f.IntVar(&o.repetitions, "repetitions", 0, "override repetitions (>= 1)")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress and no summary; only errors")
+	f.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the summary table")
+	return cmd
+}
+
+func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
+	cfg, err := config.LoadFile(o.configPath)
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	if o.target != "" {
+		cfg.Target.BaseURL = o.target
+	}
+	if o.repetitions < 0 {
+		return exit.UsageError(fmt.Errorf("--repetitions: must be >= 1, got %d", o.repetitions))
+	}
+	if o.repetitions > 0 {
+		cfg.Repetitions = o.repetitions
+	}
+	scenarios, err := run.Prepare(cfg, o.scenarios)
+	if err != nil {
+		return exit.UsageError(err)
+	}
+
+	if err := cfg.Validate(); err != nil { // the flag overrides
+		return exit.UsageError(err)
+	}
+	configHash := cfg.Hash() // of the config as written, before model: auto is resolved
+	for _, w := range cfg.Warnings {
+		if !o.quiet {
+			fmt.Fprintln(stderr, "warning: "+w.Error())
+		}
+	}
+
+	started := time.Now()
+	c, models, err := connect(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer c.CloseIdleConnections()
+	server := run.ProbeServer(ctx, cfg.Target.BaseURL)
+	server.Models = models
+
+	m := &run.Measurement{
+		Dispatcher:  &run.Dispatcher{Sender: c},
+		Repetitions: cfg.Repetitions,
+		Seed:        cfg.Seed,
+		RunID:       runID(),
+	}
+	var rw *result.RecordWriter
+	if o.records != "" {
+		f, err := os.Create(o.records)
+		if err != nil {
+			return exit.UsageError(fmt.Errorf("--records: %w", err))
+		}
+		defer f.Close()
+		rw = result.NewRecordWriter(f)
+		m.OnRecord = func(r *result.Record) { _ = rw.Write(r) }
+	}
+	if !o.quiet {
+		m.Progress = run.NewProgress(stderr, isTerminal(stderr))
+	}
+	scenarioResults, err := m.Run(ctx, scenarios)
+	if err != nil {
+		if ctx.Err() != nil {
+			return exit.RunError(fmt.Errorf("interrupted: %w", err))
+		}
+		return exit.RunError(err)
+	}
+	if rw != nil {
+		if err := rw.Flush(); err != nil {
+			return exit.RunError(err)
+		}
+	}
+
+	res := &result.Result{
+		Schema: result.Schema,
+		Identity: result.Identity{
+			PerfgateVersion: version.String(),
+			ConfigHash:      configHash,
+			Target:          result.Target{BaseURL: cfg.Target.BaseURL, API: cfg.Target.API, Model: cfg.Target.Model},
+			Server:          server,
+			Host:            result.LocalHost(),
+			Simulated:       server.Engine == "perfgate-sim",
+		},
+		StartedAt:  started.UTC(),
+		FinishedAt: time.Now().UTC(),
+		Scenarios:  scenarioResults,
+	}
+	if err := result.Write(o.output, res); err != nil {
+		return exit.RunError(err)
+	}
+	switch {
+	case o.json:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	case !o.quiet:
+		if err := report.Summary(stdout, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", o.output)
+	}
+	return brokenRun(res)
+}
+
+// connect builds the client for cfg's target, checks that the server answers
+// /v1/models, and resolves model: auto to the first model it lists.
+func connect(ctx context.Context, cfg *config.Config) (*client.Client, []string, error) {
+	pool := 1
+	for _, s := range cfg.Scenarios {
+		pool = max(pool, s.Load.Concurrency, s.Load.MaxInFlight)
+		if s.Load.Type != config.LoadClosed && s.Load.MaxInFlight == 0 {
+			pool = max(pool, 256) // an uncapped open loop: room for bursts
+		}
+	}
+	newClient := func(model string) (*client.Client, error) {
+		c, err := client.New(client.Options{
+			BaseURL: cfg.Target.BaseURL, API: client.API(cfg.Target.API), Model: model,
+			Headers: cfg.Target.Headers, Timeout: cfg.Target.Timeout, MaxConns: pool,
+		})
+		if err != nil {
+			return nil, exit.UsageError(fmt.Errorf("target: %w", err))
+		}
+		return c, nil
+	}
+	c, err := newClient(cfg.Target.Model)
+	if err != nil {
+		return nil, nil, err
+	}
+	models, err := c.ListModels(ctx)
+	if err != nil {
+		return nil, nil, exit.RunError(fmt.Errorf("target %s is not answering /v1/models: %w (is the server up? `perfgate sim` starts a simulated one)", cfg.Target.BaseURL, err))
+	}
+	if cfg.Target.Model != "auto" {
+		return c, models, nil
+	}
+	if len(models) == 0 {
+		return nil, nil, exit.RunError(fmt.Errorf("target %s lists no models, and target.model is auto", cfg.Target.BaseURL))
+	}
+	cfg.Target.Model = models[0]
+	c.CloseIdleConnections()
+	c, err = newClient(cfg.Target.Model)
+	return c, models, err
+}
+
+// brokenRun fails a run in which some repetition completed no request: such a
+// run measured nothing and must never pass anything downstream.
+func brokenRun(res *result.Result) error {
+	var errs []error
+	for _, s := range res.Scenarios {
+		for _, r := range s.Repetitions {
+			if r.Completed == 0 {
+				errs = append(errs, fmt.Errorf("scenario %s repetition %d: all %d requests failed %v", s.Name, r.Index, r.Sent, r.Errors))
+			}
+		}
+	}
+	if len(errs) > 0 {
+		return exit.RunError(errors.Join(errs...))
+	}
+	return nil
+}
+
+// runID is a short random id that makes request ids unique across runs.
+func runID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/version"
+)
+
+func newSimCmd(stderr io.Writer) *cobra.Command {
+	cfg := sim.DefaultConfig()
+	var addr, truth string
+	cmd := &cobra.Command{
+		Use:   "sim",
+		Short: "Serve a simulated OpenAI-compatible engine with continuous batching",
+		Long: `sim serves an OpenAI-compatible streaming API (/v1/chat/completions,
+/v1/completions, /v1/models, /health, /version, /metrics with vLLM's metric
+names) backed by a model of a continuous-batching engine: a step loop, a batch
+of running sequences each emitting one token per step, chunked prefill, a
+KV-cache capacity beyond which requests wait, and seeded jitter.
+
+It is a test double for perfgate itself: its defaults approximate a 7-8B model
+on one H100 at small batch, and nothing measured on it is a GPU figure. Flags
+inject regressions (--slowdown, --jitter, --stall-every/--stall, --error-rate,
+--cold-start, --warm-up). --truth writes the server-side time of every token,
+the ground truth perfgate's own tests measure against.
+
+It runs until interrupted (Ctrl-C or SIGTERM).`,
+		Example: `  perfgate sim --addr 127.0.0.1:8000
+  perfgate sim --slowdown 1.3 --error-rate 0.01 --truth truth.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			cfg.Version = version.String()
+			if truth != "" {
+				f, err := os.Create(truth)
+				if err != nil {
+					return exit.UsageError(fmt.Errorf("--truth: %w", err))
+				}
+				defer f.Close()
+				cfg.Truth = f // the simulator buffers it and flushes on Close
+			}
+			if err := cfg.Validate(); err != nil {
+				return exit.UsageError(err)
+			}
+			ctx := cmd.Context()
+			s, err := sim.Start(ctx, addr, cfg)
+			if err != nil {
+				return exit.RunError(fmt.Errorf("start simulator: %w", err))
+			}
+			fmt.Fprintf(stderr, "perfgate sim: serving model %q on %s (a test double: nothing measured on it is a GPU figure)\n", cfg.Model, s.URL())
+			<-ctx.Done()
+			fmt.Fprintln(stderr, "perfgate sim: shutting down")
+			return s.Close()
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
+	cmd.Flags().StringVar(&truth, "truth", "", "write each request's server-side times as JSON lines to this file")
+	sim.RegisterFlags(cmd.Flags(), &cfg)
+	return cmd
+}

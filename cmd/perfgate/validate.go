@@ -1,0 +1,90 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var configPath string
+	cmd := &cobra.Command{
+		Use:   "validate [flags] [workload.jsonl ...]",
+		Short: "Check the config, its workload files and any files named, reporting every problem",
+		Long: `validate checks perfgate.yaml (strictly: unknown keys, wrong types, bad
+values), every workload file its scenarios use, and any further workload files
+named as arguments. It prints every problem it finds, one a line, located by
+file and line or field path, and exits 2 if there is any.`,
+		Example: `  perfgate validate -c perfgate.yaml
+  perfgate validate -c perfgate.yaml workloads/extra.jsonl`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runValidate(configPath, args, stdout, stderr)
+		},
+	}
+	cmd.Flags().StringVarP(&configPath, "config", "c", "perfgate.yaml", "config file")
+	return cmd
+}
+
+func runValidate(configPath string, files []string, stdout, stderr io.Writer) error {
+	var problems []error
+	checked := 0
+	cfg, err := config.LoadFile(configPath)
+	if err != nil {
+		problems = append(problems, err)
+	} else {
+		checked++
+		for _, w := range cfg.Warnings {
+			fmt.Fprintln(stderr, "warning: "+w.Error())
+		}
+		for _, s := range cfg.Scenarios {
+			if s.Workload == "" {
+				continue
+			}
+			files = append(files, cfg.WorkloadPath(s))
+		}
+	}
+	seen := map[string]bool{}
+	for _, f := range files {
+		if abs, err := filepath.Abs(f); err == nil && seen[abs] {
+			continue
+		} else {
+			seen[abs] = true
+		}
+		if _, err := workload.Load(f); err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		checked++
+	}
+	if len(problems) > 0 {
+		err := errors.Join(problems...)
+		n := countLines(err.Error())
+		return exit.UsageError(fmt.Errorf("%w\n%d problem%s found", err, n, plural(n)))
+	}
+	fmt.Fprintf(stdout, "ok: %d file%s checked\n", checked, plural(checked))
+	return nil
+}
+
+func countLines(s string) int {
+	n := 1
+	for _, r := range s {
+		if r == '\n' {
+			n++
+		}
+	}
+	return n
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}

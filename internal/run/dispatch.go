@@ -60,12 +60,16 @@ func (p *Plan) schedule() (Schedule, []int, error) {
 	for i := range order {
 		order[i] = i
 	}
+	block := DefaultBlock
+	if n := p.limit(); n > 0 && n < block {
+		block = n // a short repetition offers exactly its rate too
+	}
 	switch p.Load.Type {
 	case config.LoadPoisson:
-		s, err := NewRenewal(p.Load.Rate, 1, p.Seed)
+		s, err := NewRenewal(p.Load.Rate, 1, p.Seed, block)
 		return s, order, err
 	case config.LoadGamma:
-		s, err := NewRenewal(p.Load.Rate, p.Load.Burstiness, p.Seed)
+		s, err := NewRenewal(p.Load.Rate, p.Load.Burstiness, p.Seed, block)
 		return s, order, err
 	case config.LoadTrace:
 		arrival := func(i int) time.Duration {

@@ -95,7 +95,7 @@ func TestOpenLoopDoesNotDrift(t *testing.T) {
 	if len(recs) != 500 {
 		t.Fatalf("got %d records, want 500", len(recs))
 	}
-	sched, _ := NewRenewal(100, 1, 3)
+	sched, _ := NewRenewal(100, 1, 3, 0)
 	if len(clk.targets) != 500 {
 		t.Fatalf("slept %d times, want 500", len(clk.targets))
 	}
@@ -120,7 +120,7 @@ func TestOpenLoopDurationBound(t *testing.T) {
 	p := Plan{Scenario: "s", Repetition: 1, Requests: requests(3), Duration: 2 * time.Second,
 		Load: config.Load{Type: config.LoadPoisson, Rate: 50}, Seed: 9}
 	recs := collect(t, d, p)
-	sched, _ := NewRenewal(50, 1, 9)
+	sched, _ := NewRenewal(50, 1, 9, 0)
 	want := 0
 	for {
 		at, _ := sched.At(want)

@@ -48,16 +48,17 @@ func (t Trace) At(i int) (time.Duration, bool) {
 	return time.Duration(float64(t.Arrivals[i]) / t.Speedup), true
 }
 
-// blockSize is the number of arrivals Renewal draws at a time; see Renewal.
-const blockSize = 256
+// DefaultBlock is the number of arrivals Renewal draws at a time; see Renewal.
+const DefaultBlock = 256
 
 // Renewal is an open-loop renewal process: inter-arrival gaps drawn i.i.d.
 // from a gamma distribution with shape Burstiness (1 is exponential, so
 // Poisson arrivals; below 1 burstier, above 1 smoother; the gaps' coefficient
 // of variation is 1/√shape) and mean 1/Rate.
 //
-// Gaps are drawn in blocks of 256 and each block is scaled so that it spans
-// exactly 256/Rate seconds. For exponential gaps that is exactly a Poisson
+// Gaps are drawn in blocks (of 256, or of the request count when a repetition
+// sends fewer) and each block is scaled so that it spans exactly block/Rate
+// seconds. For exponential gaps that is exactly a Poisson
 // process conditioned on its count per block (uniform order statistics), and
 // for gamma gaps the shape of the distribution is kept (the CV shrinks by
 // less than 0.5%). What it removes is the ±1/√n wander of the realised rate
@@ -76,8 +77,12 @@ type Renewal struct {
 var _ Schedule = (*Renewal)(nil)
 
 // NewRenewal returns the schedule for rate requests/s with gamma shape
-// burstiness (1 for Poisson), seeded.
-func NewRenewal(rate, burstiness float64, seed uint64) (*Renewal, error) {
+// burstiness (1 for Poisson), seeded, drawn in blocks of block arrivals
+// (DefaultBlock when block <= 0).
+func NewRenewal(rate, burstiness float64, seed uint64, block int) (*Renewal, error) {
+	if block <= 0 {
+		block = DefaultBlock
+	}
 	if !(rate > 0) || math.IsInf(rate, 0) {
 		return nil, fmt.Errorf("rate must be > 0, got %v", rate)
 	}
@@ -88,7 +93,7 @@ func NewRenewal(rate, burstiness float64, seed uint64) (*Renewal, error) {
 		rate:    rate,
 		shape:   burstiness,
 		rng:     rand.New(rand.NewPCG(seed, 0x70657266676174)),
-		scratch: make([]float64, blockSize),
+		scratch: make([]float64, block),
 	}, nil
 }
 
@@ -111,7 +116,7 @@ func (r *Renewal) drawBlock() {
 		r.scratch[k] = g
 		sum += g
 	}
-	span := float64(blockSize) / r.rate
+	span := float64(len(r.scratch)) / r.rate
 	// The first request of the run goes at 0; after that each offset is the
 	// previous plus a gap scaled so that every block of gaps spans exactly span.
 	t := start

@@ -44,7 +44,7 @@ func TestRenewalDistribution(t *testing.T) {
 	const n = 20000
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			s, err := NewRenewal(tt.rate, tt.burstiness, 42)
+			s, err := NewRenewal(tt.rate, tt.burstiness, 42, 0)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -63,7 +63,7 @@ func TestRenewalDistribution(t *testing.T) {
 // seed, to within the position of the first and last requests of a block.
 func TestRenewalRealisedRate(t *testing.T) {
 	for seed := uint64(1); seed <= 20; seed++ {
-		s, _ := NewRenewal(40, 1, seed)
+		s, _ := NewRenewal(40, 1, seed, 0)
 		const n = 2000
 		last, _ := s.At(n - 1)
 		got := float64(n-1) / last.Seconds()
@@ -74,9 +74,9 @@ func TestRenewalRealisedRate(t *testing.T) {
 }
 
 func TestRenewalDeterministic(t *testing.T) {
-	a, _ := NewRenewal(10, 0.5, 7)
-	b, _ := NewRenewal(10, 0.5, 7)
-	c, _ := NewRenewal(10, 0.5, 8)
+	a, _ := NewRenewal(10, 0.5, 7, 0)
+	b, _ := NewRenewal(10, 0.5, 7, 0)
+	c, _ := NewRenewal(10, 0.5, 8, 0)
 	differs := false
 	// Ask b in reverse order: memoisation must not change the values.
 	for i := 999; i >= 0; i-- {
@@ -99,8 +99,8 @@ func TestRenewalDeterministic(t *testing.T) {
 
 func TestNewRenewalRejectsBadArgs(t *testing.T) {
 	for _, tt := range []struct{ rate, shape float64 }{{0, 1}, {-1, 1}, {1, 0}, {math.NaN(), 1}, {1, math.Inf(1)}} {
-		if _, err := NewRenewal(tt.rate, tt.shape, 1); err == nil {
-			t.Errorf("NewRenewal(%v, %v) = nil error, want one", tt.rate, tt.shape)
+		if _, err := NewRenewal(tt.rate, tt.shape, 1, 0); err == nil {
+			t.Errorf("NewRenewal(%v, %v, 0) = nil error, want one", tt.rate, tt.shape)
 		}
 	}
 }
@@ -119,5 +119,19 @@ func TestConstantAndTrace(t *testing.T) {
 	}
 	if _, ok := tr.At(3); ok {
 		t.Errorf("Trace.At(3) ok past the end of the trace")
+	}
+}
+
+// A repetition shorter than a block draws one block of its own size, so it
+// spans its n/rate: 32 requests at 6/s end by 32/6 s (the last gap of the
+// block is the one before the next block), not wherever 256 draws would put them.
+func TestRenewalShortBlock(t *testing.T) {
+	span := time.Second * 32 / 6
+	for seed := uint64(1); seed <= 10; seed++ {
+		s, _ := NewRenewal(6, 1, seed, 32)
+		last, _ := s.At(31)
+		if last > span || last < span*3/4 {
+			t.Errorf("seed %d: 32 requests at 6/s: last at %v, want within [%v, %v]", seed, last, span*3/4, span)
+		}
 	}
 }

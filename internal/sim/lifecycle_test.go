@@ -180,8 +180,14 @@ func TestPrefixCache(t *testing.T) {
 	// Cold: 3 prefill steps (16, 16, 8 tokens) = 6ms + 4ms×1.6 ... warm: one step of 8.
 	cold := time.Duration(recs["cold"].FirstTokenNS - recs["cold"].ArrivalNS)
 	warm := time.Duration(recs["warm"].FirstTokenNS - recs["warm"].ArrivalNS)
-	within(t, "cold TTFT", cold, 3*cfg.StepBase+40*cfg.PerPrefillToken, 200*time.Microsecond, 3*time.Millisecond)
-	within(t, "warm TTFT", warm, cfg.StepBase+8*cfg.PerPrefillToken, 200*time.Microsecond, 3*time.Millisecond)
+	// Steps are never shorter than modelled, so the lower bounds are tight; a
+	// VM can stall a timer by several ms, so the upper bounds are loose and
+	// the cache's effect is asserted by the difference.
+	within(t, "cold TTFT", cold, 3*cfg.StepBase+40*cfg.PerPrefillToken, 200*time.Microsecond, 20*time.Millisecond)
+	within(t, "warm TTFT", warm, cfg.StepBase+8*cfg.PerPrefillToken, 200*time.Microsecond, 20*time.Millisecond)
+	if cold-warm < cfg.StepBase {
+		t.Errorf("warm TTFT %v is not at least one step (%v) shorter than cold %v: the prefix cache saved no prefill", warm, cfg.StepBase, cold)
+	}
 }
 
 func TestColdStart(t *testing.T) {

@@ -32,7 +32,7 @@ func TestTimingSingleRequest(t *testing.T) {
 
 	// Prefill: chunks 8, 8, 4 → 5ms + 5ms + 4ms.
 	wantTTFT := 3*cfg.StepBase + words*cfg.PerPrefillToken
-	within(t, "TTFT", time.Duration(rec.FirstTokenNS-rec.ArrivalNS), wantTTFT, 200*time.Microsecond, 3*time.Millisecond)
+	within(t, "TTFT", time.Duration(rec.FirstTokenNS-rec.ArrivalNS), wantTTFT, 200*time.Microsecond, 20*time.Millisecond) // one sample: a VM can stall a timer; the lower bound is tight
 
 	g := gaps(rec.TokenNS)
 	within(t, "median gap", median(g), cfg.StepBase, 500*time.Microsecond, 1*time.Millisecond)

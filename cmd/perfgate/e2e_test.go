@@ -165,20 +165,25 @@ scenarios:
 	for _, m := range []struct {
 		name string
 		d    []float64
-		tol  time.Duration
-	}{{"TTFT", dTTFT, 15 * time.Millisecond}, {"E2E", dE2E, 15 * time.Millisecond}, {"ITL", dITL, 5 * time.Millisecond}} {
+		tol  time.Duration // for the p99
+		med  time.Duration // for the median
+	}{
+		{"TTFT", dTTFT, 15 * time.Millisecond, 2 * time.Millisecond},
+		{"E2E", dE2E, 15 * time.Millisecond, 3 * time.Millisecond},
+		{"ITL", dITL, 5 * time.Millisecond, 500 * time.Microsecond},
+	} {
 		got := p99(m.d)
 		t.Logf("%s: p99 |client − server| = %.3f ms over %d values", m.name, got, len(m.d))
 		if got > m.tol.Seconds()*1e3 {
 			t.Errorf("%s: p99 |client − server| = %.3f ms, want <= %v", m.name, got, m.tol)
 		}
-		// The median is free of the odd scheduling stall: it must stay under a
-		// millisecond (counting the role-only chunk as the first token, say,
-		// would move TTFT by a whole prefill, several ms here).
+		// The median is free of the odd scheduling stall (measured: ITL 0.12-0.15,
+		// TTFT 0.4-0.6, E2E 0.7-1.0 ms). Counting the role-only chunk as the
+		// first token would move TTFT by a step and a prefill, >= 8 ms here.
 		med := median(m.d)
 		t.Logf("%s: median |client − server| = %.3f ms", m.name, med)
-		if med > 1 {
-			t.Errorf("%s: median |client − server| = %.3f ms, want <= 1 ms", m.name, med)
+		if med > m.med.Seconds()*1e3 {
+			t.Errorf("%s: median |client − server| = %.3f ms, want <= %v", m.name, med, m.med)
 		}
 	}
 }

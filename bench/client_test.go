@@ -3,10 +3,8 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
@@ -88,15 +86,9 @@ func benchCeiling(b *testing.B, streams int) {
 	b.StopTimer()
 	_ = s.Close()
 
-	truths := map[string]sim.TruthRecord{}
-	sc := bufio.NewScanner(bytes.NewReader(truth.b.Bytes()))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var t sim.TruthRecord
-		if err := json.Unmarshal(sc.Bytes(), &t); err != nil {
-			b.Fatal(err)
-		}
-		truths[t.RequestID] = t
+	truths, err := sim.ReadTruth(bytes.NewReader(truth.b.Bytes()))
+	if err != nil {
+		b.Fatal(err)
 	}
 	var itlErr, ttftErr []float64
 	for _, r := range recs {

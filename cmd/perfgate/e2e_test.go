@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -46,15 +45,9 @@ func startSim(t *testing.T, cfg sim.Config) (string, func() map[string]sim.Truth
 		if err := s.Close(); err != nil {
 			t.Fatalf("close sim: %v", err)
 		}
-		out := map[string]sim.TruthRecord{}
-		sc := bufio.NewScanner(bytes.NewReader(truth.b.Bytes()))
-		sc.Buffer(nil, 16<<20)
-		for sc.Scan() {
-			var r sim.TruthRecord
-			if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
-				t.Fatalf("truth line: %v", err)
-			}
-			out[r.RequestID] = r
+		out, err := sim.ReadTruth(bytes.NewReader(truth.b.Bytes()))
+		if err != nil {
+			t.Fatal(err)
 		}
 		return out
 	}

@@ -3,6 +3,7 @@ package sim
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"sync"
 )
@@ -80,4 +81,19 @@ func (t *truthWriter) close() error {
 		t.err = err
 	}
 	return t.err
+}
+
+// ReadTruth reads a --truth file (JSON lines of TruthRecord) into a map keyed
+// by request id, for checking a client's measurements against the server's.
+func ReadTruth(r io.Reader) (map[string]TruthRecord, error) {
+	out := map[string]TruthRecord{}
+	dec := json.NewDecoder(r)
+	for line := 1; dec.More(); line++ {
+		var rec TruthRecord
+		if err := dec.Decode(&rec); err != nil {
+			return nil, fmt.Errorf("truth record %d: %w", line, err)
+		}
+		out[rec.RequestID] = rec
+	}
+	return out, nil
 }

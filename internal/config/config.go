@@ -14,10 +14,17 @@ import (
 type Config struct {
 	// Target is the OpenAI-compatible server under test.
 	Target Target `yaml:"target" json:"target"`
+	// Stack is how the server under test is started, watched and stopped.
+	Stack Stack `yaml:"stack" json:"stack"`
+	// Warmup brings each scenario to steady state before it is measured.
+	Warmup Warmup `yaml:"warmup" json:"warmup"`
 	// Scenarios are measured in order, each for every repetition.
 	Scenarios []Scenario `yaml:"scenarios" json:"scenarios"`
 	// Repetitions is how many times each scenario is measured (one sample per repetition).
 	Repetitions int `yaml:"repetitions" json:"repetitions"`
+	// Cooldown is an idle pause before each repetition after the first, so
+	// that one repetition's tail does not load the next.
+	Cooldown time.Duration `yaml:"cooldown" json:"cooldown,omitempty"`
 	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
 	Seed int64 `yaml:"seed" json:"seed"`
 
@@ -61,6 +68,12 @@ type Scenario struct {
 	// Requests per repetition; 0 means no request limit. The workload is
 	// replayed in order and wraps around when Requests is larger than it.
 	Requests int `yaml:"requests" json:"requests,omitempty"`
+	// FreshStack starts a stack of its own for this scenario (stopping the
+	// one before it), rather than sharing the running one.
+	FreshStack bool `yaml:"fresh_stack" json:"fresh_stack,omitempty"`
+	// MaxErrorRate is the largest share of failed requests a repetition may
+	// have before the run counts as broken (exit 3).
+	MaxErrorRate float64 `yaml:"max_error_rate" json:"max_error_rate"`
 	// Duration per repetition; 0 means no time limit. When both Requests and
 	// Duration are set, whichever comes first ends the repetition. When both
 	// are 0 (the default), one repetition is one pass over the workload: every

@@ -90,13 +90,16 @@ func TestGoodConfig(t *testing.T) {
 			Headers: map[string]string{"Authorization": "Bearer token"},
 			Timeout: 5 * time.Minute,
 		},
+		Stack:  Defaults().Stack,
+		Warmup: Defaults().Warmup,
 		Scenarios: []Scenario{
 			{
-				Name:     "chat-closed",
-				Workload: "workloads/chat.jsonl",
-				Load:     Load{Type: LoadClosed, Concurrency: 8},
-				SLO:      SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond},
-				Requests: 200,
+				Name:         "chat-closed",
+				Workload:     "workloads/chat.jsonl",
+				Load:         Load{Type: LoadClosed, Concurrency: 8},
+				SLO:          SLO{TTFT: 500 * time.Millisecond, TPOT: 50 * time.Millisecond},
+				Requests:     200,
+				MaxErrorRate: DefaultMaxErrorRate,
 			},
 			{
 				Name: "synth.poisson",
@@ -106,18 +109,21 @@ func TestGoodConfig(t *testing.T) {
 					Output:   workload.Dist{Type: "fixed", Value: 128},
 					API:      "chat", // from target.api
 				},
-				Load:     Load{Type: LoadPoisson, Rate: 4.5, MaxInFlight: 64},
-				Duration: 2 * time.Minute,
+				Load:         Load{Type: LoadPoisson, Rate: 4.5, MaxInFlight: 64},
+				Duration:     2 * time.Minute,
+				MaxErrorRate: DefaultMaxErrorRate,
 			},
 			{
-				Name:     "bursty_gamma",
-				Workload: "workloads/chat.jsonl",
-				Load:     Load{Type: LoadGamma, Rate: 2, Burstiness: 1},
+				Name:         "bursty_gamma",
+				Workload:     "workloads/chat.jsonl",
+				Load:         Load{Type: LoadGamma, Rate: 2, Burstiness: 1},
+				MaxErrorRate: DefaultMaxErrorRate,
 			},
 			{
-				Name:     "replay",
-				Workload: "workloads/chat.jsonl",
-				Load:     Load{Type: LoadTrace, Speedup: 2},
+				Name:         "replay",
+				Workload:     "workloads/chat.jsonl",
+				Load:         Load{Type: LoadTrace, Speedup: 2},
+				MaxErrorRate: DefaultMaxErrorRate,
 			},
 		},
 		Repetitions: 6,
@@ -295,7 +301,7 @@ scenarios:
 	// x- keys are allowed at the top level only.
 	_, err = Parse([]byte("scenarios:\n  - name: a\n    x-note: hi\n"), "p.yaml")
 	require.Error(t, err)
-	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: duration, load, name, requests, slo, synth, workload)`, err.Error())
+	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: duration, fresh_stack, load, max_error_rate, name, requests, slo, synth, workload)`, err.Error())
 }
 
 func TestValidateInCode(t *testing.T) {

@@ -38,6 +38,53 @@ const (
 	DefaultBurstiness = 1.0
 	// DefaultSpeedup 1 replays a trace at its recorded pace.
 	DefaultSpeedup = 1.0
+	// DefaultMaxErrorRate 5%: past it, latency percentiles describe only the
+	// requests that survived and the run is broken (exit 3). Below it an
+	// error-rate increase is a regression for a gate to judge, not a crash.
+	DefaultMaxErrorRate = 0.05
+
+	// DefaultStackKind external measures a server that is already up
+	// (target.base_url): the examples run against `perfgate sim` started by
+	// hand, and nothing is started unless the config says what.
+	DefaultStackKind = StackExternal
+	// DefaultEngine auto asks each engine's identity endpoint in turn.
+	DefaultEngine = EngineAuto
+	// DefaultHealthPath /health is what vLLM, TGI, SGLang, llama.cpp and the
+	// simulator all serve.
+	DefaultHealthPath = "/health"
+	// DefaultReadyTimeout 15m: a 70B model's weights take minutes to read
+	// from a cold disk, and CUDA graph capture adds more.
+	DefaultReadyTimeout = 15 * time.Minute
+	// DefaultHealthInterval 2s: fast enough to stop a run within seconds of
+	// a crash, rare enough to cost the server nothing.
+	DefaultHealthInterval = 2 * time.Second
+	// DefaultHealthFailures 3: one slow answer under full load is not a
+	// crash; three in a row (6s with the default interval) is.
+	DefaultHealthFailures = 3
+	// DefaultStopGrace 30s: vLLM and TGI drain and free GPU memory on
+	// SIGTERM, which takes seconds; past 30s something is stuck.
+	DefaultStopGrace = 30 * time.Second
+	// DefaultStackLog is where a started stack's output goes.
+	DefaultStackLog = "perfgate-stack.log"
+	// DefaultPull missing pulls an image only when the host lacks it.
+	DefaultPull = "missing"
+
+	// DefaultWarmupMethod windows, as perf_analyzer does it.
+	DefaultWarmupMethod = WarmupWindows
+	// DefaultWarmupWindow 5s: perf_analyzer's measurement window; long
+	// enough for a window's median TTFT to be stable at a few requests/s.
+	DefaultWarmupWindow = 5 * time.Second
+	// DefaultWarmupWindows 3 consecutive windows must agree (perf_analyzer).
+	DefaultWarmupWindows = 3
+	// DefaultWarmupTolerance 10%: each of those windows within 10% of their
+	// mean (perf_analyzer's stability percentage).
+	DefaultWarmupTolerance = 0.10
+	// DefaultWarmupMax 5m: an engine that is still drifting after 5 minutes
+	// of its own load is not going to settle; measuring it would gate noise.
+	DefaultWarmupMax = 5 * time.Minute
+	// DefaultOnUnsteady fail: a run that never reached steady state must not
+	// produce samples that can pass a gate.
+	DefaultOnUnsteady = "fail"
 )
 
 // Defaults returns the config an empty file would give, less the scenarios it
@@ -51,6 +98,24 @@ func Defaults() Config {
 			API:     DefaultAPI,
 			Model:   DefaultModel,
 			Timeout: DefaultTimeout,
+		},
+		Stack: Stack{
+			Kind:           DefaultStackKind,
+			Engine:         DefaultEngine,
+			HealthPath:     DefaultHealthPath,
+			ReadyTimeout:   DefaultReadyTimeout,
+			HealthInterval: DefaultHealthInterval,
+			HealthFailures: DefaultHealthFailures,
+			StopGrace:      DefaultStopGrace,
+			Log:            DefaultStackLog,
+		},
+		Warmup: Warmup{
+			Method:     DefaultWarmupMethod,
+			Window:     DefaultWarmupWindow,
+			Windows:    DefaultWarmupWindows,
+			Tolerance:  DefaultWarmupTolerance,
+			Max:        DefaultWarmupMax,
+			OnUnsteady: DefaultOnUnsteady,
 		},
 		Repetitions: DefaultRepetitions,
 		Seed:        DefaultSeed,
@@ -84,6 +149,34 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	if unset("target.timeout", c.Target.Timeout == 0) {
 		c.Target.Timeout = d.Target.Timeout
 	}
+	st, w := &c.Stack, &c.Warmup
+	for _, f := range []struct {
+		path string
+		zero bool
+		set  func()
+	}{
+		{"stack.kind", st.Kind == "", func() { st.Kind = d.Stack.Kind }},
+		{"stack.engine", st.Engine == "", func() { st.Engine = d.Stack.Engine }},
+		{"stack.health_path", st.HealthPath == "", func() { st.HealthPath = d.Stack.HealthPath }},
+		{"stack.ready_timeout", st.ReadyTimeout == 0, func() { st.ReadyTimeout = d.Stack.ReadyTimeout }},
+		{"stack.health_interval", st.HealthInterval == 0, func() { st.HealthInterval = d.Stack.HealthInterval }},
+		{"stack.health_failures", st.HealthFailures == 0, func() { st.HealthFailures = d.Stack.HealthFailures }},
+		{"stack.stop_grace", st.StopGrace == 0, func() { st.StopGrace = d.Stack.StopGrace }},
+		{"stack.log", st.Log == "", func() { st.Log = d.Stack.Log }},
+		{"warmup.method", w.Method == "", func() { w.Method = d.Warmup.Method }},
+		{"warmup.window", w.Window == 0, func() { w.Window = d.Warmup.Window }},
+		{"warmup.windows", w.Windows == 0, func() { w.Windows = d.Warmup.Windows }},
+		{"warmup.tolerance", w.Tolerance == 0, func() { w.Tolerance = d.Warmup.Tolerance }},
+		{"warmup.max", w.Max == 0, func() { w.Max = d.Warmup.Max }},
+		{"warmup.on_unsteady", w.OnUnsteady == "", func() { w.OnUnsteady = d.Warmup.OnUnsteady }},
+	} {
+		if unset(f.path, f.zero) {
+			f.set()
+		}
+	}
+	if st.Docker != nil && unset("stack.docker.pull", st.Docker.Pull == "") {
+		st.Docker.Pull = DefaultPull
+	}
 	if unset("repetitions", c.Repetitions == 0) {
 		c.Repetitions = d.Repetitions
 	}
@@ -93,6 +186,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	for i := range c.Scenarios {
 		s := &c.Scenarios[i]
 		p := fmt.Sprintf("scenarios[%d]", i)
+		if unset(p+".max_error_rate", s.MaxErrorRate == 0) {
+			s.MaxErrorRate = DefaultMaxErrorRate
+		}
 		if unset(p+".load.type", s.Load.Type == "") {
 			s.Load.Type = DefaultLoadType
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
+	"regexp"
 )
 
 // Hash identifies the config in results: "sha256:" and the hex SHA-256 of the
@@ -15,7 +16,10 @@ import (
 //
 // Header values are left out (their names are kept): they are usually
 // credentials, which rotate without changing what is measured, and a result
-// file should not carry a fingerprint of a secret. Path and Dir are left out
+// file should not carry a fingerprint of a secret. For the same reason the
+// values of stack environment variables whose names look secret (TOKEN, KEY,
+// SECRET, PASSWORD, CREDENTIAL, AUTH) are left out; other variables
+// (VLLM_ATTENTION_BACKEND=FLASHINFER) change what is measured and are hashed. Path and Dir are left out
 // too: where the file lies does not change the run.
 func (c *Config) Hash() string {
 	cc := *c
@@ -25,6 +29,16 @@ func (c *Config) Hash() string {
 			cc.Target.Headers[k] = ""
 		}
 	}
+	if p := c.Stack.Process; p != nil {
+		pc := *p
+		pc.Env = redactSecrets(p.Env)
+		cc.Stack.Process = &pc
+	}
+	if d := c.Stack.Docker; d != nil {
+		dc := *d
+		dc.Env = redactSecrets(d.Env)
+		cc.Stack.Docker = &dc
+	}
 	b, err := json.Marshal(cc)
 	if err != nil {
 		// Config holds only strings, numbers, slices and maps of strings;
@@ -33,6 +47,22 @@ func (c *Config) Hash() string {
 	}
 	sum := sha256.Sum256(b)
 	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+var secretName = regexp.MustCompile(`(?i)token|key|secret|password|passwd|credential|auth`)
+
+// redactSecrets returns env with the values of secret-looking names blanked.
+func redactSecrets(env map[string]string) map[string]string {
+	if len(env) == 0 {
+		return env
+	}
+	out := maps.Clone(env)
+	for k := range out {
+		if secretName.MatchString(k) {
+			out[k] = ""
+		}
+	}
+	return out
 }
 
 // WorkloadPath is the file of a scenario's workload, resolved against the

@@ -51,6 +51,11 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	}
 	v := &validator{c: c, src: src}
 	v.target()
+	v.stack()
+	v.warmup()
+	if c.Cooldown < 0 {
+		v.add("cooldown", "must be >= 0, got %s", c.Cooldown)
+	}
 	if c.Repetitions < 1 {
 		v.add("repetitions", "must be >= 1, got %d", c.Repetitions)
 	} else if c.Repetitions < minSignificantReps {
@@ -159,6 +164,12 @@ func (v *validator) scenario(i int, seen map[string]int) {
 	}
 	if s.Duration < 0 {
 		v.add(p+".duration", "must be >= 0, got %s", s.Duration)
+	}
+	if !(s.MaxErrorRate >= 0 && s.MaxErrorRate <= 1) {
+		v.add(p+".max_error_rate", "must be in [0,1] (a fraction: 0.05 is 5%%), got %s", fmtFloat(s.MaxErrorRate))
+	}
+	if s.FreshStack && v.c.Stack.Kind == StackExternal {
+		v.add(p+".fresh_stack", "needs a stack perfgate starts (stack.kind process or docker), and stack.kind is external")
 	}
 	for _, o := range []struct {
 		key string

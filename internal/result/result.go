@@ -36,9 +36,11 @@ type Identity struct {
 	PerfgateVersion string `json:"perfgate_version"`
 	ConfigHash      string `json:"config_hash"`
 	Target          Target `json:"target"`
-	// Server is what the server says of itself (GET /version and /v1/models).
+	// Server is what the server says of itself (its identity endpoint and /v1/models).
 	Server Server `json:"server"`
-	Host   Host   `json:"host"`
+	// Stack is how the server was started: its kind and its command line or image.
+	Stack Stack `json:"stack"`
+	Host  Host  `json:"host"`
 	// Simulated is true when the target is perfgate's own simulator: nothing
 	// measured on it is a GPU figure.
 	Simulated bool `json:"simulated,omitempty"`
@@ -53,11 +55,28 @@ type Target struct {
 
 // Server is the server's own account of itself.
 type Server struct {
+	// Engine is vllm, tgi, sglang, llamacpp or perfgate-sim; empty when the
+	// server answered no identity endpoint perfgate knows.
 	Engine  string   `json:"engine,omitempty"`
 	Version string   `json:"version,omitempty"`
 	Models  []string `json:"models,omitempty"`
-	// Raw is the /version body as the server sent it (JSON), when it had one.
+	// Endpoint is the path the identity came from (/version, /info, ...).
+	Endpoint string `json:"endpoint,omitempty"`
+	// Raw is that endpoint's body as the server sent it (JSON), when it had one.
 	Raw json.RawMessage `json:"raw,omitempty"`
+}
+
+// Stack is how the stack under test was started: part of what was measured.
+type Stack struct {
+	// Kind is external, process or docker.
+	Kind string `json:"kind"`
+	// Command is a process stack's argv.
+	Command []string `json:"command,omitempty"`
+	// Image is a docker stack's image as configured, ImageID the image the
+	// engine resolved it to (sha256:...), and Args its arguments.
+	Image   string   `json:"image,omitempty"`
+	ImageID string   `json:"image_id,omitempty"`
+	Args    []string `json:"args,omitempty"`
 }
 
 // Host describes the machine perfgate ran on (the client side).
@@ -72,12 +91,51 @@ type Host struct {
 
 // ScenarioResult is one scenario measured over its repetitions.
 type ScenarioResult struct {
-	Name         string       `json:"name"`
-	Workload     string       `json:"workload"` // file path, or "synth"
-	WorkloadHash string       `json:"workload_hash"`
-	Load         config.Load  `json:"load"`
-	SLO          config.SLO   `json:"slo"`
-	Repetitions  []Repetition `json:"repetitions"`
+	Name         string      `json:"name"`
+	Workload     string      `json:"workload"` // file path, or "synth"
+	WorkloadHash string      `json:"workload_hash"`
+	Load         config.Load `json:"load"`
+	SLO          config.SLO  `json:"slo"`
+	// ColdStartMS is start → ready of the stack this scenario ran on, in
+	// milliseconds; 0 for an external stack. Scenarios that share one stack
+	// start repeat its value.
+	ColdStartMS float64 `json:"cold_start_ms,omitempty"`
+	// Warmup is how the scenario was brought to steady state.
+	Warmup      *Warmup      `json:"warmup,omitempty"`
+	Repetitions []Repetition `json:"repetitions"`
+}
+
+// Warmup records a scenario's warm-up: never measured, but the evidence that
+// measurement began at steady state.
+type Warmup struct {
+	// Method is windows, mser5 or none.
+	Method string `json:"method"`
+	// Duration is how long warm-up ran.
+	Duration Seconds `json:"duration_s"`
+	// Requests is how many warm-up requests completed (and Failed failed).
+	Requests int `json:"requests"`
+	Failed   int `json:"failed"`
+	// Steady is false when warm-up reached its maximum without steady state
+	// (and warmup.on_unsteady let the run go on).
+	Steady bool `json:"steady"`
+	// Windows is the windowed series steadiness was judged on.
+	Windows []WarmupWindow `json:"windows,omitempty"`
+	// SteadyFrom is the index in Windows of the first window judged steady:
+	// the first of the agreeing windows (windows), or the MSER-5 truncation
+	// point (mser5).
+	SteadyFrom int `json:"steady_from"`
+}
+
+// WarmupWindow is one window of the warm-up series.
+type WarmupWindow struct {
+	// End is the window's end, from the start of warm-up.
+	End Seconds `json:"end_s"`
+	// Requests completed in the window.
+	Requests int `json:"requests"`
+	// OutputThroughput is output tokens / s of the requests completed in it.
+	OutputThroughput float64 `json:"output_throughput"`
+	// TTFT is the median TTFT of those requests, in milliseconds.
+	TTFT float64 `json:"ttft_ms"`
 }
 
 // Repetition summarises one measured repetition of a scenario.

@@ -1,0 +1,195 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	units "github.com/docker/go-units"
+)
+
+var (
+	stackKinds  = []string{StackExternal, StackProcess, StackDocker}
+	engines     = []string{EngineAuto, EngineVLLM, EngineTGI, EngineSGLang, EngineLlamaCpp, EngineSim}
+	pulls       = []string{"missing", "always", "never"}
+	warmups     = []string{WarmupWindows, WarmupMSER5, WarmupNone}
+	onUnsteady  = []string{"fail", "warn"}
+	portPattern = regexp.MustCompile(`^(?:(?:\[[0-9a-fA-F:.]+\]|[0-9.]+):)?(?:[0-9]{1,5}:)?[0-9]{1,5}(?:/(?:tcp|udp|sctp))?$`)
+)
+
+// MSER5MinWindows is the fewest windows MSER-5 can judge: four batches of five,
+// so that a truncation point in the first half still leaves two batches.
+const MSER5MinWindows = 20
+
+func (v *validator) oneOf(path, got string, allowed []string) bool {
+	if slices.Contains(allowed, got) {
+		return true
+	}
+	v.add(path, "must be one of %s, got %q", strings.Join(allowed, ", "), got)
+	return false
+}
+
+func (v *validator) stack() {
+	s := v.c.Stack
+	kindOK := v.oneOf("stack.kind", s.Kind, stackKinds)
+	v.oneOf("stack.engine", s.Engine, engines)
+	if s.HealthPath != "none" && !strings.HasPrefix(s.HealthPath, "/") {
+		v.add("stack.health_path", "must be a path starting with / (or none), got %q", s.HealthPath)
+	}
+	v.positive("stack.ready_timeout", s.ReadyTimeout)
+	v.positive("stack.health_interval", s.HealthInterval)
+	if s.StopGrace < 0 {
+		v.add("stack.stop_grace", "must be >= 0, got %s", s.StopGrace)
+	}
+	if s.HealthFailures < 1 {
+		v.add("stack.health_failures", "must be >= 1, got %d", s.HealthFailures)
+	}
+	if strings.TrimSpace(s.Log) == "" {
+		v.add("stack.log", "must name a file")
+	}
+	if !kindOK {
+		return
+	}
+	if s.Process != nil && s.Kind != StackProcess {
+		v.add("stack.process", "only for kind process, and stack.kind is %s", s.Kind)
+	}
+	if s.Docker != nil && s.Kind != StackDocker {
+		v.add("stack.docker", "only for kind docker, and stack.kind is %s", s.Kind)
+	}
+	switch s.Kind {
+	case StackProcess:
+		if s.Process == nil || len(s.Process.Command) == 0 || strings.TrimSpace(s.Process.Command[0]) == "" {
+			v.add("stack.process.command", "required for kind process: the program and its arguments, e.g. [vllm, serve, meta-llama/Llama-3.1-8B-Instruct]")
+			return
+		}
+		v.env("stack.process.env", s.Process.Env)
+		if s.Process.Dir != "" {
+			v.dir("stack.process.dir", s.Process.Dir)
+		}
+	case StackDocker:
+		if s.Docker == nil {
+			v.add("stack.docker", "required for kind docker: at least the image")
+			return
+		}
+		v.docker(s.Docker)
+	}
+}
+
+func (v *validator) positive(path string, d time.Duration) {
+	if d <= 0 {
+		v.add(path, "must be > 0, got %s", d)
+	}
+}
+
+func (v *validator) env(path string, env map[string]string) {
+	for k := range env {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
+			v.add(path, "variable name %q is not valid (no '=' or NUL, not empty)", k)
+		}
+	}
+}
+
+func (v *validator) docker(d *DockerStack) {
+	const p = "stack.docker"
+	if strings.TrimSpace(d.Image) == "" {
+		v.add(p+".image", "required: the image to run, e.g. vllm/vllm-openai:v0.6.3")
+	}
+	v.env(p+".env", d.Env)
+	for i, vol := range d.Volumes {
+		parts := strings.Split(vol, ":")
+		ok := (len(parts) == 2 || len(parts) == 3) && parts[0] != "" && strings.HasPrefix(parts[1], "/")
+		if ok && len(parts) == 3 {
+			ok = parts[2] == "ro" || parts[2] == "rw"
+		}
+		if !ok {
+			v.add(fmt.Sprintf("%s.volumes[%d]", p, i), "want host:container or host:container:ro with an absolute container path, got %q", vol)
+		}
+	}
+	for i, port := range d.Ports {
+		if !portPattern.MatchString(port) {
+			v.add(fmt.Sprintf("%s.ports[%d]", p, i), "want [ip:]host_port:container_port[/tcp] or container_port, got %q", port)
+		}
+	}
+	if d.GPUs != "" && d.GPUs != "all" {
+		for _, id := range strings.Split(d.GPUs, ",") {
+			if strings.TrimSpace(id) == "" {
+				v.add(p+".gpus", "want all or a comma-separated device list like 0,1, got %q", d.GPUs)
+				break
+			}
+		}
+	}
+	if d.ShmSize != "" {
+		if n, err := units.RAMInBytes(d.ShmSize); err != nil || n <= 0 {
+			v.add(p+".shm_size", "want a size like 16g or 512m, got %q", d.ShmSize)
+		}
+	}
+	shared := d.Network == "host" || d.Network == "container" || strings.HasPrefix(d.Network, "container:")
+	if d.Network == "container:" {
+		v.add(p+".network", "container: needs a container id or name after it (or use container alone for perfgate's own)")
+	}
+	if shared && len(d.Ports) > 0 {
+		v.add(p+".ports", "not with network %s: the container shares a network namespace and publishes nothing", d.Network)
+	}
+	v.oneOf(p+".pull", d.Pull, pulls)
+}
+
+func (v *validator) warmup() {
+	w := v.c.Warmup
+	if !v.oneOf("warmup.method", w.Method, warmups) {
+		return
+	}
+	v.oneOf("warmup.on_unsteady", w.OnUnsteady, onUnsteady)
+	v.positive("warmup.window", w.Window)
+	v.positive("warmup.max", w.Max)
+	if w.Min < 0 {
+		v.add("warmup.min", "must be >= 0, got %s", w.Min)
+	}
+	if w.Windows < 2 {
+		v.add("warmup.windows", "must be >= 2 (steadiness compares windows), got %d", w.Windows)
+	}
+	if !(w.Tolerance > 0 && w.Tolerance <= 1) || math.IsNaN(w.Tolerance) {
+		v.add("warmup.tolerance", "must be in (0,1] (a fraction: 0.1 is 10%%), got %s", fmtFloat(w.Tolerance))
+	}
+	if w.Method == WarmupNone || w.Window <= 0 || w.Max <= 0 {
+		return
+	}
+	if w.Min > w.Max {
+		v.add("warmup.max", "is %s, shorter than warmup.min %s", w.Max, w.Min)
+	}
+	need := time.Duration(w.Windows) * w.Window
+	if w.Method == WarmupMSER5 {
+		need = MSER5MinWindows * w.Window
+	}
+	if w.Max < need {
+		v.add("warmup.max", "is %s, but %s needs at least %s (%d windows of %s) to ever find steady state",
+			w.Max, w.Method, need, need/w.Window, w.Window)
+	}
+}
+
+// dir checks that a directory named in the config exists, resolved against
+// the config's directory.
+func (v *validator) dir(path, name string) {
+	abs := resolve(v.c.Dir, name)
+	st, err := os.Stat(abs)
+	switch {
+	case os.IsNotExist(err):
+		v.add(path, "directory %s not found (resolved to %s)", name, abs)
+	case err != nil:
+		v.add(path, "directory %s: %v", name, err)
+	case !st.IsDir():
+		v.add(path, "%s is a file, want a directory (resolved to %s)", name, abs)
+	}
+}
+
+// StackDir is the working directory of a process stack: stack.process.dir
+// resolved against the config's directory, or the config's directory.
+func (c *Config) StackDir() string {
+	if c.Stack.Process != nil && c.Stack.Process.Dir != "" {
+		return resolve(c.Dir, c.Stack.Process.Dir)
+	}
+	return c.Dir
+}

@@ -1,0 +1,124 @@
+// Package stack owns the life of the serving stack under test: it starts it (a
+// process in its own process group, a container through the Docker Engine API,
+// or nothing for an external URL), waits until it is truly ready, watches it
+// for crashes while it is measured, asks it what it is, and stops it, leaving
+// nothing behind whatever happens in between.
+package stack
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// Instance is a started stack.
+type Instance interface {
+	// Done is closed when the stack has exited, by itself or by Stop. An
+	// external stack's Done is never closed.
+	Done() <-chan struct{}
+	// Err says how the stack ended (an *ExitError), once Done is closed.
+	Err() error
+	// Tail returns up to the last n lines of the stack's output; nil for an
+	// external stack.
+	Tail(n int) []string
+	// Identity describes what was started, for the result's identity.
+	Identity() result.Stack
+	// Stop stops the stack and frees all it holds (processes, containers,
+	// log files). It is safe to call more than once, and after Done.
+	Stop(ctx context.Context) error
+}
+
+// Options are what a start needs beyond the config section.
+type Options struct {
+	// RunID is unique to this perfgate run: it names and labels containers.
+	RunID string
+	// LogPath is the file the stack's output is written to.
+	LogPath string
+	// Dir is a process stack's working directory.
+	Dir string
+	// Grace is the time between the polite stop (SIGTERM, container stop)
+	// and the forced one (SIGKILL).
+	Grace time.Duration
+}
+
+// ExitError is how a stack ended on its own: a process's exit status or
+// signal, a container's exit code, with the last lines of its output.
+type ExitError struct {
+	// What names the stack: "process vllm" or "container perfgate-1a2b3c4d".
+	What string
+	// Code is the exit status, or -1 when it was killed by a signal.
+	Code int
+	// Signal is the signal that killed it, if one did.
+	Signal string
+	// OOMKilled is set when Docker reports the container was OOM-killed.
+	OOMKilled bool
+	// Tail is the last lines of the stack's output.
+	Tail []string
+}
+
+// TailLines is how many lines of a stack's output errors carry.
+const TailLines = 20
+
+func (e *ExitError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s exited", e.What)
+	switch {
+	case e.Signal != "":
+		fmt.Fprintf(&b, " (killed by %s)", e.Signal)
+	default:
+		fmt.Fprintf(&b, " with status %d", e.Code)
+	}
+	if e.OOMKilled {
+		b.WriteString(" (out of memory)")
+	}
+	b.WriteString(FormatTail(e.Tail))
+	return b.String()
+}
+
+// FormatTail renders log lines for an error message: an indented block headed
+// "last lines of the stack's log", or "" when there are none.
+func FormatTail(lines []string) string {
+	if len(lines) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nlast %d lines of the stack's log:", len(lines))
+	for _, l := range lines {
+		b.WriteString("\n  | " + l)
+	}
+	return b.String()
+}
+
+// Start starts the stack that cfg describes. For an external stack it starts
+// nothing. The returned Instance must be stopped by the caller, on every path.
+func Start(ctx context.Context, cfg config.Stack, o Options) (Instance, error) {
+	switch cfg.Kind {
+	case config.StackExternal:
+		return external{}, nil
+	case config.StackProcess:
+		if cfg.Process == nil {
+			return nil, fmt.Errorf("stack: kind process needs stack.process")
+		}
+		return startProcess(ctx, cfg.Process, o)
+	case config.StackDocker:
+		if cfg.Docker == nil {
+			return nil, fmt.Errorf("stack: kind docker needs stack.docker")
+		}
+		return startDocker(ctx, cfg.Docker, o)
+	default:
+		return nil, fmt.Errorf("stack: unknown kind %q", cfg.Kind)
+	}
+}
+
+// external is a stack perfgate does not manage.
+type external struct{}
+
+func (external) Done() <-chan struct{}          { return nil }
+func (external) Err() error                     { return nil }
+func (external) Tail(int) []string              { return nil }
+func (external) Identity() result.Stack         { return result.Stack{Kind: config.StackExternal} }
+func (external) Stop(ctx context.Context) error { return nil }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -15,6 +16,7 @@ import (
 func newSimCmd(stderr io.Writer) *cobra.Command {
 	cfg := sim.DefaultConfig()
 	var addr, truth string
+	var exitAfter time.Duration
 	cmd := &cobra.Command{
 		Use:   "sim",
 		Short: "Serve a simulated OpenAI-compatible engine with continuous batching",
@@ -27,7 +29,7 @@ KV-cache capacity beyond which requests wait, and seeded jitter.
 It is a test double for perfgate itself: its defaults approximate a 7-8B model
 on one H100 at small batch, and nothing measured on it is a GPU figure. Flags
 inject regressions (--slowdown, --jitter, --stall-every/--stall, --error-rate,
---cold-start, --warm-up). --truth writes the server-side time of every token,
+--cold-start, --warm-up, --unhealthy-after, --exit-after). --truth writes the server-side time of every token,
 the ground truth perfgate's own tests measure against.
 
 It runs until interrupted (Ctrl-C or SIGTERM).`,
@@ -53,12 +55,23 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 				return exit.RunError(fmt.Errorf("start simulator: %w", err))
 			}
 			fmt.Fprintf(stderr, "perfgate sim: serving model %q on %s (a test double: nothing measured on it is a GPU figure)\n", cfg.Model, s.URL())
-			<-ctx.Done()
-			fmt.Fprintln(stderr, "perfgate sim: shutting down")
-			return s.Close()
+			var crash <-chan time.Time
+			if exitAfter > 0 {
+				crash = time.After(exitAfter)
+			}
+			select {
+			case <-ctx.Done():
+				fmt.Fprintln(stderr, "perfgate sim: shutting down")
+				return s.Close()
+			case <-crash:
+				// A crash: no graceful shutdown, streams cut, exit status 3.
+				fmt.Fprintf(stderr, "perfgate sim: simulated crash after %s (--exit-after)\n", exitAfter)
+				return exit.RunError(fmt.Errorf("simulated crash after %s", exitAfter))
+			}
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
+	cmd.Flags().DurationVar(&exitAfter, "exit-after", 0, "exit with status 3 this long after start, as a crashing engine would (duration; 0 = never)")
 	cmd.Flags().StringVar(&truth, "truth", "", "write each request's server-side times as JSON lines to this file")
 	sim.RegisterFlags(cmd.Flags(), &cfg)
 	return cmd

@@ -53,6 +53,10 @@ type Config struct {
 	// ColdStart: /health and the completion endpoints answer 503 until this
 	// long after Start.
 	ColdStart time.Duration
+	// UnhealthyAfter: /health answers 503 from this long after Start (0 =
+	// never), while completions go on being served: an engine whose health
+	// check fails mid-run.
+	UnhealthyAfter time.Duration
 	// WarmUp: for this long after ready, step time is multiplied by a factor
 	// that decays linearly from WarmUpFactor to 1.
 	WarmUp       time.Duration
@@ -122,6 +126,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&c.Stall, "stall", c.Stall, "extra time a stalled step takes (duration)")
 	fs.Float64Var(&c.ErrorRate, "error-rate", c.ErrorRate, "share of requests that fail, half HTTP 500, half mid-stream (fraction in [0,1])")
 	fs.DurationVar(&c.ColdStart, "cold-start", c.ColdStart, "/health and completions answer 503 until this long after start (duration)")
+	fs.DurationVar(&c.UnhealthyAfter, "unhealthy-after", c.UnhealthyAfter, "/health answers 503 from this long after start, completions still served (duration; 0 = never)")
 	fs.DurationVar(&c.WarmUp, "warm-up", c.WarmUp, "after ready, step time is inflated for this long, decaying linearly (duration; 0 = none)")
 	fs.Float64Var(&c.WarmUpFactor, "warm-up-factor", c.WarmUpFactor, "step time multiplier at the start of warm-up (factor, >= 1)")
 }
@@ -147,6 +152,7 @@ func (c Config) Validate() error {
 	}{
 		{"step-base", c.StepBase}, {"per-seq", c.PerSeq}, {"per-prefill-token", c.PerPrefillToken},
 		{"stall-every", c.StallEvery}, {"stall", c.Stall}, {"cold-start", c.ColdStart}, {"warm-up", c.WarmUp},
+		{"unhealthy-after", c.UnhealthyAfter},
 	} {
 		if d.v < 0 {
 			bad(d.flag, "must be >= 0, got %s", d.v)

@@ -130,6 +130,10 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "model is loading")
 		return
 	}
+	if u := s.cfg.UnhealthyAfter; u > 0 && time.Since(s.start) >= u {
+		writeError(w, http.StatusServiceUnavailable, "ServiceUnavailableError", "engine is unhealthy (--unhealthy-after)")
+		return
+	}
 	w.WriteHeader(http.StatusOK)
 }
 

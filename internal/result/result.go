@@ -130,11 +130,13 @@ type Warmup struct {
 type WarmupWindow struct {
 	// End is the window's end, from the start of warm-up.
 	End Seconds `json:"end_s"`
-	// Requests completed in the window.
+	// Requests is the number of requests whose first token came in the window.
 	Requests int `json:"requests"`
-	// OutputThroughput is output tokens / s of the requests completed in it.
+	// OutputThroughput is the output tokens that arrived in the window, per
+	// second (a request's tokens are spread over its chunks' arrival times).
 	OutputThroughput float64 `json:"output_throughput"`
-	// TTFT is the median TTFT of those requests, in milliseconds.
+	// TTFT is the median TTFT of the requests whose first token came in the
+	// window, in milliseconds.
 	TTFT float64 `json:"ttft_ms"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"path/filepath"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
@@ -64,62 +65,98 @@ func resolve(dir, path string) string {
 	return filepath.Join(dir, path)
 }
 
-// Measurement runs every repetition of every scenario.
+// Measurement measures the repetitions of one scenario at a time.
 type Measurement struct {
 	Dispatcher  *Dispatcher
 	Repetitions int
-	Seed        int64
-	RunID       string
+	// Cooldown is an idle pause before every repetition after the first.
+	Cooldown time.Duration
+	// Clock times the cool-down; nil means RealClock.
+	Clock Clock
+	Seed  int64
+	RunID string
 	// OnRecord, if set, sees every record (e.g. to write --records).
 	OnRecord func(*result.Record)
 	// Progress, if set, reports each repetition as it runs.
 	Progress *Progress
 }
 
-// Run measures the scenarios. Repetitions are interleaved across scenarios
-// (rep 1 of each, then rep 2 of each, ...) so that slow drift of the server or
-// the machine spreads over all scenarios instead of biasing the last one.
-func (m *Measurement) Run(ctx context.Context, scenarios []Scenario) ([]result.ScenarioResult, error) {
-	out := make([]result.ScenarioResult, len(scenarios))
-	for i, s := range scenarios {
-		c := s.Config
-		out[i] = result.ScenarioResult{Name: c.Name, Workload: s.Source, WorkloadHash: s.WorkloadHash, Load: c.Load, SLO: c.SLO}
+// BrokenError says a repetition failed too many of its requests to count:
+// its latencies would describe only the survivors. The run fails (exit 3).
+type BrokenError struct {
+	Scenario   string
+	Repetition int
+	Rep        result.Repetition
+	// MaxErrorRate is the scenario's limit.
+	MaxErrorRate float64
+}
+
+func (e *BrokenError) Error() string {
+	r := e.Rep
+	if r.Completed == 0 {
+		return fmt.Sprintf("scenario %s repetition %d: all %d requests failed %v", e.Scenario, e.Repetition, r.Sent, r.Errors)
 	}
+	return fmt.Sprintf("scenario %s repetition %d: %d of %d requests failed (%.1f%%, over max_error_rate %.1f%%) %v",
+		e.Scenario, e.Repetition, r.Failed, r.Sent, 100*r.ErrorRate, 100*e.MaxErrorRate, r.Errors)
+}
+
+// Measure runs the repetitions of s in order, each with the same seeded
+// schedule construction (repetition r of a baseline and of a candidate draw
+// the same arrivals), with the cool-down before each one after the first. A
+// repetition that completes no request, or whose error rate is over the
+// scenario's max_error_rate, stops it with a *BrokenError.
+func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetition, error) {
+	c := s.Config
+	clock := m.Clock
+	if clock == nil {
+		clock = RealClock{}
+	}
+	var reps []result.Repetition
 	for rep := 1; rep <= m.Repetitions; rep++ {
-		for i, s := range scenarios {
-			c := s.Config
-			plan := Plan{
-				Scenario: c.Name, Repetition: rep, Requests: s.Requests,
-				Count: c.Requests, Duration: c.Duration, Load: c.Load,
-				Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID,
+		if rep > 1 && m.Cooldown > 0 {
+			if err := clock.SleepUntil(ctx, clock.Now().Add(m.Cooldown)); err != nil {
+				return reps, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, rep, context.Cause(ctx))
 			}
-			agg := result.NewAggregator(c.SLO, plan.OpenLoop(), c.Load.Rate)
+		}
+		plan := Plan{
+			Scenario: c.Name, Repetition: rep, Requests: s.Requests,
+			Count: c.Requests, Duration: c.Duration, Load: c.Load,
+			Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID,
+		}
+		agg := result.NewAggregator(c.SLO, plan.OpenLoop(), c.Load.Rate)
+		if m.Progress != nil {
+			m.Progress.Begin(fmt.Sprintf("%s rep %d/%d", c.Name, rep, m.Repetitions), plan.limit())
+		}
+		err := m.Dispatcher.Run(ctx, plan, func(r *result.Record) {
+			agg.Add(r)
+			if m.OnRecord != nil {
+				m.OnRecord(r)
+			}
 			if m.Progress != nil {
-				m.Progress.Begin(fmt.Sprintf("%s rep %d/%d", c.Name, rep, m.Repetitions), plan.limit())
+				m.Progress.Add(r.OK())
 			}
-			err := m.Dispatcher.Run(ctx, plan, func(r *result.Record) {
-				agg.Add(r)
-				if m.OnRecord != nil {
-					m.OnRecord(r)
-				}
-				if m.Progress != nil {
-					m.Progress.Add(r.OK())
-				}
-			})
-			if m.Progress != nil {
-				m.Progress.End()
+		})
+		if m.Progress != nil {
+			m.Progress.End()
+		}
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil {
+				err = cause // the stack crashed, or perfgate was interrupted
 			}
-			if err != nil {
-				return nil, fmt.Errorf("scenario %s repetition %d: %w", c.Name, rep, err)
-			}
-			out[i].Repetitions = append(out[i].Repetitions, agg.Summary(rep))
+			return reps, fmt.Errorf("scenario %s repetition %d: %w", c.Name, rep, err)
+		}
+		sum := agg.Summary(rep)
+		reps = append(reps, sum)
+		if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate {
+			return reps, &BrokenError{Scenario: c.Name, Repetition: rep, Rep: sum, MaxErrorRate: c.MaxErrorRate}
 		}
 	}
-	return out, nil
+	return reps, nil
 }
 
 // planSeed derives the arrival seed of one repetition from the run's seed, so
 // that repetition r of a baseline and of a candidate draw the same schedule.
+// Repetition 0 is the warm-up.
 func planSeed(seed int64, scenario string, rep int) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s/%d", seed, scenario, rep)

@@ -105,3 +105,51 @@ func (p *Progress) print(final bool) {
 		fmt.Fprintln(p.w, line)
 	}
 }
+
+// Phases prints where a long run is: starting the stack, ready after Xs,
+// warming up, repetition k/N. Under GitHub Actions each phase is a
+// collapsible log group (::group:: ... ::endgroup::), so a 20-minute job's log
+// reads as a list of phases that open to their detail.
+type Phases struct {
+	w     io.Writer
+	gha   bool
+	open  bool
+	start time.Time
+}
+
+// NewPhases returns a phase printer writing to w; githubActions selects log
+// groups.
+func NewPhases(w io.Writer, githubActions bool) *Phases {
+	return &Phases{w: w, gha: githubActions, start: time.Now()}
+}
+
+// Begin ends the current phase and starts one titled title.
+func (p *Phases) Begin(title string) {
+	if p == nil {
+		return
+	}
+	p.End()
+	if p.gha {
+		fmt.Fprintf(p.w, "::group::%s\n", title)
+		p.open = true
+		return
+	}
+	fmt.Fprintf(p.w, "==> %s  [%s]\n", title, time.Since(p.start).Round(time.Second))
+}
+
+// Printf prints one line of detail within the current phase.
+func (p *Phases) Printf(format string, args ...any) {
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(p.w, "    "+format+"\n", args...)
+}
+
+// End closes the current phase's group, if one is open.
+func (p *Phases) End() {
+	if p == nil || !p.open {
+		return
+	}
+	fmt.Fprintln(p.w, "::endgroup::")
+	p.open = false
+}

@@ -1,0 +1,108 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/client"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// failingSender answers at once on the fake clock and fails every request
+// whose sequence number n (1-based) has n%every == 0 (never when every is 0).
+type failingSender struct {
+	clk   *fakeClock
+	every int64
+	n     atomic.Int64
+}
+
+func (s *failingSender) Do(ctx context.Context, req *workload.Request, id string) *client.Response {
+	n := s.n.Add(1)
+	now := s.clk.Now()
+	resp := &client.Response{RequestID: id, Sent: now, FirstToken: now.Add(time.Millisecond), End: now.Add(2 * time.Millisecond),
+		ChunkTimes: []time.Time{now.Add(time.Millisecond), now.Add(2 * time.Millisecond)}, OutputTokens: 2, TokensFrom: client.TokensFromUsage}
+	if s.every > 0 && n%s.every == 0 {
+		resp.FirstToken, resp.ChunkTimes, resp.OutputTokens = time.Time{}, nil, 0
+		resp.Err = &client.Error{Kind: client.ErrHTTP, Status: 500, Err: errors.New("injected")}
+	}
+	return resp
+}
+
+func TestMeasureErrorRateLimit(t *testing.T) {
+	tests := []struct {
+		name     string
+		every    int64   // fail every n-th request; 0 = none
+		max      float64 // max_error_rate
+		wantReps int     // repetitions recorded
+		broken   bool
+	}{
+		{"no errors", 0, 0.05, 3, false},
+		{"10% errors, limit 5%", 10, 0.05, 1, true},
+		{"10% errors, limit 20%", 10, 0.2, 3, false},
+		{"all failing, limit 100%", 1, 1, 1, true}, // nothing completed is always broken
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock(0)
+			m := &Measurement{
+				Dispatcher:  &Dispatcher{Sender: &failingSender{clk: clk, every: tt.every}, Clock: clk},
+				Repetitions: 3, Clock: clk, RunID: "t",
+			}
+			s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}, MaxErrorRate: tt.max}, Requests: requests(20)}
+			reps, err := m.Measure(context.Background(), s)
+			assert.Len(t, reps, tt.wantReps)
+			var be *BrokenError
+			if !tt.broken {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorAs(t, err, &be)
+			assert.Equal(t, 1, be.Repetition)
+			assert.Contains(t, err.Error(), "scenario s repetition 1")
+			if tt.every == 1 {
+				assert.Contains(t, err.Error(), "all 20 requests failed")
+			} else {
+				assert.Contains(t, err.Error(), "2 of 20 requests failed (10.0%, over max_error_rate 5.0%)")
+			}
+		})
+	}
+}
+
+// The cool-down is an idle pause before every repetition after the first.
+func TestMeasureCooldown(t *testing.T) {
+	clk := newFakeClock(0)
+	m := &Measurement{
+		Dispatcher:  &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk},
+		Repetitions: 3, Cooldown: 7 * time.Second, Clock: clk, RunID: "t",
+	}
+	s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}, MaxErrorRate: 0.05}, Requests: requests(4)}
+	start := clk.Now()
+	reps, err := m.Measure(context.Background(), s)
+	require.NoError(t, err)
+	require.Len(t, reps, 3)
+	for i, r := range reps {
+		assert.Equal(t, i+1, r.Index)
+	}
+	// The instant sender takes no fake time, so all the time that passed is
+	// the two cool-downs.
+	assert.Equal(t, 14*time.Second, clk.Now().Sub(start))
+}
+
+// A cancelled context ends Measure with the cause (a crashed stack, say).
+func TestMeasureCancelledWithCause(t *testing.T) {
+	clk := newFakeClock(0)
+	crash := errors.New("the stack went down")
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(crash)
+	m := &Measurement{Dispatcher: &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk}, Repetitions: 2, Clock: clk}
+	s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}}, Requests: requests(4)}
+	_, err := m.Measure(ctx, s)
+	require.ErrorIs(t, err, crash)
+}

@@ -105,6 +105,7 @@ func TestRunMatchesSimulatorTruth(t *testing.T) {
 	url, truth := startSim(t, cfg)
 	conf := writeConfig(t, fmt.Sprintf(`
 target: {base_url: %q}
+warmup: {method: none}
 repetitions: 1
 scenarios:
   - name: c64
@@ -190,6 +191,7 @@ func TestPoissonAchievesRate(t *testing.T) {
 	const rate = 250.0
 	conf := writeConfig(t, fmt.Sprintf(`
 target: {base_url: %q}
+warmup: {method: none}
 repetitions: 1
 scenarios:
   - name: poisson
@@ -269,6 +271,7 @@ func TestRunAllErrorsFails(t *testing.T) {
 	url, _ := startSim(t, cfg)
 	conf := writeConfig(t, fmt.Sprintf(`
 target: {base_url: %q}
+warmup: {method: none}
 repetitions: 1
 scenarios:
   - name: s

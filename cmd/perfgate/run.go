@@ -44,7 +44,14 @@ and writes the result file (schema perfgate/result/v1) with every
 repetition's summary. It prints progress on stderr and a summary table on
 stdout when done.
 
-Repetitions are interleaved across scenarios (rep 1 of each, then rep 2, ...).`,
+With a stack section it first starts the serving stack (a process or a
+container) and waits until it is ready, recording the cold start; the stack is
+stopped at the end, on failure and on Ctrl-C too. Scenarios run in order: each
+is warmed up with its own load until the server is steady (warmup section, never
+measured), then measured repetitions times with an optional cool-down between
+repetitions. A crash, a failing health check, a warm-up that never gets steady
+or an error rate over max_error_rate fails the run with exit code 3 and no
+result file.`,
 		Example: `  perfgate sim &                        # a simulated engine on 127.0.0.1:8000
   perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl`,
 		Args: cobra.NoArgs,
@@ -93,21 +100,13 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		}
 	}
 
+	// A failed run must not leave an older result behind that a later step
+	// could mistake for this run's.
+	if err := os.Remove(o.output); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return exit.UsageError(fmt.Errorf("--output: %w", err))
+	}
 	started := time.Now()
-	c, models, err := connect(ctx, cfg)
-	if err != nil {
-		return err
-	}
-	defer c.CloseIdleConnections()
-	server := run.ProbeServer(ctx, cfg.Target.BaseURL)
-	server.Models = models
-
-	m := &run.Measurement{
-		Dispatcher:  &run.Dispatcher{Sender: c},
-		Repetitions: cfg.Repetitions,
-		Seed:        cfg.Seed,
-		RunID:       runID(),
-	}
+	sess := &session{cfg: cfg, runID: runID()}
 	var rw *result.RecordWriter
 	if o.records != "" {
 		f, err := os.Create(o.records)
@@ -116,22 +115,21 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		}
 		defer f.Close()
 		rw = result.NewRecordWriter(f)
-		m.OnRecord = func(r *result.Record) { _ = rw.Write(r) }
+		sess.onRecord = func(r *result.Record) { _ = rw.Write(r) }
 	}
 	if !o.quiet {
-		m.Progress = run.NewProgress(stderr, isTerminal(stderr))
+		sess.out = stderr
+		sess.phases = run.NewPhases(stderr, os.Getenv("GITHUB_ACTIONS") == "true")
+		sess.progress = run.NewProgress(stderr, isTerminal(stderr))
 	}
-	scenarioResults, err := m.Run(ctx, scenarios)
-	if err != nil {
-		if ctx.Err() != nil {
-			return exit.RunError(fmt.Errorf("interrupted: %w", err))
-		}
-		return exit.RunError(err)
-	}
+	scenarioResults, err := sess.measure(ctx, scenarios)
 	if rw != nil {
-		if err := rw.Flush(); err != nil {
-			return exit.RunError(err)
+		if ferr := rw.Flush(); ferr != nil && err == nil {
+			err = exit.RunError(ferr)
 		}
+	}
+	if err != nil {
+		return err
 	}
 
 	res := &result.Result{
@@ -140,9 +138,10 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 			PerfgateVersion: version.String(),
 			ConfigHash:      configHash,
 			Target:          result.Target{BaseURL: cfg.Target.BaseURL, API: cfg.Target.API, Model: cfg.Target.Model},
-			Server:          server,
+			Server:          sess.server,
+			Stack:           sess.stackID,
 			Host:            result.LocalHost(),
-			Simulated:       server.Engine == "perfgate-sim",
+			Simulated:       sess.server.Engine == "perfgate-sim",
 		},
 		StartedAt:  started.UTC(),
 		FinishedAt: time.Now().UTC(),
@@ -164,7 +163,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.output)
 	}
-	return brokenRun(res)
+	return nil
 }
 
 // connect builds the client for cfg's target, checks that the server answers
@@ -205,23 +204,6 @@ func connect(ctx context.Context, cfg *config.Config) (*client.Client, []string,
 	c.CloseIdleConnections()
 	c, err = newClient(cfg.Target.Model)
 	return c, models, err
-}
-
-// brokenRun fails a run in which some repetition completed no request: such a
-// run measured nothing and must never pass anything downstream.
-func brokenRun(res *result.Result) error {
-	var errs []error
-	for _, s := range res.Scenarios {
-		for _, r := range s.Repetitions {
-			if r.Completed == 0 {
-				errs = append(errs, fmt.Errorf("scenario %s repetition %d: all %d requests failed %v", s.Name, r.Index, r.Sent, r.Errors))
-			}
-		}
-	}
-	if len(errs) > 0 {
-		return exit.RunError(errors.Join(errs...))
-	}
-	return nil
 }
 
 // runID is a short random id that makes request ids unique across runs.

@@ -1,0 +1,277 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/client"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/stack"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// readyPoll is how often readiness is polled while a stack starts: the
+// resolution of the cold-start metric.
+const readyPoll = 200 * time.Millisecond
+
+// session owns the life of one run: it starts the stack (again, for a
+// scenario that asks for a fresh one), waits until it is ready, identifies it,
+// warms each scenario up to steady state under a crash watch, measures the
+// repetitions, and stops the stack on every path out.
+type session struct {
+	cfg      *config.Config
+	runID    string
+	phases   *run.Phases
+	progress *run.Progress
+	onRecord func(*result.Record)
+	out      io.Writer // phase detail (stderr), nil when quiet
+
+	inst      stack.Instance
+	starts    int
+	coldStart time.Duration
+	shared    bool // the running stack may serve the next scenario
+	client    *client.Client
+
+	// Identity, from the first start.
+	server  result.Server
+	stackID result.Stack
+}
+
+// health is the stack's health check, at interval.
+func (s *session) health(interval time.Duration) stack.Health {
+	return stack.Health{BaseURL: s.cfg.Target.BaseURL, Path: s.cfg.Stack.HealthPath, Interval: interval}
+}
+
+// measure runs every scenario and returns their results. The stack is stopped
+// before it returns, whatever happened.
+func (s *session) measure(ctx context.Context, scenarios []run.Scenario) ([]result.ScenarioResult, error) {
+	defer s.stopStack()
+	out := make([]result.ScenarioResult, 0, len(scenarios))
+	for _, sc := range scenarios {
+		if s.inst == nil || sc.Config.FreshStack || !s.shared {
+			s.stopStack()
+			if err := s.startStack(ctx); err != nil {
+				return nil, interrupted(ctx, err)
+			}
+		}
+		s.shared = !sc.Config.FreshStack
+		res, err := s.scenario(ctx, sc)
+		if err != nil {
+			return nil, interrupted(ctx, err)
+		}
+		out = append(out, res)
+	}
+	s.phases.End()
+	return out, nil
+}
+
+// interrupted says so when err is perfgate being stopped by a signal.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return exit.RunError(fmt.Errorf("interrupted: %w", err))
+	}
+	return exit.RunError(err)
+}
+
+// logPath is where the n-th start's output goes: stack.log as configured for
+// the first, with .2, .3 ... before the extension for later ones.
+func (s *session) logPath(n int) string {
+	p := s.cfg.Stack.Log
+	if n <= 1 {
+		return p
+	}
+	ext := filepath.Ext(p)
+	return fmt.Sprintf("%s.%d%s", strings.TrimSuffix(p, ext), n, ext)
+}
+
+// startStack starts the stack, waits until it is ready and records its cold
+// start and, the first time, its identity.
+func (s *session) startStack(ctx context.Context) error {
+	st := s.cfg.Stack
+	s.starts++
+	managed := st.Kind != config.StackExternal
+	switch {
+	case !managed:
+		s.phases.Begin(fmt.Sprintf("checking the server at %s", s.cfg.Target.BaseURL))
+	case st.Kind == config.StackProcess:
+		s.phases.Begin(fmt.Sprintf("starting stack: %s", strings.Join(st.Process.Command, " ")))
+	default:
+		s.phases.Begin(fmt.Sprintf("starting stack: container %s", st.Docker.Image))
+	}
+	inst, err := stack.Start(ctx, st, stack.Options{
+		RunID: fmt.Sprintf("%s-%d", s.runID, s.starts), LogPath: s.logPath(s.starts),
+		Dir: s.cfg.StackDir(), Grace: st.StopGrace,
+	})
+	if err != nil {
+		return fmt.Errorf("start stack: %w", err)
+	}
+	// The cold start counts from the moment the process or container runs:
+	// an image pull before it depends on the runner's cache, not on the
+	// stack, and would make the metric useless for gating.
+	t0 := time.Now()
+	s.inst = inst
+	if managed {
+		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
+			s.logPath(s.starts), st.ReadyTimeout, healthDesc(st.HealthPath))
+		err = stack.WaitReady(ctx, inst, s.health(readyPoll), st.ReadyTimeout, s.probe)
+	} else {
+		// perfgate does not start an external server, so there is nothing
+		// to wait for: it must be up now.
+		if err = stack.CheckReady(ctx, s.health(readyPoll), s.probe); err != nil {
+			err = fmt.Errorf("target %s is not ready: %w (is the server up? `perfgate sim` starts a simulated one)", s.cfg.Target.BaseURL, err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if managed {
+		s.coldStart = time.Since(t0)
+		s.detail("ready after %s (cold start)", s.coldStart.Round(time.Millisecond))
+	}
+	if s.starts == 1 {
+		s.server = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		models, err := s.client.ListModels(ctx)
+		if err != nil {
+			return fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err)
+		}
+		s.server.Models = models
+		s.stackID = inst.Identity()
+		who := s.server.Engine
+		if who == "" {
+			who = "an engine that did not say what it is"
+		} else if s.server.Version != "" {
+			who += " " + s.server.Version
+		}
+		s.detail("serving %s with %s", s.cfg.Target.Model, who)
+	}
+	return nil
+}
+
+func healthDesc(path string) string {
+	if path == "none" {
+		return "the server"
+	}
+	return path
+}
+
+// probe is the readiness completion: connect (resolving model: auto on the
+// first success) and send one request for one token.
+func (s *session) probe(ctx context.Context) error {
+	if s.client == nil {
+		c, _, err := connect(ctx, s.cfg)
+		if err != nil {
+			return err
+		}
+		s.client = c
+	}
+	req := &workload.Request{MaxTokens: 1}
+	if s.cfg.Target.API == "completions" {
+		req.Prompt = "Say OK."
+	} else {
+		req.Messages = []workload.Message{{Role: "user", Content: "Say OK."}}
+	}
+	resp := s.client.Do(ctx, req, fmt.Sprintf("perfgate-%s-ready", s.runID))
+	if resp.Err != nil {
+		return resp.Err
+	}
+	return nil
+}
+
+// stopStack stops the running stack, if any, even when perfgate is being
+// interrupted, and reports a failure to stop on stderr (it cannot change the
+// run's outcome, which is already decided).
+func (s *session) stopStack() {
+	if s.inst == nil {
+		return
+	}
+	inst := s.inst
+	s.inst = nil
+	if s.cfg.Stack.Kind != config.StackExternal {
+		s.phases.Begin("stopping stack")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Stack.StopGrace+30*time.Second)
+	defer cancel()
+	if err := inst.Stop(ctx); err != nil && s.out != nil {
+		fmt.Fprintf(s.out, "warning: %v\n", err)
+	}
+	if s.client != nil {
+		s.client.CloseIdleConnections() // connections to a stopped server are dead
+	}
+	s.phases.End()
+}
+
+// scenario warms sc up and measures its repetitions under a crash watch.
+func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
+	c := sc.Config
+	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load, SLO: c.SLO}
+	if s.cfg.Stack.Kind != config.StackExternal {
+		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
+	}
+	watched, stopWatch := stack.Watch(ctx, s.inst, s.health(s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
+	defer stopWatch()
+	crashed := func(err error) error {
+		var crash *stack.CrashError
+		if errors.As(context.Cause(watched), &crash) {
+			return fmt.Errorf("scenario %s: %w", c.Name, crash)
+		}
+		return err
+	}
+	dispatcher := &run.Dispatcher{Sender: s.client}
+
+	w := s.cfg.Warmup
+	if w.Method == config.WarmupNone {
+		s.phases.Begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", c.Name))
+	} else {
+		s.phases.Begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", c.Name, w.Method, w.Window, w.Max))
+	}
+	warm := &run.Warmup{
+		Dispatcher: dispatcher, Config: w, Seed: s.cfg.Seed, RunID: s.runID,
+		OnWindow: func(win result.WarmupWindow, steady bool) {
+			mark := ""
+			if steady {
+				mark = "  steady"
+			}
+			s.detail("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %7.1f ms%s",
+				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
+		},
+	}
+	wres, err := warm.Run(watched, sc)
+	if err != nil {
+		return res, crashed(err)
+	}
+	res.Warmup = wres
+	switch {
+	case w.Method == config.WarmupNone:
+	case wres.Steady:
+		s.detail("steady after %s (%d warm-up requests)", wres.Duration.Dur().Round(100*time.Millisecond), wres.Requests)
+	default:
+		s.detail("warning: not steady after %s; measuring anyway (warmup.on_unsteady: warn)", w.Max)
+	}
+
+	s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions", c.Name, s.cfg.Repetitions))
+	m := &run.Measurement{
+		Dispatcher: dispatcher, Repetitions: s.cfg.Repetitions, Cooldown: s.cfg.Cooldown,
+		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
+	}
+	reps, err := m.Measure(watched, sc)
+	if err != nil {
+		return res, crashed(err)
+	}
+	res.Repetitions = reps
+	return res, nil
+}
+
+// detail prints one line within the current phase, unless quiet.
+func (s *session) detail(format string, args ...any) {
+	if s.out != nil {
+		s.phases.Printf(format, args...)
+	}
+}

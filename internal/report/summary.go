@@ -49,6 +49,9 @@ func scenario(w io.Writer, s *result.ScenarioResult) error {
 	reps := s.Repetitions
 	fmt.Fprintf(w, "== %s · %s · %d repetition%s · workload %s (%s)\n",
 		s.Name, describeLoad(s.Load), len(reps), plural(len(reps)), s.Workload, shortHash(s.WorkloadHash))
+	if line := preparation(s); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if len(reps) == 0 {
 		fmt.Fprintln(w, "no repetitions")
 		return nil
@@ -148,6 +151,27 @@ func notes(s *result.ScenarioResult) []string {
 		}
 	}
 	return out
+}
+
+// preparation describes how the scenario's stack got to where it was
+// measured: its cold start and its warm-up; "" when there is neither.
+func preparation(s *result.ScenarioResult) string {
+	var parts []string
+	if s.ColdStartMS > 0 {
+		parts = append(parts, fmt.Sprintf("cold start %.2f s", s.ColdStartMS/1000))
+	}
+	if w := s.Warmup; w != nil && w.Method != config.WarmupNone {
+		state := "steady"
+		if !w.Steady {
+			state = "NOT steady (measured anyway: warmup.on_unsteady warn)"
+		}
+		parts = append(parts, fmt.Sprintf("warm-up %.1f s, %s (%s, %d request%s)",
+			float64(w.Duration), state, w.Method, w.Requests, plural(w.Requests)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "   " + strings.Join(parts, " · ")
 }
 
 func describeLoad(l config.Load) string {

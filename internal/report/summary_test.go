@@ -56,9 +56,12 @@ func TestSummaryGolden(t *testing.T) {
 		Scenarios: []result.ScenarioResult{
 			{Name: "chat-c8", Workload: "workloads/chat.jsonl", WorkloadHash: "sha256:0123456789abcdef0123",
 				Load: config.Load{Type: config.LoadClosed, Concurrency: 8}, SLO: config.SLO{TTFT: 5e8},
+				ColdStartMS: 3238.6,
+				Warmup:      &result.Warmup{Method: "windows", Duration: 26.04, Requests: 412, Steady: true},
 				Repetitions: []result.Repetition{rep(1, 30), rep(2, 34), rep(3, 31)}},
 			{Name: "bursty", Workload: "synth", WorkloadHash: "sha256:fedcba",
 				Load:        config.Load{Type: config.LoadGamma, Rate: 8, Burstiness: 0.5, MaxInFlight: 16},
+				Warmup:      &result.Warmup{Method: "mser5", Duration: 300, Requests: 1, Steady: false},
 				Repetitions: []result.Repetition{open}},
 		},
 	}

@@ -15,12 +15,16 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 )
 
-func main() {
+func main() { os.Exit(runProcess()) }
+
+// runProcess runs Main as the process: with SIGINT and SIGTERM cancelling its
+// context, its error on stderr, and the exit code to exit with.
+func runProcess() int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "perfgate: "+err.Error())
 	}
-	os.Exit(exit.Code(err))
+	return exit.Code(err)
 }

@@ -1,14 +1,8 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
 	"testing"
-
-	"github.com/perfgate/perfgate/internal/exit"
 )
 
 // beMain, set in a child's environment, makes the test binary act as the
@@ -18,13 +12,7 @@ const beMain = "PERFGATE_TEST_BE_MAIN"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(beMain) == "1" {
-		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-		err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
-		stop()
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "perfgate: "+err.Error())
-		}
-		os.Exit(exit.Code(err))
+		os.Exit(runProcess())
 	}
 	os.Exit(m.Run())
 }

@@ -7,12 +7,6 @@ import (
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
-// snippet is a piece of code a user pastes into a request.
-type snippet struct {
-	lang string // as in the code fence
-	code string
-}
-
 var goSnippets = []string{
 	`// retry calls fn until it succeeds or attempts run out.
 func retry(ctx context.Context, attempts int, fn func() error) error {

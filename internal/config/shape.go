@@ -3,6 +3,7 @@ package config
 import (
 	"encoding"
 	"fmt"
+	"github.com/perfgate/perfgate/internal/suggest"
 	"math"
 	"reflect"
 	"slices"
@@ -297,37 +298,10 @@ func unknownKey(key string, fields map[string]reflect.StructField) string {
 		known = append(known, k)
 	}
 	slices.Sort(known)
-	best, bestD := "", 3
-	for _, k := range known {
-		if d := editDistance(strings.ToLower(key), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best != "" {
+	if best, ok := suggest.Closest(key, known); ok {
 		return fmt.Sprintf("unknown key %q (did you mean %q?)", key, best)
 	}
 	return fmt.Sprintf("unknown key %q (known keys: %s)", key, strings.Join(known, ", "))
-}
-
-// editDistance is the Levenshtein distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func keyString(k ast.MapKeyNode) string {

@@ -183,16 +183,26 @@ func (v *validator) scenario(i int, seen map[string]int) {
 
 // file checks that a file named in the config exists, resolved against the
 // config's directory.
-func (v *validator) file(path, name string) {
+func (v *validator) file(path, name string) { v.exists(path, name, false) }
+
+// dir checks that a directory named in the config exists, resolved against
+// the config's directory.
+func (v *validator) dir(path, name string) { v.exists(path, name, true) }
+
+func (v *validator) exists(path, name string, wantDir bool) {
+	kind, other := "file", "directory"
+	if wantDir {
+		kind, other = other, kind
+	}
 	abs := resolve(v.c.Dir, name)
 	st, err := os.Stat(abs)
 	switch {
 	case os.IsNotExist(err):
-		v.add(path, "file %s not found (resolved to %s)", name, abs)
+		v.add(path, "%s %s not found (resolved to %s)", kind, name, abs)
 	case err != nil:
-		v.add(path, "file %s: %v", name, err)
-	case st.IsDir():
-		v.add(path, "%s is a directory, want a file (resolved to %s)", name, abs)
+		v.add(path, "%s %s: %v", kind, name, err)
+	case st.IsDir() != wantDir:
+		v.add(path, "%s is a %s, want a %s (resolved to %s)", name, other, kind, abs)
 	}
 }
 

@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"math"
-	"os"
 	"regexp"
 	"slices"
 	"strings"
@@ -167,21 +166,6 @@ func (v *validator) warmup() {
 	if w.Max < need {
 		v.add("warmup.max", "is %s, but %s needs at least %s (%d windows of %s) to ever find steady state",
 			w.Max, w.Method, need, need/w.Window, w.Window)
-	}
-}
-
-// dir checks that a directory named in the config exists, resolved against
-// the config's directory.
-func (v *validator) dir(path, name string) {
-	abs := resolve(v.c.Dir, name)
-	st, err := os.Stat(abs)
-	switch {
-	case os.IsNotExist(err):
-		v.add(path, "directory %s not found (resolved to %s)", name, abs)
-	case err != nil:
-		v.add(path, "directory %s: %v", name, err)
-	case !st.IsDir():
-		v.add(path, "%s is a file, want a directory (resolved to %s)", name, abs)
 	}
 }
 

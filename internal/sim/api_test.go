@@ -62,10 +62,10 @@ func TestInfoEndpoints(t *testing.T) {
 	cfg.Version = "1.2.3"
 	s := startSim(t, cfg)
 
-	code, body := get(t, s.URL()+"/health")
+	code, _ := get(t, s.URL()+"/health")
 	require.Equal(t, http.StatusOK, code)
 
-	code, body = get(t, s.URL()+"/version")
+	code, body := get(t, s.URL()+"/version")
 	require.Equal(t, http.StatusOK, code)
 	require.JSONEq(t, `{"version":"1.2.3","engine":"perfgate-sim"}`, string(body))
 

@@ -216,13 +216,6 @@ func TestDeterminismEndToEnd(t *testing.T) {
 	}
 }
 
-func abs(x int64) int64 {
-	if x < 0 {
-		return -x
-	}
-	return x
-}
-
 // TestTruthMatchesClient: a client reading the stream sees each chunk
 // within a millisecond of the truth record's time.
 func TestTruthMatchesClient(t *testing.T) {

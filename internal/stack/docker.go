@@ -90,10 +90,9 @@ type dockerInstance struct {
 
 	// cancel ends the log follow and the exit watch; Stop calls it once the
 	// container is gone.
-	cancel   context.CancelFunc
-	logsDone chan struct{} // closed when the log goroutine returns
-	done     chan struct{} // closed when the exit watch has set err
-	err      error         // written before done is closed, read after
+	cancel    context.CancelFunc
+	logsDone  chan struct{} // closed when the log goroutine returns
+	exitState               // ended by the exit watch
 
 	// stopOnce runs the stop once; callers that arrive while it runs wait
 	// in Do for it to finish, then read stopErr.
@@ -180,28 +179,15 @@ func startDocker(ctx context.Context, d *config.DockerStack, o Options) (Instanc
 			ImageID: imageID,
 			Args:    slices.Clone(d.Args),
 		},
-		sink:     sink,
-		cancel:   cancel,
-		logsDone: make(chan struct{}),
-		done:     make(chan struct{}),
+		sink:      sink,
+		cancel:    cancel,
+		logsDone:  make(chan struct{}),
+		exitState: newExitState(),
 	}
 	go inst.followLogs(bg)
 	go inst.watch(bg)
 	ok = true
 	return inst, nil
-}
-
-// Done is closed when the container has stopped, by itself or by Stop.
-func (i *dockerInstance) Done() <-chan struct{} { return i.done }
-
-// Err is how the container ended (an *ExitError), or nil while it runs.
-func (i *dockerInstance) Err() error {
-	select {
-	case <-i.done:
-		return i.err
-	default:
-		return nil
-	}
 }
 
 // Tail returns up to the last n lines of the container's output.
@@ -288,10 +274,9 @@ func (i *dockerInstance) followLogs(ctx context.Context) {
 	}
 }
 
-// watch waits for the container to stop, then records how it ended and
-// closes done. ctx is cancelled by Stop once the container is removed.
+// watch waits for the container to stop, then records how it ended, which
+// closes Done. ctx is cancelled by Stop once the container is removed.
 func (i *dockerInstance) watch(ctx context.Context) {
-	defer close(i.done)
 	code, oom := i.waitExit(ctx)
 	// The log stream ends shortly after the container does; wait for it so
 	// that the tail carries the container's last words.
@@ -302,7 +287,7 @@ func (i *dockerInstance) watch(ctx context.Context) {
 	case <-drain.C:
 	}
 	drain.Stop()
-	i.err = &ExitError{What: i.what, Code: code, OOMKilled: oom, Tail: i.sink.Tail(TailLines)}
+	i.end(&ExitError{What: i.what, Code: code, OOMKilled: oom, Tail: i.sink.Tail(TailLines)})
 }
 
 // waitExit blocks until the container is not running and returns its exit
@@ -620,7 +605,7 @@ func parseDockerPort(spec string) (network.Port, network.PortBinding, error) {
 	if strings.HasPrefix(rest, "[") {
 		end := strings.Index(rest, "]:")
 		if end < 0 {
-			return none, b, errors.New("an IPv6 address must be followed by ]:")
+			return none, b, errors.New(`an IPv6 address must be written [addr]:port`)
 		}
 		ip, rest = rest[1:end], rest[end+2:]
 	}

@@ -26,8 +26,7 @@ type process struct {
 	log   *logSink
 	grace time.Duration
 
-	done chan struct{} // closed when the leader has been reaped
-	err  error         // how it ended; written before done is closed
+	exitState // ends when the leader has been reaped
 
 	stopOnce sync.Once
 	stopErr  error
@@ -58,7 +57,7 @@ func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Insta
 		log.Close()
 		return nil, fmt.Errorf("start %s: %w", strings.Join(p.Command, " "), err)
 	}
-	pr := &process{cmd: cmd, argv: slices.Clone(p.Command), log: log, grace: o.Grace, done: make(chan struct{})}
+	pr := &process{cmd: cmd, argv: slices.Clone(p.Command), log: log, grace: o.Grace, exitState: newExitState()}
 	go pr.wait()
 	if ctx.Err() != nil { // interrupted while starting: leave nothing behind
 		_ = pr.Stop(context.WithoutCancel(ctx))
@@ -88,19 +87,7 @@ func (p *process) wait() {
 		ee.Tail = append(ee.Tail, "perfgate: "+err.Error())
 	}
 	ee.Tail = append(p.log.Tail(TailLines), ee.Tail...)
-	p.err = ee
-	close(p.done)
-}
-
-func (p *process) Done() <-chan struct{} { return p.done }
-
-func (p *process) Err() error {
-	select {
-	case <-p.done:
-		return p.err
-	default:
-		return nil
-	}
+	p.end(ee)
 }
 
 func (p *process) Tail(n int) []string { return p.log.Tail(n) }

@@ -122,3 +122,31 @@ func (external) Err() error                     { return nil }
 func (external) Tail(int) []string              { return nil }
 func (external) Identity() result.Stack         { return result.Stack{Kind: config.StackExternal} }
 func (external) Stop(ctx context.Context) error { return nil }
+
+// exitState is how a started stack ended, shared by the kinds that run
+// something: end records it once, and Done and Err read it, race-free.
+type exitState struct {
+	done chan struct{} // closed by end
+	err  error         // written before done is closed, read after
+}
+
+func newExitState() exitState { return exitState{done: make(chan struct{})} }
+
+// end records how the stack ended and closes Done. Call it exactly once.
+func (s *exitState) end(err error) {
+	s.err = err
+	close(s.done)
+}
+
+// Done is closed when the stack has exited, by itself or by Stop.
+func (s *exitState) Done() <-chan struct{} { return s.done }
+
+// Err is how the stack ended (an *ExitError), or nil while it runs.
+func (s *exitState) Err() error {
+	select {
+	case <-s.done:
+		return s.err
+	default:
+		return nil
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/perfgate/perfgate/internal/suggest"
 	"io"
 	"math"
 	"os"
@@ -160,7 +161,7 @@ func (p *parser) parseLine(n int, line []byte) {
 		}
 		seen[m.key] = true
 		if !isKnown(m.key, keys) {
-			p.errorf(n, m.key, "unknown key%s; want one of %s", suggest(m.key, keys), strings.Join(keys, ", "))
+			p.errorf(n, m.key, "unknown key%s; want one of %s", didYouMean(m.key, keys), strings.Join(keys, ", "))
 			continue
 		}
 		if string(m.raw) == "null" {
@@ -317,7 +318,7 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 			case "content":
 				contentOK = p.decode(n, member{field, m.raw}, &msgs[i].Content, "string")
 			default:
-				p.errorf(n, field, "unknown key%s; want role, content", suggest(m.key, []string{"role", "content"}))
+				p.errorf(n, field, "unknown key%s; want role, content", didYouMean(m.key, []string{"role", "content"}))
 			}
 		}
 		switch role := msgs[i].Role; {
@@ -448,42 +449,12 @@ func isKnown(s string, set []string) bool {
 	return false
 }
 
-// suggest returns ` (did you mean "x"?)` for the closest of set within edit
+// didYouMean returns ` (did you mean "x"?)` for the closest of set within edit
 // distance 2 of s, or "".
-func suggest(s string, set []string) string {
-	best, bestD := "", 3
-	for _, k := range set {
-		if d := editDistance(strings.ToLower(s), k); d < bestD {
-			best, bestD = k, d
-		}
-	}
-	if best == "" {
+func didYouMean(s string, set []string) string {
+	best, ok := suggest.Closest(s, set)
+	if !ok {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes; it gives
-// up early (returning a large value) on long inputs.
-func editDistance(a, b string) int {
-	if len(a) > 64 || len(b) > 64 {
-		return 1 << 30
-	}
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

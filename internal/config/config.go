@@ -20,11 +20,17 @@ type Config struct {
 	Warmup Warmup `yaml:"warmup" json:"warmup"`
 	// Scenarios are measured in order, each for every repetition.
 	Scenarios []Scenario `yaml:"scenarios" json:"scenarios"`
-	// Repetitions is how many times each scenario is measured (one sample per repetition).
-	Repetitions int `yaml:"repetitions" json:"repetitions"`
+	// Repetitions is how many times each scenario is measured (one sample
+	// per repetition): a number, or a range for sequential gating.
+	Repetitions Repetitions `yaml:"repetitions" json:"repetitions"`
 	// Cooldown is an idle pause before each repetition after the first, so
 	// that one repetition's tail does not load the next.
 	Cooldown time.Duration `yaml:"cooldown" json:"cooldown,omitempty"`
+	// Gates changes the default gates (DefaultGates) for every scenario:
+	// metric name to tolerance (`ttft.p99: +15%`), or off.
+	Gates map[string]string `yaml:"gates" json:"gates,omitempty"`
+	// Compare configures the comparison with the baselines.
+	Compare Compare `yaml:"compare" json:"compare"`
 	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
 	Seed int64 `yaml:"seed" json:"seed"`
 
@@ -68,6 +74,8 @@ type Scenario struct {
 	// Requests per repetition; 0 means no request limit. The workload is
 	// replayed in order and wraps around when Requests is larger than it.
 	Requests int `yaml:"requests" json:"requests,omitempty"`
+	// Gates changes the gates for this scenario, over the top-level gates.
+	Gates map[string]string `yaml:"gates" json:"gates,omitempty"`
 	// FreshStack starts a stack of its own for this scenario (stopping the
 	// one before it), rather than sharing the running one.
 	FreshStack bool `yaml:"fresh_stack" json:"fresh_stack,omitempty"`

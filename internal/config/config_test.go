@@ -126,7 +126,8 @@ func TestGoodConfig(t *testing.T) {
 				MaxErrorRate: DefaultMaxErrorRate,
 			},
 		},
-		Repetitions: 6,
+		Repetitions: Repetitions{Min: 6, Max: 6},
+		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
 		Seed:        1,
 		Dir:         dir,
 		Path:        "testdata/good.yaml",
@@ -186,7 +187,7 @@ func TestWarnings(t *testing.T) {
 	c, err := Parse([]byte(data), "p.yaml")
 	require.NoError(t, err)
 	require.Len(t, c.Warnings, 1)
-	assert.Equal(t, "p.yaml:1:14: repetitions: 3 repetitions cannot show a significant difference (benchmath needs >= 4 samples a side)", c.Warnings[0].Error())
+	assert.Equal(t, "p.yaml:1:14: repetitions: 3 repetitions cannot show a significant difference (the Mann-Whitney U test needs >= 4 samples a side): every gate will be inconclusive", c.Warnings[0].Error())
 }
 
 func TestDurations(t *testing.T) {
@@ -301,7 +302,7 @@ scenarios:
 	// x- keys are allowed at the top level only.
 	_, err = Parse([]byte("scenarios:\n  - name: a\n    x-note: hi\n"), "p.yaml")
 	require.Error(t, err)
-	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: duration, fresh_stack, load, max_error_rate, name, requests, slo, synth, workload)`, err.Error())
+	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: duration, fresh_stack, gates, load, max_error_rate, name, requests, slo, synth, workload)`, err.Error())
 }
 
 func TestValidateInCode(t *testing.T) {
@@ -309,14 +310,14 @@ func TestValidateInCode(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, c.Validate())
 
-	c.Repetitions = 0                   // as a flag override might
+	c.Repetitions = Repetitions{}       // as a flag override might
 	c.Scenarios[2].Load.Concurrency = 3 // on a gamma load
 	err = c.Validate()
 	require.Error(t, err)
 	assert.Equal(t, "testdata/good.yaml: repetitions: must be >= 1, got 0\n"+
 		"testdata/good.yaml: scenarios[2].load.concurrency: only for closed loads, and this load is gamma", err.Error())
 
-	c.Repetitions = 2
+	c.Repetitions = Repetitions{Min: 2, Max: 2}
 	c.Scenarios[2].Load.Concurrency = 0
 	require.NoError(t, c.Validate())
 	require.Len(t, c.Warnings, 1)

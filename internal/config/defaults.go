@@ -26,6 +26,16 @@ const (
 	// Mann-Whitney U test to reach p < 0.05 (it needs at least 4), while
 	// keeping a gate's run short.
 	DefaultRepetitions = 5
+	// DefaultAlpha 0.05 is benchstat's: one false regression in twenty
+	// runs at most, over all gates of a run and all looks of a gate.
+	DefaultAlpha = 0.05
+	// DefaultOnInconclusive fail: a gate that could not tell whether the
+	// change is within tolerance has not shown that it is; the report
+	// says inconclusive and points at calibration.
+	DefaultOnInconclusive = InconclusiveFail
+	// DefaultBaselines is the directory `perfgate baseline promote` writes
+	// and `perfgate gate` reads, beside perfgate.yaml.
+	DefaultBaselines = "baselines"
 	// DefaultSeed is fixed, not random, so that two runs of one config send
 	// the same requests at the same times unless the user asks otherwise.
 	DefaultSeed = 1
@@ -87,6 +97,21 @@ const (
 	DefaultOnUnsteady = "fail"
 )
 
+// DefaultGates are the gates every scenario has unless the config changes
+// them: the tail latencies a user feels, throughput and goodput, errors and
+// cold start. Tails are noisier than medians, so p99 gets more room than p95;
+// throughput is averaged over a whole repetition and is steadier.
+var DefaultGates = map[string]string{
+	"ttft.p95":          "+10%",
+	"ttft.p99":          "+15%",
+	"tpot.p99":          "+10%",
+	"e2e.p99":           "+10%",
+	"output_throughput": "-5%",
+	"goodput":           "-5%",
+	"error_rate":        "+1 points",
+	"cold_start":        "+20%",
+}
+
 // Defaults returns the config an empty file would give, less the scenarios it
 // must still list: the top-level defaults. Per-scenario defaults (load type,
 // gamma burstiness, trace speedup) are the constants above, applied to each
@@ -117,7 +142,8 @@ func Defaults() Config {
 			Max:        DefaultWarmupMax,
 			OnUnsteady: DefaultOnUnsteady,
 		},
-		Repetitions: DefaultRepetitions,
+		Repetitions: Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions},
+		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
 		Seed:        DefaultSeed,
 	}
 }
@@ -177,8 +203,18 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	if st.Docker != nil && unset("stack.docker.pull", st.Docker.Pull == "") {
 		st.Docker.Pull = DefaultPull
 	}
-	if unset("repetitions", c.Repetitions == 0) {
+	if unset("repetitions", c.Repetitions == Repetitions{}) {
 		c.Repetitions = d.Repetitions
+	}
+	cp := &c.Compare
+	if unset("compare.alpha", cp.Alpha == 0) {
+		cp.Alpha = d.Compare.Alpha
+	}
+	if unset("compare.on_inconclusive", cp.OnInconclusive == "") {
+		cp.OnInconclusive = d.Compare.OnInconclusive
+	}
+	if unset("compare.baselines", cp.Baselines == "") {
+		cp.Baselines = d.Compare.Baselines
 	}
 	if unset("seed", c.Seed == 0) {
 		c.Seed = d.Seed

@@ -78,6 +78,7 @@ func decode(body ast.Node, c *Config) (err error) {
 		yaml.DisallowUnknownField(),
 		yaml.AllowFieldPrefixes(extensionPrefix), // the shape pass allows them at the top level only
 		yaml.CustomUnmarshaler(unmarshalDuration),
+		yaml.CustomUnmarshaler(unmarshalRepetitions),
 	)
 }
 
@@ -113,6 +114,25 @@ func unmarshalDuration(d *time.Duration, b []byte) error {
 		}
 	}
 	return fmt.Errorf("want a duration like 500ms or 2m, got %s", strings.TrimSpace(string(b)))
+}
+
+// unmarshalRepetitions decodes `repetitions: 5` as {5, 5} and
+// `repetitions: {min: 5, max: 15}` as it is.
+func unmarshalRepetitions(r *Repetitions, b []byte) error {
+	var n int
+	if err := yaml.Unmarshal(b, &n); err == nil {
+		*r = Repetitions{Min: n, Max: n}
+		return nil
+	}
+	var m struct {
+		Min int `yaml:"min"`
+		Max int `yaml:"max"`
+	}
+	if err := yaml.UnmarshalWithOptions(b, &m, yaml.DisallowUnknownField()); err != nil {
+		return err
+	}
+	*r = Repetitions(m)
+	return nil
 }
 
 // source is what the parsed file says about where each field is.

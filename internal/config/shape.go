@@ -22,8 +22,9 @@ import (
 // AST ourselves gives all of them at once, in the user's terms.
 
 var (
-	configType   = reflect.TypeFor[Config]()
-	durationType = reflect.TypeFor[time.Duration]()
+	configType      = reflect.TypeFor[Config]()
+	durationType    = reflect.TypeFor[time.Duration]()
+	repetitionsType = reflect.TypeFor[Repetitions]()
 )
 
 // extensionPrefix starts the top-level keys that perfgate ignores, as Docker
@@ -104,6 +105,17 @@ func (sh *shape) walk(n ast.Node, t reflect.Type, path string, at pos) {
 
 	if t == durationType {
 		sh.duration(n, path, at)
+		return
+	}
+	if t == repetitionsType {
+		// A number, or {min, max}.
+		if _, ok := n.(*ast.IntegerNode); ok {
+			sh.integer(n, reflect.TypeFor[int](), path, at)
+		} else if _, ok := mappingPairs(n); ok {
+			sh.structure(n, t, path)
+		} else {
+			sh.add(path, valuePos(n, at), "want an integer or {min: N, max: M}, got %s", describe(n))
+		}
 		return
 	}
 	if hasUnmarshaler(t) {

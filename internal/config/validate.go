@@ -56,13 +56,9 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	if c.Cooldown < 0 {
 		v.add("cooldown", "must be >= 0, got %s", c.Cooldown)
 	}
-	if c.Repetitions < 1 {
-		v.add("repetitions", "must be >= 1, got %d", c.Repetitions)
-	} else if c.Repetitions < minSignificantReps {
-		v.warns = append(v.warns, src.problem("repetitions",
-			"%d repetitions cannot show a significant difference (benchmath needs >= %d samples a side)",
-			c.Repetitions, minSignificantReps))
-	}
+	v.repetitions()
+	v.compare()
+	v.gates("gates", c.Gates)
 	if len(c.Scenarios) == 0 {
 		v.add("scenarios", "at least one scenario is required")
 	}
@@ -72,6 +68,35 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	}
 	sortProblems(v.probs)
 	return v.probs, v.warns
+}
+
+func (v *validator) repetitions() {
+	r := v.c.Repetitions
+	switch {
+	case r.Fixed() && r.Min < 1:
+		v.add("repetitions", "must be >= 1, got %d", r.Min)
+	case r.Min < 1:
+		v.add("repetitions.min", "must be >= 1, got %d", r.Min)
+	case r.Max < r.Min:
+		v.add("repetitions.max", "must be >= min (%d), got %d", r.Min, r.Max)
+	case r.Max < minSignificantReps:
+		v.warns = append(v.warns, v.src.problem("repetitions",
+			"%s repetitions cannot show a significant difference (the Mann-Whitney U test needs >= %d samples a side): every gate will be inconclusive",
+			r, minSignificantReps))
+	}
+}
+
+func (v *validator) compare() {
+	cp := v.c.Compare
+	if !(cp.Alpha > 0 && cp.Alpha < 0.5) {
+		v.add("compare.alpha", "must be in (0, 0.5), got %s", fmtFloat(cp.Alpha))
+	}
+	if cp.OnInconclusive != InconclusiveFail && cp.OnInconclusive != InconclusivePass {
+		v.add("compare.on_inconclusive", "must be fail or pass, got %q", cp.OnInconclusive)
+	}
+	if strings.TrimSpace(cp.Baselines) == "" {
+		v.add("compare.baselines", "must not be empty")
+	}
 }
 
 func (v *validator) add(path, format string, args ...any) {
@@ -168,6 +193,7 @@ func (v *validator) scenario(i int, seen map[string]int) {
 	if !(s.MaxErrorRate >= 0 && s.MaxErrorRate <= 1) {
 		v.add(p+".max_error_rate", "must be in [0,1] (a fraction: 0.05 is 5%%), got %s", fmtFloat(s.MaxErrorRate))
 	}
+	v.gates(p+".gates", s.Gates)
 	if s.FreshStack && v.c.Stack.Kind == StackExternal {
 		v.add(p+".fresh_stack", "needs a stack perfgate starts (stack.kind process or docker), and stack.kind is external")
 	}

@@ -28,6 +28,9 @@ type Result struct {
 	StartedAt  time.Time        `json:"started_at"`
 	FinishedAt time.Time        `json:"finished_at"`
 	Scenarios  []ScenarioResult `json:"scenarios"`
+	// Compare is the comparison settings of the config that ran, so that
+	// `perfgate compare` needs no config.
+	Compare *config.Compare `json:"compare,omitempty"`
 }
 
 // Identity says exactly what was measured, so that two results that differ in
@@ -41,6 +44,9 @@ type Identity struct {
 	// Stack is how the server was started: its kind and its command line or image.
 	Stack Stack `json:"stack"`
 	Host  Host  `json:"host"`
+	// GPUs are the accelerators the stack ran on, when known; two results
+	// measured on different GPU models or counts are not compared.
+	GPUs []GPU `json:"gpus,omitempty"`
 	// Simulated is true when the target is perfgate's own simulator: nothing
 	// measured on it is a GPU figure.
 	Simulated bool `json:"simulated,omitempty"`
@@ -79,6 +85,14 @@ type Stack struct {
 	Args    []string `json:"args,omitempty"`
 }
 
+// GPU is one accelerator of the serving machine.
+type GPU struct {
+	Model       string `json:"model"`
+	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
+	Driver      string `json:"driver,omitempty"`
+	CUDA        string `json:"cuda,omitempty"`
+}
+
 // Host describes the machine perfgate ran on (the client side).
 type Host struct {
 	OS          string `json:"os"`
@@ -101,8 +115,11 @@ type ScenarioResult struct {
 	// start repeat its value.
 	ColdStartMS float64 `json:"cold_start_ms,omitempty"`
 	// Warmup is how the scenario was brought to steady state.
-	Warmup      *Warmup      `json:"warmup,omitempty"`
-	Repetitions []Repetition `json:"repetitions"`
+	Warmup *Warmup `json:"warmup,omitempty"`
+	// Gates are the gates configured for the scenario when it was run, so
+	// that `perfgate compare` needs no config.
+	Gates       []config.Gate `json:"gates,omitempty"`
+	Repetitions []Repetition  `json:"repetitions"`
 }
 
 // Warmup records a scenario's warm-up: never measured, but the evidence that

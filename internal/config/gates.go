@@ -1,0 +1,162 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/metric"
+)
+
+// Repetitions is how many times each scenario is measured: a fixed number
+// (`repetitions: 5`), or a range (`repetitions: {min: 5, max: 15}`) within
+// which `perfgate gate` adds repetitions while a gate is inconclusive.
+// `perfgate run`, having nothing to compare with, measures Max (a baseline
+// wants as many samples as the budget allows).
+type Repetitions struct {
+	// Min is how many repetitions are always measured.
+	Min int `yaml:"min" json:"min"`
+	// Max is the most a gate may measure; equal to Min for a fixed number.
+	Max int `yaml:"max" json:"max"`
+}
+
+// Fixed reports whether the count is one number rather than a range.
+func (r Repetitions) Fixed() bool { return r.Min == r.Max }
+
+// String is "5" or "5..15".
+func (r Repetitions) String() string {
+	if r.Fixed() {
+		return fmt.Sprint(r.Min)
+	}
+	return fmt.Sprintf("%d..%d", r.Min, r.Max)
+}
+
+// MarshalJSON writes a fixed count as a number (as configs before ranges
+// hashed), a range as {"min","max"}.
+func (r Repetitions) MarshalJSON() ([]byte, error) {
+	if r.Fixed() {
+		return json.Marshal(r.Min)
+	}
+	type plain Repetitions
+	return json.Marshal(plain(r))
+}
+
+// UnmarshalJSON reads either form.
+func (r *Repetitions) UnmarshalJSON(b []byte) error {
+	var n int
+	if err := json.Unmarshal(b, &n); err == nil {
+		*r = Repetitions{Min: n, Max: n}
+		return nil
+	}
+	type plain Repetitions
+	return json.Unmarshal(b, (*plain)(r))
+}
+
+// Gate outcomes at the end of the budget.
+const (
+	InconclusiveFail = "fail"
+	InconclusivePass = "pass"
+)
+
+// Compare configures how results are compared with their baselines.
+type Compare struct {
+	// Alpha is the chance the gate accepts of calling a regression that is
+	// not there, over all gates of a run (Holm) and all looks of a
+	// sequential gate (alpha spending).
+	Alpha float64 `yaml:"alpha" json:"alpha"`
+	// OnInconclusive decides the exit code when the repetition budget runs
+	// out with a gate still inconclusive: fail (exit 1) or pass (exit 0).
+	// Either way the report says inconclusive.
+	OnInconclusive string `yaml:"on_inconclusive" json:"on_inconclusive"`
+	// Baselines is the directory of promoted baselines, relative to the
+	// config file.
+	Baselines string `yaml:"baselines" json:"baselines"`
+}
+
+// GateOff in a gates mapping turns a default gate off.
+const GateOff = "off"
+
+// Gate is one metric gated with its tolerance.
+type Gate struct {
+	Metric    string           `json:"metric"`
+	Tolerance metric.Tolerance `json:"tolerance"`
+}
+
+// UnmarshalJSON reads a gate as results store it ({"metric", "tolerance"
+// as written}), parsing the tolerance again.
+func (g *Gate) UnmarshalJSON(b []byte) error {
+	var raw struct {
+		Metric    string `json:"metric"`
+		Tolerance string `json:"tolerance"`
+	}
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return err
+	}
+	m, err := metric.Lookup(raw.Metric)
+	if err != nil {
+		return err
+	}
+	t, err := metric.ParseTolerance(m, raw.Tolerance)
+	if err != nil {
+		return fmt.Errorf("gate %s: %w", raw.Metric, err)
+	}
+	*g = Gate{Metric: m.Name, Tolerance: t}
+	return nil
+}
+
+// GatesOf returns the gates of scenario s: the defaults (DefaultGates),
+// changed by the top-level gates mapping, changed by the scenario's own; a
+// metric set to off is left out. They come in report order. The config must
+// have been validated (a bad tolerance is skipped here, reported there).
+func (c *Config) GatesOf(s Scenario) []Gate {
+	merged := maps.Clone(DefaultGates)
+	maps.Copy(merged, c.Gates)
+	maps.Copy(merged, s.Gates)
+	names := slices.Collect(maps.Keys(merged))
+	slices.SortFunc(names, func(a, b string) int { return metric.Order(a) - metric.Order(b) })
+	var out []Gate
+	for _, name := range names {
+		text := merged[name]
+		if strings.TrimSpace(text) == GateOff {
+			continue
+		}
+		g, err := parseGate(name, text)
+		if err != nil {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out
+}
+
+func parseGate(name, text string) (Gate, error) {
+	m, err := metric.Lookup(name)
+	if err != nil {
+		return Gate{}, err
+	}
+	t, err := metric.ParseTolerance(m, text)
+	if err != nil {
+		return Gate{}, err
+	}
+	return Gate{Metric: m.Name, Tolerance: t}, nil
+}
+
+// gates checks a gates mapping at path.
+func (v *validator) gates(path string, gates map[string]string) {
+	for _, name := range slices.Sorted(maps.Keys(gates)) {
+		if strings.TrimSpace(gates[name]) == GateOff {
+			if _, err := metric.Lookup(name); err != nil {
+				v.add(path+"."+name, "%v", err)
+			}
+			continue
+		}
+		if _, err := parseGate(name, gates[name]); err != nil {
+			v.add(path+"."+name, "%v", err)
+		}
+	}
+}
+
+// BaselinesDir is compare.baselines resolved against the config's directory.
+func (c *Config) BaselinesDir() string { return resolve(c.Dir, c.Compare.Baselines) }

@@ -1,0 +1,86 @@
+package config
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGatesMergeDefaultsTopLevelAndScenario(t *testing.T) {
+	c, err := Parse([]byte(`
+repetitions: {min: 5, max: 15}
+gates:
+  ttft.p99: +20%
+  cold_start: off
+  itl.p50: +2ms
+scenarios:
+  - name: a
+    synth: {requests: 10, input: {type: fixed, value: 10}, output: {type: fixed, value: 10}}
+    load: {concurrency: 2}
+    gates: {goodput: off, tpot.p99: 0, output_throughput: -100 tok/s}
+  - name: b
+    synth: {requests: 10, input: {type: fixed, value: 10}, output: {type: fixed, value: 10}}
+    load: {concurrency: 2}
+`), "p.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, Repetitions{Min: 5, Max: 15}, c.Repetitions)
+	assert.Empty(t, c.Warnings)
+
+	text := func(gs []Gate) map[string]string {
+		m := map[string]string{}
+		for _, g := range gs {
+			m[g.Metric] = g.Tolerance.Text
+		}
+		return m
+	}
+	a := c.GatesOf(c.Scenarios[0])
+	assert.Equal(t, map[string]string{
+		"ttft.p95": "+10%", "ttft.p99": "+20%", "tpot.p99": "0", "e2e.p99": "+10%", "itl.p50": "+2ms",
+		"output_throughput": "-100 tok/s", "error_rate": "+1 points",
+	}, text(a))
+	b := c.GatesOf(c.Scenarios[1])
+	assert.Equal(t, "+20%", text(b)["ttft.p99"])
+	assert.Equal(t, "-5%", text(b)["goodput"])
+	assert.NotContains(t, text(b), "cold_start")
+
+	// Report order: latencies family by family, then rates.
+	var order []string
+	for _, g := range a {
+		order = append(order, g.Metric)
+	}
+	assert.Equal(t, []string{"ttft.p95", "ttft.p99", "tpot.p99", "itl.p50", "e2e.p99", "output_throughput", "error_rate"}, order)
+
+	// Absolute tolerances are in the metric's unit.
+	for _, g := range a {
+		switch g.Metric {
+		case "itl.p50":
+			assert.False(t, g.Tolerance.Relative)
+			assert.InDelta(t, 2.0, g.Tolerance.Value, 1e-12) // ms
+		case "error_rate":
+			assert.InDelta(t, 0.01, g.Tolerance.Value, 1e-12) // 1 point
+		case "output_throughput":
+			assert.InDelta(t, 100.0, g.Tolerance.Value, 1e-12)
+		}
+	}
+
+	// Gates survive a trip through a result file.
+	data, err := json.Marshal(a)
+	require.NoError(t, err)
+	var back []Gate
+	require.NoError(t, json.Unmarshal(data, &back))
+	assert.Equal(t, a, back)
+}
+
+func TestRepetitionsJSON(t *testing.T) {
+	for _, r := range []Repetitions{{5, 5}, {5, 15}} {
+		data, err := json.Marshal(r)
+		require.NoError(t, err)
+		var back Repetitions
+		require.NoError(t, json.Unmarshal(data, &back))
+		assert.Equal(t, r, back)
+	}
+	data, _ := json.Marshal(Repetitions{5, 5})
+	assert.Equal(t, "5", string(data), "a fixed count hashes as it did before ranges")
+}

@@ -1,0 +1,296 @@
+package stat
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+)
+
+// Outcome is the verdict on one gate. There are three, not two, because
+// "no significant regression" is not "no regression": a gate passes only
+// when its interval rules a regression beyond the tolerance out, and a run
+// too short or too noisy to tell either way is inconclusive.
+type Outcome string
+
+// The three outcomes of a gate.
+const (
+	// Regression: the candidate is significantly worse, and by more than
+	// the tolerance.
+	Regression Outcome = "regression"
+	// Pass: the interval rules out being worse by more than the tolerance.
+	Pass Outcome = "pass"
+	// Inconclusive: neither, for too few samples, too much noise, or an
+	// input that cannot be decided (see the Decision's Reason and Warnings).
+	Inconclusive Outcome = "inconclusive"
+)
+
+// Gate is one gate's input: the samples of one metric on both sides (one
+// value per repetition), the metric's direction, and how much worse the
+// candidate may be.
+type Gate struct {
+	// Baseline and Candidate hold one value per repetition.
+	Baseline, Candidate []float64
+	// HigherIsBetter is true for throughput-like metrics, false for
+	// latency-like ones; it sets which direction is "worse".
+	HigherIsBetter bool
+	// Relative is true when Tolerance is a fraction of the baseline median.
+	Relative bool
+	// Tolerance is how much worse the candidate may be: a magnitude >= 0,
+	// a fraction (0.1 = 10%) when Relative, else in the metric's unit.
+	Tolerance float64
+}
+
+// Decision is one gate's outcome and the evidence for it, for the report.
+type Decision struct {
+	Outcome Outcome
+	// P is the raw one-sided U-test p-value of "the candidate is worse";
+	// NaN when the gate could not be tested (an empty side, a NaN value,
+	// an invalid level).
+	P float64
+	// PAdjusted is P after Holm's adjustment over the family; it is what is
+	// compared with Level. NaN when P is.
+	PAdjusted float64
+	// Level is the level the family was tested at.
+	Level float64
+	// BaselineMedian and CandidateMedian are the sample medians (NaN for an
+	// empty side).
+	BaselineMedian, CandidateMedian float64
+	// Shift is the Hodges-Lehmann shift candidate − baseline at confidence
+	// 1 − 2·Level, so that each bound alone is a one-sided (1 − Level)
+	// bound: the bad-side bound is the one-sided test of "worse by more
+	// than the tolerance".
+	Shift Shift
+	// Change is the shift relative to the baseline median: Estimate/median,
+	// Lo/median, Hi/median, so that the ratio candidate/baseline is
+	// 1+Change. The median's magnitude is used, so a negative median does
+	// not turn the direction around. All NaN when the baseline median is 0.
+	Change struct{ Estimate, Lo, Hi float64 }
+	// Worse is the estimated change in the bad direction in tolerance terms
+	// (a fraction when Relative, metric units otherwise): positive is
+	// worse. NaN when it cannot be computed.
+	Worse float64
+	// Reason is one short line saying why this outcome; the p-value it
+	// quotes is PAdjusted, the one compared with Level.
+	Reason string
+	// Warnings are what the user can do about an inconclusive or fragile
+	// outcome: too few samples for a regression to be detectable, or for
+	// an interval; a relative tolerance against a zero median.
+	Warnings []string
+}
+
+// Decide tests one family of gates at level and returns one Decision per
+// gate, in order. The family's U-test p-values are adjusted with Holm, so
+// the chance that any gate of the family is a false regression is at most
+// level; over sequential looks, level is the look's LookLevel.
+//
+// The rules:
+//   - regression: PAdjusted < level and the Hodges-Lehmann estimate is
+//     worse than the tolerance (Worse > Tolerance): a significant change
+//     that is also a material one;
+//   - pass: the interval exists and its bad-side bound is within the
+//     tolerance (for lower-is-better Hi, for higher-is-better −Lo, divided
+//     by the baseline median when Relative, <= Tolerance): the data rule a
+//     regression beyond the tolerance out, at one-sided confidence
+//     1 − level;
+//   - inconclusive: neither (too few samples, too much noise, or a relative
+//     tolerance with a zero baseline median), and also whenever no
+//     regression could have been detected at all (MinP(n1, n2)·len(gates)
+//     >= level): a pass that could not have been a regression would test
+//     nothing, so a tight interval does not pass such a gate.
+//
+// A gate with an empty side, a NaN or infinite value, or a negative or NaN
+// tolerance is inconclusive with a warning, never a pass, and so is every
+// gate when level is not in (0, 0.5). Decide never panics.
+func Decide(gates []Gate, level float64) []Decision {
+	m := len(gates)
+	out := make([]Decision, m)
+	ps := make([]float64, m)
+	confidence := 1 - 2*level
+	for i, g := range gates {
+		d := &out[i]
+		nan := math.NaN()
+		d.P, d.PAdjusted, d.Level, d.Worse = nan, nan, level, nan
+		d.Change.Estimate, d.Change.Lo, d.Change.Hi = nan, nan, nan
+		d.Shift = Shift{Estimate: nan, Lo: math.Inf(-1), Hi: math.Inf(1)}
+		bs, cs := sortedCopy(g.Baseline), sortedCopy(g.Candidate)
+		d.BaselineMedian, d.CandidateMedian = sortedMedian(bs), sortedMedian(cs)
+		ps[i] = nan
+		if reason, warning := untestable(g, level); reason != "" {
+			d.Outcome, d.Reason, d.Warnings = Inconclusive, reason, []string{warning}
+			continue
+		}
+		p, err := uSorted(bs, cs, g.HigherIsBetter)
+		if err != nil { // not expected once untestable has passed the gate
+			d.Outcome, d.Reason, d.Warnings = Inconclusive, "the U test failed", []string{err.Error()}
+			continue
+		}
+		d.P, ps[i] = p, p
+		d.Shift = HodgesLehmann(bs, cs, confidence)
+	}
+	adjusted := Holm(ps)
+	conf := ""
+	for i, g := range gates {
+		if math.IsNaN(out[i].P) {
+			continue
+		}
+		if conf == "" {
+			conf = strconv.FormatFloat(100*confidence, 'g', 4, 64) + "%"
+		}
+		out[i].PAdjusted = adjusted[i]
+		classify(&out[i], g, level, m, conf)
+	}
+	return out
+}
+
+// untestable returns why g cannot be tested at level, and a warning saying
+// so; "" when it can be.
+func untestable(g Gate, level float64) (reason, warning string) {
+	switch {
+	case !(level > 0 && level < 0.5):
+		return "invalid level", fmt.Sprintf("level %g is not in (0, 0.5): no gate can be decided", level)
+	case len(g.Baseline) == 0 && len(g.Candidate) == 0:
+		return "no samples", "neither side has samples: the gate cannot be decided"
+	case len(g.Baseline) == 0:
+		return "no baseline samples", "the baseline has no samples: the gate cannot be decided"
+	case len(g.Candidate) == 0:
+		return "no candidate samples", "the candidate has no samples: the gate cannot be decided"
+	case slices.ContainsFunc(g.Baseline, notFinite):
+		return "a baseline value is not finite", "the baseline holds a NaN or infinite value: the gate cannot be decided"
+	case slices.ContainsFunc(g.Candidate, notFinite):
+		return "a candidate value is not finite", "the candidate holds a NaN or infinite value: the gate cannot be decided"
+	case !(g.Tolerance >= 0):
+		return "invalid tolerance", fmt.Sprintf("tolerance %g is not a magnitude >= 0: the gate cannot be decided", g.Tolerance)
+	}
+	return "", ""
+}
+
+func notFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
+
+// classify sets d's Change, Worse, Outcome, Reason and Warnings from its P,
+// PAdjusted and Shift; m is the family's size, conf the interval's
+// confidence as the reasons write it (90%).
+func classify(d *Decision, g Gate, level float64, m int, conf string) {
+	n1, n2 := len(g.Baseline), len(g.Candidate)
+	confidence := 1 - 2*level
+
+	base := math.Abs(d.BaselineMedian)
+	if base != 0 {
+		d.Change.Estimate = d.Shift.Estimate / base
+		d.Change.Lo = d.Shift.Lo / base
+		d.Change.Hi = d.Shift.Hi / base
+	}
+	// In tolerance terms: the estimate, and the interval's bound on the bad
+	// side (Hi when lower is better, Lo when higher is), signed as changes.
+	est, lo, hi := d.Shift.Estimate, d.Shift.Lo, d.Shift.Hi
+	if g.Relative {
+		est, lo, hi = d.Change.Estimate, d.Change.Lo, d.Change.Hi
+	}
+	badBound, sign := hi, 1.0
+	if g.HigherIsBetter {
+		badBound, sign = lo, -1
+	}
+	d.Worse = sign * est
+	if d.Worse == 0 {
+		d.Worse = 0 // not -0 for a higher-is-better metric
+	}
+	tol := sign * g.Tolerance // the tolerance as a signed change
+	// show and showTol write a change and the tolerance for the reasons:
+	// +31.2% and +10% when Relative, +20 and +5 in the metric's unit.
+	show := func(v float64) string {
+		if g.Relative {
+			return signed(100*v, 'f', 1) + "%"
+		}
+		return signed(v, 'g', 4)
+	}
+	showTol := func() string {
+		if g.Relative {
+			return signed(100*tol, 'g', 4) + "%"
+		}
+		return signed(tol, 'g', 4)
+	}
+
+	needDetect := 0
+	if MinP(n1, n2)*float64(m) >= level {
+		needDetect = SamplesToReach(level / float64(m))
+		over := ""
+		if m > 1 {
+			over = fmt.Sprintf(" (alpha %.3g over %d gates)", level, m)
+		}
+		d.Warnings = append(d.Warnings, fmt.Sprintf(
+			"need >= %d samples a side to detect a regression at level %.3g%s",
+			needDetect, level/float64(m), over))
+	}
+	if !d.Shift.OK {
+		d.Warnings = append(d.Warnings, fmt.Sprintf(
+			"need >= %d samples a side for a %s interval", IntervalSamples(confidence), conf))
+	}
+	zeroBase := g.Relative && base == 0
+	if zeroBase {
+		d.Warnings = append(d.Warnings,
+			"baseline median is 0: a relative tolerance cannot be applied; use an absolute one")
+	}
+
+	significant := d.PAdjusted < level
+	switch {
+	case zeroBase:
+		d.Outcome = Inconclusive
+		d.Reason = "baseline median is 0: a relative tolerance cannot be applied"
+	case significant && d.Worse > g.Tolerance:
+		d.Outcome = Regression
+		d.Reason = "significant (p=" + pval(d.PAdjusted) + ") and " + show(est) + " is beyond " + showTol()
+	case needDetect > 0:
+		// A family that could not show a regression however large cannot
+		// show a pass either: the config is too small to test anything.
+		d.Outcome = Inconclusive
+		d.Reason = fmt.Sprintf("too few samples: need >= %d a side", max(IntervalSamples(confidence), needDetect))
+	case d.Shift.OK && sign*badBound <= g.Tolerance:
+		d.Outcome = Pass
+		if g.Tolerance == 0 {
+			d.Reason = "the " + conf + " interval rules out any worsening"
+		} else {
+			d.Reason = "the " + conf + " interval rules out worse than " + showTol()
+		}
+	case !d.Shift.OK:
+		d.Outcome = Inconclusive
+		d.Reason = fmt.Sprintf("too few samples: need >= %d a side", max(IntervalSamples(confidence), needDetect))
+	case significant:
+		d.Outcome = Inconclusive
+		d.Reason = "significant (p=" + pval(d.PAdjusted) + ") but " + show(est) + " is within " + showTol() +
+			", and the " + conf + " interval reaches " + show(badBound)
+	case d.Worse > g.Tolerance:
+		d.Outcome = Inconclusive
+		d.Reason = show(est) + " is beyond " + showTol() + " but not significant (p=" + pval(d.PAdjusted) +
+			"), and the " + conf + " interval reaches " + show(badBound)
+	default:
+		d.Outcome = Inconclusive
+		d.Reason = "the " + conf + " interval reaches " + show(badBound) + ", beyond " + showTol()
+	}
+}
+
+// signed formats v as strconv does with format and prec, with a sign
+// always (+10, -3.5): the reasons say changes. It is fmt's %+.{prec}{format}
+// without fmt's cost, which counts when a sequential run decides thousands
+// of gates.
+func signed(v float64, format byte, prec int) string {
+	s := strconv.FormatFloat(v, format, prec, 64)
+	if s[0] == '-' || s[0] == '+' || math.IsNaN(v) {
+		return s
+	}
+	return "+" + s
+}
+
+// pval formats a p-value for a reason, as %.2g does.
+func pval(p float64) string { return strconv.FormatFloat(p, 'g', 2, 64) }
+
+// sortedMedian returns the median of sorted values, NaN when there are none.
+func sortedMedian(s []float64) float64 {
+	n := len(s)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}

@@ -1,0 +1,344 @@
+package baseline
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// historyFile is the name of the history log inside a store's directory.
+const historyFile = "history.jsonl"
+
+// Store is a baselines directory (baselines/ by default, committed to the
+// repository): one <scenario>.json per promoted scenario and history.jsonl.
+// An empty Dir is config.DefaultBaselines.
+type Store struct{ Dir string }
+
+func (s Store) dir() string {
+	if s.Dir == "" {
+		return config.DefaultBaselines
+	}
+	return s.Dir
+}
+
+// Path is the baseline file of a scenario: <Dir>/<scenario>.json.
+func (s Store) Path(scenario string) string {
+	return filepath.Join(s.dir(), scenario+".json")
+}
+
+// HistoryPath is the history log: <Dir>/history.jsonl.
+func (s Store) HistoryPath() string {
+	return filepath.Join(s.dir(), historyFile)
+}
+
+// namePattern is what a scenario name may be, as config validates it: the
+// name becomes a file name, so it must not climb out of Dir or hide a file.
+var namePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
+
+func checkName(scenario string) error {
+	if !namePattern.MatchString(scenario) {
+		return fmt.Errorf("scenario name %q cannot name a baseline file (want %s)", scenario, namePattern)
+	}
+	return nil
+}
+
+// notFound is Load's error for a scenario never promoted. It wraps
+// fs.ErrNotExist so callers can tell "no baseline yet" from a broken one.
+type notFound struct{ scenario, path string }
+
+func (e *notFound) Error() string {
+	return fmt.Sprintf("no baseline for scenario %s at %s (promote one with `perfgate baseline promote RESULT`)", e.scenario, e.path)
+}
+
+func (e *notFound) Unwrap() error { return fs.ErrNotExist }
+
+// Load reads the promoted baseline of one scenario: a Result holding that one
+// scenario. A missing file is an error that wraps fs.ErrNotExist and says how
+// to promote one; a corrupt file (bad or truncated JSON, another schema, no
+// scenario of that name, no repetitions) is an error naming the file and what
+// is wrong with it, for a baseline that cannot be read must stop a gate rather
+// than pass it.
+func (s Store) Load(scenario string) (*result.Result, error) {
+	if err := checkName(scenario); err != nil {
+		return nil, err
+	}
+	path := s.Path(scenario)
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, &notFound{scenario: scenario, path: path}
+	}
+	if err == nil && info.Mode().IsRegular() && info.Size() == 0 {
+		return nil, fmt.Errorf("baseline %s: empty file", path)
+	}
+	r, err := result.Read(path) // its errors name path
+	if err != nil {
+		return nil, fmt.Errorf("baseline for scenario %s: %w", scenario, err)
+	}
+	var names []string
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		if sc.Name != scenario {
+			names = append(names, sc.Name)
+			continue
+		}
+		if len(sc.Repetitions) == 0 {
+			return nil, fmt.Errorf("baseline %s: scenario %s has no repetitions", path, scenario)
+		}
+		r.Scenarios = []result.ScenarioResult{*sc}
+		return r, nil
+	}
+	return nil, fmt.Errorf("baseline %s: holds scenario %s, not %s", path, strings.Join(names, ", "), scenario)
+}
+
+// Meta says where a promoted result came from: the commit it measured and
+// when. A zero Date stands for the result's finish time.
+type Meta struct {
+	Commit string
+	Date   time.Time
+}
+
+// Promote makes r the baseline: each scenario of r is written as its own
+// baseline file (a Result with r's schema, identity and times holding only
+// that scenario) and one Entry per scenario is appended to history.jsonl. It
+// creates Dir if missing and returns the baseline files written, in r's
+// order (the history is HistoryPath).
+//
+// Every file is replaced atomically (a temporary file in Dir, fsync, rename,
+// fsync of Dir), so a reader or a killed promotion never sees half a
+// baseline; all the new files are written before any is renamed, so a failed
+// write leaves the old baselines as they were. The history gets one O_APPEND
+// write of whole lines, fsynced, after the renames. A result that cannot be
+// a baseline (another schema, a scenario without repetitions, two scenarios
+// of one name) is refused before anything is written. On an error, the paths
+// returned are those already replaced.
+func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
+	if r.Schema != result.Schema {
+		return nil, fmt.Errorf("promote: result schema %q, want %q", r.Schema, result.Schema)
+	}
+	if len(r.Scenarios) == 0 {
+		return nil, errors.New("promote: the result has no scenarios")
+	}
+	seen := map[string]bool{}
+	var lines bytes.Buffer
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		if err := checkName(sc.Name); err != nil {
+			return nil, fmt.Errorf("promote: %w", err)
+		}
+		if seen[sc.Name] {
+			return nil, fmt.Errorf("promote: scenario %s appears twice in the result", sc.Name)
+		}
+		seen[sc.Name] = true
+		e, err := NewEntry(r, sc, meta)
+		if err != nil {
+			return nil, fmt.Errorf("promote: %w", err)
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("promote: encode history entry of %s: %w", sc.Name, err)
+		}
+		lines.Write(line)
+		lines.WriteByte('\n')
+	}
+	if err := os.MkdirAll(s.dir(), 0o755); err != nil {
+		return nil, fmt.Errorf("promote: %w", err)
+	}
+	// Every new baseline is written to a synced temporary file first, and
+	// only when all are whole are they renamed into place: a failure while
+	// writing leaves every old baseline as it was.
+	temps := make([]string, 0, len(r.Scenarios))
+	defer func() {
+		for _, t := range temps {
+			os.Remove(t) // those not renamed; harmless for the others
+		}
+	}()
+	paths := make([]string, 0, len(r.Scenarios))
+	for i := range r.Scenarios {
+		one := *r
+		one.Scenarios = r.Scenarios[i : i+1]
+		data, err := json.MarshalIndent(&one, "", "  ")
+		if err != nil {
+			return nil, fmt.Errorf("promote: encode baseline of %s: %w", r.Scenarios[i].Name, err)
+		}
+		path := s.Path(r.Scenarios[i].Name)
+		tmp, err := writeTemp(path, append(data, '\n'))
+		if err != nil {
+			return nil, fmt.Errorf("baseline %s: %w", path, err)
+		}
+		temps = append(temps, tmp)
+		paths = append(paths, path)
+	}
+	for i, tmp := range temps {
+		if err := os.Rename(tmp, paths[i]); err != nil {
+			return paths[:i], fmt.Errorf("baseline %s: %w", paths[i], err)
+		}
+	}
+	if err := syncDir(s.dir()); err != nil {
+		return paths, fmt.Errorf("baselines %s: %w", s.dir(), err)
+	}
+	if err := appendLines(s.HistoryPath(), lines.Bytes()); err != nil {
+		return paths, fmt.Errorf("history %s: %w", s.HistoryPath(), err)
+	}
+	return paths, nil
+}
+
+// fsync syncs a file to disk; a variable so tests can make it fail.
+var fsync = (*os.File).Sync
+
+// writeTemp writes data to a new temporary file beside path (hidden, so List
+// skips it), synced and readable like any baseline, and returns its name;
+// renaming it over path then replaces path atomically: path holds either its
+// old content or all of data, whatever happens.
+func writeTemp(path string, data []byte) (name string, err error) {
+	dir, base := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	if err != nil {
+		return "", err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	if _, err = f.Write(data); err != nil {
+		return "", err
+	}
+	if err = f.Chmod(0o644); err != nil {
+		return "", err
+	}
+	if err = fsync(f); err != nil {
+		return "", err
+	}
+	if err = f.Close(); err != nil {
+		return "", err
+	}
+	return f.Name(), nil
+}
+
+// syncDir makes a rename or creation in dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return err
+	}
+	return nil
+}
+
+// appendLines appends whole lines to path in one O_APPEND write and syncs it.
+// When the file does not end in a newline (a torn earlier write), a newline
+// goes first so the new lines stay whole and History reports only the bad one.
+func appendLines(path string, lines []byte) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if size := info.Size(); size > 0 {
+		last := make([]byte, 1)
+		if _, err := f.ReadAt(last, size-1); err != nil {
+			return err
+		}
+		if last[0] != '\n' {
+			lines = append([]byte{'\n'}, lines...)
+		}
+	}
+	if _, err := f.Write(lines); err != nil {
+		return err
+	}
+	if err := fsync(f); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// History reads history.jsonl, oldest line first. A missing file is an empty
+// history; blank lines are skipped; a line that is not an entry is an error
+// "PATH:LINE: ..." so it can be found and mended by hand.
+func (s Store) History() ([]Entry, error) {
+	path := s.HistoryPath()
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	var entries []Entry
+	rd := bufio.NewReader(f)
+	for n := 1; ; n++ {
+		line, err := rd.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		if text := bytes.TrimSpace(line); len(text) > 0 {
+			var e Entry
+			if uerr := json.Unmarshal(text, &e); uerr != nil {
+				return nil, fmt.Errorf("%s:%d: %w", path, n, uerr)
+			}
+			if e.Scenario == "" {
+				return nil, fmt.Errorf("%s:%d: entry has no scenario", path, n)
+			}
+			entries = append(entries, e)
+		}
+		if err != nil { // io.EOF
+			return entries, nil
+		}
+	}
+}
+
+// List loads every baseline in Dir (each <scenario>.json; not history.jsonl,
+// nor hidden or temporary files), sorted by scenario. A missing Dir holds no
+// baselines; any corrupt baseline is an error naming it, for a listing that
+// silently skipped one would hide it.
+func (s Store) List() ([]*result.Result, error) {
+	ents, err := os.ReadDir(s.dir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("baselines: %w", err)
+	}
+	var names []string
+	for _, de := range ents {
+		name, ok := strings.CutSuffix(de.Name(), ".json")
+		if ok && !de.IsDir() && namePattern.MatchString(name) {
+			names = append(names, name)
+		}
+	}
+	slices.Sort(names) // by scenario, not by file name: "a" before "a-b"
+	var out []*result.Result
+	for _, name := range names {
+		r, err := s.Load(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, nil
+}

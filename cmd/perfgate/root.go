@@ -46,6 +46,10 @@ Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
 	})
 	root.AddCommand(
 		newRunCmd(stdout, stderr),
+		newGateCmd(stdout, stderr),
+		newCompareCmd(stdout, stderr),
+		newBaselineCmd(stdout, stderr),
+		newExportCmd(stdout, stderr),
 		newSimCmd(stderr),
 		newValidateCmd(stdout, stderr),
 		newWorkloadCmd(stdout, stderr),

@@ -72,46 +72,80 @@ result file.`,
 }
 
 func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
+	cfg, scenarios, err := loadRun(o, stderr)
+	if err != nil {
+		return err
+	}
+	res, err := execute(ctx, cfg, scenarios, o, stderr, nil)
+	if err != nil {
+		return err
+	}
+	switch {
+	case o.json:
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(res); err != nil {
+			return err
+		}
+	case !o.quiet:
+		if err := report.Summary(stdout, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n", o.output)
+	}
+	return nil
+}
+
+// loadRun loads the config with the flags' overrides and prepares the
+// scenarios' workloads; warnings go to stderr.
+func loadRun(o runOptions, stderr io.Writer) (*config.Config, []run.Scenario, error) {
 	cfg, err := config.LoadFile(o.configPath)
 	if err != nil {
-		return exit.UsageError(err)
+		return nil, nil, exit.UsageError(err)
 	}
 	if o.target != "" {
 		cfg.Target.BaseURL = o.target
 	}
 	if o.repetitions < 0 {
-		return exit.UsageError(fmt.Errorf("--repetitions: must be >= 1, got %d", o.repetitions))
+		return nil, nil, exit.UsageError(fmt.Errorf("--repetitions: must be >= 1, got %d", o.repetitions))
 	}
 	if o.repetitions > 0 {
-		cfg.Repetitions = o.repetitions
+		cfg.Repetitions = config.Repetitions{Min: o.repetitions, Max: o.repetitions}
 	}
 	scenarios, err := run.Prepare(cfg, o.scenarios)
 	if err != nil {
-		return exit.UsageError(err)
+		return nil, nil, exit.UsageError(err)
 	}
-
 	if err := cfg.Validate(); err != nil { // the flag overrides
-		return exit.UsageError(err)
+		return nil, nil, exit.UsageError(err)
 	}
-	configHash := cfg.Hash() // of the config as written, before model: auto is resolved
 	for _, w := range cfg.Warnings {
 		if !o.quiet {
 			fmt.Fprintln(stderr, "warning: "+w.Error())
 		}
 	}
+	return cfg, scenarios, nil
+}
+
+// execute measures the scenarios (starting and stopping the stack) and writes
+// the result file, which it returns. more, if set, makes repetitions
+// sequential (see session.more). A failed run leaves no result file.
+func execute(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, o runOptions, stderr io.Writer,
+	more func(*result.ScenarioResult) bool) (*result.Result, error) {
+	configHash := cfg.Hash() // of the config as written, before model: auto is resolved
 
 	// A failed run must not leave an older result behind that a later step
 	// could mistake for this run's.
 	if err := os.Remove(o.output); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return exit.UsageError(fmt.Errorf("--output: %w", err))
+		return nil, exit.UsageError(fmt.Errorf("--output: %w", err))
 	}
 	started := time.Now()
-	sess := &session{cfg: cfg, runID: runID()}
+	sess := &session{cfg: cfg, runID: runID(), more: more}
 	var rw *result.RecordWriter
 	if o.records != "" {
 		f, err := os.Create(o.records)
 		if err != nil {
-			return exit.UsageError(fmt.Errorf("--records: %w", err))
+			return nil, exit.UsageError(fmt.Errorf("--records: %w", err))
 		}
 		defer f.Close()
 		rw = result.NewRecordWriter(f)
@@ -129,7 +163,7 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		}
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 
 	res := &result.Result{
@@ -146,24 +180,12 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 		StartedAt:  started.UTC(),
 		FinishedAt: time.Now().UTC(),
 		Scenarios:  scenarioResults,
+		Compare:    &cfg.Compare,
 	}
 	if err := result.Write(o.output, res); err != nil {
-		return exit.RunError(err)
+		return nil, exit.RunError(err)
 	}
-	switch {
-	case o.json:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
-			return err
-		}
-	case !o.quiet:
-		if err := report.Summary(stdout, res); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "wrote %s\n", o.output)
-	}
-	return nil
+	return res, nil
 }
 
 // connect builds the client for cfg's target, checks that the server answers

@@ -33,6 +33,10 @@ type session struct {
 	progress *run.Progress
 	onRecord func(*result.Record)
 	out      io.Writer // phase detail (stderr), nil when quiet
+	// more, if set, makes repetitions sequential: asked after each
+	// repetition from repetitions.min on, with the scenario measured so far,
+	// whether to measure another (perfgate gate). Unset: repetitions.max.
+	more func(partial *result.ScenarioResult) bool
 
 	inst      stack.Instance
 	starts    int
@@ -211,7 +215,8 @@ func (s *session) stopStack() {
 // scenario warms sc up and measures its repetitions under a crash watch.
 func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
 	c := sc.Config
-	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load, SLO: c.SLO}
+	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load, SLO: c.SLO,
+		Gates: s.cfg.GatesOf(c)}
 	if s.cfg.Stack.Kind != config.StackExternal {
 		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
 	}
@@ -256,16 +261,26 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 		s.detail("warning: not steady after %s; measuring anyway (warmup.on_unsteady: warn)", w.Max)
 	}
 
-	s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions", c.Name, s.cfg.Repetitions))
+	reps := s.cfg.Repetitions
 	m := &run.Measurement{
-		Dispatcher: dispatcher, Repetitions: s.cfg.Repetitions, Cooldown: s.cfg.Cooldown,
+		Dispatcher: dispatcher, Repetitions: reps, Cooldown: s.cfg.Cooldown,
 		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
 	}
-	reps, err := m.Measure(watched, sc)
+	if s.more != nil && !reps.Fixed() {
+		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions, up to %d while a gate is undecided", c.Name, reps.Min, reps.Max))
+		m.More = func(done []result.Repetition) bool {
+			partial := res
+			partial.Repetitions = done
+			return s.more(&partial)
+		}
+	} else {
+		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions", c.Name, reps.Max))
+	}
+	measured, err := m.Measure(watched, sc)
 	if err != nil {
 		return res, crashed(err)
 	}
-	res.Repetitions = reps
+	res.Repetitions = measured
 	return res, nil
 }
 

@@ -498,7 +498,11 @@ func TestConnectionReuse(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	assert.LessOrEqual(t, newConns, conc, "connections opened for 3 rounds of %d concurrent requests", conc)
+	// Without reuse, 3 rounds would open 3*conc. The transport returns a
+	// finished connection to its idle pool from its read loop, a moment
+	// after the caller has the whole body, so on a loaded machine a few
+	// requests of the next round dial anew: allow half a round of those.
+	assert.LessOrEqual(t, newConns, conc+conc/2, "connections opened for 3 rounds of %d concurrent requests", conc)
 }
 
 func TestListModelsErrors(t *testing.T) {

@@ -67,8 +67,14 @@ func resolve(dir, path string) string {
 
 // Measurement measures the repetitions of one scenario at a time.
 type Measurement struct {
-	Dispatcher  *Dispatcher
-	Repetitions int
+	Dispatcher *Dispatcher
+	// Repetitions is how many repetitions to measure: Min, then more while
+	// More says so, up to Max. Without More, Max.
+	Repetitions config.Repetitions
+	// More, if set, is asked after each repetition from the Min-th on,
+	// with every repetition so far, whether to measure another (a sequential
+	// gate asks while a gate is inconclusive).
+	More func(reps []result.Repetition) bool
 	// Cooldown is an idle pause before every repetition after the first.
 	Cooldown time.Duration
 	// Clock times the cool-down; nil means RealClock.
@@ -100,7 +106,7 @@ func (e *BrokenError) Error() string {
 		e.Scenario, e.Repetition, r.Failed, r.Sent, 100*r.ErrorRate, 100*e.MaxErrorRate, r.Errors)
 }
 
-// Measure runs the repetitions of s in order, each with the same seeded
+// Measure runs the repetitions of s in order (see Repetitions and More), each with the same seeded
 // schedule construction (repetition r of a baseline and of a candidate draw
 // the same arrivals), with the cool-down before each one after the first. A
 // repetition that completes no request, or whose error rate is over the
@@ -112,7 +118,14 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		clock = RealClock{}
 	}
 	var reps []result.Repetition
-	for rep := 1; rep <= m.Repetitions; rep++ {
+	last := m.Repetitions.Max // the most this scenario may measure
+	if m.More == nil {
+		last = max(m.Repetitions.Min, m.Repetitions.Max)
+	}
+	for rep := 1; rep <= last; rep++ {
+		if m.More != nil && rep > m.Repetitions.Min && !m.More(reps) {
+			break
+		}
 		if rep > 1 && m.Cooldown > 0 {
 			if err := clock.SleepUntil(ctx, clock.Now().Add(m.Cooldown)); err != nil {
 				return reps, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, rep, context.Cause(ctx))
@@ -125,7 +138,7 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		}
 		agg := result.NewAggregator(c.SLO, plan.OpenLoop(), c.Load.Rate)
 		if m.Progress != nil {
-			m.Progress.Begin(fmt.Sprintf("%s rep %d/%d", c.Name, rep, m.Repetitions), plan.limit())
+			m.Progress.Begin(fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions), plan.limit())
 		}
 		err := m.Dispatcher.Run(ctx, plan, func(r *result.Record) {
 			agg.Add(r)

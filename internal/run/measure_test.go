@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -53,7 +54,7 @@ func TestMeasureErrorRateLimit(t *testing.T) {
 			clk := newFakeClock(0)
 			m := &Measurement{
 				Dispatcher:  &Dispatcher{Sender: &failingSender{clk: clk, every: tt.every}, Clock: clk},
-				Repetitions: 3, Clock: clk, RunID: "t",
+				Repetitions: config.Repetitions{Min: 3, Max: 3}, Clock: clk, RunID: "t",
 			}
 			s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}, MaxErrorRate: tt.max}, Requests: requests(20)}
 			reps, err := m.Measure(context.Background(), s)
@@ -80,7 +81,7 @@ func TestMeasureCooldown(t *testing.T) {
 	clk := newFakeClock(0)
 	m := &Measurement{
 		Dispatcher:  &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk},
-		Repetitions: 3, Cooldown: 7 * time.Second, Clock: clk, RunID: "t",
+		Repetitions: config.Repetitions{Min: 3, Max: 3}, Cooldown: 7 * time.Second, Clock: clk, RunID: "t",
 	}
 	s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}, MaxErrorRate: 0.05}, Requests: requests(4)}
 	start := clk.Now()
@@ -101,8 +102,47 @@ func TestMeasureCancelledWithCause(t *testing.T) {
 	crash := errors.New("the stack went down")
 	ctx, cancel := context.WithCancelCause(context.Background())
 	cancel(crash)
-	m := &Measurement{Dispatcher: &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk}, Repetitions: 2, Clock: clk}
+	m := &Measurement{Dispatcher: &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk}, Repetitions: config.Repetitions{Min: 2, Max: 2}, Clock: clk}
 	s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}}, Requests: requests(4)}
 	_, err := m.Measure(ctx, s)
 	require.ErrorIs(t, err, crash)
+}
+
+// A sequential gate measures Min repetitions, then one more each time More
+// says so, and never past Max.
+func TestMeasureSequential(t *testing.T) {
+	tests := []struct {
+		name     string
+		min, max int
+		more     func(n int) bool // given the repetitions so far
+		want     int
+		asked    []int
+	}{
+		{"decided at the minimum", 3, 6, func(int) bool { return false }, 3, []int{3}},
+		{"one more", 3, 6, func(n int) bool { return n < 4 }, 4, []int{3, 4}},
+		{"budget runs out", 3, 6, func(int) bool { return true }, 6, []int{3, 4, 5}},
+		{"fixed count never asks", 3, 3, func(int) bool { return true }, 3, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock(0)
+			var asked []int
+			m := &Measurement{
+				Dispatcher:  &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk},
+				Repetitions: config.Repetitions{Min: tt.min, Max: tt.max}, Clock: clk, RunID: "t",
+				More: func(reps []result.Repetition) bool {
+					asked = append(asked, len(reps))
+					for i, r := range reps {
+						require.Equal(t, i+1, r.Index)
+					}
+					return tt.more(len(reps))
+				},
+			}
+			s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}, MaxErrorRate: 0.05}, Requests: requests(5)}
+			reps, err := m.Measure(context.Background(), s)
+			require.NoError(t, err)
+			assert.Len(t, reps, tt.want)
+			assert.Equal(t, tt.asked, asked)
+		})
+	}
 }

@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/baseline"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// baselineDirFlags locate the baselines directory: --dir, else the config's
+// compare.baselines (resolved against the config file), else ./baselines.
+type baselineDirFlags struct {
+	dir        string
+	configPath string
+}
+
+func (f *baselineDirFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.dir, "dir", "", "baselines directory (default: compare.baselines of the config, else baselines)")
+	cmd.Flags().StringVarP(&f.configPath, "config", "c", "perfgate.yaml", "config whose compare.baselines names the directory, when it exists")
+}
+
+func (f *baselineDirFlags) store() (baseline.Store, error) {
+	if f.dir != "" {
+		return baseline.Store{Dir: f.dir}, nil
+	}
+	if _, err := os.Stat(f.configPath); err == nil {
+		cfg, err := config.LoadFile(f.configPath)
+		if err != nil {
+			return baseline.Store{}, exit.UsageError(err)
+		}
+		return baseline.Store{Dir: cfg.BaselinesDir()}, nil
+	}
+	return baseline.Store{Dir: config.DefaultBaselines}, nil
+}
+
+func newBaselineCmd(stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "baseline",
+		Short: "Promote, show and trace the baselines pull requests are compared against",
+		Long: `baseline manages the baselines directory (compare.baselines, default
+baselines/ beside perfgate.yaml), which is committed to the repository:
+
+  <scenario>.json   the promoted result of each scenario: what perfgate gate
+                    compares a pull request with
+  history.jsonl     one compact line per promotion (commit, date, identity
+                    digest, the headline metrics' medians and intervals), for
+                    trends and change points`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+	}
+	cmd.AddCommand(newBaselinePromoteCmd(stdout, stderr), newBaselineShowCmd(stdout), newBaselineHistoryCmd(stdout))
+	return cmd
+}
+
+func newBaselinePromoteCmd(stdout, stderr io.Writer) *cobra.Command {
+	var (
+		dirs   baselineDirFlags
+		commit string
+	)
+	cmd := &cobra.Command{
+		Use:   "promote RESULT",
+		Short: "Make a result the baseline of its scenarios",
+		Long: `promote writes each scenario of RESULT as baselines/<scenario>.json (atomically:
+a reader never sees half a file) and appends one summary line per scenario to
+baselines/history.jsonl. The commit is --commit, else $GITHUB_SHA, else the
+current git HEAD. Commit the baselines directory afterwards.`,
+		Example: `  perfgate run -c perfgate.yaml -o result.json   # on the main branch
+  perfgate baseline promote result.json
+  git add baselines && git commit -m "perfgate: new baseline"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := result.Read(args[0])
+			if err != nil {
+				return exit.UsageError(err)
+			}
+			store, err := dirs.store()
+			if err != nil {
+				return err
+			}
+			meta := baseline.Meta{Commit: commitOf(cmd.Context(), commit), Date: time.Now().UTC()}
+			paths, err := store.Promote(r, meta)
+			if err != nil {
+				return exit.RunError(err)
+			}
+			for _, p := range paths {
+				fmt.Fprintf(stdout, "wrote %s\n", p)
+			}
+			fmt.Fprintf(stdout, "appended %d line(s) to %s\n", len(r.Scenarios), store.HistoryPath())
+			return nil
+		},
+	}
+	dirs.register(cmd)
+	cmd.Flags().StringVar(&commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
+	return cmd
+}
+
+// commitOf is the commit to record: the flag, $GITHUB_SHA, or git's HEAD;
+// empty when none is known.
+func commitOf(ctx context.Context, flag string) string {
+	if flag != "" {
+		return flag
+	}
+	if sha := os.Getenv("GITHUB_SHA"); sha != "" {
+		return sha
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", "rev-parse", "HEAD").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func newBaselineShowCmd(stdout io.Writer) *cobra.Command {
+	var dirs baselineDirFlags
+	cmd := &cobra.Command{
+		Use:   "show",
+		Short: "List the promoted baselines",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			store, err := dirs.store()
+			if err != nil {
+				return err
+			}
+			list, err := store.List()
+			if err != nil {
+				return exit.UsageError(err)
+			}
+			if len(list) == 0 {
+				return exit.UsageError(fmt.Errorf("no baselines in %s (promote one with `perfgate baseline promote RESULT`)", store.Dir))
+			}
+			hist, err := store.History()
+			if err != nil {
+				return exit.UsageError(err)
+			}
+			return baseline.WriteShow(stdout, list, hist)
+		},
+	}
+	dirs.register(cmd)
+	return cmd
+}
+
+func newBaselineHistoryCmd(stdout io.Writer) *cobra.Command {
+	var (
+		dirs baselineDirFlags
+		opts baseline.HistoryOptions
+	)
+	cmd := &cobra.Command{
+		Use:   "history",
+		Short: "Print a metric's history with its trend and change points",
+		Long: `history prints, per scenario, one row per line of history.jsonl: the date,
+the commit, the metric's median with its 95% interval and the change from the
+row before, with a sparkline of the trend. Change points (where the series
+shifts to a new level) are found with the E-divisive means method and marked.`,
+		Example: `  perfgate baseline history --metric ttft.p99 --last 20
+  perfgate baseline history --metric output_throughput --scenario chat`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Last < 0 {
+				return exit.UsageError(fmt.Errorf("--last: must be >= 0, got %d", opts.Last))
+			}
+			store, err := dirs.store()
+			if err != nil {
+				return err
+			}
+			hist, err := store.History()
+			if err != nil {
+				return exit.UsageError(err)
+			}
+			if len(hist) == 0 {
+				return exit.UsageError(fmt.Errorf("no history in %s", filepath.Join(store.Dir, "history.jsonl")))
+			}
+			if err := baseline.WriteHistory(stdout, hist, opts); err != nil {
+				return exit.UsageError(err)
+			}
+			return nil
+		},
+	}
+	dirs.register(cmd)
+	f := cmd.Flags()
+	f.StringVarP(&opts.Metric, "metric", "m", "ttft.p99", "metric to trace (e.g. ttft.p99, tpot.p99, output_throughput, goodput)")
+	f.IntVarP(&opts.Last, "last", "n", 0, "show only the last N entries (0: all)")
+	f.StringVarP(&opts.Scenario, "scenario", "s", "", "only this scenario")
+	return cmd
+}

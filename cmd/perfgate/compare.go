@@ -1,0 +1,238 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/baseline"
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// verdictFormats are the renderings of a verdict.
+var verdictFormats = []string{"text", "markdown", "json"}
+
+type compareOptions struct {
+	baselines     []string
+	result        string
+	configPath    string
+	format        string
+	allowMismatch bool
+	alpha         float64
+	aa            bool
+}
+
+func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o compareOptions
+	cmd := &cobra.Command{
+		Use:   "compare --baseline BASELINE --result RESULT",
+		Short: "Compare a result with its baseline and give each gate's verdict",
+		Long: `compare tests, for every gate of every scenario, whether the candidate result
+is worse than the baseline: one value per repetition on each side, a one-sided
+Mann-Whitney U test in the bad direction, Holm's correction across all gates,
+and the Hodges-Lehmann shift with its interval, shown as a change relative to
+the baseline median. Each gate is a regression (significant and beyond its
+tolerance), a pass (the interval rules out a change beyond the tolerance) or
+inconclusive (too few samples or too much noise to tell).
+
+The gates are the ones recorded in the result (from the config that ran it),
+or those of --config. The baseline is a result file, or a baselines directory
+holding <scenario>.json files. Results measured on different GPUs or with a
+different workload, load shape or SLO are refused (exit 2) unless
+--allow-mismatch; what a pull request is expected to change (engine version,
+model, flags, image) is listed under "what changed".
+
+With --aa, compare calibrates instead: given several results of the same
+configuration (A/A), it reports each metric's noise between repetitions, the
+smallest regression the configuration could detect, the repetitions a gate's
+tolerance needs, and how often the gate raised a false alarm between them.
+
+Exit codes: 0 pass, 1 regression (or inconclusive with on_inconclusive: fail),
+2 bad input or a refused comparison.`,
+		Example: `  perfgate compare --baseline baselines/ --result result.json
+  perfgate compare --baseline old.json --result new.json --format markdown
+  perfgate compare --aa run1.json run2.json run3.json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.aa {
+				return runCalibrate(o, args, stdout)
+			}
+			if len(args) > 0 {
+				return exit.UsageError(fmt.Errorf("unexpected arguments %q (use --baseline and --result; files as arguments are for --aa)", args))
+			}
+			return runCompare(o, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringSliceVarP(&o.baselines, "baseline", "b", nil, "baseline result file, or a baselines directory (repeatable)")
+	f.StringVarP(&o.result, "result", "r", "result.json", "candidate result file")
+	f.StringVarP(&o.configPath, "config", "c", "", "take the gates and compare settings from this config instead of the result")
+	f.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(verdictFormats, ", "))
+	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
+	f.Float64Var(&o.alpha, "alpha", 0, "false-regression rate over all gates (default: the result's compare.alpha, 0.05)")
+	f.BoolVar(&o.aa, "aa", false, "calibrate from A/A results given as arguments")
+	return cmd
+}
+
+func runCompare(o compareOptions, stdout, stderr io.Writer) error {
+	if !slices.Contains(verdictFormats, o.format) {
+		return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
+	}
+	if len(o.baselines) == 0 {
+		return exit.UsageError(errors.New("--baseline is required (a result file or a baselines directory)"))
+	}
+	cand, err := result.Read(o.result)
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	bases, err := loadBaselines(o.baselines, cand)
+	if err != nil {
+		return err
+	}
+	opts := compare.Options{Alpha: o.alpha, AllowMismatch: o.allowMismatch}
+	if o.alpha != 0 && !(o.alpha > 0 && o.alpha < 0.5) {
+		return exit.UsageError(fmt.Errorf("--alpha: must be in (0, 0.5), got %v", o.alpha))
+	}
+	if o.configPath != "" {
+		cfg, err := config.LoadFile(o.configPath)
+		if err != nil {
+			return exit.UsageError(err)
+		}
+		opts.Gates = gatesFrom(cfg)
+		if o.alpha == 0 {
+			opts.Alpha = cfg.Compare.Alpha
+		}
+		opts.OnInconclusive = cfg.Compare.OnInconclusive
+	}
+	v, err := compare.Compare(bases, cand, opts)
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	if err := writeVerdict(stdout, v, o.format); err != nil {
+		return err
+	}
+	return verdictError(v)
+}
+
+// loadBaselines reads the baselines named by --baseline: result files, or
+// directories from which each scenario of cand takes <scenario>.json. A
+// scenario with no baseline file in a directory is left out (compare says
+// so); a corrupt file is an error naming it.
+func loadBaselines(paths []string, cand *result.Result) ([]*result.Result, error) {
+	var out []*result.Result
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, exit.UsageError(fmt.Errorf("--baseline: %w", err))
+		}
+		if !st.IsDir() {
+			r, err := result.Read(p)
+			if err != nil {
+				return nil, exit.UsageError(err)
+			}
+			out = append(out, r)
+			continue
+		}
+		store := baseline.Store{Dir: p}
+		for _, s := range cand.Scenarios {
+			r, err := store.Load(s.Name)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return nil, exit.UsageError(err)
+			}
+			out = append(out, r)
+		}
+	}
+	return out, nil
+}
+
+// gatesFrom gives each scenario the gates cfg configures for it; a scenario
+// cfg does not have gets the defaults with cfg's top-level changes.
+func gatesFrom(cfg *config.Config) func(string) []config.Gate {
+	return func(name string) []config.Gate {
+		for _, s := range cfg.Scenarios {
+			if s.Name == name {
+				return cfg.GatesOf(s)
+			}
+		}
+		return cfg.GatesOf(config.Scenario{})
+	}
+}
+
+func writeVerdict(w io.Writer, v *compare.Verdict, format string) error {
+	switch format {
+	case "markdown":
+		return report.WriteVerdictMarkdown(w, v)
+	case "json":
+		return report.WriteVerdictJSON(w, v)
+	default:
+		return report.WriteVerdictText(w, v)
+	}
+}
+
+// verdictError is the error that carries the verdict's exit code, or nil
+// for a pass.
+func verdictError(v *compare.Verdict) error {
+	code := v.ExitCode()
+	if code == exit.OK {
+		return nil
+	}
+	msg := "regression"
+	if v.Outcome != "regression" {
+		msg = fmt.Sprintf("inconclusive, and compare.on_inconclusive is %s", v.OnInconclusive)
+	}
+	return exit.WithCode(code, errors.New(msg))
+}
+
+// runCalibrate is compare --aa: the calibration of A/A results.
+func runCalibrate(o compareOptions, files []string, stdout io.Writer) error {
+	if len(files) == 0 {
+		return exit.UsageError(errors.New("--aa: give the A/A result files as arguments"))
+	}
+	var results []*result.Result
+	for _, f := range files {
+		r, err := result.Read(f)
+		if err != nil {
+			return exit.UsageError(err)
+		}
+		results = append(results, r)
+	}
+	var gates func(string) []config.Gate
+	alpha := o.alpha
+	if o.configPath != "" {
+		cfg, err := config.LoadFile(o.configPath)
+		if err != nil {
+			return exit.UsageError(err)
+		}
+		gates = gatesFrom(cfg)
+		if alpha == 0 {
+			alpha = cfg.Compare.Alpha
+		}
+	}
+	cal, err := compare.Calibrate(results, alpha, gates)
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	if o.format == "json" {
+		return writeJSON(stdout, cal)
+	}
+	return report.WriteCalibration(stdout, cal)
+}
+
+// writeJSON writes v as indented JSON.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

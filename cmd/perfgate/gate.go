@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/baseline"
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+type gateOptions struct {
+	runOptions
+	baselineDir   string
+	format        string
+	allowMismatch bool
+}
+
+func newGateCmd(stdout, stderr io.Writer) *cobra.Command {
+	var o gateOptions
+	cmd := &cobra.Command{
+		Use:   "gate",
+		Short: "Run the scenarios, compare them with their baselines, and exit with the verdict",
+		Long: `gate is the whole pipeline: it runs the scenarios as perfgate run does
+(starting the stack, warming up, measuring), compares each with its promoted
+baseline (compare.baselines/<scenario>.json) as perfgate compare does, prints
+the verdict, and exits 0 (pass), 1 (regression, or inconclusive with
+compare.on_inconclusive: fail), 2 (bad input, a missing or corrupt baseline, a
+refused comparison) or 3 (the run failed).
+
+With repetitions: {min: 5, max: 15} the repetitions are sequential: gate
+measures min, compares, and measures one more at a time while any gate of the
+scenario is inconclusive, stopping when every gate is decided or at max. The
+false-regression rate stays within compare.alpha despite the repeated looks:
+alpha is split evenly across the scenarios that have a baseline, and each
+look tests at the alpha it spends under a Pocock-type spending function
+(alpha·ln(1+(e−1)·n/max)), with Holm's correction across the scenario's gates.
+The verdict says how many repetitions each side had.
+
+A scenario with no baseline is measured (repetitions.min) and reported as not
+compared; with no baseline at all, gate refuses to run.`,
+		Example: `  perfgate gate -c perfgate.yaml
+  perfgate gate -c perfgate.yaml --format markdown > comment.md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runGate(cmd, o, stdout, stderr)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.configPath, "config", "c", "perfgate.yaml", "config file")
+	f.StringVarP(&o.output, "output", "o", "result.json", "result file to write")
+	f.StringVar(&o.records, "records", "", "also write one JSON line per request to this file")
+	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "gate only these scenarios (repeatable, or comma-separated)")
+	f.StringVar(&o.target, "target", "", "override target.base_url")
+	f.StringVar(&o.baselineDir, "baselines", "", "baselines directory (default: compare.baselines of the config)")
+	f.StringVarP(&o.format, "format", "f", "text", "verdict format on stdout: "+strings.Join(verdictFormats, ", "))
+	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
+	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the verdict and errors")
+	return cmd
+}
+
+func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer) error {
+	if !slices.Contains(verdictFormats, o.format) {
+		return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
+	}
+	cfg, scenarios, err := loadRun(o.runOptions, stderr)
+	if err != nil {
+		return err
+	}
+	store := baseline.Store{Dir: cfg.BaselinesDir()}
+	if o.baselineDir != "" {
+		store.Dir = o.baselineDir
+	}
+
+	// Every baseline is read before anything runs: a corrupt one, or one
+	// that measured something else, should cost no GPU time.
+	bases := map[string]*result.Result{}
+	var missing []string
+	for _, sc := range scenarios {
+		b, err := store.Load(sc.Config.Name)
+		if errors.Is(err, os.ErrNotExist) {
+			missing = append(missing, sc.Config.Name)
+			continue
+		}
+		if err != nil {
+			return exit.UsageError(err)
+		}
+		bs := b.Scenarios[0]
+		if !o.allowMismatch {
+			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load, SLO: sc.Config.SLO}
+			if d := compare.ScenarioMismatches(&bs, &probe); len(d) > 0 {
+				return exit.UsageError(&compare.MismatchError{Differences: d})
+			}
+		}
+		bases[sc.Config.Name] = b
+	}
+	if len(bases) == 0 {
+		return exit.UsageError(fmt.Errorf("no baseline in %s for %s: run `perfgate run` on the base branch and `perfgate baseline promote result.json` first",
+			store.Dir, strings.Join(missing, ", ")))
+	}
+	for _, name := range missing {
+		if !o.quiet {
+			fmt.Fprintf(stderr, "warning: scenario %s has no baseline in %s: it is measured but not compared\n", name, store.Dir)
+		}
+	}
+
+	// Sequential looks (see compare.Sequential for the alpha spending).
+	seq := &compare.Sequential{
+		Options:   compare.Options{Alpha: cfg.Compare.Alpha, OnInconclusive: cfg.Compare.OnInconclusive, Gates: gatesFrom(cfg)},
+		Min:       cfg.Repetitions.Min,
+		Max:       cfg.Repetitions.Max,
+		Scenarios: len(bases),
+	}
+	more := func(partial *result.ScenarioResult) bool {
+		b := bases[partial.Name]
+		if b == nil {
+			return false // nothing to compare with: the minimum will do
+		}
+		n := len(partial.Repetitions)
+		if !seq.IsLook(n) {
+			return true // between looks
+		}
+		undecided, level, err := seq.Look(b, partial)
+		if err != nil {
+			return false // the final comparison reports it
+		}
+		if !o.quiet {
+			if len(undecided) == 0 {
+				fmt.Fprintf(stderr, "  look at %d repetitions (level %.3g): every gate decided\n", n, level)
+			} else {
+				fmt.Fprintf(stderr, "  look at %d repetitions (level %.3g): undecided %s; measuring more\n", n, level, strings.Join(undecided, ", "))
+			}
+		}
+		return len(undecided) > 0
+	}
+
+	res, err := execute(cmd.Context(), cfg, scenarios, o.runOptions, stderr, more)
+	if err != nil {
+		return err
+	}
+	if !o.quiet {
+		if err := report.Summary(stderr, res); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "wrote %s\n\n", o.output)
+	}
+	var baseList []*result.Result
+	for _, s := range res.Scenarios {
+		if b := bases[s.Name]; b != nil {
+			baseList = append(baseList, b)
+		}
+	}
+	v, err := seq.Final(baseList, res, o.allowMismatch)
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	if err := writeVerdict(stdout, v, o.format); err != nil {
+		return err
+	}
+	return verdictError(v)
+}

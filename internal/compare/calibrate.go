@@ -1,0 +1,201 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// CalibrationPower is the detection probability "smallest detectable
+// regression" refers to: the usual 80%.
+const CalibrationPower = 0.8
+
+// Calibration reports, from several results of one configuration (A/A), how
+// noisy each gated metric is and what the gate can therefore detect: the
+// evidence for setting tolerances and repetitions.
+type Calibration struct {
+	Alpha   float64 `json:"alpha"`
+	Results int     `json:"results"`
+	// Pairs is how many A/A comparisons were run (each pair of results, or
+	// the two halves of a single result's repetitions).
+	Pairs     int                   `json:"pairs"`
+	Scenarios []CalibrationScenario `json:"scenarios"`
+	Notes     []string              `json:"notes,omitempty"`
+}
+
+// CalibrationScenario is one scenario's calibration.
+type CalibrationScenario struct {
+	Name string `json:"name"`
+	// Repetitions is the repetitions a side a gate would have (the fewest
+	// among the results).
+	Repetitions int `json:"repetitions"`
+	// Gates is the number of gates Holm divides alpha by.
+	Gates   int                 `json:"gates"`
+	Metrics []CalibrationMetric `json:"metrics"`
+}
+
+// CalibrationMetric is one gated metric's noise and what it allows.
+type CalibrationMetric struct {
+	Metric    string `json:"metric"`
+	Title     string `json:"title"`
+	Unit      string `json:"unit"`
+	Tolerance string `json:"tolerance"`
+	// N is the repetitions pooled over all results; Median their median.
+	N      int `json:"n"`
+	Median Num `json:"median"`
+	// CV is the coefficient of variation between repetitions (all results
+	// pooled, so run-to-run drift counts as noise, as it does for a stored
+	// baseline).
+	CV Num `json:"cv"`
+	// MinDetectable is the smallest relative regression detected with 80%
+	// probability at the scenario's repetitions, at level alpha/gates (the
+	// first step of Holm); +Inf (null) when that many repetitions cannot
+	// reach significance at all.
+	MinDetectable Num `json:"min_detectable"`
+	// RepetitionsNeeded is the repetitions a side at which MinDetectable
+	// falls to the tolerance (relative tolerances only; 0 when unknown).
+	RepetitionsNeeded int `json:"repetitions_needed,omitempty"`
+	// FalseAlarms is how many of the A/A comparisons called this metric a
+	// regression; Inconclusive how many could not decide.
+	FalseAlarms  int `json:"false_alarms"`
+	Inconclusive int `json:"inconclusive"`
+}
+
+// Calibrate analyses A/A results: results of one configuration measured
+// without any change between them. gates gives each scenario's gates (nil:
+// the ones recorded in the results).
+func Calibrate(results []*result.Result, alpha float64, gates func(string) []config.Gate) (*Calibration, error) {
+	if len(results) == 0 {
+		return nil, fmt.Errorf("calibration needs at least one result")
+	}
+	if alpha == 0 {
+		alpha = config.DefaultAlpha
+	}
+	cal := &Calibration{Alpha: alpha, Results: len(results)}
+	o := Options{Alpha: alpha, OnInconclusive: config.InconclusivePass, Gates: gates}
+
+	// The A/A comparisons: every pair, or one result split in halves.
+	var verdicts []*Verdict
+	if len(results) == 1 {
+		first, second := halves(results[0])
+		v, err := Compare([]*result.Result{first}, second, o)
+		if err != nil {
+			return nil, fmt.Errorf("A/A comparison of the two halves: %w", err)
+		}
+		verdicts = append(verdicts, v)
+		cal.Notes = append(cal.Notes, "one result: its first and second halves of repetitions were compared; several results (runs at different times) give a truer picture of run-to-run noise")
+	}
+	for i := range results {
+		for j := i + 1; j < len(results); j++ {
+			v, err := Compare([]*result.Result{results[i]}, results[j], o)
+			if err != nil {
+				return nil, fmt.Errorf("A/A comparison of results %d and %d: %w", i+1, j+1, err)
+			}
+			verdicts = append(verdicts, v)
+		}
+	}
+	cal.Pairs = len(verdicts)
+
+	for _, s := range results[0].Scenarios {
+		cs := CalibrationScenario{Name: s.Name, Repetitions: math.MaxInt}
+		var pooled []*result.ScenarioResult
+		for _, r := range results {
+			for k := range r.Scenarios {
+				if r.Scenarios[k].Name == s.Name {
+					pooled = append(pooled, &r.Scenarios[k])
+					cs.Repetitions = min(cs.Repetitions, len(r.Scenarios[k].Repetitions))
+				}
+			}
+		}
+		if len(results) == 1 {
+			cs.Repetitions = len(s.Repetitions) // what a gate with this config would have a side
+		}
+		gs := o.gatesOf(&s)
+		cs.Gates = len(gs)
+		level := alpha / float64(max(1, cs.Gates))
+		for _, g := range gs {
+			m, err := metric.Lookup(g.Metric)
+			if err != nil {
+				return nil, err
+			}
+			if m.PerStart {
+				continue // one value per start: no noise between repetitions
+			}
+			var all []float64
+			for _, ps := range pooled {
+				v, err := ps.Values(m.Name)
+				if err != nil {
+					return nil, err
+				}
+				all = append(all, v...)
+			}
+			cm := CalibrationMetric{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Tolerance: g.Tolerance.Text, N: len(all)}
+			sorted := slices.Sorted(slices.Values(all))
+			cm.Median = Num(median(sorted))
+			cv := stat.CV(all)
+			cm.CV = Num(cv)
+			cm.MinDetectable = Num(stat.MinDetectable(cv, cs.Repetitions, cs.Repetitions, level, CalibrationPower))
+			if g.Tolerance.Relative && g.Tolerance.Value > 0 && !math.IsNaN(cv) {
+				for n := 2; n <= 200; n++ {
+					if stat.MinDetectable(cv, n, n, level, CalibrationPower) <= g.Tolerance.Value {
+						cm.RepetitionsNeeded = n
+						break
+					}
+				}
+			}
+			for _, v := range verdicts {
+				for _, vs := range v.Scenarios {
+					if vs.Name != s.Name {
+						continue
+					}
+					for _, vg := range vs.Gates {
+						if vg.Metric != m.Name {
+							continue
+						}
+						switch vg.Outcome {
+						case stat.Regression:
+							cm.FalseAlarms++
+						case stat.Inconclusive:
+							cm.Inconclusive++
+						}
+					}
+				}
+			}
+			cs.Metrics = append(cs.Metrics, cm)
+		}
+		cal.Scenarios = append(cal.Scenarios, cs)
+	}
+	return cal, nil
+}
+
+// halves splits one result's repetitions into a first-half and a
+// second-half result, for an A/A comparison of a single run.
+func halves(r *result.Result) (*result.Result, *result.Result) {
+	a, b := *r, *r
+	a.Scenarios, b.Scenarios = nil, nil
+	for _, s := range r.Scenarios {
+		mid := len(s.Repetitions) / 2
+		sa, sb := s, s
+		sa.Repetitions = s.Repetitions[:mid]
+		sb.Repetitions = s.Repetitions[mid:]
+		a.Scenarios = append(a.Scenarios, sa)
+		b.Scenarios = append(b.Scenarios, sb)
+	}
+	return &a, &b
+}
+
+func median(sorted []float64) float64 {
+	n := len(sorted)
+	if n == 0 {
+		return math.NaN()
+	}
+	if n%2 == 1 {
+		return sorted[n/2]
+	}
+	return (sorted[n/2-1] + sorted[n/2]) / 2
+}

@@ -1,0 +1,316 @@
+package compare
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+
+	"golang.org/x/perf/benchmath"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// MedianConfidence is the confidence of each side's median interval, as
+// benchstat shows it.
+const MedianConfidence = 0.95
+
+// Options configure a comparison.
+type Options struct {
+	// Alpha is the false-regression rate over the run; 0 takes the
+	// candidate's compare.alpha, else config.DefaultAlpha.
+	Alpha float64
+	// OnInconclusive is fail or pass; "" takes the candidate's, else fail.
+	OnInconclusive string
+	// AllowMismatch compares results that measured different things or ran
+	// on different hardware, listing the differences as mismatches.
+	AllowMismatch bool
+	// Gates, if set, gives each scenario's gates (from a config); otherwise
+	// the gates recorded in the candidate result, else the defaults.
+	Gates func(scenario string) []config.Gate
+	// Levels, if set, is a sequential gate's level for each scenario at this
+	// look (its share of alpha, spent over looks): Holm then runs within each
+	// scenario. Unset: one family, Holm across every gate of the run at
+	// Alpha.
+	Levels map[string]float64
+}
+
+// Compare compares candidate with the baselines: each scenario of the
+// candidate with the first baseline result that has a scenario of that name
+// (one result holding every scenario, or one baselines/<scenario>.json each).
+// Identities are checked first: a *MismatchError unless AllowMismatch.
+func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*Verdict, error) {
+	if o.Alpha == 0 {
+		o.Alpha = config.DefaultAlpha
+		if candidate.Compare != nil && candidate.Compare.Alpha > 0 {
+			o.Alpha = candidate.Compare.Alpha
+		}
+	}
+	if o.OnInconclusive == "" {
+		o.OnInconclusive = config.DefaultOnInconclusive
+		if candidate.Compare != nil && candidate.Compare.OnInconclusive != "" {
+			o.OnInconclusive = candidate.Compare.OnInconclusive
+		}
+	}
+	v := &Verdict{OnInconclusive: o.OnInconclusive, Alpha: o.Alpha, Sequential: o.Levels != nil}
+
+	// Pair scenarios with their baselines and check identities.
+	type pair struct {
+		base, cand *result.ScenarioResult
+		baseRes    *result.Result
+	}
+	var pairs []pair
+	var mismatches []Difference
+	seenChange := map[Difference]bool{}
+	checked := map[*result.Result]bool{}
+	for i := range candidate.Scenarios {
+		c := &candidate.Scenarios[i]
+		br, b := find(baselines, c.Name)
+		if b == nil {
+			v.Scenarios = append(v.Scenarios, Scenario{Name: c.Name, NoBaseline: true, CandidateN: len(c.Repetitions)})
+			v.Warnings = append(v.Warnings, fmt.Sprintf("scenario %s has no baseline: not compared", c.Name))
+			continue
+		}
+		if !checked[br] {
+			checked[br] = true
+			mm, ch := identityDifferences(&br.Identity, &candidate.Identity)
+			mismatches = append(mismatches, mm...)
+			for _, d := range ch {
+				if !seenChange[d] {
+					seenChange[d] = true
+					v.Changes = append(v.Changes, d)
+				}
+			}
+		}
+		mismatches = append(mismatches, ScenarioMismatches(b, c)...)
+		pairs = append(pairs, pair{base: b, cand: c, baseRes: br})
+	}
+	if len(mismatches) > 0 {
+		if !o.AllowMismatch {
+			return nil, &MismatchError{Differences: mismatches}
+		}
+		v.Mismatches = mismatches
+		v.Warnings = append(v.Warnings, fmt.Sprintf("compared despite %d identity mismatches (--allow-mismatch): the numbers may not be about this change", len(mismatches)))
+	}
+	if len(pairs) == 0 {
+		return nil, fmt.Errorf("no scenario of the result (%s) has a baseline", scenarioNames(candidate))
+	}
+
+	// Build the gates of each scenario, and the families they are tested in.
+	type slot struct{ scenario, gate int }
+	families := map[string][]slot{} // family key → its gates
+	var inputs = map[slot]stat.Gate{}
+	var scenarios []Scenario
+	for _, p := range pairs {
+		sc := Scenario{Name: p.cand.Name, BaselineN: len(p.base.Repetitions), CandidateN: len(p.cand.Repetitions)}
+		sc.Warnings = scenarioWarnings(p.base, p.cand)
+		gates := o.gatesOf(p.cand)
+		for _, g := range gates {
+			m, err := metric.Lookup(g.Metric)
+			if err != nil {
+				return nil, fmt.Errorf("scenario %s: %w", p.cand.Name, err)
+			}
+			bv, err := p.base.Values(m.Name)
+			if err != nil {
+				return nil, fmt.Errorf("baseline scenario %s: %w", p.base.Name, err)
+			}
+			cv, err := p.cand.Values(m.Name)
+			if err != nil {
+				return nil, fmt.Errorf("candidate scenario %s: %w", p.cand.Name, err)
+			}
+			if m.PerStart {
+				if reason := perStartReason(bv, cv); reason != "" {
+					sc.NotGated = append(sc.NotGated, NotGated{Metric: m.Name, Title: m.Title, Unit: m.Unit(),
+						Baseline: nums(bv), Candidate: nums(cv), Reason: reason})
+					continue
+				}
+			}
+			s := slot{len(scenarios), len(sc.Gates)}
+			sc.Gates = append(sc.Gates, Gate{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Better: m.Better(), Tolerance: g.Tolerance.Text})
+			inputs[s] = stat.Gate{Baseline: bv, Candidate: cv, HigherIsBetter: m.HigherIsBetter,
+				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value}
+			key := ""
+			if o.Levels != nil {
+				key = sc.Name
+			}
+			families[key] = append(families[key], s)
+		}
+		scenarios = append(scenarios, sc)
+	}
+
+	// Decide each family at its level.
+	for key, slots := range families {
+		level := o.Alpha
+		if o.Levels != nil {
+			l, ok := o.Levels[key]
+			if !ok {
+				return nil, fmt.Errorf("no level for scenario %s", key)
+			}
+			level = l
+		}
+		in := make([]stat.Gate, len(slots))
+		for i, s := range slots {
+			in[i] = inputs[s]
+		}
+		for i, d := range stat.Decide(in, level) {
+			s := slots[i]
+			fill(&scenarios[s.scenario].Gates[s.gate], in[i], d)
+			scenarios[s.scenario].Level = level
+		}
+	}
+	for i := range scenarios {
+		sc := &scenarios[i]
+		if sc.Level == 0 {
+			sc.Level = o.Alpha
+		}
+		sortGates(sc.Gates)
+	}
+	// Keep the candidate's scenario order, with the uncompared ones in place.
+	v.Scenarios = append(v.Scenarios, scenarios...)
+	order := map[string]int{}
+	for i, s := range candidate.Scenarios {
+		order[s.Name] = i
+	}
+	slices.SortStableFunc(v.Scenarios, func(a, b Scenario) int { return order[a.Name] - order[b.Name] })
+
+	v.Outcome = overall(v.Scenarios)
+	return v, nil
+}
+
+// overall is the verdict of every gate of every scenario.
+func overall(scenarios []Scenario) stat.Outcome {
+	return worst(func(yield func(stat.Outcome) bool) {
+		for _, sc := range scenarios {
+			for _, g := range sc.Gates {
+				if !yield(g.Outcome) {
+					return
+				}
+			}
+		}
+	})
+}
+
+// sortGates puts regressions first, then inconclusive gates, then passes,
+// keeping report order within each.
+func sortGates(gates []Gate) {
+	slices.SortStableFunc(gates, func(a, b Gate) int { return cmp.Compare(rank(a.Outcome), rank(b.Outcome)) })
+}
+
+// gatesOf is the gates of a candidate scenario.
+func (o Options) gatesOf(s *result.ScenarioResult) []config.Gate {
+	if o.Gates != nil {
+		return o.Gates(s.Name)
+	}
+	if len(s.Gates) > 0 {
+		return s.Gates
+	}
+	return (&config.Config{}).GatesOf(config.Scenario{})
+}
+
+// rank orders gates in a report: regressions first, then inconclusive, then
+// passes.
+func rank(o stat.Outcome) int {
+	switch o {
+	case stat.Regression:
+		return 0
+	case stat.Inconclusive:
+		return 1
+	}
+	return 2
+}
+
+// fill copies a decision into a gate, with both sides' summaries.
+func fill(g *Gate, in stat.Gate, d stat.Decision) {
+	g.Baseline = summarise(in.Baseline)
+	g.Candidate = summarise(in.Candidate)
+	g.Shift = Interval{Num(d.Shift.Estimate), Num(d.Shift.Lo), Num(d.Shift.Hi)}
+	g.Change = Interval{Num(d.Change.Estimate), Num(d.Change.Lo), Num(d.Change.Hi)}
+	g.Confidence = Num(d.Shift.Confidence)
+	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)
+	g.Outcome, g.Reason = d.Outcome, d.Reason
+	g.Warnings = append(g.Warnings, d.Warnings...)
+}
+
+// summarise is benchmath's median summary of one side, with its warnings.
+func summarise(values []float64) Summary {
+	s := Summary{N: len(values), Values: nums(values), Median: Num(math.NaN()), Lo: Num(math.NaN()), Hi: Num(math.NaN())}
+	if len(values) == 0 {
+		s.Warnings = []string{"no samples"}
+		return s
+	}
+	sample := benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds)
+	sum := benchmath.AssumeNothing.Summary(sample, MedianConfidence)
+	s.Median, s.Lo, s.Hi = Num(sum.Center), Num(sum.Lo), Num(sum.Hi)
+	for _, w := range sum.Warnings {
+		s.Warnings = append(s.Warnings, w.Error())
+	}
+	return s
+}
+
+// perStartReason says why a metric measured once per stack start cannot be
+// gated here, or "" when it can.
+func perStartReason(b, c []float64) string {
+	if len(b) == 0 || len(c) == 0 {
+		return "not measured on both sides (an external stack has no cold start)"
+	}
+	need := stat.SamplesToReach(0.05)
+	if len(b) < need || len(c) < need {
+		return fmt.Sprintf("measured once per stack start: %d+%d starts, and a test needs >= %d a side; shown, not gated", len(b), len(c), need)
+	}
+	return ""
+}
+
+// scenarioWarnings notes what makes a scenario's numbers less trustworthy.
+func scenarioWarnings(b, c *result.ScenarioResult) []string {
+	var out []string
+	for _, side := range []struct {
+		name string
+		s    *result.ScenarioResult
+	}{{"baseline", b}, {"candidate", c}} {
+		if w := side.s.Warmup; w != nil && w.Method != config.WarmupNone && !w.Steady {
+			out = append(out, fmt.Sprintf("the %s's warm-up never reached steady state: its first repetitions may still be warming up", side.name))
+		}
+		missed := 0
+		for _, r := range side.s.Repetitions {
+			if r.Schedule != nil && !r.Schedule.Achieved {
+				missed++
+			}
+		}
+		if missed > 0 {
+			out = append(out, fmt.Sprintf("the %s's client fell behind its arrival schedule in %d of %d repetitions: the offered load was not achieved", side.name, missed, len(side.s.Repetitions)))
+		}
+	}
+	if tb, tc := tokensFrom(b), tokensFrom(c); tb != tc {
+		out = append(out, fmt.Sprintf("token counts come from %s in the baseline and %s in the candidate: throughputs may not be comparable", tb, tc))
+	}
+	return out
+}
+
+func tokensFrom(s *result.ScenarioResult) string {
+	if len(s.Repetitions) == 0 {
+		return ""
+	}
+	return s.Repetitions[0].TokensFrom
+}
+
+func find(results []*result.Result, name string) (*result.Result, *result.ScenarioResult) {
+	for _, r := range results {
+		for i := range r.Scenarios {
+			if r.Scenarios[i].Name == name {
+				return r, &r.Scenarios[i]
+			}
+		}
+	}
+	return nil, nil
+}
+
+func scenarioNames(r *result.Result) string {
+	var names []string
+	for _, s := range r.Scenarios {
+		names = append(names, s.Name)
+	}
+	return fmt.Sprint(names)
+}

@@ -1,0 +1,190 @@
+package compare
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// fakeResult builds a result of one scenario whose repetitions have the
+// given TTFT p99 values, with the other metrics steady.
+func fakeResult(name string, ttftP99 ...float64) *result.Result {
+	s := result.ScenarioResult{Name: name, WorkloadHash: "sha256:w", Load: config.Load{Type: "closed", Concurrency: 8}}
+	for i, v := range ttftP99 {
+		s.Repetitions = append(s.Repetitions, result.Repetition{
+			Index: i + 1, TTFT: result.Stats{P95: v * 0.9, P99: v}, TPOT: result.Stats{P99: 10}, E2E: result.Stats{P99: 200},
+			OutputThroughput: 1000, Goodput: 50, TokensFrom: "usage",
+		})
+	}
+	return &result.Result{Schema: result.Schema, Identity: result.Identity{Server: result.Server{Engine: "vllm", Version: "0.6.3"}},
+		Scenarios: []result.ScenarioResult{s}}
+}
+
+func noisy(r *rand.Rand, n int, center, cv float64) []float64 {
+	out := make([]float64, n)
+	for i := range out {
+		out[i] = center * (1 + cv*r.NormFloat64())
+	}
+	return out
+}
+
+func TestCompareOutcomes(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	base := fakeResult("chat", noisy(r, 10, 100, 0.02)...)
+	tests := []struct {
+		name string
+		cand []float64
+		want stat.Outcome
+		code int
+	}{
+		{"same", noisy(r, 10, 100, 0.02), stat.Pass, exit.OK},
+		{"30% slower", noisy(r, 10, 130, 0.02), stat.Regression, exit.Regression},
+		{"3% slower within 15%", noisy(r, 10, 103, 0.02), stat.Pass, exit.OK},
+		{"two samples", noisy(r, 2, 100, 0.02), stat.Inconclusive, exit.Regression},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Compare([]*result.Result{base}, fakeResult("chat", tt.cand...), Options{})
+			require.NoError(t, err)
+			var ttft Gate
+			for _, g := range v.Scenarios[0].Gates {
+				if g.Metric == "ttft.p99" {
+					ttft = g
+				}
+			}
+			assert.Equal(t, tt.want, ttft.Outcome, ttft.Reason)
+			assert.Equal(t, tt.want, v.Outcome)
+			assert.Equal(t, tt.code, v.ExitCode())
+			assert.Equal(t, 10, v.Scenarios[0].BaselineN)
+			assert.Equal(t, len(tt.cand), v.Scenarios[0].CandidateN)
+			assert.Equal(t, "+15%", ttft.Tolerance, "the default tolerance")
+			// Regressions come first.
+			for i := 1; i < len(v.Scenarios[0].Gates); i++ {
+				assert.LessOrEqual(t, rank(v.Scenarios[0].Gates[i-1].Outcome), rank(v.Scenarios[0].Gates[i].Outcome))
+			}
+		})
+	}
+}
+
+func TestOnInconclusivePass(t *testing.T) {
+	v, err := Compare([]*result.Result{fakeResult("chat", 1, 2, 3, 4, 5)}, fakeResult("chat", 1, 2), Options{OnInconclusive: config.InconclusivePass})
+	require.NoError(t, err)
+	assert.Equal(t, stat.Inconclusive, v.Outcome, "shown as inconclusive, never as a pass")
+	assert.Equal(t, exit.OK, v.ExitCode())
+}
+
+func TestIdentityMismatchRefused(t *testing.T) {
+	base := fakeResult("chat", 1, 2, 3, 4, 5)
+	cand := fakeResult("chat", 1, 2, 3, 4, 5)
+	base.Identity.GPUs = []result.GPU{{Model: "NVIDIA H100 80GB HBM3"}}
+	cand.Identity.GPUs = []result.GPU{{Model: "NVIDIA H100 80GB HBM3"}, {Model: "NVIDIA H100 80GB HBM3"}}
+	cand.Scenarios[0].WorkloadHash = "sha256:other"
+	cand.Scenarios[0].Load.Concurrency = 16
+	cand.Identity.Server.Version = "0.7.0"
+	cand.Identity.Stack.Args = []string{"--quantization", "fp8"}
+
+	_, err := Compare([]*result.Result{base}, cand, Options{})
+	var mm *MismatchError
+	require.True(t, errors.As(err, &mm), "%v", err)
+	assert.Len(t, mm.Differences, 3)
+	msg := err.Error()
+	assert.Contains(t, msg, "GPU: 1× NVIDIA H100 80GB HBM3 → 2× NVIDIA H100 80GB HBM3")
+	assert.Contains(t, msg, "scenario chat: workload hash: sha256:w → sha256:other")
+	assert.Contains(t, msg, `scenario chat: load shape: {"type":"closed","concurrency":8} → {"type":"closed","concurrency":16}`)
+	assert.Contains(t, msg, "--allow-mismatch")
+	assert.NotContains(t, msg, "engine version", "what a PR changes is not a mismatch")
+
+	v, err := Compare([]*result.Result{base}, cand, Options{AllowMismatch: true})
+	require.NoError(t, err)
+	assert.Len(t, v.Mismatches, 3)
+	assert.Contains(t, v.Changes, Difference{Field: "engine version", Baseline: "0.6.3", Candidate: "0.7.0"})
+	assert.Contains(t, v.Changes, Difference{Field: "stack args", Baseline: "", Candidate: "--quantization fp8"})
+	assert.NotEmpty(t, v.Warnings)
+}
+
+func TestNoBaselineForScenario(t *testing.T) {
+	base := fakeResult("chat", 1, 2, 3, 4, 5)
+	cand := fakeResult("chat", 1, 2, 3, 4, 5)
+	other := fakeResult("long", 1, 2, 3, 4, 5).Scenarios[0]
+	cand.Scenarios = append(cand.Scenarios, other)
+	v, err := Compare([]*result.Result{base}, cand, Options{})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios, 2)
+	assert.Equal(t, "long", v.Scenarios[1].Name)
+	assert.True(t, v.Scenarios[1].NoBaseline)
+	assert.Contains(t, v.Warnings, "scenario long has no baseline: not compared")
+
+	_, err = Compare([]*result.Result{base}, fakeResult("long", 1, 2), Options{})
+	assert.ErrorContains(t, err, "no scenario of the result ([long]) has a baseline")
+}
+
+func TestColdStartNotGatedWithOneStart(t *testing.T) {
+	base := fakeResult("chat", 1, 2, 3, 4, 5)
+	cand := fakeResult("chat", 1, 2, 3, 4, 5)
+	base.Scenarios[0].ColdStartMS, cand.Scenarios[0].ColdStartMS = 3000, 9000
+	v, err := Compare([]*result.Result{base}, cand, Options{})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios[0].NotGated, 1)
+	ng := v.Scenarios[0].NotGated[0]
+	assert.Equal(t, "cold_start", ng.Metric)
+	assert.Equal(t, []Num{3000}, ng.Baseline)
+	assert.Equal(t, []Num{9000}, ng.Candidate)
+	assert.Contains(t, ng.Reason, "once per stack start")
+}
+
+func TestVerdictJSONHasNoInfinities(t *testing.T) {
+	v, err := Compare([]*result.Result{fakeResult("chat", 1, 2)}, fakeResult("chat", 1, 2), Options{})
+	require.NoError(t, err)
+	data, err := json.Marshal(v)
+	require.NoError(t, err, "an unbounded interval must encode")
+	assert.Contains(t, string(data), `"lo":null`)
+}
+
+func TestLooks(t *testing.T) {
+	assert.Equal(t, []int{5, 9, 13, 15}, Looks(5, 15))
+	assert.Equal(t, []int{5, 7, 9, 10}, Looks(5, 10))
+	assert.Equal(t, []int{5, 6}, Looks(5, 6))
+	assert.Equal(t, []int{5}, Looks(5, 5))
+	for _, mm := range [][2]int{{1, 100}, {4, 7}, {2, 3}} {
+		l := Looks(mm[0], mm[1])
+		assert.LessOrEqual(t, len(l), MaxLooks)
+		assert.Equal(t, mm[0], l[0])
+		assert.Equal(t, mm[1], l[len(l)-1])
+	}
+}
+
+// A sequential gate spends at most alpha over its looks, and a gate decided
+// at one look keeps its decision.
+func TestSequentialSpendsAlphaAndFreezes(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 4))
+	base := fakeResult("chat", noisy(r, 15, 100, 0.02)...)
+	all := noisy(r, 15, 100, 0.02)
+	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 5, Max: 15, Scenarios: 1}
+	spent := 0.0
+	for _, n := range Looks(5, 15) {
+		partial := fakeResult("chat", all[:n]...).Scenarios[0]
+		_, level, err := seq.Look(base, &partial)
+		require.NoError(t, err)
+		spent += level
+	}
+	assert.InDelta(t, 0.05, spent, 1e-12, "the levels of all looks add up to alpha")
+
+	v, err := seq.Final([]*result.Result{base}, fakeResult("chat", all...), false)
+	require.NoError(t, err)
+	assert.True(t, v.Sequential)
+	for _, g := range v.Scenarios[0].Gates {
+		if g.Outcome != stat.Inconclusive {
+			assert.Contains(t, g.Reason, "decided at 5 repetitions", g.Metric)
+			assert.Equal(t, 5, g.Candidate.N)
+		}
+	}
+}

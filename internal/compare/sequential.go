@@ -1,0 +1,158 @@
+package compare
+
+import (
+	"fmt"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// MaxLooks is the most looks a sequential gate takes: at repetitions.min and
+// then in even steps to repetitions.max. Every look spends alpha, so fewer
+// looks leave each more of it (a look at every repetition would leave the
+// later ones almost none).
+const MaxLooks = 4
+
+// Looks returns the repetition counts at which a sequential gate with
+// repetitions {min, max} compares: min, then steps of ceil((max−min)/3),
+// and max.
+func Looks(min, max int) []int {
+	if max <= min {
+		return []int{max}
+	}
+	step := (max - min + MaxLooks - 2) / (MaxLooks - 1)
+	var out []int
+	for n := min; n < max; n += step {
+		out = append(out, n)
+	}
+	return append(out, max)
+}
+
+// Sequential is a sequential gate in progress: repetitions are added while a
+// gate is inconclusive, and the false-regression rate is kept within Alpha
+// however many looks are taken.
+//
+// The correction: alpha is split evenly across the scenarios that are
+// compared (Bonferroni across scenarios, which run one after another), and
+// each scenario spends its share over its looks with the Pocock-type
+// spending function alpha·ln(1+(e−1)·t), t = repetitions/max. A look tests at
+// the alpha it spends (the increment since the previous look), with Holm
+// across the scenario's gates, and its intervals are at the matching level.
+// By the union bound the chance of any false regression (or of any interval
+// missing, for a pass) over all looks is at most the alpha spent. A gate
+// decided at a look keeps that decision and its evidence: later looks only
+// decide the gates still open.
+type Sequential struct {
+	// Options are the comparison's options (gates, alpha, on_inconclusive).
+	Options Options
+	// Min and Max are the scenario's repetitions.
+	Min, Max int
+	// Scenarios is how many scenarios are compared: each gets Alpha/Scenarios.
+	Scenarios int
+
+	looked  map[string]int
+	levels  map[string]float64
+	decided map[string]map[string]Gate
+}
+
+// IsLook reports whether a scenario with n repetitions is at a look.
+func (s *Sequential) IsLook(n int) bool {
+	for _, l := range Looks(s.Min, s.Max) {
+		if l == n {
+			return true
+		}
+	}
+	return false
+}
+
+// Look compares a scenario measured so far (partial) with its baseline at
+// a look, records the gates it decides, and returns the gates still
+// undecided (by title) and the look's level.
+func (s *Sequential) Look(base *result.Result, partial *result.ScenarioResult) (undecided []string, level float64, err error) {
+	level = s.spend(partial.Name, len(partial.Repetitions))
+	o := s.Options
+	o.AllowMismatch = true // identities are checked on the final result
+	o.Levels = map[string]float64{partial.Name: level}
+	cand := &result.Result{Schema: result.Schema, Identity: base.Identity, Compare: nil, Scenarios: []result.ScenarioResult{*partial}}
+	v, err := Compare([]*result.Result{base}, cand, o)
+	if err != nil {
+		return nil, level, err
+	}
+	s.freeze(v)
+	for _, g := range s.apply(v).Scenarios[0].Gates {
+		if g.Outcome == stat.Inconclusive {
+			undecided = append(undecided, g.Title)
+		}
+	}
+	return undecided, level, nil
+}
+
+// Final compares the whole result: each scenario at its last look (taking
+// it now if the repetitions ended past the last one), with the gates decided
+// at earlier looks keeping their decisions.
+func (s *Sequential) Final(baselines []*result.Result, res *result.Result, allowMismatch bool) (*Verdict, error) {
+	for _, sc := range res.Scenarios {
+		if _, b := find(baselines, sc.Name); b != nil && s.looked[sc.Name] != len(sc.Repetitions) {
+			s.spend(sc.Name, len(sc.Repetitions))
+		}
+	}
+	o := s.Options
+	o.AllowMismatch = allowMismatch
+	o.Levels = s.levels
+	if o.Levels == nil {
+		o.Levels = map[string]float64{}
+	}
+	v, err := Compare(baselines, res, o)
+	if err != nil {
+		return nil, err
+	}
+	s.freeze(v)
+	return s.apply(v), nil
+}
+
+// spend records a look at n repetitions and returns its level.
+func (s *Sequential) spend(name string, n int) float64 {
+	if s.looked == nil {
+		s.looked, s.levels, s.decided = map[string]int{}, map[string]float64{}, map[string]map[string]Gate{}
+	}
+	share := s.Options.Alpha / float64(max(1, s.Scenarios))
+	maxN := float64(max(s.Max, n))
+	level := stat.LookLevel(share, float64(s.looked[name])/maxN, float64(n)/maxN)
+	s.looked[name], s.levels[name] = n, level
+	return level
+}
+
+// freeze keeps the first decision of every gate that v decides.
+func (s *Sequential) freeze(v *Verdict) {
+	for _, sc := range v.Scenarios {
+		for _, g := range sc.Gates {
+			if g.Outcome == stat.Inconclusive {
+				continue
+			}
+			if s.decided[sc.Name] == nil {
+				s.decided[sc.Name] = map[string]Gate{}
+			}
+			if _, ok := s.decided[sc.Name][g.Metric]; !ok {
+				g.Reason = fmt.Sprintf("%s (decided at %d repetitions)", g.Reason, g.Candidate.N)
+				s.decided[sc.Name][g.Metric] = g
+			}
+		}
+	}
+}
+
+// apply replaces the gates of v decided at earlier looks by those
+// decisions, and recomputes the outcome.
+func (s *Sequential) apply(v *Verdict) *Verdict {
+	v.Sequential = true
+	for i := range v.Scenarios {
+		sc := &v.Scenarios[i]
+		for j, g := range sc.Gates {
+			if d, ok := s.decided[sc.Name][g.Metric]; ok {
+				sc.Gates[j] = d
+			}
+		}
+		sortGates(sc.Gates)
+	}
+	v.Outcome = overall(v.Scenarios)
+	return v
+}

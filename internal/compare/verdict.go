@@ -1,0 +1,219 @@
+// Package compare turns a baseline and a candidate result into a verdict: for
+// every gate of every scenario, the per-repetition samples of both sides, the
+// one-sided test in the bad direction, Holm's correction across the gates, the
+// Hodges-Lehmann shift with its interval, and one of three outcomes
+// (regression, pass, inconclusive). Before comparing it checks that the two
+// results measured the same thing on the same hardware.
+//
+// The mathematics is in the stat subpackage; rendering is internal/report's.
+package compare
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+)
+
+// Verdict is the outcome of one comparison: the product perfgate exists for.
+type Verdict struct {
+	// Outcome is regression when any gate regressed, else inconclusive when
+	// any gate is inconclusive, else pass.
+	Outcome stat.Outcome `json:"outcome"`
+	// OnInconclusive is what an inconclusive verdict does to the exit code
+	// (fail or pass); it never changes the outcome shown.
+	OnInconclusive string `json:"on_inconclusive"`
+	// Alpha is the false-regression rate over the whole run.
+	Alpha float64 `json:"alpha"`
+	// Sequential is true when the verdict came from a sequential gate (with
+	// alpha spent over looks).
+	Sequential bool `json:"sequential,omitempty"`
+	// Scenarios holds one comparison per scenario of the candidate.
+	Scenarios []Scenario `json:"scenarios"`
+	// Changes lists identity differences that a pull request is expected to
+	// make (engine version, model, flags, image): shown, not refused.
+	Changes []Difference `json:"changes,omitempty"`
+	// Mismatches lists differences that make the comparison unfair
+	// (hardware, workload, load shape), when --allow-mismatch let it go on.
+	Mismatches []Difference `json:"mismatches,omitempty"`
+	// Warnings are about the run as a whole.
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Scenario is one scenario's comparison.
+type Scenario struct {
+	Name string `json:"name"`
+	// NoBaseline is set when the baseline has no such scenario: nothing was
+	// compared.
+	NoBaseline bool `json:"no_baseline,omitempty"`
+	// BaselineN and CandidateN are the repetitions of each side.
+	BaselineN  int `json:"baseline_n"`
+	CandidateN int `json:"candidate_n"`
+	// Level is the significance level the scenario's gates were tested at,
+	// after alpha spending (sequential gates); Holm divides it further.
+	Level float64 `json:"level"`
+	// Gates are the gated metrics, regressions first.
+	Gates []Gate `json:"gates"`
+	// NotGated are configured gates that could not be tested, with why.
+	NotGated []NotGated `json:"not_gated,omitempty"`
+	// Warnings are about this scenario (unsteady warm-up, missed schedule).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Outcome of the scenario: its worst gate.
+func (s Scenario) Outcome() stat.Outcome {
+	return worst(func(yield func(stat.Outcome) bool) {
+		for _, g := range s.Gates {
+			if !yield(g.Outcome) {
+				return
+			}
+		}
+	})
+}
+
+// Gate is one gate's evidence and outcome.
+type Gate struct {
+	Metric string `json:"metric"`
+	// Title ("TTFT p99"), Unit ("ms") and Better ("lower") describe the metric.
+	Title     string `json:"title"`
+	Unit      string `json:"unit"`
+	Better    string `json:"better"`
+	Tolerance string `json:"tolerance"`
+
+	Baseline  Summary `json:"baseline"`
+	Candidate Summary `json:"candidate"`
+
+	// Shift is the Hodges-Lehmann estimate of candidate − baseline in the
+	// metric's unit, with its interval.
+	Shift Interval `json:"shift"`
+	// Change is Shift relative to the baseline median (0.12 is +12%); its
+	// fields are null when the baseline median is 0.
+	Change Interval `json:"change"`
+	// Confidence is the interval's actual two-sided coverage: each bound is
+	// a one-sided bound at (1+Confidence)/2.
+	Confidence Num `json:"confidence"`
+
+	// P is the one-sided p-value in the bad direction; PAdjusted is after
+	// Holm's correction; Level is what PAdjusted is compared with.
+	P         Num `json:"p"`
+	PAdjusted Num `json:"p_adjusted"`
+	Level     Num `json:"level"`
+
+	Outcome  stat.Outcome `json:"outcome"`
+	Reason   string       `json:"reason"`
+	Warnings []string     `json:"warnings,omitempty"`
+}
+
+// Summary is one side's samples of a metric: the median with its 95%
+// interval (benchmath's, distribution-free) and the values themselves.
+type Summary struct {
+	N      int   `json:"n"`
+	Median Num   `json:"median"`
+	Lo     Num   `json:"lo"`
+	Hi     Num   `json:"hi"`
+	Values []Num `json:"values"`
+	// Warnings are benchmath's (too few samples for an interval).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Interval is an estimate with its bounds.
+type Interval struct {
+	Estimate Num `json:"estimate"`
+	Lo       Num `json:"lo"`
+	Hi       Num `json:"hi"`
+}
+
+// NotGated is a configured gate that could not be tested.
+type NotGated struct {
+	Metric    string `json:"metric"`
+	Title     string `json:"title"`
+	Unit      string `json:"unit"`
+	Baseline  []Num  `json:"baseline,omitempty"`
+	Candidate []Num  `json:"candidate,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// Difference is one way the two results' identities differ.
+type Difference struct {
+	// Scenario is empty for a difference of the whole result.
+	Scenario  string `json:"scenario,omitempty"`
+	Field     string `json:"field"`
+	Baseline  string `json:"baseline"`
+	Candidate string `json:"candidate"`
+}
+
+// Num is a float64 that encodes NaN and ±Inf (no estimate, an unbounded
+// interval) as JSON null.
+type Num float64
+
+// MarshalJSON writes null for NaN and infinities.
+func (n Num) MarshalJSON() ([]byte, error) {
+	f := float64(n)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(f)
+}
+
+// UnmarshalJSON reads null as NaN.
+func (n *Num) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*n = Num(math.NaN())
+		return nil
+	}
+	var f float64
+	if err := json.Unmarshal(b, &f); err != nil {
+		return err
+	}
+	*n = Num(f)
+	return nil
+}
+
+// Finite reports whether n is a number (not NaN or infinite).
+func (n Num) Finite() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
+
+// ExitCode is the process's exit code for the verdict: 1 for a regression, 1
+// for an inconclusive verdict with on_inconclusive fail, else 0.
+func (v *Verdict) ExitCode() int {
+	switch {
+	case v.Outcome == stat.Regression:
+		return exit.Regression
+	case v.Outcome == stat.Inconclusive && v.OnInconclusive != config.InconclusivePass:
+		return exit.Regression
+	}
+	return exit.OK
+}
+
+// Undecided reports whether some gate is still inconclusive: what makes a
+// sequential gate measure another repetition.
+func (v *Verdict) Undecided() bool { return v.Outcome == stat.Inconclusive }
+
+// worst is the overall outcome of several: any regression, else any
+// inconclusive, else pass. No outcomes at all is inconclusive: nothing was
+// shown to pass.
+func worst(outcomes func(yield func(stat.Outcome) bool)) stat.Outcome {
+	seen, inconclusive := false, false
+	for o := range outcomes {
+		seen = true
+		switch o {
+		case stat.Regression:
+			return stat.Regression
+		case stat.Inconclusive:
+			inconclusive = true
+		}
+	}
+	if !seen || inconclusive {
+		return stat.Inconclusive
+	}
+	return stat.Pass
+}
+
+func nums(xs []float64) []Num {
+	out := make([]Num, len(xs))
+	for i, x := range xs {
+		out[i] = Num(x)
+	}
+	return out
+}

@@ -25,16 +25,16 @@ type Scenario struct {
 // name is in only (all of them when only is empty). An unknown name in only is
 // an error.
 func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
-	want := map[string]bool{}
+	want, missing := map[string]bool{}, map[string]bool{}
 	for _, n := range only {
-		want[n] = true
+		want[n], missing[n] = true, true
 	}
 	var out []Scenario
 	for _, sc := range cfg.Scenarios {
 		if len(want) > 0 && !want[sc.Name] {
 			continue
 		}
-		delete(want, sc.Name)
+		delete(missing, sc.Name)
 		s := Scenario{Config: sc}
 		if sc.Synth != nil {
 			reqs, err := workload.Synthesize(*sc.Synth, cfg.Dir, cfg.Seed)
@@ -52,7 +52,7 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 		s.WorkloadHash = workload.Hash(s.Requests)
 		out = append(out, s)
 	}
-	for n := range want {
+	for n := range missing {
 		return nil, fmt.Errorf("no scenario named %q in %s", n, cfg.Path)
 	}
 	return out, nil

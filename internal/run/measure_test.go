@@ -146,3 +146,25 @@ func TestMeasureSequential(t *testing.T) {
 		})
 	}
 }
+
+// Prepare keeps exactly the named scenarios (a filter naming the first one
+// must not let the later ones through) and refuses an unknown name.
+func TestPrepareFilters(t *testing.T) {
+	synth := &workload.SynthSpec{Requests: 2, Input: workload.Dist{Type: "fixed", Value: 4}, Output: workload.Dist{Type: "fixed", Value: 4}, API: "chat"}
+	cfg := &config.Config{Path: "p.yaml", Scenarios: []config.Scenario{{Name: "a", Synth: synth}, {Name: "b", Synth: synth}, {Name: "c", Synth: synth}}}
+	names := func(ss []Scenario) (out []string) {
+		for _, s := range ss {
+			out = append(out, s.Config.Name)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		only, want []string
+	}{{nil, []string{"a", "b", "c"}}, {[]string{"a"}, []string{"a"}}, {[]string{"c", "a"}, []string{"a", "c"}}, {[]string{"b"}, []string{"b"}}} {
+		got, err := Prepare(cfg, tt.only)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, names(got), "only %v", tt.only)
+	}
+	_, err := Prepare(cfg, []string{"a", "zz"})
+	assert.ErrorContains(t, err, `no scenario named "zz" in p.yaml`)
+}

@@ -2,6 +2,9 @@ package config
 
 import (
 	"fmt"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/metric"
 	"math"
 	"net/url"
 	"os"
@@ -83,6 +86,26 @@ func (v *validator) repetitions() {
 		v.warns = append(v.warns, v.src.problem("repetitions",
 			"%s repetitions cannot show a significant difference (the Mann-Whitney U test needs >= %d samples a side): every gate will be inconclusive",
 			r, minSignificantReps))
+	default:
+		// Holm's first step tests the smallest p-value at alpha over the
+		// number of gates (and gate splits alpha across scenarios).
+		gates := 0
+		for _, s := range v.c.Scenarios {
+			for _, g := range v.c.GatesOf(s) {
+				if m, err := metric.Lookup(g.Metric); err == nil && !m.PerStart {
+					gates++ // cold start is not tested with one start a side
+				}
+			}
+		}
+		if gates == 0 || !(v.c.Compare.Alpha > 0) {
+			return
+		}
+		level := v.c.Compare.Alpha / float64(gates)
+		if need := stat.SamplesToReach(level); r.Max < need {
+			v.warns = append(v.warns, v.src.problem("repetitions",
+				"%s repetitions a side cannot show a significant difference across %d gates at alpha %g (Holm's first step needs p < %.3g, which takes >= %d samples a side): raise repetitions, or gate fewer metrics",
+				r, gates, v.c.Compare.Alpha, level, need))
+		}
 	}
 }
 

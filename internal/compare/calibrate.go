@@ -136,7 +136,7 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 			}
 			cm := CalibrationMetric{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Tolerance: g.Tolerance.Text, N: len(all)}
 			sorted := slices.Sorted(slices.Values(all))
-			cm.Median = Num(median(sorted))
+			cm.Median = Num(stat.SortedMedian(sorted))
 			cv := stat.CV(all)
 			cm.CV = Num(cv)
 			cm.MinDetectable = Num(stat.MinDetectable(cv, cs.Repetitions, cs.Repetitions, level, CalibrationPower))
@@ -187,15 +187,4 @@ func halves(r *result.Result) (*result.Result, *result.Result) {
 		b.Scenarios = append(b.Scenarios, sb)
 	}
 	return &a, &b
-}
-
-func median(sorted []float64) float64 {
-	n := len(sorted)
-	if n == 0 {
-		return math.NaN()
-	}
-	if n%2 == 1 {
-		return sorted[n/2]
-	}
-	return (sorted[n/2-1] + sorted[n/2]) / 2
 }

@@ -29,7 +29,7 @@ func WriteCalibration(w io.Writer, c *compare.Calibration) error {
 				needed = fmt.Sprint(m.RepetitionsNeeded)
 			}
 			fmt.Fprintf(tw, "%s (%s)\t%s\t%s\t%s\t%s\t%s\t%d/%d\t%d/%d\n",
-				m.Title, m.Unit, calValue(float64(m.Median), m.Unit), calPct(float64(m.CV)), calDetects(float64(m.MinDetectable)),
+				m.Title, m.Unit, verdictValue(float64(m.Median), m.Unit), calPct(float64(m.CV)), calDetects(float64(m.MinDetectable)),
 				m.Tolerance, needed, m.FalseAlarms, c.Pairs, m.Inconclusive, c.Pairs)
 		}
 		if err := tw.Flush(); err != nil {
@@ -54,20 +54,4 @@ func calDetects(f float64) string {
 		return "nothing (too few repetitions)"
 	}
 	return "+" + calPct(f)
-}
-
-// formatValue prints a metric value in its unit; fractions as percents.
-func calValue(v float64, unit string) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "-"
-	case unit == "%":
-		return fmt.Sprintf("%.2f%%", 100*v)
-	case math.Abs(v) >= 100:
-		return fmt.Sprintf("%.0f", v)
-	case math.Abs(v) >= 10:
-		return fmt.Sprintf("%.1f", v)
-	default:
-		return fmt.Sprintf("%.3g", v)
-	}
 }

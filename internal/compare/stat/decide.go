@@ -114,7 +114,7 @@ func Decide(gates []Gate, level float64) []Decision {
 		d.Change.Estimate, d.Change.Lo, d.Change.Hi = nan, nan, nan
 		d.Shift = Shift{Estimate: nan, Lo: math.Inf(-1), Hi: math.Inf(1)}
 		bs, cs := sortedCopy(g.Baseline), sortedCopy(g.Candidate)
-		d.BaselineMedian, d.CandidateMedian = sortedMedian(bs), sortedMedian(cs)
+		d.BaselineMedian, d.CandidateMedian = SortedMedian(bs), SortedMedian(cs)
 		ps[i] = nan
 		if reason, warning := untestable(g, level); reason != "" {
 			d.Outcome, d.Reason, d.Warnings = Inconclusive, reason, []string{warning}
@@ -283,8 +283,8 @@ func signed(v float64, format byte, prec int) string {
 // pval formats a p-value for a reason, as %.2g does.
 func pval(p float64) string { return strconv.FormatFloat(p, 'g', 2, 64) }
 
-// sortedMedian returns the median of sorted values, NaN when there are none.
-func sortedMedian(s []float64) float64 {
+// SortedMedian returns the median of sorted values, NaN when there are none.
+func SortedMedian(s []float64) float64 {
 	n := len(s)
 	if n == 0 {
 		return math.NaN()

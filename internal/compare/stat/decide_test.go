@@ -191,8 +191,8 @@ func TestDecide(t *testing.T) {
 				assert.InDelta(t, c.worse, d.Worse, 1e-9)
 			}
 			assert.InDelta(t, c.estimate, d.Shift.Estimate, 1e-9)
-			assert.Equal(t, sortedMedian(sortedCopy(c.gate.Baseline)), d.BaselineMedian)
-			assert.Equal(t, sortedMedian(sortedCopy(c.gate.Candidate)), d.CandidateMedian)
+			assert.Equal(t, SortedMedian(sortedCopy(c.gate.Baseline)), d.BaselineMedian)
+			assert.Equal(t, SortedMedian(sortedCopy(c.gate.Candidate)), d.CandidateMedian)
 			if d.BaselineMedian != 0 {
 				m := math.Abs(d.BaselineMedian)
 				assert.InDelta(t, d.Shift.Estimate/m, d.Change.Estimate, 1e-12)

@@ -31,6 +31,9 @@ type Config struct {
 	Gates map[string]string `yaml:"gates" json:"gates,omitempty"`
 	// Compare configures the comparison with the baselines.
 	Compare Compare `yaml:"compare" json:"compare"`
+	// Quality configures the eval suites answered alongside the
+	// measurement.
+	Quality Quality `yaml:"quality" json:"quality,omitzero"`
 	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
 	Seed int64 `yaml:"seed" json:"seed"`
 

@@ -93,6 +93,16 @@ const (
 	// DefaultWarmupMax 5m: an engine that is still drifting after 5 minutes
 	// of its own load is not going to settle; measuring it would gate noise.
 	DefaultWarmupMax = 5 * time.Minute
+	// DefaultQualityMode interleaved: eval items answered amid real traffic
+	// see the batching that changes numerics under load.
+	DefaultQualityMode = QualityInterleaved
+	// DefaultQualityShare 0.1: one request in ten is an eval item, enough to
+	// answer a few hundred items over a few repetitions without changing
+	// the load much.
+	DefaultQualityShare = 0.1
+	// DefaultQualityConcurrency 8: items answered alone are a small batch,
+	// as an eval harness would send them.
+	DefaultQualityConcurrency = 8
 	// DefaultOnUnsteady fail: a run that never reached steady state must not
 	// produce samples that can pass a gate.
 	DefaultOnUnsteady = "fail"
@@ -216,6 +226,17 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	}
 	if unset("compare.baselines", cp.Baselines == "") {
 		cp.Baselines = d.Compare.Baselines
+	}
+	if q := &c.Quality; q.Enabled() {
+		if unset("quality.mode", q.Mode == "") {
+			q.Mode = DefaultQualityMode
+		}
+		if unset("quality.share", q.Share == 0) {
+			q.Share = DefaultQualityShare
+		}
+		if unset("quality.concurrency", q.Concurrency == 0) {
+			q.Concurrency = DefaultQualityConcurrency
+		}
 	}
 	if unset("seed", c.Seed == 0) {
 		c.Seed = d.Seed

@@ -116,7 +116,7 @@ func (c *Config) GatesOf(s Scenario) []Gate {
 	maps.Copy(merged, s.Gates)
 	names := slices.Collect(maps.Keys(merged))
 	slices.SortFunc(names, func(a, b string) int { return metric.Order(a) - metric.Order(b) })
-	var out []Gate
+	out := []Gate{} // not nil: every gate off is a choice, not a missing list
 	for _, name := range names {
 		text := merged[name]
 		if strings.TrimSpace(text) == GateOff {
@@ -136,6 +136,9 @@ func parseGate(name, text string) (Gate, error) {
 	if err != nil {
 		return Gate{}, err
 	}
+	if m.Quality {
+		return Gate{}, fmt.Errorf("%s is a quality gate: set it under quality.gates", name)
+	}
 	t, err := metric.ParseTolerance(m, text)
 	if err != nil {
 		return Gate{}, err
@@ -147,8 +150,10 @@ func parseGate(name, text string) (Gate, error) {
 func (v *validator) gates(path string, gates map[string]string) {
 	for _, name := range slices.Sorted(maps.Keys(gates)) {
 		if strings.TrimSpace(gates[name]) == GateOff {
-			if _, err := metric.Lookup(name); err != nil {
+			if m, err := metric.Lookup(name); err != nil {
 				v.add(path+"."+name, "%v", err)
+			} else if m.Quality {
+				v.add(path+"."+name, "%s is a quality gate: set it under quality.gates", name)
 			}
 			continue
 		}

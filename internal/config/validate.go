@@ -61,6 +61,7 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	}
 	v.repetitions()
 	v.compare()
+	v.quality()
 	v.gates("gates", c.Gates)
 	if len(c.Scenarios) == 0 {
 		v.add("scenarios", "at least one scenario is required")
@@ -96,6 +97,9 @@ func (v *validator) repetitions() {
 					gates++ // cold start is not tested with one start a side
 				}
 			}
+		}
+		if v.c.Quality.Enabled() {
+			gates += len(v.c.Quality.Suites) * len(v.c.QualityGates()) // in the quality scenario's family
 		}
 		if gates == 0 || !(v.c.Compare.Alpha > 0) {
 			return

@@ -44,6 +44,10 @@ type Info struct {
 	// PerStart is true for a metric measured once per stack start (cold
 	// start) rather than once per repetition.
 	PerStart bool
+	// Quality is true for an eval suite's metric (accuracy, score,
+	// identical): compared item by item, gated under quality.gates, with a
+	// tolerance in points.
+	Quality bool
 }
 
 // Unit is the unit of the metric's values as reports print it.
@@ -97,20 +101,35 @@ func build() []Info {
 	)
 }
 
+// qualityMetrics are the metrics of an eval suite, compared item by item
+// with the baseline's outcomes for the same items.
+var qualityMetrics = []Info{
+	// accuracy: the share of items whose output passed its scorer.
+	{Name: "accuracy", Kind: Fraction, HigherIsBetter: true, Title: "accuracy", Quality: true},
+	// score: the mean score (suites with a continuous scorer, reference).
+	{Name: "score", Kind: Fraction, HigherIsBetter: true, Title: "mean score", Quality: true},
+	// identical: the share of items whose output is identical to the
+	// baseline's (output drift).
+	{Name: "identical", Kind: Fraction, HigherIsBetter: true, Title: "identical outputs", Quality: true},
+}
+
+// QualityMetrics returns the metrics of an eval suite, in report order.
+func QualityMetrics() []Info { return slices.Clone(qualityMetrics) }
+
 // All returns every metric, in report order.
 func All() []Info { return slices.Clone(catalogue) }
 
 // Lookup returns the metric called name, or an error that lists the close
 // names.
 func Lookup(name string) (Info, error) {
-	for _, m := range catalogue {
+	for _, m := range slices.Concat(catalogue, qualityMetrics) {
 		if m.Name == name {
 			return m, nil
 		}
 	}
-	names := make([]string, len(catalogue))
-	for i, m := range catalogue {
-		names[i] = m.Name
+	var names []string
+	for _, m := range slices.Concat(catalogue, qualityMetrics) {
+		names = append(names, m.Name)
 	}
 	if s, ok := suggest.Closest(name, names); ok {
 		return Info{}, fmt.Errorf("unknown metric %q (did you mean %q?)", name, s)
@@ -120,10 +139,10 @@ func Lookup(name string) (Info, error) {
 
 // Order is a metric's position in report order, for sorting.
 func Order(name string) int {
-	for i, m := range catalogue {
+	for i, m := range slices.Concat(catalogue, qualityMetrics) {
 		if m.Name == name {
 			return i
 		}
 	}
-	return len(catalogue)
+	return len(catalogue) + len(qualityMetrics)
 }

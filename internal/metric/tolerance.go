@@ -55,6 +55,8 @@ func ParseTolerance(m Info, text string) (Tolerance, error) {
 		err error
 	)
 	switch {
+	case strings.HasSuffix(s, "%") && m.Quality:
+		return t, fmt.Errorf("tolerance %q: a quality gate takes points, not a percentage (e.g. %s)", text, example(m))
 	case strings.HasSuffix(s, "%"):
 		t.Relative = true
 		v, err = number(strings.TrimSuffix(s, "%"))
@@ -118,9 +120,11 @@ func example(m Info) string {
 		return "-5% or -100 tok/s"
 	case RequestRate:
 		return "-5% or -0.5 req/s"
-	default:
-		return "+1 points"
 	}
+	if m.Quality {
+		return "-2 points"
+	}
+	return "+1 points"
 }
 
 func number(s string) (float64, error) {

@@ -30,6 +30,9 @@ type Record struct {
 	FinishReason string  `json:"finish_reason,omitempty"`
 	ErrorKind    string  `json:"error_kind,omitempty"`
 	Error        string  `json:"error"`
+	// Eval names the suite when the request was an eval item (then ID is
+	// the item's id); eval items are kept out of the latency metrics.
+	Eval string `json:"eval,omitempty"`
 	// Text is the output text; kept in memory for the quality stage, not written.
 	Text string `json:"-"`
 }

@@ -118,8 +118,12 @@ type ScenarioResult struct {
 	Warmup *Warmup `json:"warmup,omitempty"`
 	// Gates are the gates configured for the scenario when it was run, so
 	// that `perfgate compare` needs no config.
-	Gates       []config.Gate `json:"gates,omitempty"`
+	// An empty list (every gate off) is kept apart from a missing one
+	// (a result from before gates were recorded: the defaults).
+	Gates       []config.Gate `json:"gates"`
 	Repetitions []Repetition  `json:"repetitions"`
+	// Quality holds the eval suites this scenario's run answered.
+	Quality []SuiteResult `json:"quality,omitempty"`
 }
 
 // Warmup records a scenario's warm-up: never measured, but the evidence that

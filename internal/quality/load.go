@@ -1,0 +1,484 @@
+package quality
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/suggest"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// maxErrors caps how many problems one file reports; the rest are counted.
+const maxErrors = 50
+
+// keys lists the keys of an item line, in the order docs/evals.md gives them.
+var keys = []string{"id", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "response_format", "tags",
+	"scorer", "expected", "ideal", "options"}
+
+// requestKeys are the keys of keys that make the request; they are checked
+// by workload's rules.
+var requestKeys = []string{"messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "response_format", "tags"}
+
+// scorerNames lists the scorer names, in the order docs/evals.md gives them.
+var scorerNames = []string{"exact", "contains", "regex", "choice", "numeric", "json_valid", "json_schema", "reference"}
+
+// Load reads and validates the eval suite at path. Errors name the file (and
+// the line and field where there is one); see Parse.
+func Load(path string) (*Suite, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("read eval suite: %w", err)
+	}
+	defer f.Close()
+	return Parse(f, path)
+}
+
+// Parse reads an eval suite in the JSONL format from r. path names the file in
+// errors, gives the suite its name (the base name without extension) and
+// anchors options.schema_file. It reports every problem it finds (up to 50,
+// then a count), each a *workload.LineError, joined with errors.Join. Blank
+// lines are skipped but still count towards line numbers.
+//
+// Every regular expression and JSON Schema is compiled here, and an item's
+// ideal response is checked against its scorer, so that a suite that loads
+// scores without surprises.
+func Parse(r io.Reader, path string) (*Suite, error) {
+	name := path
+	if name == "" {
+		name = "suite"
+	}
+	p := &parser{file: name, dir: filepath.Dir(path), ids: map[string]int{}, schemas: map[string]*compiledSchema{}}
+	br := bufio.NewReader(r)
+	for n := 1; ; n++ {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 {
+			if n == 1 {
+				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
+			}
+			p.parseLine(n, line)
+		}
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read %s: %w", name, err)
+		}
+	}
+	if len(p.errs) == 0 && len(p.items) == 0 {
+		p.errorf(0, "", "no items")
+	}
+	if len(p.errs) > 0 {
+		if p.dropped > 0 {
+			p.errs = append(p.errs, &workload.LineError{File: name, Msg: fmt.Sprintf("... and %d more", p.dropped)})
+		}
+		return nil, errors.Join(p.errs...)
+	}
+	base := filepath.Base(name)
+	return &Suite{
+		Name:  strings.TrimSuffix(base, filepath.Ext(base)),
+		Path:  path,
+		Hash:  suiteHash(p.canon),
+		Items: p.items,
+	}, nil
+}
+
+type parser struct {
+	file    string
+	dir     string // the suite's directory, which schema_file is relative to
+	items   []Item
+	canon   [][]byte       // each item's canonical content, for the suite hash
+	ids     map[string]int // id → line of first use
+	schemas map[string]*compiledSchema
+	errs    []error
+	dropped int
+}
+
+func (p *parser) errorf(line int, field, format string, args ...any) {
+	p.add(&workload.LineError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (p *parser) add(e *workload.LineError) {
+	if len(p.errs) >= maxErrors {
+		p.dropped++
+		return
+	}
+	p.errs = append(p.errs, e)
+}
+
+// member is one key of a JSON object, with its raw value.
+type member struct {
+	key string
+	raw json.RawMessage
+}
+
+// line is what one item line holds, before its scorer is built.
+type line struct {
+	id       string
+	scorer   string
+	expected json.RawMessage // nil when absent
+	ideal    *string
+	options  []member
+	opts     options
+}
+
+// parseLine validates one line and, when it is valid, appends its item.
+func (p *parser) parseLine(n int, text []byte) {
+	text = bytes.TrimRight(text, "\r\n")
+	if len(bytes.TrimSpace(text)) == 0 {
+		return
+	}
+	before := len(p.errs) + p.dropped
+	bad := func() bool { return len(p.errs)+p.dropped > before }
+
+	members, msg := objectMembers(text)
+	if msg != "" {
+		p.errorf(n, "", "%s", msg)
+		return
+	}
+	var (
+		l                    line
+		seen                 = map[string]bool{}
+		reqMembers           []member
+		hasID, hasScorer     bool
+		scorerOK, optionsSet bool
+	)
+	for _, m := range members {
+		if seen[m.key] {
+			p.errorf(n, m.key, "key appears more than once")
+			continue
+		}
+		seen[m.key] = true
+		if !isKnown(m.key, keys) {
+			p.errorf(n, m.key, "unknown key%s; want one of %s", didYouMean(m.key, keys), strings.Join(keys, ", "))
+			continue
+		}
+		if string(m.raw) == "null" {
+			continue // null is the same as absent
+		}
+		switch m.key {
+		case "id":
+			hasID = true
+			if p.decode(n, m, &l.id, "string") && l.id == "" {
+				p.errorf(n, "id", "must not be empty")
+			}
+		case "scorer":
+			hasScorer = true
+			if p.decode(n, m, &l.scorer, "string") {
+				if isKnown(l.scorer, scorerNames) {
+					scorerOK = true
+				} else {
+					p.errorf(n, "scorer", "unknown scorer %q%s; want one of %s", l.scorer, didYouMean(l.scorer, scorerNames), strings.Join(scorerNames, ", "))
+				}
+			}
+		case "expected":
+			l.expected = m.raw
+		case "ideal":
+			var s string
+			if p.decode(n, m, &s, "string") {
+				if s == "" {
+					p.errorf(n, "ideal", "must not be empty")
+				}
+				l.ideal = &s
+			}
+		case "options":
+			optionsSet = true
+			if m.raw[0] != '{' {
+				p.errorf(n, "options", "want object, got %s", describe(m.raw))
+				continue
+			}
+			l.options, _ = objectMembers(m.raw) // cannot fail: m.raw is a valid object
+		default:
+			reqMembers = append(reqMembers, m)
+		}
+	}
+	if !hasID {
+		p.errorf(n, "id", "required: a non-empty string, unique in the suite")
+	}
+	req, reqOK := p.request(n, reqMembers)
+	if !hasScorer {
+		p.errorf(n, "scorer", "required; want one of %s", strings.Join(scorerNames, ", "))
+	}
+	if scorerOK {
+		l.opts = p.options(n, l.scorer, l.options, optionsSet)
+		p.checkExpected(n, l.scorer, l.expected)
+	}
+	if l.id != "" {
+		if prev, dup := p.ids[l.id]; dup {
+			p.errorf(n, "id", "%q already used on line %d", l.id, prev)
+		} else {
+			p.ids[l.id] = n
+		}
+	}
+	if bad() || !reqOK {
+		return
+	}
+
+	// The line is well-formed: build its scorer (which compiles patterns and
+	// schemas, and may still find problems).
+	req.ID = l.id
+	req.Line = n
+	it := Item{ID: l.id, Request: req, Scorer: l.scorer, Expected: expectedStrings(l.scorer, l.expected), Line: n}
+	if l.ideal != nil {
+		it.Ideal = *l.ideal
+	}
+	b := &builder{p: p, n: n, opts: l.opts, expected: it.Expected, array: l.expected != nil && l.expected[0] == '['}
+	it.scorer = b.build(l.scorer)
+	if bad() {
+		return
+	}
+	if it.Ideal != "" {
+		if sc := it.Score(it.Ideal); !sc.Pass {
+			p.errorf(n, "ideal", "does not pass its scorer (%s)", sc.Detail)
+			return
+		}
+	}
+	var canon []byte
+	it.Hash, canon = itemHash(&it, l.opts, b.schemaContent)
+	p.items = append(p.items, it)
+	p.canon = append(p.canon, canon)
+}
+
+// request checks the request keys of a line with the workload format's rules,
+// applies the eval defaults (max_tokens DefaultMaxTokens, temperature 0, seed
+// DefaultSeed), and reports whether the request is valid.
+func (p *parser) request(n int, members []member) (workload.Request, bool) {
+	var b bytes.Buffer
+	b.WriteString(`{`)
+	hasMax := false
+	for i, m := range members {
+		if i > 0 {
+			b.WriteString(`,`)
+		}
+		k, _ := json.Marshal(m.key)
+		b.Write(k)
+		b.WriteString(`:`)
+		b.Write(m.raw)
+		hasMax = hasMax || m.key == "max_tokens"
+	}
+	if !hasMax {
+		if len(members) > 0 {
+			b.WriteString(`,`)
+		}
+		fmt.Fprintf(&b, `"max_tokens":%d`, DefaultMaxTokens)
+	}
+	b.WriteString(`}`)
+	w, err := workload.Parse(&b, p.file)
+	if err != nil {
+		for _, e := range unjoin(err) {
+			le, ok := e.(*workload.LineError)
+			if !ok {
+				le = &workload.LineError{File: p.file, Msg: e.Error()}
+			}
+			c := *le
+			c.Line = n // workload saw the line as line 1
+			p.add(&c)
+		}
+		return workload.Request{}, false
+	}
+	req := w.Requests[0]
+	if req.Temperature == nil {
+		zero := 0.0
+		req.Temperature = &zero
+	}
+	if req.Seed == nil {
+		seed := int64(DefaultSeed)
+		req.Seed = &seed
+	}
+	return req, true
+}
+
+// unjoin returns the errors joined in err, or err alone.
+func unjoin(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		return j.Unwrap()
+	}
+	return []error{err}
+}
+
+// checkExpected checks the kind of the expected value for the scorer: what
+// every scorer needs; the scorer's builder checks the values themselves.
+func (p *parser) checkExpected(n int, scorer string, raw json.RawMessage) {
+	switch scorer {
+	case "json_valid":
+		if raw != nil {
+			p.errorf(n, "expected", "not used by scorer json_valid, which passes any JSON; use json_schema to check the value")
+		}
+		return
+	case "json_schema":
+		return // any JSON value, or none
+	}
+	if raw == nil {
+		p.errorf(n, "expected", "required for scorer %s", scorer)
+		return
+	}
+	check := func(field string, raw json.RawMessage) {
+		switch {
+		case raw[0] == '"':
+			var s string
+			_ = json.Unmarshal(raw, &s) // cannot fail: raw is a JSON string
+			if strings.TrimSpace(s) == "" {
+				p.errorf(n, field, "must not be empty")
+			}
+		case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
+		default:
+			p.errorf(n, field, "want string or number, got %s", describe(raw))
+		}
+	}
+	if raw[0] != '[' {
+		check("expected", raw)
+		return
+	}
+	var elems []json.RawMessage
+	_ = json.Unmarshal(raw, &elems) // cannot fail: raw is a valid array
+	if len(elems) == 0 {
+		p.errorf(n, "expected", "must not be an empty array")
+	}
+	for i, e := range elems {
+		check(fmt.Sprintf("expected[%d]", i), e)
+	}
+}
+
+// expectedStrings turns a checked expected value into Item.Expected: strings
+// as they are, numbers in their written form, arrays element by element; for
+// json_schema the whole value, compact-encoded.
+func expectedStrings(scorer string, raw json.RawMessage) []string {
+	if raw == nil {
+		return nil
+	}
+	if scorer == "json_schema" {
+		var b bytes.Buffer
+		_ = json.Compact(&b, raw) // cannot fail: raw is valid JSON
+		return []string{b.String()}
+	}
+	one := func(raw json.RawMessage) string {
+		var s string
+		if json.Unmarshal(raw, &s) == nil {
+			return s
+		}
+		return string(bytes.TrimSpace(raw))
+	}
+	if raw[0] != '[' {
+		return []string{one(raw)}
+	}
+	var elems []json.RawMessage
+	_ = json.Unmarshal(raw, &elems)
+	out := make([]string, len(elems))
+	for i, e := range elems {
+		out[i] = one(e)
+	}
+	return out
+}
+
+// decode unmarshals m.raw into dst, reporting a type error against m.key in
+// terms of JSON kinds ("want integer, got string"). It reports whether it
+// succeeded.
+func (p *parser) decode(n int, m member, dst any, want string) bool {
+	err := json.Unmarshal(m.raw, dst)
+	if err == nil {
+		return true
+	}
+	got := describe(m.raw)
+	if strings.HasPrefix(got, "number") && want == "number" {
+		p.errorf(n, m.key, "out of range, got %s", got)
+		return false
+	}
+	p.errorf(n, m.key, "want %s, got %s", want, got)
+	return false
+}
+
+// objectMembers splits a JSON object into its members, in order, keeping
+// duplicates. It returns a message (not an error: the caller adds the location)
+// when data is not valid JSON or not an object.
+func objectMembers(data []byte) ([]member, string) {
+	var v json.RawMessage
+	if err := json.Unmarshal(data, &v); err != nil {
+		var se *json.SyntaxError
+		if errors.As(err, &se) {
+			return nil, fmt.Sprintf("invalid JSON (column %d): %s", se.Offset, se.Error())
+		}
+		return nil, "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+	}
+	v = bytes.TrimSpace(v)
+	if v[0] != '{' {
+		return nil, "want a JSON object, got " + describe(v)
+	}
+	dec := json.NewDecoder(bytes.NewReader(v))
+	if _, err := dec.Token(); err != nil { // '{'
+		return nil, "invalid JSON: " + err.Error()
+	}
+	var members []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, "invalid JSON: " + err.Error()
+		}
+		key, _ := tok.(string)
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, "invalid JSON: " + err.Error()
+		}
+		members = append(members, member{key: key, raw: bytes.TrimSpace(raw)})
+	}
+	return members, ""
+}
+
+// describe names the JSON kind of a raw value for messages: "string",
+// "number 12.5", "boolean", "array", "object", "null".
+func describe(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "boolean"
+	case 'n':
+		return "null"
+	}
+	s := string(raw)
+	if len(s) > 32 {
+		s = s[:32] + "..."
+	}
+	return "number " + s
+}
+
+func fmtFloat(f float64) string {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		return fmt.Sprint(f)
+	}
+	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+func isKnown(s string, set []string) bool {
+	for _, k := range set {
+		if s == k {
+			return true
+		}
+	}
+	return false
+}
+
+// didYouMean returns ` (did you mean "x"?)` for the closest of set within edit
+// distance 2 of s, or "".
+func didYouMean(s string, set []string) string {
+	best, ok := suggest.Closest(s, set)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}

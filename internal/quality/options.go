@@ -1,0 +1,145 @@
+package quality
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode"
+)
+
+// scorerOptions lists the options each scorer takes, in the order
+// docs/evals.md gives them.
+var scorerOptions = map[string][]string{
+	"exact":       {"case_sensitive", "keep_punctuation"},
+	"contains":    {"case_sensitive", "keep_punctuation"},
+	"regex":       {"case_insensitive"},
+	"choice":      {"choices"},
+	"numeric":     {"abs_tol", "rel_tol"},
+	"json_valid":  nil,
+	"json_schema": {"schema", "schema_file"},
+	"reference":   {"metric", "threshold"},
+}
+
+// Defaults of the options.
+const (
+	defaultChoices   = "ABCD"
+	defaultMetric    = "rouge_l"
+	defaultThreshold = 0.5
+)
+
+var metrics = []string{"rouge_l", "chrf"}
+
+// options are an item's scorer options, decoded and checked; absent ones
+// have their defaults.
+type options struct {
+	caseSensitive   bool
+	keepPunctuation bool
+	caseInsensitive bool
+	choices         string
+	absTol, relTol  float64
+	schema          json.RawMessage // inline schema, or nil
+	schemaFile      string
+	metric          string
+	threshold       float64
+}
+
+func defaultOptions() options {
+	return options{choices: defaultChoices, metric: defaultMetric, threshold: defaultThreshold}
+}
+
+// options decodes and checks the options of an item whose scorer is name.
+// set is whether the line has an options key at all.
+func (p *parser) options(n int, name string, members []member, set bool) options {
+	o := defaultOptions()
+	allowed := scorerOptions[name]
+	seen, present := map[string]bool{}, map[string]bool{}
+	for _, m := range members {
+		field := "options." + m.key
+		if seen[m.key] {
+			p.errorf(n, field, "key appears more than once")
+			continue
+		}
+		seen[m.key] = true
+		if !isKnown(m.key, allowed) {
+			if len(allowed) == 0 {
+				p.errorf(n, field, "unknown option; scorer %s takes no options", name)
+			} else {
+				p.errorf(n, field, "unknown option for scorer %s%s; want one of %s", name, didYouMean(m.key, allowed), strings.Join(allowed, ", "))
+			}
+			continue
+		}
+		if string(m.raw) == "null" {
+			continue
+		}
+		present[m.key] = true
+		fm := member{key: field, raw: m.raw}
+		switch m.key {
+		case "case_sensitive":
+			p.decode(n, fm, &o.caseSensitive, "boolean")
+		case "keep_punctuation":
+			p.decode(n, fm, &o.keepPunctuation, "boolean")
+		case "case_insensitive":
+			p.decode(n, fm, &o.caseInsensitive, "boolean")
+		case "choices":
+			if p.decode(n, fm, &o.choices, "string") {
+				p.checkChoices(n, o.choices)
+			}
+		case "abs_tol":
+			if p.decode(n, fm, &o.absTol, "number") && o.absTol < 0 {
+				p.errorf(n, field, "must be >= 0, got %s", fmtFloat(o.absTol))
+			}
+		case "rel_tol":
+			if p.decode(n, fm, &o.relTol, "number") && o.relTol < 0 {
+				p.errorf(n, field, "must be >= 0, got %s", fmtFloat(o.relTol))
+			}
+		case "schema":
+			if m.raw[0] != '{' {
+				p.errorf(n, field, "want object (a JSON Schema), got %s", describe(m.raw))
+				continue
+			}
+			o.schema = m.raw
+		case "schema_file":
+			if p.decode(n, fm, &o.schemaFile, "string") && o.schemaFile == "" {
+				p.errorf(n, field, "must not be empty")
+			}
+		case "metric":
+			if p.decode(n, fm, &o.metric, "string") && !isKnown(o.metric, metrics) {
+				p.errorf(n, field, "unknown metric %q%s; want one of %s", o.metric, didYouMean(o.metric, metrics), strings.Join(metrics, ", "))
+			}
+		case "threshold":
+			if p.decode(n, fm, &o.threshold, "number") && !(o.threshold > 0 && o.threshold <= 1) {
+				p.errorf(n, field, "must be in (0, 1], got %s", fmtFloat(o.threshold))
+			}
+		}
+	}
+	if name == "json_schema" {
+		switch s, f := present["schema"], present["schema_file"]; {
+		case s && f:
+			p.errorf(n, "options.schema_file", "not allowed together with options.schema; set exactly one")
+		case !s && !f && set:
+			p.errorf(n, "options.schema", "required: set options.schema (an inline JSON Schema) or options.schema_file")
+		case !s && !f:
+			p.errorf(n, "options", "required for scorer json_schema: set options.schema (an inline JSON Schema) or options.schema_file")
+		}
+	}
+	return o
+}
+
+// checkChoices checks the choices option: distinct upper-case letters.
+func (p *parser) checkChoices(n int, choices string) {
+	if choices == "" {
+		p.errorf(n, "options.choices", "must not be empty; want the valid letters, e.g. %q", defaultChoices)
+		return
+	}
+	seen := map[rune]bool{}
+	for _, r := range choices {
+		if r > unicode.MaxASCII || !unicode.IsUpper(r) {
+			p.errorf(n, "options.choices", "must be upper-case letters A-Z, got %q", choices)
+			return
+		}
+		if seen[r] {
+			p.errorf(n, "options.choices", "letter %c appears more than once in %q", r, choices)
+			return
+		}
+		seen[r] = true
+	}
+}

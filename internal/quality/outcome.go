@@ -1,0 +1,73 @@
+package quality
+
+import (
+	"fmt"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// Answer is what came back for one item: the record of its request.
+type Answer = result.Record
+
+// Outcomes scores every item of s from its answer (answers by item id) and
+// returns the suite's result. An item with no answer (the run ended before
+// it was sent) or whose request failed scores 0 and fails, with Error
+// saying why: a suite is never scored on the items that happened to work.
+func (s *Suite) Outcomes(path, mode string, answers map[string]*Answer, gates []config.Gate) result.SuiteResult {
+	out := result.SuiteResult{Name: s.Name, Path: path, Hash: s.Hash, Mode: mode, Continuous: s.Continuous(), Gates: gates,
+		Items: make([]result.ItemOutcome, 0, len(s.Items))}
+	for i := range s.Items {
+		it := &s.Items[i]
+		o := result.ItemOutcome{ID: it.ID, Hash: it.Hash, Scorer: it.Scorer}
+		a, ok := answers[it.ID]
+		switch {
+		case !ok:
+			o.Error = "not answered"
+		case a.Error != "":
+			o.Error = a.Error
+			o.Output, o.OutputTokens, o.Repetition = a.Text, a.OutputTokens, a.Repetition
+		default:
+			sc := it.Score(a.Text)
+			o.Score, o.Pass, o.Detail = sc.Value, sc.Pass, sc.Detail
+			o.Output, o.OutputTokens, o.FinishReason, o.Repetition = a.Text, a.OutputTokens, a.FinishReason, a.Repetition
+		}
+		if ok && a.Repetition > 0 {
+			out.Interleaved++
+		}
+		out.Items = append(out.Items, o)
+	}
+	return out
+}
+
+// FailedError says too many of a suite's requests failed for its accuracy to
+// mean anything: the run fails (exit 3) rather than gate on it.
+type FailedError struct {
+	Suite        string
+	Failed, N    int
+	MaxErrorRate float64
+	// Example is one failure's error.
+	Example string
+}
+
+func (e *FailedError) Error() string {
+	return fmt.Sprintf("eval suite %s: %d of %d items failed to answer (over max_error_rate %.1f%%), e.g. %s",
+		e.Suite, e.Failed, e.N, 100*e.MaxErrorRate, e.Example)
+}
+
+// CheckFailures returns a *FailedError when more than maxErrorRate of the
+// suite's items failed to answer.
+func CheckFailures(s *result.SuiteResult, maxErrorRate float64) error {
+	failed, n := s.Failed(), len(s.Items)
+	if n == 0 || float64(failed)/float64(n) <= maxErrorRate {
+		return nil
+	}
+	e := &FailedError{Suite: s.Name, Failed: failed, N: n, MaxErrorRate: maxErrorRate}
+	for _, it := range s.Items {
+		if it.Error != "" {
+			e.Example = it.ID + ": " + it.Error
+			break
+		}
+	}
+	return e
+}

@@ -82,7 +82,8 @@ type Decision struct {
 // Decide tests one family of gates at level and returns one Decision per
 // gate, in order. The family's U-test p-values are adjusted with Holm, so
 // the chance that any gate of the family is a false regression is at most
-// level; over sequential looks, level is the look's LookLevel.
+// level; over sequential looks, level is the look's LookLevel. It is
+// DecideAll with no quality gates.
 //
 // The rules:
 //   - regression: PAdjusted < level and the Hodges-Lehmann estimate is
@@ -95,16 +96,53 @@ type Decision struct {
 //     1 − level;
 //   - inconclusive: neither (too few samples, too much noise, or a relative
 //     tolerance with a zero baseline median), and also whenever no
-//     regression could have been detected at all (MinP(n1, n2)·len(gates)
-//     >= level): a pass that could not have been a regression would test
-//     nothing, so a tight interval does not pass such a gate.
+//     regression could have been detected at all (MinP(n1, n2)·m >= level,
+//     m the size of the whole family): a pass that could not have been a
+//     regression would test nothing, so a tight interval does not pass such
+//     a gate.
 //
 // A gate with an empty side, a NaN or infinite value, or a negative or NaN
 // tolerance is inconclusive with a warning, never a pass, and so is every
 // gate when level is not in (0, 0.5). Decide never panics.
 func Decide(gates []Gate, level float64) []Decision {
-	m := len(gates)
-	out := make([]Decision, m)
+	out, _ := DecideAll(gates, nil, level)
+	return out
+}
+
+// DecideAll decides latency gates and quality gates as one family at level:
+// every p-value, the U tests' and the paired tests', goes through one Holm
+// adjustment over m = len(gates) + len(paired), so the chance that any gate
+// of the family is a false regression is at most level, and m is the
+// family size in every gate's "could not detect" rule and warnings. The
+// gates are decided by Decide's rules; the quality gates by these, which
+// mirror them:
+//
+//   - PassRate and MeanScore: regression when PAdjusted < level and the
+//     estimated change is beyond the tolerance (Change.Estimate <
+//     −Tolerance); pass when the one-sided bound rules a drop beyond the
+//     tolerance out (Change.Lo >= −Tolerance) and a regression could have
+//     been detected at all (the p-value of every item worse, times m, is
+//     below level); otherwise inconclusive. NeedItems and a warning say
+//     when the suite is too small to detect a drop of the tolerance (at
+//     least 1 point) with 80% power.
+//   - Agreement: P tests the identical share against the tolerance
+//     boundary 1 − Tolerance, not against no change (under a changed engine
+//     some drift is expected): P(X <= identical), X ~ Binomial(N,
+//     1 − Tolerance). Regression when PAdjusted < level and the share is
+//     below 1 − Tolerance (with Tolerance 0, any differing output: P is 0);
+//     pass when every output is identical, or when a regression could have
+//     been detected and the Wilson lower bound at 1 − 2·level is at least
+//     1 − Tolerance; otherwise inconclusive.
+//
+// A quality gate with no items, mismatched sides, a value that is NaN or
+// outside [0, 1] (PassRate and Agreement: not 0 or 1), an unknown kind, or
+// a negative, NaN or infinite tolerance is inconclusive with a warning,
+// never a pass; it still counts in the family. DecideAll never panics, and
+// returns empty, non-nil slices for no gates.
+func DecideAll(gates []Gate, paired []PairedGate, level float64) ([]Decision, []PairedDecision) {
+	m := len(gates) + len(paired)
+	out := make([]Decision, len(gates))
+	pout := make([]PairedDecision, len(paired))
 	ps := make([]float64, m)
 	confidence := 1 - 2*level
 	for i, g := range gates {
@@ -128,19 +166,30 @@ func Decide(gates []Gate, level float64) []Decision {
 		d.P, ps[i] = p, p
 		d.Shift = HodgesLehmann(bs, cs, confidence)
 	}
+	psis := make([]float64, len(paired))
+	for j, g := range paired {
+		ps[len(gates)+j], psis[j] = testPaired(&pout[j], g, level)
+	}
 	adjusted := Holm(ps)
 	conf := ""
+	if m > 0 {
+		conf = strconv.FormatFloat(100*confidence, 'g', 4, 64) + "%"
+	}
 	for i, g := range gates {
 		if math.IsNaN(out[i].P) {
 			continue
 		}
-		if conf == "" {
-			conf = strconv.FormatFloat(100*confidence, 'g', 4, 64) + "%"
-		}
 		out[i].PAdjusted = adjusted[i]
 		classify(&out[i], g, level, m, conf)
 	}
-	return out
+	for j, g := range paired {
+		if math.IsNaN(pout[j].P) {
+			continue
+		}
+		pout[j].PAdjusted = adjusted[len(gates)+j]
+		classifyPaired(&pout[j], g, level, m, conf, psis[j])
+	}
+	return out, pout
 }
 
 // untestable returns why g cannot be tested at level, and a warning saying

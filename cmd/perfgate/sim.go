@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 func newSimCmd(stderr io.Writer) *cobra.Command {
 	cfg := sim.DefaultConfig()
 	var addr, truth string
+	var answers []string
 	var exitAfter time.Duration
 	cmd := &cobra.Command{
 		Use:   "sim",
@@ -32,12 +34,31 @@ inject regressions (--slowdown, --jitter, --stall-every/--stall, --error-rate,
 --cold-start, --warm-up, --unhealthy-after, --exit-after). --truth writes the server-side time of every token,
 the ground truth perfgate's own tests measure against.
 
+--answers FILE (an eval suite, repeatable) makes it answer the suite's items:
+each right with probability --accuracy, drawn once per item from --seed,
+otherwise wrong; any other prompt gets filler text. This exists to test
+perfgate's quality gates, not models. With one seed the items right at a
+lower accuracy are a subset of those right at a higher one, so two sims with
+the same flags answer alike (A/A is truly A/A) and a lower accuracy only turns
+right answers wrong.
+
 It runs until interrupted (Ctrl-C or SIGTERM).`,
 		Example: `  perfgate sim --addr 127.0.0.1:8000
-  perfgate sim --slowdown 1.3 --error-rate 0.01 --truth truth.jsonl`,
+  perfgate sim --slowdown 1.3 --error-rate 0.01 --truth truth.jsonl
+  perfgate sim --answers evals/smoke.jsonl --accuracy 0.8`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Version = version.String()
+			if cmd.Flags().Changed("accuracy") && len(answers) == 0 {
+				return exit.UsageError(errors.New("--accuracy: needs --answers (the eval suites to answer)"))
+			}
+			if len(answers) > 0 {
+				suites, err := sim.LoadAnswers(answers)
+				if err != nil {
+					return exit.UsageError(fmt.Errorf("--answers: %w", err))
+				}
+				cfg.Answers = suites
+			}
 			if truth != "" {
 				f, err := os.Create(truth)
 				if err != nil {
@@ -55,6 +76,13 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 				return exit.RunError(fmt.Errorf("start simulator: %w", err))
 			}
 			fmt.Fprintf(stderr, "perfgate sim: serving model %q on %s (a test double: nothing measured on it is a GPU figure)\n", cfg.Model, s.URL())
+			if len(cfg.Answers) > 0 {
+				n := 0
+				for _, su := range cfg.Answers {
+					n += len(su.Items)
+				}
+				fmt.Fprintf(stderr, "perfgate sim: answering %d eval items at accuracy %g, seed %d (to test perfgate's quality gates, not models)\n", n, cfg.Accuracy, cfg.Seed)
+			}
 			var crash <-chan time.Time
 			if exitAfter > 0 {
 				crash = time.After(exitAfter)
@@ -73,6 +101,7 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
 	cmd.Flags().DurationVar(&exitAfter, "exit-after", 0, "exit with status 3 this long after start, as a crashing engine would (duration; 0 = never)")
 	cmd.Flags().StringVar(&truth, "truth", "", "write each request's server-side times as JSON lines to this file")
+	cmd.Flags().StringSliceVar(&answers, "answers", nil, "answer the items of the eval suite `FILE` (JSONL), right with probability --accuracy, filler for other prompts (repeatable or comma-separated; for testing perfgate's quality gates, not models)")
 	sim.RegisterFlags(cmd.Flags(), &cfg)
 	return cmd
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/perfgate/perfgate/internal/quality"
 )
 
 // Config holds every knob of the simulator. Zero values are not defaults:
@@ -35,7 +37,8 @@ type Config struct {
 	// PrefixCache enables the block prefix cache: 16-token blocks of a prompt
 	// that an earlier prompt already computed skip prefill.
 	PrefixCache bool
-	// Seed seeds jitter, stalls, injected errors and the output text.
+	// Seed seeds jitter, stalls, injected errors, the output text and which
+	// Answers items are answered right.
 	Seed int64
 	// Slowdown multiplies step time.
 	Slowdown float64
@@ -61,6 +64,19 @@ type Config struct {
 	// that decays linearly from WarmUpFactor to 1.
 	WarmUp       time.Duration
 	WarmUpFactor float64
+	// Answers are eval suites whose items the sim answers (--answers): a
+	// request whose prompt text (chat: the messages' contents joined by
+	// newlines; completions: the prompt) is an item's gets the item's right
+	// answer or a wrong one, streamed as the output; every other request gets
+	// filler. None (nil) answers nothing. It exists to test perfgate's
+	// quality gates, not models.
+	Answers []*quality.Suite
+	// Accuracy is the share of Answers' items answered right, in [0,1]. Each
+	// item is drawn once from Seed, its ID and its prompt text: item right iff
+	// draw < Accuracy, so the same item always gets the same text, and with
+	// one seed the items right at a lower accuracy are a subset of those right
+	// at a higher one (a lower accuracy only turns right answers wrong).
+	Accuracy float64
 	// Truth, if non-nil, receives one JSON line (TruthRecord) per finished
 	// request. It is written under a lock through a buffer, flushed on Close.
 	Truth io.Writer
@@ -87,6 +103,7 @@ type Config struct {
 //   - Jitter 0.02: step times of a real engine vary by a few percent.
 //   - Slowdown 1, ErrorRate 0, no stalls, no cold start, no warm-up: a
 //     healthy engine; regressions are opted into.
+//   - Accuracy 1: with --answers, every item is answered right.
 //   - WarmUpFactor 2: first steps after start (CUDA graphs, allocator,
 //     caches) are about twice as slow when a WarmUp period is set.
 func DefaultConfig() Config {
@@ -104,12 +121,13 @@ func DefaultConfig() Config {
 		Slowdown:        1,
 		Jitter:          0.02,
 		WarmUpFactor:    2,
+		Accuracy:        1,
 	}
 }
 
 // RegisterFlags binds every knob of c to a kebab-case flag whose default is
-// c's current value. Truth (--truth FILE), Version and the listen address are
-// the CLI's to handle.
+// c's current value. Truth (--truth FILE), Answers (--answers FILE, see
+// LoadAnswers), Version and the listen address are the CLI's to handle.
 func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Model, "model", c.Model, "served model name, reported by /v1/models and in responses")
 	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "maximum number of running sequences (count)")
@@ -119,7 +137,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&c.PerPrefillToken, "per-prefill-token", c.PerPrefillToken, "step time added per prompt token prefilled in the step (duration, e.g. 60us)")
 	fs.IntVar(&c.PrefillBudget, "prefill-budget", c.PrefillBudget, "chunked prefill: maximum prompt tokens scheduled per step (tokens)")
 	fs.BoolVar(&c.PrefixCache, "prefix-cache", c.PrefixCache, "cache 16-token prompt blocks so repeated prefixes skip prefill")
-	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for jitter, stalls, injected errors and output text")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for jitter, stalls, injected errors, output text and which --answers items are right")
 	fs.Float64Var(&c.Slowdown, "slowdown", c.Slowdown, "multiplies step time (factor, > 0; 1.2 = 20% slower)")
 	fs.Float64Var(&c.Jitter, "jitter", c.Jitter, "relative standard deviation of seeded noise on step time (fraction, 0.02 = 2%)")
 	fs.DurationVar(&c.StallEvery, "stall-every", c.StallEvery, "every this much engine time one step stalls (duration; 0 = never)")
@@ -129,6 +147,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&c.UnhealthyAfter, "unhealthy-after", c.UnhealthyAfter, "/health answers 503 from this long after start, completions still served (duration; 0 = never)")
 	fs.DurationVar(&c.WarmUp, "warm-up", c.WarmUp, "after ready, step time is inflated for this long, decaying linearly (duration; 0 = none)")
 	fs.Float64Var(&c.WarmUpFactor, "warm-up-factor", c.WarmUpFactor, "step time multiplier at the start of warm-up (factor, >= 1)")
+	fs.Float64Var(&c.Accuracy, "accuracy", c.Accuracy, "share of --answers items answered right, each drawn once from --seed; a lower accuracy only turns right answers wrong (fraction in [0,1]; for testing perfgate's quality gates, not models)")
 }
 
 // Validate reports every invalid knob, each message naming its flag.
@@ -172,6 +191,21 @@ func (c Config) Validate() error {
 	}
 	if !(c.WarmUpFactor >= 1) || c.WarmUpFactor > 1e6 {
 		bad("warm-up-factor", "must be in [1,1e6], got %g", c.WarmUpFactor)
+	}
+	if !(c.Accuracy >= 0 && c.Accuracy <= 1) {
+		bad("accuracy", "must be in [0,1], got %g", c.Accuracy)
+	} else if len(c.Answers) == 0 && c.Accuracy != 1 {
+		bad("accuracy", "needs --answers (the eval suites to answer)")
+	}
+	if len(c.Answers) > 0 {
+		_, err := newAnswerer(c.Answers, c.Seed, c.Accuracy, filler{})
+		if many, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range many.Unwrap() {
+				bad("answers", "%v", e)
+			}
+		} else if err != nil {
+			bad("answers", "%v", err)
+		}
 	}
 	return errors.Join(errs...)
 }

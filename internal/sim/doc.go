@@ -24,6 +24,15 @@
 //   - Tokens: one prompt token per whitespace-separated word (chat: all
 //     messages' contents), at least one; one output word per token, each its
 //     own SSE chunk; output length is max_tokens (finish_reason "length").
+//   - With Answers (--answers, eval suites loaded by package quality), a
+//     request whose prompt text is an eval item's gets the item's right
+//     answer with probability Accuracy and a wrong one otherwise, one word
+//     (with its leading space) per token, cut at max_tokens ("length") or
+//     whole ("stop"); other requests get filler as above. Right or wrong is
+//     drawn once per item from Seed, the item's ID and its prompt text, so
+//     the same item always gets the same text, two sims with one seed answer
+//     alike, and lowering Accuracy only turns right answers wrong. It exists
+//     to test perfgate's quality gates, not models.
 //   - Requests are read as vLLM reads them: unknown fields are ignored,
 //     ignore_eos and min_tokens are accepted, max_tokens defaults to 16; the
 //     request's "model" is not checked against the served name.

@@ -2,9 +2,9 @@ package sim
 
 import "hash/fnv"
 
-// generator decides what a request answers. It is the seam through which the
-// simulator can later answer eval questions correctly with some probability;
-// the default, filler, answers filler words.
+// generator decides what a request answers: filler answers filler words;
+// answerer (answers.go, --answers) answers eval items, right with
+// probability Accuracy, and passes other requests to filler.
 type generator interface {
 	generate(req genRequest) generation
 }

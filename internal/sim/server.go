@@ -43,6 +43,14 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("sim: invalid config: %w", err)
 	}
+	var gen generator = filler{}
+	if len(cfg.Answers) > 0 {
+		a, err := newAnswerer(cfg.Answers, cfg.Seed, cfg.Accuracy, gen)
+		if err != nil { // Validate has built it once already
+			return nil, fmt.Errorf("sim: invalid config: %w", err)
+		}
+		gen = a
+	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", addr)
 	if err != nil {
@@ -56,7 +64,7 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		ln:      ln,
 		m:       newMetrics(cfg),
 		truth:   newTruthWriter(cfg.Truth),
-		gen:     filler{},
+		gen:     gen,
 		served:  make(chan struct{}),
 		closed:  make(chan struct{}),
 	}
@@ -225,6 +233,10 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 	}
 
 	g := s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens, Seed: s.cfg.Seed})
+	if a, ok := g.(answerGen); ok {
+		right := a.right
+		rec.EvalSuite, rec.EvalItem, rec.EvalRight = a.suite, a.item, &right
+	}
 	sq := newSeq(req.promptTokens, req.blocks, g, req.maxTokens)
 	ctx := r.Context()
 	select {

@@ -29,6 +29,12 @@ type TruthRecord struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Error says why the request failed; empty on success.
 	Error string `json:"error,omitempty"`
+	// EvalSuite and EvalItem name the --answers item the request's prompt
+	// matched, and EvalRight says whether it was answered right; all absent
+	// for other requests.
+	EvalSuite string `json:"eval_suite,omitempty"`
+	EvalItem  string `json:"eval_item,omitempty"`
+	EvalRight *bool  `json:"eval_right,omitempty"`
 }
 
 // truthWriter serialises TruthRecords through a buffer. Records written

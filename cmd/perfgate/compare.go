@@ -108,6 +108,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 			return exit.UsageError(err)
 		}
 		opts.Gates = gatesFrom(cfg)
+		opts.QualityGates = cfg.QualityGates()
 		if o.alpha == 0 {
 			opts.Alpha = cfg.Compare.Alpha
 		}

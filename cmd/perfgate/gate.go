@@ -114,7 +114,8 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer) error 
 
 	// Sequential looks (see compare.Sequential for the alpha spending).
 	seq := &compare.Sequential{
-		Options:   compare.Options{Alpha: cfg.Compare.Alpha, OnInconclusive: cfg.Compare.OnInconclusive, Gates: gatesFrom(cfg)},
+		Options: compare.Options{Alpha: cfg.Compare.Alpha, OnInconclusive: cfg.Compare.OnInconclusive, Gates: gatesFrom(cfg),
+			QualityGates: cfg.QualityGates()},
 		Min:       cfg.Repetitions.Min,
 		Max:       cfg.Repetitions.Max,
 		Scenarios: len(bases),

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -123,6 +124,9 @@ func loadRun(o runOptions, stderr io.Writer) (*config.Config, []run.Scenario, er
 		if !o.quiet {
 			fmt.Fprintln(stderr, "warning: "+w.Error())
 		}
+	}
+	if cfg.Quality.Enabled() && !slices.ContainsFunc(scenarios, func(s run.Scenario) bool { return len(s.Suites) > 0 }) && !o.quiet {
+		fmt.Fprintf(stderr, "warning: quality.scenario %s is not among the scenarios run: no eval suite runs\n", cfg.QualityScenario())
 	}
 	return cfg, scenarios, nil
 }

@@ -10,29 +10,34 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var configPath string
+	var evals []string
 	cmd := &cobra.Command{
 		Use:   "validate [flags] [workload.jsonl ...]",
-		Short: "Check the config, its workload files and any files named, reporting every problem",
+		Short: "Check the config, its workload and eval files and any files named, reporting every problem",
 		Long: `validate checks perfgate.yaml (strictly: unknown keys, wrong types, bad
-values), every workload file its scenarios use, and any further workload files
-named as arguments. It prints every problem it finds, one a line, located by
-file and line or field path, and exits 2 if there is any.`,
+values), every workload file its scenarios use, every eval suite of its
+quality section (each item's request, scorer, options, regular expressions and
+JSON Schemas), and any further workload files named as arguments and eval
+suites named with --eval. It prints every problem it finds, one a line, located
+by file and line or field path, and exits 2 if there is any.`,
 		Example: `  perfgate validate -c perfgate.yaml
-  perfgate validate -c perfgate.yaml workloads/extra.jsonl`,
+  perfgate validate -c perfgate.yaml workloads/extra.jsonl --eval evals/new.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(configPath, args, stdout, stderr)
+			return runValidate(configPath, args, evals, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "perfgate.yaml", "config file")
+	cmd.Flags().StringSliceVar(&evals, "eval", nil, "also check this eval suite (repeatable, or comma-separated)")
 	return cmd
 }
 
-func runValidate(configPath string, files []string, stdout, stderr io.Writer) error {
+func runValidate(configPath string, files, evals []string, stdout, stderr io.Writer) error {
 	var problems []error
 	checked := 0
 	cfg, err := config.LoadFile(configPath)
@@ -49,6 +54,7 @@ func runValidate(configPath string, files []string, stdout, stderr io.Writer) er
 			}
 			files = append(files, cfg.WorkloadPath(s))
 		}
+		evals = append(cfg.SuitePaths(), evals...)
 	}
 	seen := map[string]bool{}
 	for _, f := range files {
@@ -58,6 +64,18 @@ func runValidate(configPath string, files []string, stdout, stderr io.Writer) er
 			seen[abs] = true
 		}
 		if _, err := workload.Load(f); err != nil {
+			problems = append(problems, err)
+			continue
+		}
+		checked++
+	}
+	for _, f := range evals {
+		if abs, err := filepath.Abs(f); err == nil && seen[abs] {
+			continue
+		} else {
+			seen[abs] = true
+		}
+		if _, err := quality.Load(f); err != nil {
 			problems = append(problems, err)
 			continue
 		}

@@ -31,6 +31,9 @@ type Options struct {
 	// Gates, if set, gives each scenario's gates (from a config); otherwise
 	// the gates recorded in the candidate result, else the defaults.
 	Gates func(scenario string) []config.Gate
+	// QualityGates, if set, are the eval suites' gates (from a config);
+	// otherwise those recorded with each suite, else the defaults.
+	QualityGates []config.Gate
 	// Levels, if set, is a sequential gate's level for each scenario at this
 	// look (its share of alpha, spent over looks): Holm then runs within each
 	// scenario. Unset: one family, Holm across every gate of the run at
@@ -99,10 +102,12 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		return nil, fmt.Errorf("no scenario of the result (%s) has a baseline", scenarioNames(candidate))
 	}
 
-	// Build the gates of each scenario, and the families they are tested in.
-	type slot struct{ scenario, gate int }
+	// Build the gates of each scenario, and the families they are tested
+	// in: a slot is a latency gate (suite < 0) or a quality gate of a suite.
+	type slot struct{ scenario, suite, gate int }
 	families := map[string][]slot{} // family key → its gates
 	var inputs = map[slot]stat.Gate{}
+	var pairedInputs = map[slot]stat.PairedGate{}
 	var scenarios []Scenario
 	for _, p := range pairs {
 		sc := Scenario{Name: p.cand.Name, BaselineN: len(p.base.Repetitions), CandidateN: len(p.cand.Repetitions)}
@@ -128,7 +133,7 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 					continue
 				}
 			}
-			s := slot{len(scenarios), len(sc.Gates)}
+			s := slot{len(scenarios), -1, len(sc.Gates)}
 			sc.Gates = append(sc.Gates, Gate{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Better: m.Better(), Tolerance: g.Tolerance.Text})
 			inputs[s] = stat.Gate{Baseline: bv, Candidate: cv, HigherIsBetter: m.HigherIsBetter,
 				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value}
@@ -137,6 +142,20 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				key = sc.Name
 			}
 			families[key] = append(families[key], s)
+		}
+		suites, warnings := compareSuites(p.base, p.cand, o.QualityGates)
+		sc.Warnings = append(sc.Warnings, warnings...)
+		for k, in := range suites {
+			sc.Quality = append(sc.Quality, in.suite)
+			for j, g := range in.gates {
+				s := slot{len(scenarios), k, j}
+				pairedInputs[s] = g
+				key := ""
+				if o.Levels != nil {
+					key = sc.Name
+				}
+				families[key] = append(families[key], s)
+			}
 		}
 		scenarios = append(scenarios, sc)
 	}
@@ -151,13 +170,25 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			}
 			level = l
 		}
-		in := make([]stat.Gate, len(slots))
-		for i, s := range slots {
-			in[i] = inputs[s]
+		var latency, paired []slot
+		var in []stat.Gate
+		var pin []stat.PairedGate
+		for _, s := range slots {
+			if s.suite < 0 {
+				latency, in = append(latency, s), append(in, inputs[s])
+			} else {
+				paired, pin = append(paired, s), append(pin, pairedInputs[s])
+			}
 		}
-		for i, d := range stat.Decide(in, level) {
-			s := slots[i]
+		decisions, pairedDecisions := stat.DecideAll(in, pin, level)
+		for i, d := range decisions {
+			s := latency[i]
 			fill(&scenarios[s.scenario].Gates[s.gate], in[i], d)
+			scenarios[s.scenario].Level = level
+		}
+		for i, d := range pairedDecisions {
+			s := paired[i]
+			fillQuality(&scenarios[s.scenario].Quality[s.suite].Gates[s.gate], d)
 			scenarios[s.scenario].Level = level
 		}
 	}
@@ -167,6 +198,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			sc.Level = o.Alpha
 		}
 		sortGates(sc.Gates)
+		for j := range sc.Quality {
+			sortQualityGates(sc.Quality[j].Gates)
+		}
 	}
 	// Keep the candidate's scenario order, with the uncompared ones in place.
 	v.Scenarios = append(v.Scenarios, scenarios...)
@@ -184,8 +218,8 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 func overall(scenarios []Scenario) stat.Outcome {
 	return worst(func(yield func(stat.Outcome) bool) {
 		for _, sc := range scenarios {
-			for _, g := range sc.Gates {
-				if !yield(g.Outcome) {
+			for o := range sc.outcomes {
+				if !yield(o) {
 					return
 				}
 			}
@@ -199,12 +233,17 @@ func sortGates(gates []Gate) {
 	slices.SortStableFunc(gates, func(a, b Gate) int { return cmp.Compare(rank(a.Outcome), rank(b.Outcome)) })
 }
 
+// sortQualityGates puts regressions first, as sortGates does.
+func sortQualityGates(gates []QualityGate) {
+	slices.SortStableFunc(gates, func(a, b QualityGate) int { return cmp.Compare(rank(a.Outcome), rank(b.Outcome)) })
+}
+
 // gatesOf is the gates of a candidate scenario.
 func (o Options) gatesOf(s *result.ScenarioResult) []config.Gate {
 	if o.Gates != nil {
 		return o.Gates(s.Name)
 	}
-	if len(s.Gates) > 0 {
+	if s.Gates != nil {
 		return s.Gates
 	}
 	return (&config.Config{}).GatesOf(config.Scenario{})

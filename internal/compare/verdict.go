@@ -58,19 +58,31 @@ type Scenario struct {
 	Gates []Gate `json:"gates"`
 	// NotGated are configured gates that could not be tested, with why.
 	NotGated []NotGated `json:"not_gated,omitempty"`
+	// Quality holds the eval suites' comparisons, whose gates are in the
+	// same Holm family as Gates.
+	Quality []Suite `json:"quality,omitempty"`
 	// Warnings are about this scenario (unsteady warm-up, missed schedule).
 	Warnings []string `json:"warnings,omitempty"`
 }
 
 // Outcome of the scenario: its worst gate.
-func (s Scenario) Outcome() stat.Outcome {
-	return worst(func(yield func(stat.Outcome) bool) {
-		for _, g := range s.Gates {
+func (s Scenario) Outcome() stat.Outcome { return worst(s.outcomes) }
+
+// outcomes yields the outcome of every gate of the scenario, latency and
+// quality.
+func (s Scenario) outcomes(yield func(stat.Outcome) bool) {
+	for _, g := range s.Gates {
+		if !yield(g.Outcome) {
+			return
+		}
+	}
+	for _, q := range s.Quality {
+		for _, g := range q.Gates {
 			if !yield(g.Outcome) {
 				return
 			}
 		}
-	})
+	}
 }
 
 // Gate is one gate's evidence and outcome.

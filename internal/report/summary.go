@@ -124,6 +124,22 @@ func scenario(w io.Writer, s *result.ScenarioResult) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if len(s.Quality) > 0 {
+		fmt.Fprintln(w)
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "eval suite	items	right	accuracy	failed	answered amid load	mode")
+		for _, q := range s.Quality {
+			pass, n := q.Passed()
+			acc := "—"
+			if n > 0 {
+				acc = fmt.Sprintf("%.1f%%", 100*float64(pass)/float64(n))
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%s\n", clean(q.Name, 60), n, pass, acc, q.Failed(), q.Interleaved, clean(q.Mode, 20))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	for _, note := range notes(s) {
 		fmt.Fprintln(w, "note: "+note)
 	}
@@ -222,7 +238,10 @@ func shortHash(h string) string {
 // spaces, and it is cut to at most n runes.
 func clean(s string, n int) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		// Format characters (bidirectional overrides, zero-width
+		// spaces) go too: text from a model or a result could use them
+		// to make a report read other than it is.
+		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
 			return ' '
 		}
 		return r

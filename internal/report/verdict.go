@@ -61,6 +61,9 @@ func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
 		for _, ng := range s.NotGated {
 			p.printf("  not gated: %s: %s — %s\n", verdictMetricLabel(ng.Title, ng.Unit), verdictNotGatedValues(ng), clean(ng.Reason, verdictMaxShown))
 		}
+		if err := writeQualityText(p, s); err != nil {
+			return err
+		}
 	}
 	list := func(title string, items []string) {
 		if len(items) == 0 {
@@ -125,6 +128,7 @@ func WriteVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
 				p.println("- " + it)
 			}
 		}
+		writeQualityMarkdown(p, s)
 	}
 	list := func(title string, items []string) {
 		if len(items) == 0 {
@@ -199,6 +203,17 @@ func verdictLine(v *compare.Verdict) string {
 				undecided++
 			}
 		}
+		for _, q := range s.Quality {
+			for _, g := range q.Gates {
+				total++
+				switch g.Outcome {
+				case stat.Regression:
+					regressed = append(regressed, clean(s.Name, verdictMaxShown)+" "+qualityGateName(q, g)+" "+qualityChangeEstimate(g))
+				case stat.Inconclusive:
+					undecided++
+				}
+			}
+		}
 	}
 	switch v.Outcome {
 	case stat.Regression:
@@ -244,12 +259,37 @@ func verdictHeadline(v *compare.Verdict) string {
 			}
 		}
 	}
+	// Quality gates count alike; a quality regression is named when no
+	// latency gate regressed (their changes are in points, not percent, so
+	// the two are not ranked against each other).
+	var worstQuality string
+	worstDrop := math.Inf(1)
+	for _, s := range v.Scenarios {
+		for _, q := range s.Quality {
+			for _, g := range q.Gates {
+				total++
+				switch g.Outcome {
+				case stat.Regression:
+					regressed++
+					if c := float64(g.Change.Estimate); c < worstDrop {
+						worstDrop = c
+						worstQuality = verdictMD(s.Name) + " " + verdictMD(qualityGateName(q, g)) + " " + qualityChangeEstimate(g)
+					}
+				case stat.Inconclusive:
+					undecided++
+				}
+			}
+		}
+	}
 	var b strings.Builder
 	switch v.Outcome {
 	case stat.Regression:
 		fmt.Fprintf(&b, "### ❌ perfgate: regression (%d of %s regressed)", regressed, verdictCount(total, "gate"))
-		if worstRegressed != nil {
+		switch {
+		case worstRegressed != nil:
 			b.WriteString(" — worst: " + worstRegressed.markdown())
+		case worstQuality != "":
+			b.WriteString(" — worst: " + worstQuality)
 		}
 		return b.String()
 	case stat.Pass:

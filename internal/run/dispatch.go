@@ -38,6 +38,9 @@ type Plan struct {
 	Seed uint64
 	// RunID makes request ids unique across runs (X-Request-Id).
 	RunID string
+	// Evals, if set, mixes eval items into the load (quality mode
+	// interleaved); they do not count towards Count.
+	Evals *EvalMix
 }
 
 // OpenLoop reports whether the plan's load shape sends on a schedule.
@@ -138,13 +141,26 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 		}
 		records <- newRecord(p, req, resp, start, scheduled)
 	}
+	// sendEval sends the eval item due beside workload request i, if any.
+	var evals atomic.Int64
+	sendEval := func(i int) {
+		if !p.Evals.due(i) {
+			return
+		}
+		it, ok := p.Evals.Queue.Pop()
+		if !ok {
+			return
+		}
+		k := evals.Add(1) - 1
+		records <- d.sendEval(ctx, clk, p, it, fmt.Sprintf("%s-%s-r%d-e%06d", p.RunID, p.Scenario, p.Repetition, k), start)
+	}
 
 	var wg sync.WaitGroup
 	limit := p.limit()
 	if sched == nil {
-		d.closedLoop(ctx, clk, p, start, limit, send, &wg)
+		d.closedLoop(ctx, clk, p, start, limit, send, sendEval, &wg)
 	} else {
-		d.openLoop(ctx, clk, p, sched, start, limit, send, &wg)
+		d.openLoop(ctx, clk, p, sched, start, limit, send, sendEval, &wg)
 	}
 	wg.Wait()
 	close(records)
@@ -153,8 +169,8 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 }
 
 // closedLoop runs Concurrency users, each sending its next request as soon as
-// its last one ends.
-func (d *Dispatcher) closedLoop(ctx context.Context, clk Clock, p Plan, start time.Time, limit int, send func(int, time.Time), wg *sync.WaitGroup) {
+// its last one ends (and then the eval item due beside it, if any).
+func (d *Dispatcher) closedLoop(ctx context.Context, clk Clock, p Plan, start time.Time, limit int, send func(int, time.Time), sendEval func(int), wg *sync.WaitGroup) {
 	var next atomic.Int64
 	for range p.Load.Concurrency {
 		wg.Go(func() {
@@ -168,6 +184,9 @@ func (d *Dispatcher) closedLoop(ctx context.Context, clk Clock, p Plan, start ti
 					return
 				}
 				send(i, time.Time{})
+				if ctx.Err() == nil {
+					sendEval(i)
+				}
 			}
 		})
 	}
@@ -175,7 +194,9 @@ func (d *Dispatcher) closedLoop(ctx context.Context, clk Clock, p Plan, start ti
 
 // openLoop sends request i at start+sched.At(i), never waiting for responses
 // (except for a free slot when MaxInFlight caps them, which shows as send lag).
-func (d *Dispatcher) openLoop(ctx context.Context, clk Clock, p Plan, sched Schedule, start time.Time, limit int, send func(int, time.Time), wg *sync.WaitGroup) {
+// An eval item due beside request i is sent at the same time, outside the
+// MaxInFlight cap.
+func (d *Dispatcher) openLoop(ctx context.Context, clk Clock, p Plan, sched Schedule, start time.Time, limit int, send func(int, time.Time), sendEval func(int), wg *sync.WaitGroup) {
 	var slots chan struct{}
 	if p.Load.MaxInFlight > 0 {
 		slots = make(chan struct{}, p.Load.MaxInFlight)
@@ -188,6 +209,9 @@ func (d *Dispatcher) openLoop(ctx context.Context, clk Clock, p Plan, sched Sche
 		scheduled := start.Add(at)
 		if clk.SleepUntil(ctx, scheduled) != nil {
 			return
+		}
+		if p.Evals.due(i) {
+			wg.Go(func() { sendEval(i) })
 		}
 		if slots != nil {
 			select {

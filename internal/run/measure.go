@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/workload"
 )
@@ -19,6 +20,11 @@ type Scenario struct {
 	// Source names the workload: the file path as configured, or "synth".
 	Source       string
 	WorkloadHash string
+	// Suites are the eval suites this scenario's run answers (the
+	// quality.scenario only), in quality.suites order, and SuitePaths their
+	// paths as configured.
+	Suites     []*quality.Suite
+	SuitePaths []string
 }
 
 // Prepare loads (or synthesises) the workload of each scenario of cfg whose
@@ -50,12 +56,39 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 			s.Requests, s.Source = w.Requests, sc.Workload
 		}
 		s.WorkloadHash = workload.Hash(s.Requests)
+		if cfg.Quality.Enabled() && sc.Name == cfg.QualityScenario() {
+			for _, path := range cfg.Quality.Suites {
+				suite, err := quality.Load(resolve(cfg.Dir, path))
+				if err != nil {
+					return nil, fmt.Errorf("quality: %w", err)
+				}
+				if err := fitsAPI(suite, cfg.Target.API); err != nil {
+					return nil, fmt.Errorf("quality: %w", err)
+				}
+				s.Suites, s.SuitePaths = append(s.Suites, suite), append(s.SuitePaths, path)
+			}
+		}
 		out = append(out, s)
 	}
 	for n := range missing {
 		return nil, fmt.Errorf("no scenario named %q in %s", n, cfg.Path)
 	}
 	return out, nil
+}
+
+// fitsAPI checks that every item of suite can be sent to the target's
+// endpoint: the completions API takes a prompt, not messages (the chat API
+// takes either: a prompt is sent as one user message).
+func fitsAPI(suite *quality.Suite, api string) error {
+	if api != "completions" {
+		return nil
+	}
+	for _, it := range suite.Items {
+		if len(it.Request.Messages) > 0 {
+			return fmt.Errorf("%s:%d: item %s has messages, but target.api is completions: give it a prompt", suite.Path, it.Line, it.ID)
+		}
+	}
+	return nil
 }
 
 func resolve(dir, path string) string {
@@ -85,6 +118,11 @@ type Measurement struct {
 	OnRecord func(*result.Record)
 	// Progress, if set, reports each repetition as it runs.
 	Progress *Progress
+	// Evals, if set, mixes eval items into the repetitions' load until its
+	// queue is empty; OnEval then sees their records, which the latency
+	// metrics leave out.
+	Evals  *EvalMix
+	OnEval func(*result.Record)
 }
 
 // BrokenError says a repetition failed too many of its requests to count:
@@ -134,13 +172,22 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		plan := Plan{
 			Scenario: c.Name, Repetition: rep, Requests: s.Requests,
 			Count: c.Requests, Duration: c.Duration, Load: c.Load,
-			Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID,
+			Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID, Evals: m.Evals,
 		}
 		agg := result.NewAggregator(c.SLO, plan.OpenLoop(), c.Load.Rate)
 		if m.Progress != nil {
 			m.Progress.Begin(fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions), plan.limit())
 		}
 		err := m.Dispatcher.Run(ctx, plan, func(r *result.Record) {
+			if r.Eval != "" {
+				if m.OnRecord != nil {
+					m.OnRecord(r)
+				}
+				if m.OnEval != nil {
+					m.OnEval(r)
+				}
+				return
+			}
 			agg.Add(r)
 			if m.OnRecord != nil {
 				m.OnRecord(r)

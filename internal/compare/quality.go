@@ -1,0 +1,219 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/quality"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// MaxExamples is how many changed items a suite's comparison keeps for the
+// report.
+const MaxExamples = 5
+
+// Suite is one eval suite's comparison: accuracy on both sides, output drift,
+// and the quality gates, decided in the same Holm family as the scenario's
+// latency gates.
+type Suite struct {
+	Name string `json:"name"`
+	// N is the number of items compared (answered on both sides with the
+	// same content).
+	N int `json:"n"`
+	// OnlyBaseline, OnlyCandidate and Changed count items left out of the
+	// comparison (see quality.Paired).
+	OnlyBaseline  int `json:"only_baseline,omitempty"`
+	OnlyCandidate int `json:"only_candidate,omitempty"`
+	Changed       int `json:"changed,omitempty"`
+	// Baseline and Candidate are each side's accuracy over the compared
+	// items, with its 95% Wilson interval.
+	Baseline  Accuracy `json:"baseline"`
+	Candidate Accuracy `json:"candidate"`
+	// Drift is the share of outputs identical to the baseline's, and where
+	// the others first differ.
+	Drift Drift `json:"drift"`
+	// Gates are the suite's quality gates, regressions first.
+	Gates []QualityGate `json:"gates"`
+	// Examples are items whose output changed (pass→fail first), outputs
+	// as received: renderers escape and truncate them.
+	Examples []quality.Example `json:"examples,omitempty"`
+	Warnings []string          `json:"warnings,omitempty"`
+}
+
+// Accuracy is one side's pass count and rate.
+type Accuracy struct {
+	Pass int `json:"pass"`
+	N    int `json:"n"`
+	// Rate is Pass/N with its 95% Wilson interval.
+	Rate Interval `json:"rate"`
+	// Failed counts items whose request failed (scored as fails).
+	Failed int `json:"failed,omitempty"`
+}
+
+// Drift is output drift against the baseline.
+type Drift struct {
+	Identical int `json:"identical"`
+	Differ    int `json:"differ"`
+	// Share is Identical/N with its 95% Wilson interval.
+	Share Interval `json:"share"`
+	// FirstDiffChar and FirstDiffWord are the median positions of the first
+	// difference among the outputs that differ.
+	FirstDiffChar int `json:"first_diff_char"`
+	FirstDiffWord int `json:"first_diff_word"`
+}
+
+// QualityGate is one quality gate's evidence and outcome. Rates and changes
+// are fractions (0.02 is 2 points).
+type QualityGate struct {
+	Metric    string `json:"metric"`
+	Title     string `json:"title"`
+	Tolerance string `json:"tolerance"`
+	// Test names the paired test: mcnemar, wilcoxon or binomial.
+	Test string `json:"test"`
+	N    int    `json:"n"`
+	// Baseline and Candidate are the sides' means with 95% intervals.
+	Baseline  Interval `json:"baseline"`
+	Candidate Interval `json:"candidate"`
+	// Change is candidate − baseline at Confidence (each bound a one-sided
+	// bound at (1+Confidence)/2).
+	Change     Interval `json:"change"`
+	Confidence Num      `json:"confidence"`
+	// Losses and Gains count the items that got worse and better.
+	Losses int `json:"losses"`
+	Gains  int `json:"gains"`
+	// NeedItems, when set, is about how many items would detect the
+	// tolerance (80% power): the suite is smaller.
+	NeedItems int `json:"need_items,omitempty"`
+
+	P         Num          `json:"p"`
+	PAdjusted Num          `json:"p_adjusted"`
+	Level     Num          `json:"level"`
+	Outcome   stat.Outcome `json:"outcome"`
+	Reason    string       `json:"reason"`
+	Warnings  []string     `json:"warnings,omitempty"`
+}
+
+// suiteInput is a suite's comparison before its gates are decided.
+type suiteInput struct {
+	suite  Suite
+	gates  []stat.PairedGate
+	failed [2]int
+}
+
+// compareSuites pairs the candidate scenario's suites with the baseline's and
+// returns their comparisons with the paired gates to decide; gates gives each
+// suite's gates (nil: those the candidate recorded, else the defaults).
+func compareSuites(base, cand *result.ScenarioResult, gates []config.Gate) ([]suiteInput, []string) {
+	var out []suiteInput
+	var warnings []string
+	for i := range cand.Quality {
+		c := &cand.Quality[i]
+		b := findSuite(base, c.Name)
+		if b == nil {
+			warnings = append(warnings, fmt.Sprintf("eval suite %s has no baseline answers: not compared", c.Name))
+			continue
+		}
+		p := quality.Pair(b, c)
+		in := suiteInput{suite: Suite{Name: c.Name, N: len(p.Items), OnlyBaseline: p.OnlyBaseline,
+			OnlyCandidate: p.OnlyCandidate, Changed: p.Changed}}
+		s := &in.suite
+		s.Baseline = accuracy(p.BaselinePass, b.Failed())
+		s.Candidate = accuracy(p.CandidatePass, c.Failed())
+		s.Drift = Drift{Identical: p.Drift.Identical, Differ: p.Drift.Differ,
+			FirstDiffChar: p.Drift.FirstDiffChar, FirstDiffWord: p.Drift.FirstDiffWord}
+		lo, hi := stat.Wilson(p.Drift.Identical, s.N, MedianConfidence)
+		s.Drift.Share = Interval{Num(ratio(p.Drift.Identical, s.N)), Num(lo), Num(hi)}
+		s.Examples = p.Examples[:min(len(p.Examples), MaxExamples)]
+		if n := p.OnlyBaseline + p.OnlyCandidate + p.Changed; n > 0 {
+			s.Warnings = append(s.Warnings, fmt.Sprintf(
+				"the suite differs between the sides: %d items only in the baseline, %d only in the candidate, %d changed; %d compared",
+				p.OnlyBaseline, p.OnlyCandidate, p.Changed, s.N))
+		}
+		for _, side := range []struct {
+			name string
+			r    *result.SuiteResult
+		}{{"baseline", b}, {"candidate", c}} {
+			if f := side.r.Failed(); f > 0 {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("%d of the %s's items failed to answer and count as wrong", f, side.name))
+			}
+			if side.r.Mode == config.QualityInterleaved && side.r.Interleaved < len(side.r.Items) {
+				s.Warnings = append(s.Warnings, fmt.Sprintf("the %s answered %d of %d items amid the load and the rest alone: raise quality.share to interleave them all",
+					side.name, side.r.Interleaved, len(side.r.Items)))
+			}
+		}
+		if b.Mode != c.Mode {
+			s.Warnings = append(s.Warnings, fmt.Sprintf("the baseline answered in %s mode and the candidate in %s mode: batching differs", b.Mode, c.Mode))
+		}
+		suiteGates := gates
+		if suiteGates == nil {
+			suiteGates = c.Gates
+		}
+		if suiteGates == nil {
+			suiteGates = (&config.Config{}).QualityGates()
+		}
+		for _, g := range suiteGates {
+			m, err := metric.Lookup(g.Metric)
+			if err != nil || !m.Quality {
+				continue
+			}
+			pg := stat.PairedGate{Tolerance: g.Tolerance.Value}
+			test := ""
+			switch m.Name {
+			case "accuracy":
+				pg.Kind, pg.Baseline, pg.Candidate, test = stat.PassRate, p.BaselinePass, p.CandidatePass, "mcnemar"
+			case "score":
+				if !c.Continuous {
+					continue // a pass/fail suite's mean score is its accuracy
+				}
+				pg.Kind, pg.Baseline, pg.Candidate, test = stat.MeanScore, p.BaselineScore, p.CandidateScore, "wilcoxon"
+			case "identical":
+				pg.Kind, pg.Candidate, test = stat.Agreement, p.Identical, "binomial"
+			}
+			s.Gates = append(s.Gates, QualityGate{Metric: m.Name, Title: m.Title, Tolerance: g.Tolerance.Text, Test: test, N: s.N})
+			in.gates = append(in.gates, pg)
+		}
+		out = append(out, in)
+	}
+	return out, warnings
+}
+
+// fillQuality copies a paired decision into a quality gate.
+func fillQuality(g *QualityGate, d stat.PairedDecision) {
+	g.Baseline = Interval{Num(d.Baseline.Mean), Num(d.Baseline.Lo), Num(d.Baseline.Hi)}
+	g.Candidate = Interval{Num(d.Candidate.Mean), Num(d.Candidate.Lo), Num(d.Candidate.Hi)}
+	g.Change = Interval{Num(d.Change.Estimate), Num(d.Change.Lo), Num(d.Change.Hi)}
+	g.Confidence = Num(1 - 2*d.Level)
+	g.Losses, g.Gains, g.NeedItems = d.Losses, d.Gains, d.NeedItems
+	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)
+	g.Outcome, g.Reason, g.Warnings = d.Outcome, d.Reason, d.Warnings
+}
+
+func accuracy(pass []float64, failed int) Accuracy {
+	k := 0
+	for _, v := range pass {
+		if v == 1 {
+			k++
+		}
+	}
+	lo, hi := stat.Wilson(k, len(pass), MedianConfidence)
+	return Accuracy{Pass: k, N: len(pass), Rate: Interval{Num(ratio(k, len(pass))), Num(lo), Num(hi)}, Failed: failed}
+}
+
+func ratio(k, n int) float64 {
+	if n == 0 {
+		return math.NaN()
+	}
+	return float64(k) / float64(n)
+}
+
+func findSuite(s *result.ScenarioResult, name string) *result.SuiteResult {
+	for i := range s.Quality {
+		if s.Quality[i].Name == name {
+			return &s.Quality[i]
+		}
+	}
+	return nil
+}

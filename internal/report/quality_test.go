@@ -1,0 +1,86 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/quality"
+)
+
+// qualityVerdict is a pass verdict's latency gates plus an eval suite whose
+// accuracy regressed, with drift, a warning and changed items.
+func qualityVerdict() *compare.Verdict {
+	v := passVerdict()
+	v.Outcome = stat.Regression
+	v.Scenarios[0].Quality = []compare.Suite{{
+		Name: "arithmetic", N: 200,
+		Baseline:  compare.Accuracy{Pass: 180, N: 200, Rate: compare.Interval{Estimate: 0.9, Lo: 0.851, Hi: 0.934}},
+		Candidate: compare.Accuracy{Pass: 120, N: 200, Rate: compare.Interval{Estimate: 0.6, Lo: 0.531, Hi: 0.665}},
+		Drift: compare.Drift{Identical: 140, Differ: 60, Share: compare.Interval{Estimate: 0.7, Lo: 0.633, Hi: 0.759},
+			FirstDiffChar: 14, FirstDiffWord: 3},
+		Gates: []compare.QualityGate{{
+			Metric: "accuracy", Title: "accuracy", Tolerance: "-2 points", Test: "mcnemar", N: 200,
+			Baseline:  compare.Interval{Estimate: 0.9, Lo: 0.851, Hi: 0.934},
+			Candidate: compare.Interval{Estimate: 0.6, Lo: 0.531, Hi: 0.665},
+			Change:    compare.Interval{Estimate: -0.3, Lo: -0.351, Hi: -0.25}, Confidence: 0.9,
+			Losses: 60, P: 1.7e-18, PAdjusted: 3.4e-18, Level: 0.05, Outcome: stat.Regression,
+			Reason: "significant (p=3.4e-18) and -30.0 points is beyond -2 points, as is the whole 90% interval (up to -25.0 points)",
+		}},
+		Examples: []quality.Example{
+			{ID: "arith-001", BaselinePass: true, BaselineOutput: "The answer is -21.", CandidateOutput: "The answer is -20.", FirstDiffChar: 16, FirstDiffWord: 3},
+			{ID: "arith-007", BaselinePass: true, BaselineOutput: "Answer:\n42", CandidateOutput: strings.Repeat("long ", 40), FirstDiffChar: 0},
+		},
+		Warnings: []string{"the candidate answered 150 of 200 items amid the load and the rest alone: raise quality.share to interleave them all"},
+	}}
+	return v
+}
+
+func TestQualityVerdictGolden(t *testing.T) {
+	var text, md bytes.Buffer
+	require.NoError(t, WriteVerdictText(&text, qualityVerdict()))
+	require.NoError(t, WriteVerdictMarkdown(&md, qualityVerdict()))
+	golden(t, "verdict-quality.txt.golden", text.Bytes())
+	golden(t, "verdict-quality.md.golden", md.Bytes())
+	assert.True(t, strings.HasSuffix(text.String(), "verdict: REGRESSION (1 gate regressed: chat-c16 arithmetic accuracy -30.0 points)\n"), text.String())
+	first, _, _ := strings.Cut(md.String(), "\n")
+	assert.Equal(t, "### ❌ perfgate: regression (1 of 3 gates regressed) — worst: chat-c16 arithmetic accuracy -30.0 points", first)
+}
+
+// A model's outputs are untrusted: whatever they hold, the markdown stays in
+// its table cell, opens no HTML, closes no <details>, and is cut short; the
+// terminal gets no escape sequences or bidirectional overrides.
+func TestQualityOutputsEscaped(t *testing.T) {
+	hostile := "</details><script>alert(1)</script>| x |\n## heading\x1b[31m\u202etxet" + strings.Repeat("!", 300)
+	v := qualityVerdict()
+	v.Scenarios[0].Quality[0].Examples[0].CandidateOutput = hostile
+	v.Scenarios[0].Quality[0].Examples[0].ID = "id|<b>"
+
+	var md bytes.Buffer
+	require.NoError(t, WriteVerdictMarkdown(&md, v))
+	out := md.String()
+	for _, bad := range []string{"</details><script>", "<script>", "\x1b", "\u202e", "| x |", "\n## heading", "id|<b>"} {
+		assert.NotContains(t, out, bad)
+	}
+	row := ""
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, "alert(1)") {
+			row = l
+		}
+	}
+	require.NotEmpty(t, row, "the changed item's row")
+	assert.Contains(t, row, `\<script\>alert(1)\</script\>\| x \|⏎\#\# heading`)
+	assert.Less(t, strings.Count(row, "!"), qualityMaxOutput, "the output is cut")
+	assert.Equal(t, 1, strings.Count(out, "</details>"), "only the report's own details block closes")
+
+	var text bytes.Buffer
+	require.NoError(t, WriteVerdictText(&text, v))
+	for _, bad := range []string{"\x1b", "\u202e", "\n## heading"} {
+		assert.NotContains(t, text.String(), bad)
+	}
+}

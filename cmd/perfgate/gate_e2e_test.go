@@ -60,7 +60,7 @@ func promoteBaseline(t *testing.T, conf string) {
 
 // gate runs perfgate gate with JSON output and returns the verdict and the
 // error (which carries the exit code).
-func gate(t *testing.T, conf, url string, extra ...string) (*compare.Verdict, error, string) {
+func gate(t *testing.T, conf, url string, extra ...string) (*compare.Verdict, string, error) {
 	t.Helper()
 	var stdout, stderr bytes.Buffer
 	args := append([]string{"gate", "-c", conf, "--target", url, "-o", filepath.Join(filepath.Dir(conf), "cand.json"), "--format", "json"}, extra...)
@@ -74,7 +74,7 @@ func gate(t *testing.T, conf, url string, extra ...string) (*compare.Verdict, er
 	if stdout.Len() > 0 {
 		require.NoError(t, json.Unmarshal(stdout.Bytes(), &v), stdout.String())
 	}
-	return &v, err, stderr.String()
+	return &v, stderr.String(), err
 }
 
 // The simulated gates: each a full perfgate gate against the
@@ -96,7 +96,7 @@ func TestGateAgainstSimulator(t *testing.T) {
 	}
 
 	t.Run("A/A passes", func(t *testing.T) {
-		v, err, stderr := gate(t, conf, gateSim(t, 1))
+		v, stderr, err := gate(t, conf, gateSim(t, 1))
 		require.NoError(t, err, stderr)
 		assert.Equal(t, stat.Pass, v.Outcome)
 		assert.Equal(t, 10, v.Scenarios[0].BaselineN)
@@ -104,7 +104,7 @@ func TestGateAgainstSimulator(t *testing.T) {
 	})
 
 	t.Run("slowdown 1.3 regresses", func(t *testing.T) {
-		v, err, stderr := gate(t, conf, gateSim(t, 1.3))
+		v, stderr, err := gate(t, conf, gateSim(t, 1.3))
 		require.Error(t, err, stderr)
 		assert.Equal(t, exit.Regression, exit.Code(err))
 		assert.Equal(t, stat.Regression, v.Outcome)
@@ -121,7 +121,7 @@ func TestGateAgainstSimulator(t *testing.T) {
 		conf10 := filepath.Join(filepath.Dir(conf), "ten.yaml")
 		gates := "{cold_start: off, ttft.p95: +10%, ttft.p99: +10%, tpot.p99: +10%, e2e.p99: +10%, output_throughput: -10%, goodput: -10%}"
 		require.NoError(t, os.WriteFile(conf10, []byte(fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", gates)), 0o644))
-		v, err, stderr := gate(t, conf10, gateSim(t, 1.03))
+		v, stderr, err := gate(t, conf10, gateSim(t, 1.03))
 		for _, g := range v.Scenarios[0].Gates {
 			assert.NotEqual(t, stat.Regression, g.Outcome, "%s: %s", g.Metric, g.Reason)
 		}
@@ -132,7 +132,7 @@ func TestGateAgainstSimulator(t *testing.T) {
 	t.Run("2 repetitions are inconclusive, never a pass", func(t *testing.T) {
 		conf2 := filepath.Join(filepath.Dir(conf), "two.yaml")
 		require.NoError(t, os.WriteFile(conf2, []byte(fmt.Sprintf(gateConfig, base, "2", "{cold_start: off}")), 0o644))
-		v, err, stderr := gate(t, conf2, gateSim(t, 1))
+		v, stderr, err := gate(t, conf2, gateSim(t, 1))
 		require.Error(t, err)
 		assert.Equal(t, exit.Regression, exit.Code(err), "on_inconclusive: fail is the default")
 		assert.Contains(t, stderr, "2 repetitions cannot show a significant difference")

@@ -94,7 +94,7 @@ func TestQualityGateAgainstSimulator(t *testing.T) {
 	}
 
 	t.Run("0.9 against 0.9 passes", func(t *testing.T) {
-		v, err, stderr := gate(t, conf, answeringSim(t, suite, 0.9))
+		v, stderr, err := gate(t, conf, answeringSim(t, suite, 0.9))
 		require.NoError(t, err, stderr)
 		q := suiteOf(t, v)
 		assert.Equal(t, stat.Pass, q.Gates[0].Outcome, q.Gates[0].Reason)
@@ -103,7 +103,7 @@ func TestQualityGateAgainstSimulator(t *testing.T) {
 	})
 
 	t.Run("0.6 against 0.9 regresses", func(t *testing.T) {
-		v, err, stderr := gate(t, conf, answeringSim(t, suite, 0.6))
+		v, stderr, err := gate(t, conf, answeringSim(t, suite, 0.6))
 		require.Error(t, err, stderr)
 		assert.Equal(t, exit.Regression, exit.Code(err))
 		q := suiteOf(t, v)
@@ -117,7 +117,7 @@ func TestQualityGateAgainstSimulator(t *testing.T) {
 
 	t.Run("0.88 with a 5-point tolerance is never a regression", func(t *testing.T) {
 		conf5 := write("five.yaml", "separate", "-5 points", base)
-		v, err, stderr := gate(t, conf5, answeringSim(t, suite, 0.88))
+		v, stderr, err := gate(t, conf5, answeringSim(t, suite, 0.88))
 		q := suiteOf(t, v)
 		assert.NotEqual(t, stat.Regression, q.Gates[0].Outcome, q.Gates[0].Reason)
 		assert.Contains(t, []stat.Outcome{stat.Pass, stat.Inconclusive}, v.Outcome)

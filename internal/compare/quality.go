@@ -98,9 +98,8 @@ type QualityGate struct {
 
 // suiteInput is a suite's comparison before its gates are decided.
 type suiteInput struct {
-	suite  Suite
-	gates  []stat.PairedGate
-	failed [2]int
+	suite Suite
+	gates []stat.PairedGate
 }
 
 // compareSuites pairs the candidate scenario's suites with the baseline's and

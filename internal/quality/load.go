@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfgate/perfgate/internal/suggest"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -23,10 +22,6 @@ const maxErrors = 50
 // keys lists the keys of an item line, in the order docs/evals.md gives them.
 var keys = []string{"id", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "response_format", "tags",
 	"scorer", "expected", "ideal", "options"}
-
-// requestKeys are the keys of keys that make the request; they are checked
-// by workload's rules.
-var requestKeys = []string{"messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "response_format", "tags"}
 
 // scorerNames lists the scorer names, in the order docs/evals.md gives them.
 var scorerNames = []string{"exact", "contains", "regex", "choice", "numeric", "json_valid", "json_schema", "reference"}
@@ -114,19 +109,13 @@ func (p *parser) add(e *workload.LineError) {
 	p.errs = append(p.errs, e)
 }
 
-// member is one key of a JSON object, with its raw value.
-type member struct {
-	key string
-	raw json.RawMessage
-}
-
 // line is what one item line holds, before its scorer is built.
 type line struct {
 	id       string
 	scorer   string
 	expected json.RawMessage // nil when absent
 	ideal    *string
-	options  []member
+	options  []workload.Member
 	opts     options
 }
 
@@ -139,7 +128,7 @@ func (p *parser) parseLine(n int, text []byte) {
 	before := len(p.errs) + p.dropped
 	bad := func() bool { return len(p.errs)+p.dropped > before }
 
-	members, msg := objectMembers(text)
+	members, msg := workload.ObjectMembers(text)
 	if msg != "" {
 		p.errorf(n, "", "%s", msg)
 		return
@@ -147,24 +136,24 @@ func (p *parser) parseLine(n int, text []byte) {
 	var (
 		l                    line
 		seen                 = map[string]bool{}
-		reqMembers           []member
+		reqMembers           []workload.Member
 		hasID, hasScorer     bool
 		scorerOK, optionsSet bool
 	)
 	for _, m := range members {
-		if seen[m.key] {
-			p.errorf(n, m.key, "key appears more than once")
+		if seen[m.Key] {
+			p.errorf(n, m.Key, "key appears more than once")
 			continue
 		}
-		seen[m.key] = true
-		if !isKnown(m.key, keys) {
-			p.errorf(n, m.key, "unknown key%s; want one of %s", didYouMean(m.key, keys), strings.Join(keys, ", "))
+		seen[m.Key] = true
+		if !isKnown(m.Key, keys) {
+			p.errorf(n, m.Key, "unknown key%s; want one of %s", workload.DidYouMean(m.Key, keys), strings.Join(keys, ", "))
 			continue
 		}
-		if string(m.raw) == "null" {
+		if string(m.Raw) == "null" {
 			continue // null is the same as absent
 		}
-		switch m.key {
+		switch m.Key {
 		case "id":
 			hasID = true
 			if p.decode(n, m, &l.id, "string") && l.id == "" {
@@ -176,11 +165,11 @@ func (p *parser) parseLine(n int, text []byte) {
 				if isKnown(l.scorer, scorerNames) {
 					scorerOK = true
 				} else {
-					p.errorf(n, "scorer", "unknown scorer %q%s; want one of %s", l.scorer, didYouMean(l.scorer, scorerNames), strings.Join(scorerNames, ", "))
+					p.errorf(n, "scorer", "unknown scorer %q%s; want one of %s", l.scorer, workload.DidYouMean(l.scorer, scorerNames), strings.Join(scorerNames, ", "))
 				}
 			}
 		case "expected":
-			l.expected = m.raw
+			l.expected = m.Raw
 		case "ideal":
 			var s string
 			if p.decode(n, m, &s, "string") {
@@ -191,11 +180,11 @@ func (p *parser) parseLine(n int, text []byte) {
 			}
 		case "options":
 			optionsSet = true
-			if m.raw[0] != '{' {
-				p.errorf(n, "options", "want object, got %s", describe(m.raw))
+			if m.Raw[0] != '{' {
+				p.errorf(n, "options", "want object, got %s", workload.Describe(m.Raw))
 				continue
 			}
-			l.options, _ = objectMembers(m.raw) // cannot fail: m.raw is a valid object
+			l.options, _ = workload.ObjectMembers(m.Raw) // cannot fail: m.Raw is a valid object
 		default:
 			reqMembers = append(reqMembers, m)
 		}
@@ -250,7 +239,7 @@ func (p *parser) parseLine(n int, text []byte) {
 // request checks the request keys of a line with the workload format's rules,
 // applies the eval defaults (max_tokens DefaultMaxTokens, temperature 0, seed
 // DefaultSeed), and reports whether the request is valid.
-func (p *parser) request(n int, members []member) (workload.Request, bool) {
+func (p *parser) request(n int, members []workload.Member) (workload.Request, bool) {
 	var b bytes.Buffer
 	b.WriteString(`{`)
 	hasMax := false
@@ -258,11 +247,11 @@ func (p *parser) request(n int, members []member) (workload.Request, bool) {
 		if i > 0 {
 			b.WriteString(`,`)
 		}
-		k, _ := json.Marshal(m.key)
+		k, _ := json.Marshal(m.Key)
 		b.Write(k)
 		b.WriteString(`:`)
-		b.Write(m.raw)
-		hasMax = hasMax || m.key == "max_tokens"
+		b.Write(m.Raw)
+		hasMax = hasMax || m.Key == "max_tokens"
 	}
 	if !hasMax {
 		if len(members) > 0 {
@@ -330,7 +319,7 @@ func (p *parser) checkExpected(n int, scorer string, raw json.RawMessage) {
 			}
 		case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
 		default:
-			p.errorf(n, field, "want string or number, got %s", describe(raw))
+			p.errorf(n, field, "want string or number, got %s", workload.Describe(raw))
 		}
 	}
 	if raw[0] != '[' {
@@ -378,83 +367,21 @@ func expectedStrings(scorer string, raw json.RawMessage) []string {
 	return out
 }
 
-// decode unmarshals m.raw into dst, reporting a type error against m.key in
+// decode unmarshals m.Raw into dst, reporting a type error against m.Key in
 // terms of JSON kinds ("want integer, got string"). It reports whether it
 // succeeded.
-func (p *parser) decode(n int, m member, dst any, want string) bool {
-	err := json.Unmarshal(m.raw, dst)
+func (p *parser) decode(n int, m workload.Member, dst any, want string) bool {
+	err := json.Unmarshal(m.Raw, dst)
 	if err == nil {
 		return true
 	}
-	got := describe(m.raw)
+	got := workload.Describe(m.Raw)
 	if strings.HasPrefix(got, "number") && want == "number" {
-		p.errorf(n, m.key, "out of range, got %s", got)
+		p.errorf(n, m.Key, "out of range, got %s", got)
 		return false
 	}
-	p.errorf(n, m.key, "want %s, got %s", want, got)
+	p.errorf(n, m.Key, "want %s, got %s", want, got)
 	return false
-}
-
-// objectMembers splits a JSON object into its members, in order, keeping
-// duplicates. It returns a message (not an error: the caller adds the location)
-// when data is not valid JSON or not an object.
-func objectMembers(data []byte) ([]member, string) {
-	var v json.RawMessage
-	if err := json.Unmarshal(data, &v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Sprintf("invalid JSON (column %d): %s", se.Offset, se.Error())
-		}
-		return nil, "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
-	}
-	v = bytes.TrimSpace(v)
-	if v[0] != '{' {
-		return nil, "want a JSON object, got " + describe(v)
-	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, "invalid JSON: " + err.Error()
-	}
-	var members []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, "invalid JSON: " + err.Error()
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, "invalid JSON: " + err.Error()
-		}
-		members = append(members, member{key: key, raw: bytes.TrimSpace(raw)})
-	}
-	return members, ""
-}
-
-// describe names the JSON kind of a raw value for messages: "string",
-// "number 12.5", "boolean", "array", "object", "null".
-func describe(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	s := string(raw)
-	if len(s) > 32 {
-		s = s[:32] + "..."
-	}
-	return "number " + s
 }
 
 func fmtFloat(f float64) string {
@@ -471,14 +398,4 @@ func isKnown(s string, set []string) bool {
 		}
 	}
 	return false
-}
-
-// didYouMean returns ` (did you mean "x"?)` for the closest of set within edit
-// distance 2 of s, or "".
-func didYouMean(s string, set []string) string {
-	best, ok := suggest.Closest(s, set)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
 }

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode"
+
+	"github.com/perfgate/perfgate/internal/workload"
 )
 
 // scorerOptions lists the options each scorer takes, in the order
@@ -48,31 +50,31 @@ func defaultOptions() options {
 
 // options decodes and checks the options of an item whose scorer is name.
 // set is whether the line has an options key at all.
-func (p *parser) options(n int, name string, members []member, set bool) options {
+func (p *parser) options(n int, name string, members []workload.Member, set bool) options {
 	o := defaultOptions()
 	allowed := scorerOptions[name]
 	seen, present := map[string]bool{}, map[string]bool{}
 	for _, m := range members {
-		field := "options." + m.key
-		if seen[m.key] {
+		field := "options." + m.Key
+		if seen[m.Key] {
 			p.errorf(n, field, "key appears more than once")
 			continue
 		}
-		seen[m.key] = true
-		if !isKnown(m.key, allowed) {
+		seen[m.Key] = true
+		if !isKnown(m.Key, allowed) {
 			if len(allowed) == 0 {
 				p.errorf(n, field, "unknown option; scorer %s takes no options", name)
 			} else {
-				p.errorf(n, field, "unknown option for scorer %s%s; want one of %s", name, didYouMean(m.key, allowed), strings.Join(allowed, ", "))
+				p.errorf(n, field, "unknown option for scorer %s%s; want one of %s", name, workload.DidYouMean(m.Key, allowed), strings.Join(allowed, ", "))
 			}
 			continue
 		}
-		if string(m.raw) == "null" {
+		if string(m.Raw) == "null" {
 			continue
 		}
-		present[m.key] = true
-		fm := member{key: field, raw: m.raw}
-		switch m.key {
+		present[m.Key] = true
+		fm := workload.Member{Key: field, Raw: m.Raw}
+		switch m.Key {
 		case "case_sensitive":
 			p.decode(n, fm, &o.caseSensitive, "boolean")
 		case "keep_punctuation":
@@ -92,18 +94,18 @@ func (p *parser) options(n int, name string, members []member, set bool) options
 				p.errorf(n, field, "must be >= 0, got %s", fmtFloat(o.relTol))
 			}
 		case "schema":
-			if m.raw[0] != '{' {
-				p.errorf(n, field, "want object (a JSON Schema), got %s", describe(m.raw))
+			if m.Raw[0] != '{' {
+				p.errorf(n, field, "want object (a JSON Schema), got %s", workload.Describe(m.Raw))
 				continue
 			}
-			o.schema = m.raw
+			o.schema = m.Raw
 		case "schema_file":
 			if p.decode(n, fm, &o.schemaFile, "string") && o.schemaFile == "" {
 				p.errorf(n, field, "must not be empty")
 			}
 		case "metric":
 			if p.decode(n, fm, &o.metric, "string") && !isKnown(o.metric, metrics) {
-				p.errorf(n, field, "unknown metric %q%s; want one of %s", o.metric, didYouMean(o.metric, metrics), strings.Join(metrics, ", "))
+				p.errorf(n, field, "unknown metric %q%s; want one of %s", o.metric, workload.DidYouMean(o.metric, metrics), strings.Join(metrics, ", "))
 			}
 		case "threshold":
 			if p.decode(n, fm, &o.threshold, "number") && !(o.threshold > 0 && o.threshold <= 1) {

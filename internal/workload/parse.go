@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/perfgate/perfgate/internal/suggest"
 	"io"
 	"math"
 	"os"
@@ -128,12 +127,6 @@ var keys = []string{"id", "messages", "prompt", "max_tokens", "arrival_ms", "tem
 
 var roles = []string{"system", "user", "assistant", "tool"}
 
-// member is one key of a JSON object, with its raw value.
-type member struct {
-	key string
-	raw json.RawMessage
-}
-
 // parseLine validates one line and, when it is valid, appends its request.
 func (p *parser) parseLine(n int, line []byte) {
 	line = bytes.TrimRight(line, "\r\n")
@@ -143,7 +136,7 @@ func (p *parser) parseLine(n int, line []byte) {
 	before := len(p.errs) + p.dropped
 	bad := func() bool { return len(p.errs)+p.dropped > before }
 
-	members, msg := objectMembers(line)
+	members, msg := ObjectMembers(line)
 	if msg != "" {
 		p.errorf(n, "", "%s", msg)
 		return
@@ -155,24 +148,24 @@ func (p *parser) parseLine(n int, line []byte) {
 		hasMax, maxOK, minSet bool
 	)
 	for _, m := range members {
-		if seen[m.key] {
-			p.errorf(n, m.key, "key appears more than once")
+		if seen[m.Key] {
+			p.errorf(n, m.Key, "key appears more than once")
 			continue
 		}
-		seen[m.key] = true
-		if !isKnown(m.key, keys) {
-			p.errorf(n, m.key, "unknown key%s; want one of %s", didYouMean(m.key, keys), strings.Join(keys, ", "))
+		seen[m.Key] = true
+		if !isKnown(m.Key, keys) {
+			p.errorf(n, m.Key, "unknown key%s; want one of %s", DidYouMean(m.Key, keys), strings.Join(keys, ", "))
 			continue
 		}
-		if string(m.raw) == "null" {
+		if string(m.Raw) == "null" {
 			continue // null is the same as absent
 		}
-		switch m.key {
+		switch m.Key {
 		case "id":
 			p.decode(n, m, &req.ID, "string")
 		case "messages":
 			hasMessages = true
-			req.Messages = p.messages(n, m.raw)
+			req.Messages = p.messages(n, m.Raw)
 		case "prompt":
 			hasPrmpt = true
 			if p.decode(n, m, &req.Prompt, "string") && req.Prompt == "" {
@@ -231,18 +224,18 @@ func (p *parser) parseLine(n int, line []byte) {
 				minSet = true
 			}
 		case "response_format":
-			if m.raw[0] != '{' {
-				p.errorf(n, "response_format", "must be a JSON object, got %s", describe(m.raw))
+			if m.Raw[0] != '{' {
+				p.errorf(n, "response_format", "must be a JSON object, got %s", Describe(m.Raw))
 				continue
 			}
 			var buf bytes.Buffer
-			if err := json.Compact(&buf, m.raw); err != nil { // cannot fail: the line is valid JSON
+			if err := json.Compact(&buf, m.Raw); err != nil { // cannot fail: the line is valid JSON
 				p.errorf(n, "response_format", "%v", err)
 				continue
 			}
 			req.ResponseFormat = json.RawMessage(buf.Bytes())
 		case "tags":
-			req.Tags = p.tags(n, m.raw)
+			req.Tags = p.tags(n, m.Raw)
 		}
 	}
 
@@ -287,7 +280,7 @@ func (p *parser) parseLine(n int, line []byte) {
 func (p *parser) messages(n int, raw json.RawMessage) []Message {
 	var elems []json.RawMessage
 	if raw[0] != '[' {
-		p.errorf(n, "messages", "want array, got %s", describe(raw))
+		p.errorf(n, "messages", "want array, got %s", Describe(raw))
 		return nil
 	}
 	_ = json.Unmarshal(raw, &elems) // cannot fail: raw is a valid array
@@ -298,7 +291,7 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 	msgs := make([]Message, len(elems))
 	for i, e := range elems {
 		path := fmt.Sprintf("messages[%d]", i)
-		members, msg := objectMembers(e)
+		members, msg := ObjectMembers(e)
 		if msg != "" {
 			p.errorf(n, path, "%s", strings.Replace(msg, "a JSON object", "an object", 1))
 			continue
@@ -306,19 +299,19 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 		seen := map[string]bool{}
 		contentOK := true
 		for _, m := range members {
-			field := path + "." + m.key
-			if seen[m.key] {
+			field := path + "." + m.Key
+			if seen[m.Key] {
 				p.errorf(n, field, "key appears more than once")
 				continue
 			}
-			seen[m.key] = true
-			switch m.key {
+			seen[m.Key] = true
+			switch m.Key {
 			case "role":
-				p.decode(n, member{field, m.raw}, &msgs[i].Role, "string")
+				p.decode(n, Member{field, m.Raw}, &msgs[i].Role, "string")
 			case "content":
-				contentOK = p.decode(n, member{field, m.raw}, &msgs[i].Content, "string")
+				contentOK = p.decode(n, Member{field, m.Raw}, &msgs[i].Content, "string")
 			default:
-				p.errorf(n, field, "unknown key%s; want role, content", didYouMean(m.key, []string{"role", "content"}))
+				p.errorf(n, field, "unknown key%s; want role, content", DidYouMean(m.Key, []string{"role", "content"}))
 			}
 		}
 		switch role := msgs[i].Role; {
@@ -338,7 +331,7 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 // tags decodes the tags array, checking each element.
 func (p *parser) tags(n int, raw json.RawMessage) []string {
 	if raw[0] != '[' {
-		p.errorf(n, "tags", "want array of strings, got %s", describe(raw))
+		p.errorf(n, "tags", "want array of strings, got %s", Describe(raw))
 		return nil
 	}
 	var elems []json.RawMessage
@@ -349,93 +342,31 @@ func (p *parser) tags(n int, raw json.RawMessage) []string {
 	tags := make([]string, len(elems))
 	for i, e := range elems {
 		field := fmt.Sprintf("tags[%d]", i)
-		if p.decode(n, member{field, e}, &tags[i], "string") && tags[i] == "" {
+		if p.decode(n, Member{field, e}, &tags[i], "string") && tags[i] == "" {
 			p.errorf(n, field, "must not be empty")
 		}
 	}
 	return tags
 }
 
-// decode unmarshals m.raw into dst, reporting a type error against m.key in
+// decode unmarshals m.Raw into dst, reporting a type error against m.Key in
 // terms of JSON kinds ("want integer, got string"). It reports whether it
 // succeeded.
-func (p *parser) decode(n int, m member, dst any, want string) bool {
-	err := json.Unmarshal(m.raw, dst)
+func (p *parser) decode(n int, m Member, dst any, want string) bool {
+	err := json.Unmarshal(m.Raw, dst)
 	if err == nil {
 		return true
 	}
-	got := describe(m.raw)
+	got := Describe(m.Raw)
 	if strings.HasPrefix(got, "number") && (want == "number" || want == "integer") {
-		f, perr := strconv.ParseFloat(string(m.raw), 64)
+		f, perr := strconv.ParseFloat(string(m.Raw), 64)
 		if want == "number" || (perr == nil && f == math.Trunc(f)) || errors.Is(perr, strconv.ErrRange) {
-			p.errorf(n, m.key, "out of range, got %s", got)
+			p.errorf(n, m.Key, "out of range, got %s", got)
 			return false
 		}
 	}
-	p.errorf(n, m.key, "want %s, got %s", want, got)
+	p.errorf(n, m.Key, "want %s, got %s", want, got)
 	return false
-}
-
-// objectMembers splits a JSON object into its members, in order, keeping
-// duplicates. It returns a message (not an error: the caller adds the location)
-// when data is not valid JSON or not an object.
-func objectMembers(data []byte) ([]member, string) {
-	var v json.RawMessage
-	if err := json.Unmarshal(data, &v); err != nil {
-		var se *json.SyntaxError
-		if errors.As(err, &se) {
-			return nil, fmt.Sprintf("invalid JSON (column %d): %s", se.Offset, se.Error())
-		}
-		return nil, "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
-	}
-	v = bytes.TrimSpace(v)
-	if v[0] != '{' {
-		return nil, "want a JSON object, got " + describe(v)
-	}
-	dec := json.NewDecoder(bytes.NewReader(v))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, "invalid JSON: " + err.Error()
-	}
-	var members []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, "invalid JSON: " + err.Error()
-		}
-		key, _ := tok.(string)
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, "invalid JSON: " + err.Error()
-		}
-		members = append(members, member{key: key, raw: raw})
-	}
-	return members, ""
-}
-
-// describe names the JSON kind of a raw value for messages: "string",
-// "number 12.5", "boolean", "array", "object", "null".
-func describe(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '"':
-		return "string"
-	case '{':
-		return "object"
-	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
-	case 'n':
-		return "null"
-	}
-	s := string(raw)
-	if len(s) > 32 {
-		s = s[:32] + "..."
-	}
-	return "number " + s
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
@@ -447,14 +378,4 @@ func isKnown(s string, set []string) bool {
 		}
 	}
 	return false
-}
-
-// didYouMean returns ` (did you mean "x"?)` for the closest of set within edit
-// distance 2 of s, or "".
-func didYouMean(s string, set []string) string {
-	best, ok := suggest.Closest(s, set)
-	if !ok {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
 }

@@ -387,7 +387,7 @@ func TestDecideAllFamily(t *testing.T) {
 	// an untestable quality gate still counts in the family.
 	strong := passRateGate(200, 60, 0, 10, 0.05)
 	bad := pairedGate(MeanScore, []float64{1}, []float64{1, 0}, 0.05)
-	ds, pds = DecideAll(lat, []PairedGate{bad, strong}, 0.05)
+	_, pds = DecideAll(lat, []PairedGate{bad, strong}, 0.05)
 	assert.Equal(t, Inconclusive, pds[0].Outcome)
 	assert.Equal(t, Regression, pds[1].Outcome)
 	assert.InDelta(t, 6*math.Ldexp(1, -60), pds[1].PAdjusted, 1e-30)

@@ -56,31 +56,24 @@ func runValidate(configPath string, files, evals []string, stdout, stderr io.Wri
 		}
 		evals = append(cfg.SuitePaths(), evals...)
 	}
+	// check loads each file once (a file named twice is checked once).
 	seen := map[string]bool{}
-	for _, f := range files {
-		if abs, err := filepath.Abs(f); err == nil && seen[abs] {
-			continue
-		} else {
-			seen[abs] = true
+	check := func(paths []string, load func(string) error) {
+		for _, f := range paths {
+			if abs, err := filepath.Abs(f); err == nil && seen[abs] {
+				continue
+			} else {
+				seen[abs] = true
+			}
+			if err := load(f); err != nil {
+				problems = append(problems, err)
+				continue
+			}
+			checked++
 		}
-		if _, err := workload.Load(f); err != nil {
-			problems = append(problems, err)
-			continue
-		}
-		checked++
 	}
-	for _, f := range evals {
-		if abs, err := filepath.Abs(f); err == nil && seen[abs] {
-			continue
-		} else {
-			seen[abs] = true
-		}
-		if _, err := quality.Load(f); err != nil {
-			problems = append(problems, err)
-			continue
-		}
-		checked++
-	}
+	check(files, func(f string) error { _, err := workload.Load(f); return err })
+	check(evals, func(f string) error { _, err := quality.Load(f); return err })
 	if len(problems) > 0 {
 		err := errors.Join(problems...)
 		n := countLines(err.Error())

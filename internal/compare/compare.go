@@ -112,6 +112,10 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	for _, p := range pairs {
 		sc := Scenario{Name: p.cand.Name, BaselineN: len(p.base.Repetitions), CandidateN: len(p.cand.Repetitions)}
 		sc.Warnings = scenarioWarnings(p.base, p.cand)
+		key := "" // one family for the run, or one per scenario (sequential)
+		if o.Levels != nil {
+			key = sc.Name
+		}
 		gates := o.gatesOf(p.cand)
 		for _, g := range gates {
 			m, err := metric.Lookup(g.Metric)
@@ -137,10 +141,6 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			sc.Gates = append(sc.Gates, Gate{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Better: m.Better(), Tolerance: g.Tolerance.Text})
 			inputs[s] = stat.Gate{Baseline: bv, Candidate: cv, HigherIsBetter: m.HigherIsBetter,
 				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value}
-			key := ""
-			if o.Levels != nil {
-				key = sc.Name
-			}
 			families[key] = append(families[key], s)
 		}
 		suites, warnings := compareSuites(p.base, p.cand, o.QualityGates)
@@ -150,10 +150,6 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			for j, g := range in.gates {
 				s := slot{len(scenarios), k, j}
 				pairedInputs[s] = g
-				key := ""
-				if o.Levels != nil {
-					key = sc.Name
-				}
 				families[key] = append(families[key], s)
 			}
 		}

@@ -161,7 +161,7 @@ func (b *builder) jsonSchema() scorer {
 func (b *builder) inlineSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
 	file := "suite"
 	if b.p != nil {
-		file = b.p.file
+		file = b.p.File
 	}
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
 	if err != nil {

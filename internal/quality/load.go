@@ -1,23 +1,19 @@
 package quality
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/workload"
 )
-
-// maxErrors caps how many problems one file reports; the rest are counted.
-const maxErrors = 50
 
 // keys lists the keys of an item line, in the order docs/evals.md gives them.
 var keys = []string{"id", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "response_format", "tags",
@@ -51,31 +47,15 @@ func Parse(r io.Reader, path string) (*Suite, error) {
 	if name == "" {
 		name = "suite"
 	}
-	p := &parser{file: name, dir: filepath.Dir(path), ids: map[string]int{}, schemas: map[string]*compiledSchema{}}
-	br := bufio.NewReader(r)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if n == 1 {
-				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
-			}
-			p.parseLine(n, line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
+	p := &parser{Problems: workload.Problems{File: name}, dir: filepath.Dir(path), ids: map[string]int{}, schemas: map[string]*compiledSchema{}}
+	if err := workload.ReadLines(r, name, p.parseLine); err != nil {
+		return nil, err
 	}
-	if len(p.errs) == 0 && len(p.items) == 0 {
+	if p.Count() == 0 && len(p.items) == 0 {
 		p.errorf(0, "", "no items")
 	}
-	if len(p.errs) > 0 {
-		if p.dropped > 0 {
-			p.errs = append(p.errs, &workload.LineError{File: name, Msg: fmt.Sprintf("... and %d more", p.dropped)})
-		}
-		return nil, errors.Join(p.errs...)
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
 	base := filepath.Base(name)
 	return &Suite{
@@ -87,26 +67,16 @@ func Parse(r io.Reader, path string) (*Suite, error) {
 }
 
 type parser struct {
-	file    string
+	workload.Problems
 	dir     string // the suite's directory, which schema_file is relative to
 	items   []Item
 	canon   [][]byte       // each item's canonical content, for the suite hash
 	ids     map[string]int // id → line of first use
 	schemas map[string]*compiledSchema
-	errs    []error
-	dropped int
 }
 
 func (p *parser) errorf(line int, field, format string, args ...any) {
-	p.add(&workload.LineError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
-}
-
-func (p *parser) add(e *workload.LineError) {
-	if len(p.errs) >= maxErrors {
-		p.dropped++
-		return
-	}
-	p.errs = append(p.errs, e)
+	p.Errorf(line, field, format, args...)
 }
 
 // line is what one item line holds, before its scorer is built.
@@ -125,8 +95,8 @@ func (p *parser) parseLine(n int, text []byte) {
 	if len(bytes.TrimSpace(text)) == 0 {
 		return
 	}
-	before := len(p.errs) + p.dropped
-	bad := func() bool { return len(p.errs)+p.dropped > before }
+	before := p.Count()
+	bad := func() bool { return p.Count() > before }
 
 	members, msg := workload.ObjectMembers(text)
 	if msg != "" {
@@ -146,7 +116,7 @@ func (p *parser) parseLine(n int, text []byte) {
 			continue
 		}
 		seen[m.Key] = true
-		if !isKnown(m.Key, keys) {
+		if !slices.Contains(keys, m.Key) {
 			p.errorf(n, m.Key, "unknown key%s; want one of %s", workload.DidYouMean(m.Key, keys), strings.Join(keys, ", "))
 			continue
 		}
@@ -156,13 +126,13 @@ func (p *parser) parseLine(n int, text []byte) {
 		switch m.Key {
 		case "id":
 			hasID = true
-			if p.decode(n, m, &l.id, "string") && l.id == "" {
+			if p.Decode(n, m, &l.id, "string") && l.id == "" {
 				p.errorf(n, "id", "must not be empty")
 			}
 		case "scorer":
 			hasScorer = true
-			if p.decode(n, m, &l.scorer, "string") {
-				if isKnown(l.scorer, scorerNames) {
+			if p.Decode(n, m, &l.scorer, "string") {
+				if slices.Contains(scorerNames, l.scorer) {
 					scorerOK = true
 				} else {
 					p.errorf(n, "scorer", "unknown scorer %q%s; want one of %s", l.scorer, workload.DidYouMean(l.scorer, scorerNames), strings.Join(scorerNames, ", "))
@@ -172,7 +142,7 @@ func (p *parser) parseLine(n int, text []byte) {
 			l.expected = m.Raw
 		case "ideal":
 			var s string
-			if p.decode(n, m, &s, "string") {
+			if p.Decode(n, m, &s, "string") {
 				if s == "" {
 					p.errorf(n, "ideal", "must not be empty")
 				}
@@ -260,16 +230,16 @@ func (p *parser) request(n int, members []workload.Member) (workload.Request, bo
 		fmt.Fprintf(&b, `"max_tokens":%d`, DefaultMaxTokens)
 	}
 	b.WriteString(`}`)
-	w, err := workload.Parse(&b, p.file)
+	w, err := workload.Parse(&b, p.File)
 	if err != nil {
 		for _, e := range unjoin(err) {
 			le, ok := e.(*workload.LineError)
 			if !ok {
-				le = &workload.LineError{File: p.file, Msg: e.Error()}
+				le = &workload.LineError{File: p.File, Msg: e.Error()}
 			}
 			c := *le
 			c.Line = n // workload saw the line as line 1
-			p.add(&c)
+			p.Add(&c)
 		}
 		return workload.Request{}, false
 	}
@@ -367,35 +337,9 @@ func expectedStrings(scorer string, raw json.RawMessage) []string {
 	return out
 }
 
-// decode unmarshals m.Raw into dst, reporting a type error against m.Key in
-// terms of JSON kinds ("want integer, got string"). It reports whether it
-// succeeded.
-func (p *parser) decode(n int, m workload.Member, dst any, want string) bool {
-	err := json.Unmarshal(m.Raw, dst)
-	if err == nil {
-		return true
-	}
-	got := workload.Describe(m.Raw)
-	if strings.HasPrefix(got, "number") && want == "number" {
-		p.errorf(n, m.Key, "out of range, got %s", got)
-		return false
-	}
-	p.errorf(n, m.Key, "want %s, got %s", want, got)
-	return false
-}
-
 func fmtFloat(f float64) string {
 	if math.IsInf(f, 0) || math.IsNaN(f) {
 		return fmt.Sprint(f)
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
-}
-
-func isKnown(s string, set []string) bool {
-	for _, k := range set {
-		if s == k {
-			return true
-		}
-	}
-	return false
 }

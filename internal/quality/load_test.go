@@ -121,8 +121,8 @@ func TestParseExpectedForms(t *testing.T) {
 func TestParseManyErrors(t *testing.T) {
 	_, err := Load("testdata/bad/many.jsonl")
 	errs := unjoin(err)
-	require.Len(t, errs, maxErrors+1)
-	assert.Equal(t, "testdata/bad/many.jsonl: ... and 70 more", errs[maxErrors].Error())
+	require.Len(t, errs, workload.MaxProblems+1)
+	assert.Equal(t, "testdata/bad/many.jsonl: ... and 70 more", errs[workload.MaxProblems].Error())
 }
 
 func TestParseBOMAndCRLF(t *testing.T) {

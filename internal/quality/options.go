@@ -2,6 +2,7 @@ package quality
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -61,7 +62,7 @@ func (p *parser) options(n int, name string, members []workload.Member, set bool
 			continue
 		}
 		seen[m.Key] = true
-		if !isKnown(m.Key, allowed) {
+		if !slices.Contains(allowed, m.Key) {
 			if len(allowed) == 0 {
 				p.errorf(n, field, "unknown option; scorer %s takes no options", name)
 			} else {
@@ -76,21 +77,21 @@ func (p *parser) options(n int, name string, members []workload.Member, set bool
 		fm := workload.Member{Key: field, Raw: m.Raw}
 		switch m.Key {
 		case "case_sensitive":
-			p.decode(n, fm, &o.caseSensitive, "boolean")
+			p.Decode(n, fm, &o.caseSensitive, "boolean")
 		case "keep_punctuation":
-			p.decode(n, fm, &o.keepPunctuation, "boolean")
+			p.Decode(n, fm, &o.keepPunctuation, "boolean")
 		case "case_insensitive":
-			p.decode(n, fm, &o.caseInsensitive, "boolean")
+			p.Decode(n, fm, &o.caseInsensitive, "boolean")
 		case "choices":
-			if p.decode(n, fm, &o.choices, "string") {
+			if p.Decode(n, fm, &o.choices, "string") {
 				p.checkChoices(n, o.choices)
 			}
 		case "abs_tol":
-			if p.decode(n, fm, &o.absTol, "number") && o.absTol < 0 {
+			if p.Decode(n, fm, &o.absTol, "number") && o.absTol < 0 {
 				p.errorf(n, field, "must be >= 0, got %s", fmtFloat(o.absTol))
 			}
 		case "rel_tol":
-			if p.decode(n, fm, &o.relTol, "number") && o.relTol < 0 {
+			if p.Decode(n, fm, &o.relTol, "number") && o.relTol < 0 {
 				p.errorf(n, field, "must be >= 0, got %s", fmtFloat(o.relTol))
 			}
 		case "schema":
@@ -100,15 +101,15 @@ func (p *parser) options(n int, name string, members []workload.Member, set bool
 			}
 			o.schema = m.Raw
 		case "schema_file":
-			if p.decode(n, fm, &o.schemaFile, "string") && o.schemaFile == "" {
+			if p.Decode(n, fm, &o.schemaFile, "string") && o.schemaFile == "" {
 				p.errorf(n, field, "must not be empty")
 			}
 		case "metric":
-			if p.decode(n, fm, &o.metric, "string") && !isKnown(o.metric, metrics) {
+			if p.Decode(n, fm, &o.metric, "string") && !slices.Contains(metrics, o.metric) {
 				p.errorf(n, field, "unknown metric %q%s; want one of %s", o.metric, workload.DidYouMean(o.metric, metrics), strings.Join(metrics, ", "))
 			}
 		case "threshold":
-			if p.decode(n, fm, &o.threshold, "number") && !(o.threshold > 0 && o.threshold <= 1) {
+			if p.Decode(n, fm, &o.threshold, "number") && !(o.threshold > 0 && o.threshold <= 1) {
 				p.errorf(n, field, "must be in (0, 1], got %s", fmtFloat(o.threshold))
 			}
 		}

@@ -7,14 +7,12 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 )
 
-// Answer is what came back for one item: the record of its request.
-type Answer = result.Record
-
-// Outcomes scores every item of s from its answer (answers by item id) and
+// Outcomes scores every item of s from its answer (the record of its
+// request, by item id) and
 // returns the suite's result. An item with no answer (the run ended before
 // it was sent) or whose request failed scores 0 and fails, with Error
 // saying why: a suite is never scored on the items that happened to work.
-func (s *Suite) Outcomes(path, mode string, answers map[string]*Answer, gates []config.Gate) result.SuiteResult {
+func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, gates []config.Gate) result.SuiteResult {
 	out := result.SuiteResult{Name: s.Name, Path: path, Hash: s.Hash, Mode: mode, Continuous: s.Continuous(), Gates: gates,
 		Items: make([]result.ItemOutcome, 0, len(s.Items))}
 	for i := range s.Items {

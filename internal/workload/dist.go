@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -105,7 +106,7 @@ func (d Dist) problems(prefix string) []Problem {
 		{"value", d.Value != 0}, {"min", d.Min != 0}, {"max", d.Max != 0},
 		{"mean", d.Mean != 0}, {"stddev", d.Stddev != 0}, {"file", d.File != ""},
 	} {
-		if f.set && !isKnown(f.name, params) {
+		if f.set && !slices.Contains(params, f.name) {
 			add(f.name, "not used by %s (it takes %s)", d.Type, strings.Join(params, ", "))
 		}
 	}
@@ -205,7 +206,7 @@ func ParseDist(s string) (Dist, error) {
 		if !ok {
 			return Dist{}, fmt.Errorf("%s: parameter %q: want NAME=VALUE", typ, strings.TrimSpace(part))
 		}
-		if !isKnown(k, params) {
+		if !slices.Contains(params, k) {
 			return Dist{}, fmt.Errorf("%s: unknown parameter %q; want %s", typ, k, strings.Join(params, ", "))
 		}
 		if seen[k] {
@@ -337,7 +338,7 @@ func readLengths(path string) ([]int, error) {
 		}
 		v, err := strconv.Atoi(line)
 		if err != nil || v <= 0 {
-			if len(errs) < maxErrors {
+			if len(errs) < MaxProblems {
 				errs = append(errs, &LineError{File: path, Line: n, Msg: fmt.Sprintf("want a positive integer length, got %q", line)})
 			} else {
 				dropped++

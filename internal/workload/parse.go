@@ -1,20 +1,16 @@
 package workload
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
-
-// maxErrors caps how many problems one file reports; the rest are counted.
-const maxErrors = 50
 
 // LineError is one problem in a workload (or lengths) file. Every error that
 // Parse and Load report about a file's content is a *LineError, joined with
@@ -71,31 +67,15 @@ func Parse(r io.Reader, name string) (*Workload, error) {
 	if name == "" {
 		name = "workload"
 	}
-	p := &parser{file: name, ids: map[string]idUse{}}
-	br := bufio.NewReader(r)
-	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 {
-			if n == 1 {
-				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
-			}
-			p.parseLine(n, line)
-		}
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", name, err)
-		}
+	p := &parser{Problems: Problems{File: name}, ids: map[string]idUse{}}
+	if err := ReadLines(r, name, p.parseLine); err != nil {
+		return nil, err
 	}
-	if len(p.errs) == 0 && len(p.reqs) == 0 {
+	if p.Count() == 0 && len(p.reqs) == 0 {
 		p.errorf(0, "", "no requests")
 	}
-	if len(p.errs) > 0 {
-		if p.dropped > 0 {
-			p.errs = append(p.errs, &LineError{File: name, Msg: fmt.Sprintf("... and %d more", p.dropped)})
-		}
-		return nil, errors.Join(p.errs...)
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
 	return &Workload{Requests: p.reqs, Hash: Hash(p.reqs)}, nil
 }
@@ -107,19 +87,13 @@ type idUse struct {
 }
 
 type parser struct {
-	file    string
-	reqs    []Request
-	ids     map[string]idUse
-	errs    []error
-	dropped int
+	Problems
+	reqs []Request
+	ids  map[string]idUse
 }
 
 func (p *parser) errorf(line int, field, format string, args ...any) {
-	if len(p.errs) >= maxErrors {
-		p.dropped++
-		return
-	}
-	p.errs = append(p.errs, &LineError{File: p.file, Line: line, Field: field, Msg: fmt.Sprintf(format, args...)})
+	p.Errorf(line, field, format, args...)
 }
 
 // keys lists the keys of a request line, in the order the docs give them.
@@ -133,8 +107,8 @@ func (p *parser) parseLine(n int, line []byte) {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return
 	}
-	before := len(p.errs) + p.dropped
-	bad := func() bool { return len(p.errs)+p.dropped > before }
+	before := p.Count()
+	bad := func() bool { return p.Count() > before }
 
 	members, msg := ObjectMembers(line)
 	if msg != "" {
@@ -153,7 +127,7 @@ func (p *parser) parseLine(n int, line []byte) {
 			continue
 		}
 		seen[m.Key] = true
-		if !isKnown(m.Key, keys) {
+		if !slices.Contains(keys, m.Key) {
 			p.errorf(n, m.Key, "unknown key%s; want one of %s", DidYouMean(m.Key, keys), strings.Join(keys, ", "))
 			continue
 		}
@@ -162,18 +136,18 @@ func (p *parser) parseLine(n int, line []byte) {
 		}
 		switch m.Key {
 		case "id":
-			p.decode(n, m, &req.ID, "string")
+			p.Decode(n, m, &req.ID, "string")
 		case "messages":
 			hasMessages = true
 			req.Messages = p.messages(n, m.Raw)
 		case "prompt":
 			hasPrmpt = true
-			if p.decode(n, m, &req.Prompt, "string") && req.Prompt == "" {
+			if p.Decode(n, m, &req.Prompt, "string") && req.Prompt == "" {
 				p.errorf(n, "prompt", "must not be empty")
 			}
 		case "max_tokens":
 			hasMax = true
-			if p.decode(n, m, &req.MaxTokens, "integer") {
+			if p.Decode(n, m, &req.MaxTokens, "integer") {
 				if req.MaxTokens <= 0 {
 					p.errorf(n, "max_tokens", "must be > 0, got %d", req.MaxTokens)
 				} else {
@@ -182,7 +156,7 @@ func (p *parser) parseLine(n int, line []byte) {
 			}
 		case "arrival_ms":
 			var v float64
-			if p.decode(n, m, &v, "number") {
+			if p.Decode(n, m, &v, "number") {
 				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 					p.errorf(n, "arrival_ms", "must be >= 0, got %s", fmtFloat(v))
 				}
@@ -190,7 +164,7 @@ func (p *parser) parseLine(n int, line []byte) {
 			}
 		case "temperature":
 			var v float64
-			if p.decode(n, m, &v, "number") {
+			if p.Decode(n, m, &v, "number") {
 				if v < 0 {
 					p.errorf(n, "temperature", "must be >= 0, got %s", fmtFloat(v))
 				}
@@ -198,7 +172,7 @@ func (p *parser) parseLine(n int, line []byte) {
 			}
 		case "top_p":
 			var v float64
-			if p.decode(n, m, &v, "number") {
+			if p.Decode(n, m, &v, "number") {
 				if !(v > 0 && v <= 1) {
 					p.errorf(n, "top_p", "must be in (0, 1], got %s", fmtFloat(v))
 				}
@@ -206,17 +180,17 @@ func (p *parser) parseLine(n int, line []byte) {
 			}
 		case "seed":
 			var v int64
-			if p.decode(n, m, &v, "integer") {
+			if p.Decode(n, m, &v, "integer") {
 				req.Seed = &v
 			}
 		case "ignore_eos":
 			var v bool
-			if p.decode(n, m, &v, "boolean") {
+			if p.Decode(n, m, &v, "boolean") {
 				req.IgnoreEOS = &v
 			}
 		case "min_tokens":
 			var v int
-			if p.decode(n, m, &v, "integer") {
+			if p.Decode(n, m, &v, "integer") {
 				if v < 0 {
 					p.errorf(n, "min_tokens", "must be >= 0, got %d", v)
 				}
@@ -307,9 +281,9 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 			seen[m.Key] = true
 			switch m.Key {
 			case "role":
-				p.decode(n, Member{field, m.Raw}, &msgs[i].Role, "string")
+				p.Decode(n, Member{field, m.Raw}, &msgs[i].Role, "string")
 			case "content":
-				contentOK = p.decode(n, Member{field, m.Raw}, &msgs[i].Content, "string")
+				contentOK = p.Decode(n, Member{field, m.Raw}, &msgs[i].Content, "string")
 			default:
 				p.errorf(n, field, "unknown key%s; want role, content", DidYouMean(m.Key, []string{"role", "content"}))
 			}
@@ -317,7 +291,7 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 		switch role := msgs[i].Role; {
 		case !seen["role"] || role == "":
 			p.errorf(n, path+".role", "required; want one of %s", strings.Join(roles, ", "))
-		case !isKnown(role, roles):
+		case !slices.Contains(roles, role):
 			p.errorf(n, path+".role", "must be one of %s, got %q", strings.Join(roles, ", "), role)
 		case role == "user" && !seen["content"]:
 			p.errorf(n, path+".content", "required in a user message")
@@ -342,40 +316,11 @@ func (p *parser) tags(n int, raw json.RawMessage) []string {
 	tags := make([]string, len(elems))
 	for i, e := range elems {
 		field := fmt.Sprintf("tags[%d]", i)
-		if p.decode(n, Member{field, e}, &tags[i], "string") && tags[i] == "" {
+		if p.Decode(n, Member{field, e}, &tags[i], "string") && tags[i] == "" {
 			p.errorf(n, field, "must not be empty")
 		}
 	}
 	return tags
 }
 
-// decode unmarshals m.Raw into dst, reporting a type error against m.Key in
-// terms of JSON kinds ("want integer, got string"). It reports whether it
-// succeeded.
-func (p *parser) decode(n int, m Member, dst any, want string) bool {
-	err := json.Unmarshal(m.Raw, dst)
-	if err == nil {
-		return true
-	}
-	got := Describe(m.Raw)
-	if strings.HasPrefix(got, "number") && (want == "number" || want == "integer") {
-		f, perr := strconv.ParseFloat(string(m.Raw), 64)
-		if want == "number" || (perr == nil && f == math.Trunc(f)) || errors.Is(perr, strconv.ErrRange) {
-			p.errorf(n, m.Key, "out of range, got %s", got)
-			return false
-		}
-	}
-	p.errorf(n, m.Key, "want %s, got %s", want, got)
-	return false
-}
-
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
-
-func isKnown(s string, set []string) bool {
-	for _, k := range set {
-		if s == k {
-			return true
-		}
-	}
-	return false
-}

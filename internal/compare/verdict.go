@@ -183,6 +183,43 @@ func (n *Num) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
+// UnmarshalJSON reads an interval; a null bound beside a known estimate is
+// an unbounded one (JSON has no infinity, and Num writes ±Inf as null), so a
+// verdict read back renders as it was written.
+func (iv *Interval) UnmarshalJSON(b []byte) error {
+	type plain Interval
+	if err := json.Unmarshal(b, (*plain)(iv)); err != nil {
+		return err
+	}
+	iv.Lo, iv.Hi = unbounded(iv.Estimate, iv.Lo, iv.Hi)
+	return nil
+}
+
+// UnmarshalJSON reads a summary, its null bounds beside a known median
+// unbounded, as Interval's are.
+func (s *Summary) UnmarshalJSON(b []byte) error {
+	type plain Summary
+	if err := json.Unmarshal(b, (*plain)(s)); err != nil {
+		return err
+	}
+	s.Lo, s.Hi = unbounded(s.Median, s.Lo, s.Hi)
+	return nil
+}
+
+// unbounded turns NaN bounds of a finite estimate into -Inf and +Inf.
+func unbounded(estimate, lo, hi Num) (Num, Num) {
+	if !estimate.Finite() {
+		return lo, hi
+	}
+	if math.IsNaN(float64(lo)) {
+		lo = Num(math.Inf(-1))
+	}
+	if math.IsNaN(float64(hi)) {
+		hi = Num(math.Inf(1))
+	}
+	return lo, hi
+}
+
 // Finite reports whether n is a number (not NaN or infinite).
 func (n Num) Finite() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
 

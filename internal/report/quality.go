@@ -48,8 +48,8 @@ func writeQualityText(p *verdictPrinter, s *compare.Scenario) error {
 }
 
 // writeQualityMarkdown renders a scenario's eval suites as markdown, with
-// the changed items' outputs as escaped inline text.
-func writeQualityMarkdown(p *verdictPrinter, s *compare.Scenario) {
+// the changed items' outputs as escaped inline text when examples is set.
+func writeQualityMarkdown(p *verdictPrinter, s *compare.Scenario, examples bool) {
 	for _, q := range s.Quality {
 		p.println()
 		p.printf("**Eval suite %s** · %d items · accuracy %s → %s\n", verdictMD(q.Name), q.N,
@@ -68,7 +68,7 @@ func writeQualityMarkdown(p *verdictPrinter, s *compare.Scenario) {
 		for _, n := range qualityNotes(q, verdictMD) {
 			p.printf("- **%s**: %s\n", n.subject, n.text)
 		}
-		if len(q.Examples) > 0 {
+		if examples && len(q.Examples) > 0 {
 			p.println()
 			p.println("| changed item | baseline | candidate |")
 			p.println("|:--|:--|:--|")

@@ -74,7 +74,7 @@ func TestQualityOutputsEscaped(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, row, "the changed item's row")
-	assert.Contains(t, row, `\<script\>alert(1)\</script\>\| x \|⏎\#\# heading`)
+	assert.Contains(t, row, "\\<script\\>alert(1)\\</script\\>\\| x \\|⏎\\#\u2060\\#\u2060 heading")
 	assert.Less(t, strings.Count(row, "!"), qualityMaxOutput, "the output is cut")
 	assert.Equal(t, 1, strings.Count(out, "</details>"), "only the report's own details block closes")
 

@@ -90,10 +90,17 @@ func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
 // worst change, a table per scenario, what changed, the warnings, and a
 // collapsed block with every gate's per-repetition values. Everything that
 // came from a result is stripped of control characters, cut to 200 runes and
-// escaped.
+// escaped. (WriteMarkdown renders a whole report Document, with its charts.)
 func WriteVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
 	p := &verdictPrinter{w: w}
 	p.println(verdictHeadline(v))
+	writeMarkdownBody(p, v, nil, detailFull)
+	return p.err
+}
+
+// writeMarkdownBody renders everything of v under its headline, to the given
+// detail level; doc, when not nil, adds the charts and percentile tables.
+func writeMarkdownBody(p *verdictPrinter, v *compare.Verdict, doc *Document, level detail) {
 	for i := range v.Scenarios {
 		s := &v.Scenarios[i]
 		p.println()
@@ -115,6 +122,10 @@ func WriteVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
 					verdictChange(g), verdictPString(g.PAdjusted), verdictMD(g.Tolerance), verdictOutcomeMarkdown(g.Outcome))
 			}
 		}
+		if level >= detailTables {
+			writeQualityMarkdown(p, s, false)
+			continue
+		}
 		var items []string
 		for _, n := range verdictNotes(s, verdictMD) {
 			items = append(items, fmt.Sprintf("**%s**: %s", n.subject, n.text))
@@ -128,7 +139,13 @@ func WriteVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
 				p.println("- " + it)
 			}
 		}
-		writeQualityMarkdown(p, s)
+		writeQualityMarkdown(p, s, level < detailNoCharts)
+		if doc != nil && level < detailNoCharts {
+			writeCharts(p, s, doc.scenario(s.Name))
+		}
+	}
+	if level >= detailTables {
+		return
 	}
 	list := func(title string, items []string) {
 		if len(items) == 0 {
@@ -144,8 +161,9 @@ func WriteVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
 	list("**What changed**", verdictDifferences(v.Changes, verdictMD))
 	list("**Mismatches** (compared anyway: --allow-mismatch)", verdictDifferences(v.Mismatches, verdictMD))
 	list("**Warnings**", verdictCleanAll(v.Warnings, verdictMD))
-	writeVerdictDetails(p, v)
-	return p.err
+	if level < detailNoDetails {
+		writeVerdictDetails(p, v, doc)
+	}
 }
 
 // WriteVerdictJSON writes v as indented JSON, with the model's own field
@@ -157,8 +175,9 @@ func WriteVerdictJSON(w io.Writer, v *compare.Verdict) error {
 	return enc.Encode(v)
 }
 
-// writeVerdictDetails is the collapsed block of per-repetition values.
-func writeVerdictDetails(p *verdictPrinter, v *compare.Verdict) {
+// writeVerdictDetails is the collapsed block of per-repetition values, and
+// of every latency percentile on both sides when doc has them.
+func writeVerdictDetails(p *verdictPrinter, v *compare.Verdict, doc *Document) {
 	shown := false
 	for _, s := range v.Scenarios {
 		shown = shown || len(s.Gates) > 0 || len(s.NotGated) > 0
@@ -167,7 +186,11 @@ func writeVerdictDetails(p *verdictPrinter, v *compare.Verdict) {
 		return
 	}
 	p.println()
-	p.println("<details><summary>Per-repetition values</summary>")
+	if doc != nil {
+		p.println("<details><summary>All percentiles and per-repetition values</summary>")
+	} else {
+		p.println("<details><summary>Per-repetition values</summary>")
+	}
 	for _, s := range v.Scenarios {
 		if len(s.Gates) == 0 && len(s.NotGated) == 0 {
 			continue
@@ -184,6 +207,9 @@ func writeVerdictDetails(p *verdictPrinter, v *compare.Verdict) {
 		for _, ng := range s.NotGated {
 			p.printf("| %s (not gated) | %s | %s | — | — | — | — |\n",
 				verdictMD(verdictMetricLabel(ng.Title, ng.Unit)), verdictValues(ng.Baseline, ng.Unit), verdictValues(ng.Candidate, ng.Unit))
+		}
+		if doc != nil {
+			writePercentiles(p, doc.scenario(s.Name))
 		}
 	}
 	p.println()
@@ -237,6 +263,13 @@ func verdictLine(v *compare.Verdict) string {
 // verdictHeadline is the markdown's first line: the verdict and the worst
 // change.
 func verdictHeadline(v *compare.Verdict) string {
+	mark, text := verdictHeadlineParts(v)
+	return "### " + mark + " perfgate: " + text
+}
+
+// verdictHeadlineParts is the headline's outcome mark (❌, ✅ or ⚠️) and its
+// text after "perfgate: ".
+func verdictHeadlineParts(v *compare.Verdict) (mark, text string) {
 	total, regressed, undecided := 0, 0, 0
 	var worstRegressed, worstAny *verdictGateRef
 	for i := range v.Scenarios {
@@ -284,28 +317,31 @@ func verdictHeadline(v *compare.Verdict) string {
 	var b strings.Builder
 	switch v.Outcome {
 	case stat.Regression:
-		fmt.Fprintf(&b, "### ❌ perfgate: regression (%d of %s regressed)", regressed, verdictCount(total, "gate"))
+		mark = "❌"
+		fmt.Fprintf(&b, "regression (%d of %s regressed)", regressed, verdictCount(total, "gate"))
 		switch {
 		case worstRegressed != nil:
 			b.WriteString(" — worst: " + worstRegressed.markdown())
 		case worstQuality != "":
 			b.WriteString(" — worst: " + worstQuality)
 		}
-		return b.String()
+		return mark, b.String()
 	case stat.Pass:
-		fmt.Fprintf(&b, "### ✅ perfgate: pass (%s)", verdictCount(total, "gate"))
+		mark = "✅"
+		fmt.Fprintf(&b, "pass (%s)", verdictCount(total, "gate"))
 	default:
+		mark = "⚠️"
 		if total == 0 {
-			fmt.Fprintf(&b, "### ⚠️ perfgate: inconclusive (no gate was tested; on_inconclusive: %s → exit %d)", verdictOnInconclusive(v), v.ExitCode())
+			fmt.Fprintf(&b, "inconclusive (no gate was tested; on_inconclusive: %s → exit %d)", verdictOnInconclusive(v), v.ExitCode())
 		} else {
-			fmt.Fprintf(&b, "### ⚠️ perfgate: inconclusive (%d of %s undecided; on_inconclusive: %s → exit %d)",
+			fmt.Fprintf(&b, "inconclusive (%d of %s undecided; on_inconclusive: %s → exit %d)",
 				undecided, verdictCount(total, "gate"), verdictOnInconclusive(v), v.ExitCode())
 		}
 	}
 	if worstAny != nil {
 		b.WriteString(" — worst change: " + worstAny.markdown())
 	}
-	return b.String()
+	return mark, b.String()
 }
 
 // verdictGateRef is a gate with its scenario, for naming it.
@@ -422,15 +458,20 @@ func verdictClean(s string) string { return clean(s, verdictMaxShown) }
 // verdictMD makes result text safe for markdown: control characters stripped, cut
 // to verdictMaxShown runes, and every character that markdown or HTML could read
 // as syntax escaped with a backslash (which GitHub's markdown reads as the
-// literal character, in tables too).
+// literal character, in tables too). GitHub links @name and #123 in text
+// even when escaped, so a word joiner (U+2060, invisible) follows each @ and
+// #: a model's output can neither notify a user nor reference an issue.
 func verdictMD(s string) string {
 	s = clean(s, verdictMaxShown)
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune("\\|*_`<>[]~&#!", r) {
+		if strings.ContainsRune("\\|*_`<>[]~&#!@", r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
+		if r == '@' || r == '#' {
+			b.WriteRune('\u2060')
+		}
 	}
 	return b.String()
 }
@@ -687,3 +728,5 @@ func (p *verdictPrinter) Write(b []byte) (int, error) {
 func (p *verdictPrinter) printf(format string, args ...any) { fmt.Fprintf(p, format, args...) }
 
 func (p *verdictPrinter) println(args ...any) { fmt.Fprintln(p, args...) }
+
+func (p *verdictPrinter) print(s string) { _, _ = io.WriteString(p, s) }

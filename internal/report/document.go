@@ -1,0 +1,320 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/perfgate/perfgate/internal/baseline"
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// DocumentSchema names the version of the report file format. Readers refuse
+// other values.
+const DocumentSchema = "perfgate/report/v1"
+
+// Document is the one model every rendering of a gate's outcome is made from:
+// the markdown of the PR comment and the step summary, the terminal text, the
+// HTML report and the report file (its JSON) that `perfgate report` reads
+// back, renders again, or merges with the documents of other jobs.
+//
+// Besides the verdict it carries what the charts need and the verdict does
+// not: each latency metric's distribution on both sides, and the promoted
+// history of each scenario.
+type Document struct {
+	Schema string `json:"schema"`
+	// Title names the job in a merged report ("llama-3-8b on H100"); empty
+	// for a job of its own.
+	Title string `json:"title,omitempty"`
+	// Key tells one sticky comment from another on the same pull request:
+	// by default the config path, so two configs keep two comments.
+	Key     string           `json:"key"`
+	Verdict *compare.Verdict `json:"verdict"`
+	// Scenarios holds the chart data of each scenario of the verdict, in
+	// the same order.
+	Scenarios []ScenarioData `json:"scenarios"`
+	Source    Source         `json:"source"`
+}
+
+// Source says where the document came from, so a report rendered later (a
+// workflow_run job commenting for a fork's pull request) knows what it is
+// about.
+type Source struct {
+	// Result is the path of the candidate result file.
+	Result string `json:"result,omitempty"`
+	// Repository is owner/name; Commit the measured commit.
+	Repository string `json:"repository,omitempty"`
+	Commit     string `json:"commit,omitempty"`
+	// PullRequest is the pull request's number, 0 when not run for one.
+	PullRequest int `json:"pull_request,omitempty"`
+	// RunURL links the workflow run that measured it.
+	RunURL string `json:"run_url,omitempty"`
+}
+
+// ScenarioData is one scenario's chart data.
+type ScenarioData struct {
+	Name string `json:"name"`
+	// Latency holds TTFT, TPOT, ITL and E2E, in that order.
+	Latency []LatencyData `json:"latency"`
+	// History is the scenario's entries of baselines/history.jsonl, oldest
+	// first; empty when there is no history.
+	History []baseline.Entry `json:"history,omitempty"`
+}
+
+// LatencyData is one latency metric on both sides.
+type LatencyData struct {
+	// Metric is the histogram name: ttft, tpot, itl or e2e.
+	Metric string `json:"metric"`
+	// Title is how reports name it ("TTFT"); values are in milliseconds.
+	Title string `json:"title"`
+	// Baseline is nil when the scenario had no baseline.
+	Baseline  *Distribution `json:"baseline,omitempty"`
+	Candidate *Distribution `json:"candidate"`
+}
+
+// Distribution is a latency metric's distribution on one side.
+type Distribution struct {
+	// Percentiles are the median over repetitions of each repetition's
+	// p50, p90, p95, p99 and p99.9 (what the gates test), in milliseconds.
+	Percentiles []Percentile `json:"percentiles"`
+	// CDF is the distribution of every request of every repetition pooled
+	// (the repetitions' HDR histograms added): points of value and the share
+	// of requests at or below it. Empty when the result kept no histograms.
+	CDF []CDFPoint `json:"cdf,omitempty"`
+}
+
+// Percentile is one percentile's value.
+type Percentile struct {
+	// Name is p50, p90, p95, p99 or p99.9.
+	Name  string  `json:"name"`
+	Value float64 `json:"value"`
+}
+
+// CDFPoint is one point of an empirical CDF.
+type CDFPoint struct {
+	// Value is in milliseconds; Fraction is the share of requests at or
+	// below it, in [0, 1].
+	Value    float64 `json:"v"`
+	Fraction float64 `json:"q"`
+}
+
+// latencyMetrics are the latency metrics a document keeps, in order.
+var latencyMetrics = []struct{ hist, title string }{
+	{result.HistTTFT, "TTFT"},
+	{result.HistTPOT, "TPOT"},
+	{result.HistITL, "ITL"},
+	{result.HistE2E, "E2E"},
+}
+
+// cdfQuantiles are the fractions at which a CDF is sampled: every percent,
+// and the tail in finer steps.
+var cdfQuantiles = func() []float64 {
+	qs := []float64{0.001}
+	for i := 1; i <= 99; i++ {
+		qs = append(qs, float64(i)/100)
+	}
+	return append(qs, 0.995, 0.999, 0.9995, 0.9999, 1)
+}()
+
+// NewDocument builds the document of verdict v of candidate cand against
+// baselines, with each scenario's history (entries of other scenarios are
+// ignored). Key, Title and Source are the caller's to fill. A histogram that
+// does not decode is an error naming the scenario and repetition.
+func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Result, history []baseline.Entry) (*Document, error) {
+	d := &Document{Schema: DocumentSchema, Verdict: v, Scenarios: []ScenarioData{}}
+	for _, vs := range v.Scenarios {
+		sd := ScenarioData{Name: vs.Name}
+		cs := findScenario([]*result.Result{cand}, vs.Name)
+		bs := findScenario(baselines, vs.Name)
+		if vs.NoBaseline {
+			bs = nil
+		}
+		for _, m := range latencyMetrics {
+			ld := LatencyData{Metric: m.hist, Title: m.title}
+			var err error
+			if cs != nil {
+				if ld.Candidate, err = distribution(cs, m.hist); err != nil {
+					return nil, fmt.Errorf("candidate: %w", err)
+				}
+			}
+			if bs != nil {
+				if ld.Baseline, err = distribution(bs, m.hist); err != nil {
+					return nil, fmt.Errorf("baseline: %w", err)
+				}
+			}
+			sd.Latency = append(sd.Latency, ld)
+		}
+		for _, e := range history {
+			if e.Scenario == vs.Name {
+				sd.History = append(sd.History, e)
+			}
+		}
+		d.Scenarios = append(d.Scenarios, sd)
+	}
+	return d, nil
+}
+
+// findScenario is the first scenario named name in results, or nil.
+func findScenario(results []*result.Result, name string) *result.ScenarioResult {
+	for _, r := range results {
+		if r == nil {
+			continue
+		}
+		for i := range r.Scenarios {
+			if r.Scenarios[i].Name == name {
+				return &r.Scenarios[i]
+			}
+		}
+	}
+	return nil
+}
+
+// distribution is metric hist of scenario s: the median of each percentile
+// over the repetitions, and the CDF of the pooled histograms.
+func distribution(s *result.ScenarioResult, hist string) (*Distribution, error) {
+	if len(s.Repetitions) == 0 {
+		return nil, nil
+	}
+	names := []string{"p50", "p90", "p95", "p99", "p99.9"}
+	cols := make([][]float64, len(names))
+	var pooled *hdrhistogram.Histogram
+	for _, rep := range s.Repetitions {
+		st := repStats(&rep, hist)
+		for i, v := range []float64{st.P50, st.P90, st.P95, st.P99, st.P999} {
+			cols[i] = append(cols[i], v)
+		}
+		enc := rep.Histograms[hist]
+		if len(enc) == 0 {
+			continue
+		}
+		h, err := hdrhistogram.Decode(enc)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s repetition %d: %s histogram: %w", s.Name, rep.Index, hist, err)
+		}
+		if pooled == nil {
+			pooled = h
+		} else {
+			pooled.Merge(h)
+		}
+	}
+	d := &Distribution{}
+	for i, n := range names {
+		d.Percentiles = append(d.Percentiles, Percentile{Name: n, Value: median(cols[i])})
+	}
+	if pooled != nil && pooled.TotalCount() > 0 {
+		for _, q := range cdfQuantiles {
+			v := float64(pooled.ValueAtQuantile(100*q)) / 1000
+			if n := len(d.CDF); n > 0 && d.CDF[n-1].Value == v {
+				d.CDF[n-1].Fraction = q // a flat step: keep its top
+				continue
+			}
+			d.CDF = append(d.CDF, CDFPoint{Value: v, Fraction: q})
+		}
+	}
+	return d, nil
+}
+
+// repStats is a repetition's statistics of latency metric hist.
+func repStats(r *result.Repetition, hist string) result.Stats {
+	switch hist {
+	case result.HistTTFT:
+		return r.TTFT
+	case result.HistTPOT:
+		return r.TPOT
+	case result.HistITL:
+		return r.ITL
+	default:
+		return r.E2E
+	}
+}
+
+// Outcome is the worst verdict of docs: regression, else inconclusive, else
+// pass.
+func Outcome(docs []*Document) stat.Outcome {
+	out := stat.Pass
+	for _, d := range docs {
+		switch d.Verdict.Outcome {
+		case stat.Regression:
+			return stat.Regression
+		case stat.Inconclusive:
+			out = stat.Inconclusive
+		}
+	}
+	return out
+}
+
+// ExitCode is the exit code of docs together: the highest of their
+// verdicts' (each verdict's on_inconclusive decides what its inconclusive
+// gates do).
+func ExitCode(docs []*Document) int {
+	code := exit.OK
+	for _, d := range docs {
+		code = max(code, d.Verdict.ExitCode())
+	}
+	return code
+}
+
+// WriteDocument writes d as indented JSON to path.
+func WriteDocument(path string, d *Document) error {
+	b, err := json.MarshalIndent(d, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report %s: %w", path, err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report %s: %w", path, err)
+	}
+	return nil
+}
+
+// ReadDocument reads a report file written by WriteDocument. A file of
+// another kind (a result file, say) or another schema version is an error
+// that says what it is.
+func ReadDocument(path string) (*Document, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	var probe struct {
+		Schema string `json:"schema"`
+	}
+	if err := json.Unmarshal(b, &probe); err != nil {
+		return nil, fmt.Errorf("read report %s: not JSON: %w", path, err)
+	}
+	switch {
+	case probe.Schema == result.Schema:
+		return nil, fmt.Errorf("read report %s: this is a result file (%s), not a report: compare it first with --baseline", path, result.Schema)
+	case probe.Schema != DocumentSchema:
+		return nil, fmt.Errorf("read report %s: schema %q, want %q", path, probe.Schema, DocumentSchema)
+	}
+	var d Document
+	if err := json.Unmarshal(b, &d); err != nil {
+		return nil, fmt.Errorf("read report %s: %w", path, err)
+	}
+	if d.Verdict == nil {
+		return nil, fmt.Errorf("read report %s: verdict: missing", path)
+	}
+	if len(d.Scenarios) != len(d.Verdict.Scenarios) {
+		return nil, fmt.Errorf("read report %s: scenarios: %d chart entries for %d verdict scenarios", path, len(d.Scenarios), len(d.Verdict.Scenarios))
+	}
+	return &d, nil
+}
+
+// errNoDocuments is returned by the renderers given nothing to render.
+var errNoDocuments = errors.New("no report to render")
+
+// sortedTitles is the documents' titles, for messages.
+func sortedTitles(docs []*Document) []string {
+	var out []string
+	for _, d := range docs {
+		out = append(out, d.Title)
+	}
+	slices.Sort(out)
+	return out
+}

@@ -1,0 +1,222 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/baseline"
+	"github.com/perfgate/perfgate/internal/compare"
+)
+
+// docPercentiles is a distribution whose percentiles grow from p50 by the
+// given factor and whose CDF has a few points.
+func docPercentiles(p50, tail float64) *Distribution {
+	d := &Distribution{}
+	for i, n := range []string{"p50", "p90", "p95", "p99", "p99.9"} {
+		d.Percentiles = append(d.Percentiles, Percentile{Name: n, Value: roundSig(p50*(1+tail*float64(i)), 4)})
+	}
+	for i, q := range []float64{0.1, 0.5, 0.9, 0.99, 1} {
+		d.CDF = append(d.CDF, CDFPoint{Value: roundSig(p50*(0.6+tail*float64(i)), 4), Fraction: q})
+	}
+	return d
+}
+
+// testDocument wraps v with chart data for each scenario: a candidate
+// scale times the baseline, and history entries when history > 0.
+func testDocument(v *compare.Verdict, scale float64, history int) *Document {
+	d := &Document{Schema: DocumentSchema, Key: "perfgate.yaml", Verdict: v}
+	for _, s := range v.Scenarios {
+		sd := ScenarioData{Name: s.Name}
+		for i, m := range latencyMetrics {
+			base := 20 * float64(i+1)
+			ld := LatencyData{Metric: m.hist, Title: m.title, Candidate: docPercentiles(base*scale, 0.5)}
+			if !s.NoBaseline {
+				ld.Baseline = docPercentiles(base, 0.5)
+			}
+			sd.Latency = append(sd.Latency, ld)
+		}
+		start := time.Date(2026, 10, 1, 3, 0, 0, 0, time.UTC)
+		for i := range history {
+			ttft := 50 + float64(i%3)
+			sd.History = append(sd.History, baseline.Entry{
+				Scenario: s.Name, Commit: fmt.Sprintf("%07x0000000000", 0xa1b2c3+i), Date: start.AddDate(0, 0, i), Repetitions: 7,
+				Metrics: map[string]baseline.Summary{"ttft.p99": {Median: ttft, N: 7}, "tpot.p99": {Median: 100 + float64(i%2), N: 7}},
+			})
+		}
+		d.Scenarios = append(d.Scenarios, sd)
+	}
+	return d
+}
+
+// identityVerdict is a pass whose candidate changed the engine, the model's
+// quantisation, the flags and the image, with the notes that go with them.
+func identityVerdict() *compare.Verdict {
+	v := passVerdict()
+	v.Changes = []compare.Difference{
+		{Field: "engine version", Baseline: "v0.6.3", Candidate: "v0.7.0"},
+		{Field: "model", Baseline: "meta-llama/Llama-3.1-8B-Instruct", Candidate: "neuralmagic/Llama-3.1-8B-Instruct-FP8"},
+		{Field: "stack args", Baseline: "--enable-prefix-caching", Candidate: "--quantization fp8 --max-num-seqs 128"},
+		{Field: "image", Baseline: "vllm/vllm-openai:v0.6.3", Candidate: "vllm/vllm-openai:v0.7.0"},
+		{Field: "image id", Baseline: "sha256:1111111111111111", Candidate: "sha256:2222222222222222"},
+	}
+	v.Warnings = []string{"the model changed: the quality suites tell whether its answers did"}
+	return v
+}
+
+var documentCases = []struct {
+	name  string
+	doc   func() *Document
+	first string
+}{
+	{"pass", func() *Document { return testDocument(passVerdict(), 1.01, 0) }, "### ✅ perfgate: pass (2 gates)"},
+	{"regression", func() *Document {
+		d := testDocument(regressionVerdict(), 1.3, 12)
+		d.Source = Source{Repository: "acme/serving", Commit: "0123456789abcdef", PullRequest: 42, RunURL: "https://github.com/acme/serving/actions/runs/99"}
+		return d
+	}, "### ❌ perfgate: regression (1 of 5 gates regressed)"},
+	{"inconclusive", func() *Document { return testDocument(inconclusiveVerdict(), 1.08, 0) }, "### ⚠️ perfgate: inconclusive"},
+	{"quality", func() *Document { return testDocument(qualityVerdict(), 1, 0) }, "### ❌ perfgate: regression"},
+	{"identity", func() *Document { return testDocument(identityVerdict(), 1, 3) }, "### ✅ perfgate: pass"},
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	for _, c := range documentCases {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			require.NoError(t, WriteMarkdown(&buf, []*Document{c.doc()}, MarkdownOptions{Limit: CommentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+			lines := strings.SplitN(buf.String(), "\n", 3)
+			assert.Equal(t, "<!-- perfgate:perfgate.yaml -->", lines[0])
+			assert.True(t, strings.HasPrefix(lines[1], c.first), "first line %q", lines[1])
+			assert.NotContains(t, buf.String(), cutNote, "nothing cut under the limit")
+			golden(t, "report-"+c.name+".md.golden", buf.Bytes())
+		})
+	}
+}
+
+func TestMarkdownCharts(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteMarkdown(&buf, []*Document{documentCases[1].doc()}, MarkdownOptions{}))
+	out := buf.String()
+	// Two percentile charts and two history charts per compared scenario.
+	assert.Equal(t, 8, strings.Count(out, "```mermaid\nxychart-beta\n"))
+	assert.Contains(t, out, `    x-axis ["p50", "p90", "p95", "p99", "p99.9"]`)
+	assert.Contains(t, out, "    bar [20, 30, 40, 50, 60]\n    line [26, 39, 52, 65, 78]\n", "TTFT: baseline bars, candidate line")
+	assert.Contains(t, out, `"0a1b2ce", "this run"]`, "history ends at this run")
+	assert.Contains(t, out, "line [50, 51, 52, 50, 51, 52, 50, 51, 52, 50, 51, 52, 65]", "TTFT p99 history, then the candidate's")
+	assert.Contains(t, out, "| TTFT | 20.0 → 26.0 (+30.0%) |", "the percentile table")
+	assert.Contains(t, out, "[workflow run](https://github.com/acme/serving/actions/runs/99) · commit 0123456")
+}
+
+func TestMarkdownMergedGolden(t *testing.T) {
+	a := testDocument(passVerdict(), 1.01, 0)
+	a.Title = "llama-3.1-8b · H100"
+	b := testDocument(regressionVerdict(), 1.3, 0)
+	b.Title = "llama-3.1-70b · 4×H100"
+	c := testDocument(inconclusiveVerdict(), 1.08, 0)
+	c.Title = "qwen2.5-7b · L4"
+	var buf bytes.Buffer
+	require.NoError(t, WriteMarkdown(&buf, []*Document{a, b, c}, MarkdownOptions{Limit: CommentLimit}))
+	out := buf.String()
+	first, _, _ := strings.Cut(out, "\n")
+	assert.Equal(t, "### ❌ perfgate: regression in 1 of 3 jobs (exit 1) — worst: llama-3.1-70b · 4×H100 · chat-c16 TTFT p99 +31.2% [+25.0%, +38.1%]", first)
+	assert.Equal(t, 3, strings.Count(out, "\n---\n"), "one section per job")
+	assert.Contains(t, out, "| ✅ llama-3.1-8b · H100 | pass (2 gates) |")
+	golden(t, "report-merged.md.golden", buf.Bytes())
+
+	buf.Reset()
+	require.NoError(t, WriteMarkdown(&buf, []*Document{a, a}, MarkdownOptions{}))
+	assert.True(t, strings.HasPrefix(buf.String(), "### ✅ perfgate: pass (2 jobs)\n"))
+}
+
+// bigDocument has so many scenarios that its full report is far over a
+// comment's limit.
+func bigDocument(scenarios int) *Document {
+	v := regressionVerdict()
+	base := v.Scenarios
+	v.Scenarios = nil
+	for i := range scenarios {
+		s := base[i%len(base)]
+		s.Name = fmt.Sprintf("%s-%03d", s.Name, i)
+		v.Scenarios = append(v.Scenarios, s)
+	}
+	return testDocument(v, 1.3, 20)
+}
+
+func TestMarkdownLimits(t *testing.T) {
+	full := func(d *Document) string {
+		var buf bytes.Buffer
+		require.NoError(t, WriteMarkdown(&buf, []*Document{d}, MarkdownOptions{}))
+		return buf.String()
+	}
+	marker := "<!-- perfgate:x -->"
+	for _, c := range []struct {
+		name      string
+		doc       *Document
+		limit     int
+		details   bool // the collapsed details survive
+		charts    bool // the charts survive
+		hardCut   bool
+		headlines int // scenario headings that must survive
+	}{
+		{"details go first", bigDocument(2), len(full(bigDocument(2))) - 1, false, true, false, 2},
+		{"then charts", bigDocument(8), 19000, false, false, false, 8},
+		{"then examples and charts", bigDocument(60), CommentLimit, false, false, false, 60},
+		{"then all but the tables", bigDocument(100), CommentLimit, false, false, false, 100},
+		{"then a cut", bigDocument(400), CommentLimit, false, false, true, 1},
+		{"tiny", bigDocument(2), 40, false, false, true, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			require.NoError(t, WriteMarkdown(&buf, []*Document{c.doc}, MarkdownOptions{Limit: c.limit, Marker: marker}))
+			out := buf.String()
+			assert.LessOrEqual(t, len(out), c.limit)
+			assert.True(t, strings.HasPrefix(out, marker), "the marker is never cut")
+			if c.limit > 200 {
+				lines := strings.Split(out, "\n")
+				assert.True(t, strings.HasPrefix(lines[1], "### ❌ perfgate: regression"), "the verdict is never cut: %q", lines[1])
+				assert.Contains(t, out, cutNote)
+			}
+			assert.Equal(t, c.details, strings.Contains(out, "<details><summary>All percentiles"))
+			assert.Equal(t, c.charts, strings.Contains(out, "```mermaid"))
+			assert.GreaterOrEqual(t, strings.Count(out, "#### Scenario"), c.headlines)
+			assert.Equal(t, strings.Count(out, "<details>"), strings.Count(out, "</details>"), "no block left open")
+			notes := strings.Contains(out, "- **TTFT p99**: significant")
+			assert.Equal(t, c.headlines < 100 && c.headlines > 1, notes, "notes are left out only at the last level")
+			if c.hardCut {
+				assert.Less(t, strings.Count(out, "#### Scenario"), len(c.doc.Verdict.Scenarios))
+			}
+		})
+	}
+	var buf bytes.Buffer
+	require.NoError(t, WriteMarkdown(&buf, []*Document{bigDocument(400)}, MarkdownOptions{Limit: SummaryLimit}))
+	assert.LessOrEqual(t, buf.Len(), SummaryLimit)
+}
+
+func TestMarkdownEscapesTitlesAndMentions(t *testing.T) {
+	d := testDocument(passVerdict(), 1, 0)
+	d.Title = "</details><img src=x onerror=alert(1)> @octocat #12"
+	d.Verdict.Scenarios[0].Name = "@admin</details>"
+	d.Scenarios[0].Name = d.Verdict.Scenarios[0].Name
+	d.Verdict.Warnings = []string{"ping @team and close #1 <script>x</script>"}
+	var buf bytes.Buffer
+	require.NoError(t, WriteMarkdown(&buf, []*Document{d, d}, MarkdownOptions{}))
+	out := buf.String()
+	assert.NotRegexp(t, `(^|[^\\])<(img|script)`, out, "HTML only escaped")
+	assert.Equal(t, strings.Count(out, "<details>"), strings.Count(out, "</details>"), "only the report's own details blocks close")
+	for _, mention := range []string{"@octocat", "@admin", "@team", "#12", "#1 "} {
+		assert.NotContains(t, out, mention, "GitHub would link or notify %s", mention)
+	}
+	assert.Contains(t, out, "\\@\u2060octocat")
+	// Mermaid titles keep only plain characters.
+	assert.NotContains(t, out, `title "@`)
+}
+
+func TestMarkdownNoDocuments(t *testing.T) {
+	assert.ErrorIs(t, WriteMarkdown(&bytes.Buffer{}, nil, MarkdownOptions{}), errNoDocuments)
+}

@@ -59,7 +59,7 @@ baselines/ beside perfgate.yaml), which is committed to the repository:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBaselinePromoteCmd(stdout, stderr), newBaselineShowCmd(stdout), newBaselineHistoryCmd(stdout))
+	cmd.AddCommand(newBaselinePromoteCmd(stdout, stderr), newBaselineRecordCmd(stdout), newBaselineShowCmd(stdout), newBaselineHistoryCmd(stdout))
 	return cmd
 }
 
@@ -95,6 +95,45 @@ current git HEAD. Commit the baselines directory afterwards.`,
 			}
 			for _, p := range paths {
 				fmt.Fprintf(stdout, "wrote %s\n", p)
+			}
+			fmt.Fprintf(stdout, "appended %d line(s) to %s\n", len(r.Scenarios), store.HistoryPath())
+			return nil
+		},
+	}
+	dirs.register(cmd)
+	cmd.Flags().StringVar(&commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
+	return cmd
+}
+
+func newBaselineRecordCmd(stdout io.Writer) *cobra.Command {
+	var (
+		dirs   baselineDirFlags
+		commit string
+	)
+	cmd := &cobra.Command{
+		Use:   "record RESULT",
+		Short: "Append a result to the history without making it the baseline",
+		Long: `record appends one summary line per scenario of RESULT to
+baselines/history.jsonl, as promote does, but leaves the baselines as they
+are: for scheduled (nightly) runs that watch the trend of the default branch.
+The commit is --commit, else $GITHUB_SHA, else the current git HEAD. Commit
+history.jsonl afterwards.`,
+		Example: `  perfgate run -c perfgate.yaml -o result.json   # nightly, on the default branch
+  perfgate baseline record result.json
+  perfgate baseline history --metric ttft.p99`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			r, err := result.Read(args[0])
+			if err != nil {
+				return exit.UsageError(err)
+			}
+			store, err := dirs.store()
+			if err != nil {
+				return err
+			}
+			meta := baseline.Meta{Commit: commitOf(cmd.Context(), commit), Date: time.Now().UTC()}
+			if err := store.Record(r, meta); err != nil {
+				return exit.UsageError(err)
 			}
 			fmt.Fprintf(stdout, "appended %d line(s) to %s\n", len(r.Scenarios), store.HistoryPath())
 			return nil

@@ -128,30 +128,9 @@ func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 	if r.Schema != result.Schema {
 		return nil, fmt.Errorf("promote: result schema %q, want %q", r.Schema, result.Schema)
 	}
-	if len(r.Scenarios) == 0 {
-		return nil, errors.New("promote: the result has no scenarios")
-	}
-	seen := map[string]bool{}
-	var lines bytes.Buffer
-	for i := range r.Scenarios {
-		sc := &r.Scenarios[i]
-		if err := checkName(sc.Name); err != nil {
-			return nil, fmt.Errorf("promote: %w", err)
-		}
-		if seen[sc.Name] {
-			return nil, fmt.Errorf("promote: scenario %s appears twice in the result", sc.Name)
-		}
-		seen[sc.Name] = true
-		e, err := NewEntry(r, sc, meta)
-		if err != nil {
-			return nil, fmt.Errorf("promote: %w", err)
-		}
-		line, err := json.Marshal(e)
-		if err != nil {
-			return nil, fmt.Errorf("promote: encode history entry of %s: %w", sc.Name, err)
-		}
-		lines.Write(line)
-		lines.WriteByte('\n')
+	lines, err := historyLines(r, meta)
+	if err != nil {
+		return nil, fmt.Errorf("promote: %w", err)
 	}
 	if err := os.MkdirAll(s.dir(), 0o755); err != nil {
 		return nil, fmt.Errorf("promote: %w", err)
@@ -189,10 +168,63 @@ func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 	if err := syncDir(s.dir()); err != nil {
 		return paths, fmt.Errorf("baselines %s: %w", s.dir(), err)
 	}
-	if err := appendLines(s.HistoryPath(), lines.Bytes()); err != nil {
+	if err := appendLines(s.HistoryPath(), lines); err != nil {
 		return paths, fmt.Errorf("history %s: %w", s.HistoryPath(), err)
 	}
 	return paths, nil
+}
+
+// Record appends one Entry per scenario of r to history.jsonl without
+// making r the baseline: how a scheduled (nightly) run keeps the trend that
+// `perfgate baseline history` draws and change points are found in. It
+// refuses what Promote refuses, before writing anything.
+func (s Store) Record(r *result.Result, meta Meta) error {
+	if r.Schema != result.Schema {
+		return fmt.Errorf("record: result schema %q, want %q", r.Schema, result.Schema)
+	}
+	lines, err := historyLines(r, meta)
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	if err := os.MkdirAll(s.dir(), 0o755); err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	if err := appendLines(s.HistoryPath(), lines); err != nil {
+		return fmt.Errorf("history %s: %w", s.HistoryPath(), err)
+	}
+	return nil
+}
+
+// historyLines are the history.jsonl lines of r's scenarios: one Entry
+// each. A scenario whose name cannot name a file, that appears twice or has
+// no repetitions is an error.
+func historyLines(r *result.Result, meta Meta) ([]byte, error) {
+	if len(r.Scenarios) == 0 {
+		return nil, errors.New("the result has no scenarios")
+	}
+	seen := map[string]bool{}
+	var lines bytes.Buffer
+	for i := range r.Scenarios {
+		sc := &r.Scenarios[i]
+		if err := checkName(sc.Name); err != nil {
+			return nil, err
+		}
+		if seen[sc.Name] {
+			return nil, fmt.Errorf("scenario %s appears twice in the result", sc.Name)
+		}
+		seen[sc.Name] = true
+		e, err := NewEntry(r, sc, meta)
+		if err != nil {
+			return nil, err
+		}
+		line, err := json.Marshal(e)
+		if err != nil {
+			return nil, fmt.Errorf("encode history entry of %s: %w", sc.Name, err)
+		}
+		lines.Write(line)
+		lines.WriteByte('\n')
+	}
+	return lines.Bytes(), nil
 }
 
 // fsync syncs a file to disk; a variable so tests can make it fail.

@@ -127,6 +127,30 @@ func TestPromoteTwiceAppends(t *testing.T) {
 	assert.Equal(t, 102.0, latest.Scenarios[0].Repetitions[1].TTFT.P99)
 }
 
+func TestRecordAppendsHistoryOnly(t *testing.T) {
+	store := Store{Dir: t.TempDir()}
+	_, err := store.Promote(testResult(scenario("a", 30, 31, 32)), Meta{Commit: "one"})
+	require.NoError(t, err)
+	require.NoError(t, store.Record(testResult(scenario("a", 50, 51, 52)), Meta{Commit: "nightly"}))
+
+	entries, err := store.History()
+	require.NoError(t, err)
+	require.Len(t, entries, 2)
+	assert.Equal(t, "nightly", entries[1].Commit)
+	assert.Equal(t, 51.0, entries[1].Metrics["ttft.p50"].Median)
+	base, err := store.Load("a")
+	require.NoError(t, err)
+	assert.Equal(t, 31.0, base.Scenarios[0].Repetitions[1].TTFT.P50, "the baseline is unchanged")
+
+	bad := testResult(scenario("a", 1), scenario("a", 2))
+	assert.ErrorContains(t, store.Record(bad, Meta{}), "record: scenario a appears twice")
+	bad.Schema = "other"
+	assert.ErrorContains(t, store.Record(bad, Meta{}), `record: result schema "other"`)
+	entries, err = store.History()
+	require.NoError(t, err)
+	assert.Len(t, entries, 2, "a refused result appends nothing")
+}
+
 // TestPromoteLeavesNoTemporaryFiles: only the baselines and the history are
 // left in Dir, and every file is readable by others (a temporary file is
 // created 0600).

@@ -1,0 +1,355 @@
+// Package githubtest is a fake of the slice of GitHub's REST API that
+// perfgate's commenter uses, for tests of internal/github and of the CLI's
+// whole gate-and-comment path. It listens on 127.0.0.1 only.
+package githubtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Server is an in-memory fake of the slice of GitHub's REST API that the
+// commenter uses, served by an httptest.Server on 127.0.0.1:
+//
+//	GET   /repos/{owner}/{repo}/issues/{number}/comments  (page, per_page; Link rel="next")
+//	POST  /repos/{owner}/{repo}/issues/{number}/comments
+//	PATCH /repos/{owner}/{repo}/issues/comments/{id}
+//	GET   /repos/{owner}/{repo}/pulls/{number}
+//
+// Every request must carry "Authorization: Bearer <token>"; one without it gets
+// 401 Bad credentials, as from GitHub. Seed state with AddComment and SetHead,
+// inspect it with Comments and Requests, and inject failures with Fail. It is
+// safe for concurrent use; the server closes when the test ends.
+type Server struct {
+	t     testing.TB
+	token string
+	srv   *httptest.Server
+	URL   string // the server's base URL, the commenter's apiURL
+
+	mu       sync.Mutex
+	nextID   int64
+	byPR     map[string][]*Comment // "owner/repo#number" → comments, oldest first
+	heads    map[string]string     // "owner/repo#number" → head SHA
+	failures []*Failure
+	reqs     []Request
+}
+
+// Comment is one issue comment held by the fake.
+type Comment struct {
+	ID   int64
+	User string
+	Body string
+	URL  string // html_url
+}
+
+// Request is one request the fake received, failed or not.
+type Request struct {
+	Method, Path, Query string
+	Auth                string // the Authorization header
+	Body                string
+	Status              int // the status the fake answered
+}
+
+// Failure is an answer the fake gives instead of the real one to the next
+// Times requests matching Method (any when "") and whose path contains Path.
+type Failure struct {
+	Method string
+	Path   string
+	Times  int // how many requests it answers; < 0 for all of them
+	Status int
+	Header http.Header
+	Body   string // the response body, typically {"message": ...}
+}
+
+// NewServer starts a fake GitHub expecting token.
+func NewServer(t testing.TB, token string) *Server {
+	t.Helper()
+	f := &Server{
+		t:      t,
+		token:  token,
+		nextID: 1000,
+		byPR:   map[string][]*Comment{},
+		heads:  map[string]string{},
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{number}/comments", f.listComments)
+	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", f.createComment)
+	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", f.editComment)
+	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{number}", f.getPull)
+	f.srv = httptest.NewServer(f.middleware(mux))
+	f.URL = f.srv.URL
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+// Client returns an HTTP client for the fake's server.
+func (f *Server) Client() *http.Client { return f.srv.Client() }
+
+// AddComment adds a comment by user to owner/repo#number, as if posted
+// earlier, and returns it.
+func (f *Server) AddComment(owner, repo string, number int, user, body string) Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return *f.add(owner, repo, number, user, body)
+}
+
+// add appends a comment; f.mu must be held.
+func (f *Server) add(owner, repo string, number int, user, body string) *Comment {
+	f.nextID++
+	c := &Comment{
+		ID:   f.nextID,
+		User: user,
+		Body: body,
+		URL:  fmt.Sprintf("https://github.com/%s/%s/pull/%d#issuecomment-%d", owner, repo, number, f.nextID),
+	}
+	k := prKey(owner, repo, number)
+	f.byPR[k] = append(f.byPR[k], c)
+	return c
+}
+
+// Comments returns a copy of the comments on owner/repo#number, oldest first.
+func (f *Server) Comments(owner, repo string, number int) []Comment {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Comment
+	for _, c := range f.byPR[prKey(owner, repo, number)] {
+		out = append(out, *c)
+	}
+	return out
+}
+
+// SetHead makes owner/repo#number a pull request whose head is sha.
+func (f *Server) SetHead(owner, repo string, number int, sha string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heads[prKey(owner, repo, number)] = sha
+}
+
+// Fail queues a failure; failures are matched in the order they were queued.
+func (f *Server) Fail(ff Failure) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.failures = append(f.failures, &ff)
+}
+
+// Requests returns the requests received so far with method (all when "").
+func (f *Server) Requests(method string) []Request {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []Request
+	for _, r := range f.reqs {
+		if method == "" || r.Method == method {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func prKey(owner, repo string, number int) string {
+	return fmt.Sprintf("%s/%s#%d", owner, repo, number)
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.status = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// middleware records each request, checks the token, and serves injected
+// failures before next.
+func (f *Server) middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			f.t.Errorf("fake GitHub: reading the request body: %v", err)
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		defer func() {
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			f.reqs = append(f.reqs, Request{
+				Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+				Auth: r.Header.Get("Authorization"), Body: string(body), Status: rec.status,
+			})
+		}()
+
+		if r.Header.Get("Authorization") != "Bearer "+f.token {
+			writeJSON(rec, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+			return
+		}
+		if ff := f.takeFailure(r); ff != nil {
+			for k, vs := range ff.Header {
+				for _, v := range vs {
+					rec.Header().Add(k, v)
+				}
+			}
+			rec.Header().Set("Content-Type", "application/json")
+			rec.WriteHeader(ff.Status)
+			_, _ = io.WriteString(rec, ff.Body)
+			return
+		}
+		next.ServeHTTP(rec, r)
+	})
+}
+
+// takeFailure returns the first queued failure matching r, using it up.
+func (f *Server) takeFailure(r *http.Request) *Failure {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, ff := range f.failures {
+		if ff.Times == 0 || (ff.Method != "" && ff.Method != r.Method) || !strings.Contains(r.URL.Path, ff.Path) {
+			continue
+		}
+		if ff.Times > 0 {
+			ff.Times--
+		}
+		return ff
+	}
+	return nil
+}
+
+// commentJSON is a comment as the API returns it.
+func commentJSON(c *Comment) map[string]any {
+	return map[string]any{
+		"id":       c.ID,
+		"body":     c.Body,
+		"html_url": c.URL,
+		"user":     map[string]any{"login": c.User},
+	}
+}
+
+func (f *Server) listComments(w http.ResponseWriter, r *http.Request) {
+	number, ok := pathInt(w, r, "number")
+	if !ok {
+		return
+	}
+	page, perPage := 1, 30
+	if v := r.URL.Query().Get("page"); v != "" {
+		page, _ = strconv.Atoi(v)
+	}
+	if v := r.URL.Query().Get("per_page"); v != "" {
+		perPage, _ = strconv.Atoi(v)
+	}
+	if page < 1 || perPage < 1 || perPage > 100 {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "bad page or per_page"})
+		return
+	}
+
+	f.mu.Lock()
+	all := f.byPR[prKey(r.PathValue("owner"), r.PathValue("repo"), number)]
+	start, end := min((page-1)*perPage, len(all)), min(page*perPage, len(all))
+	out := []map[string]any{}
+	for _, c := range all[start:end] {
+		out = append(out, commentJSON(c))
+	}
+	last := max((len(all)+perPage-1)/perPage, 1)
+	f.mu.Unlock()
+
+	link := func(p int, rel string) string {
+		return fmt.Sprintf(`<%s%s?page=%d&per_page=%d>; rel="%s"`, f.URL, r.URL.Path, p, perPage, rel)
+	}
+	var links []string
+	if page < last {
+		links = append(links, link(page+1, "next"), link(last, "last"))
+	}
+	if page > 1 {
+		links = append(links, link(1, "first"), link(page-1, "prev"))
+	}
+	if len(links) > 0 {
+		w.Header().Set("Link", strings.Join(links, ", "))
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
+	number, ok := pathInt(w, r, "number")
+	if !ok {
+		return
+	}
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "body is missing"})
+		return
+	}
+	f.mu.Lock()
+	c := f.add(r.PathValue("owner"), r.PathValue("repo"), number, "github-actions[bot]", *in.Body)
+	out := commentJSON(c)
+	f.mu.Unlock()
+	writeJSON(w, http.StatusCreated, out)
+}
+
+func (f *Server) editComment(w http.ResponseWriter, r *http.Request) {
+	id, ok := pathInt(w, r, "id")
+	if !ok {
+		return
+	}
+	var in struct {
+		Body *string `json:"body"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "body is missing"})
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	prefix := r.PathValue("owner") + "/" + r.PathValue("repo") + "#"
+	for k, cs := range f.byPR {
+		if !strings.HasPrefix(k, prefix) {
+			continue
+		}
+		for _, c := range cs {
+			if c.ID == int64(id) {
+				c.Body = *in.Body
+				writeJSON(w, http.StatusOK, commentJSON(c))
+				return
+			}
+		}
+	}
+	writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+}
+
+func (f *Server) getPull(w http.ResponseWriter, r *http.Request) {
+	number, ok := pathInt(w, r, "number")
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	sha, found := f.heads[prKey(r.PathValue("owner"), r.PathValue("repo"), number)]
+	f.mu.Unlock()
+	if !found {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"number": number, "head": map[string]any{"sha": sha}})
+}
+
+// pathInt reads the path value name as an integer, answering 404 when it is not.
+func pathInt(w http.ResponseWriter, r *http.Request, name string) (int, bool) {
+	n, err := strconv.Atoi(r.PathValue(name))
+	if err != nil {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return 0, false
+	}
+	return n, true
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,201 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Retry timing: backoff doubles from firstBackoff up to maxBackoff; a rate
+// limit that resets further away than maxRateLimitWait is not waited for, since
+// a job would rather fail with a clear message than sit idle on a GPU runner.
+const (
+	firstBackoff     = time.Second
+	maxBackoff       = 30 * time.Second
+	maxRateLimitWait = 60 * time.Second
+	errorBodyLimit   = 64 << 10 // bytes of an error response read for its message
+)
+
+// retryTransport retries GitHub API requests that failed for a reason that
+// passes: a server error (5xx), too many requests (429), or a 403 that is a
+// rate limit (X-RateLimit-Remaining: 0, a Retry-After header, or a body that
+// says "secondary rate limit"). A plain 403 is an answer, not a failure, and
+// goes back to the caller at once.
+//
+// It waits Retry-After when given, else until X-RateLimit-Reset for an
+// exhausted primary limit, else 1s, 2s, 4s … capped at maxBackoff. It makes at
+// most maxAttempts attempts, re-sending the body through req.GetBody.
+type retryTransport struct {
+	base        http.RoundTripper
+	maxAttempts int
+	sleep       func(ctx context.Context, d time.Duration) error
+	now         func() time.Time
+}
+
+// rateLimitError is a rate limit that resets too far away to wait for.
+type rateLimitError struct {
+	status string        // the response's status line
+	reset  time.Time     // when the limit resets
+	wait   time.Duration // how far away that is
+}
+
+func (e *rateLimitError) Error() string {
+	return fmt.Sprintf("GitHub API rate limit exceeded (%s); it resets at %s, in %s, too long to wait",
+		e.status, e.reset.UTC().Format(time.RFC3339), e.wait.Round(time.Second))
+}
+
+// RoundTrip sends req, retrying as the type's comment says.
+func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	ctx := req.Context()
+	hasBody := req.Body != nil && req.Body != http.NoBody
+	for attempt := 1; ; attempt++ {
+		r := req
+		if attempt > 1 {
+			r = req.Clone(ctx)
+			if hasBody {
+				body, err := req.GetBody()
+				if err != nil {
+					return nil, fmt.Errorf("replaying the request body for attempt %d: %w", attempt, err)
+				}
+				r.Body = body
+			}
+		}
+		resp, err := t.base.RoundTrip(r)
+		if err != nil {
+			return nil, err
+		}
+		wait, retry, err := t.decide(resp, attempt)
+		if err != nil {
+			discard(resp)
+			return nil, err
+		}
+		if !retry {
+			return resp, nil
+		}
+		if hasBody && req.GetBody == nil {
+			return resp, nil // cannot replay the body: let the caller see the failure
+		}
+		if attempt >= t.maxAttempts {
+			msg := errorMessage(resp)
+			discard(resp)
+			return nil, fmt.Errorf("giving up after %d attempts: %s%s", attempt, resp.Status, msg)
+		}
+		discard(resp)
+		if err := t.sleep(ctx, wait); err != nil {
+			return nil, fmt.Errorf("waiting %s to retry after %s: %w", wait, resp.Status, err)
+		}
+	}
+}
+
+// decide says whether resp, the answer to attempt, is worth another attempt
+// and after how long; an error when it is a rate limit too far away to wait.
+func (t *retryTransport) decide(resp *http.Response, attempt int) (wait time.Duration, retry bool, err error) {
+	code := resp.StatusCode
+	exhausted := resp.Header.Get("X-RateLimit-Remaining") == "0"
+	retryAfter := resp.Header.Get("Retry-After")
+	switch {
+	case code >= 500, code == http.StatusTooManyRequests:
+	case code == http.StatusForbidden && (exhausted || retryAfter != "" || secondaryRateLimit(resp)):
+	default:
+		return 0, false, nil
+	}
+
+	wait = backoff(attempt)
+	now := t.now()
+	if d, ok := parseRetryAfter(retryAfter, now); ok {
+		wait = d
+	} else if reset, ok := parseReset(resp.Header.Get("X-RateLimit-Reset")); ok && exhausted {
+		wait = max(reset.Sub(now), 0)
+	}
+	if wait > maxRateLimitWait {
+		return 0, false, &rateLimitError{status: resp.Status, reset: now.Add(wait), wait: wait}
+	}
+	return wait, true, nil
+}
+
+// backoff is the wait before the retry that follows attempt: 1s, 2s, 4s …
+// capped at maxBackoff.
+func backoff(attempt int) time.Duration {
+	d := firstBackoff
+	for i := 1; i < attempt && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxBackoff)
+}
+
+// parseRetryAfter reads a Retry-After header: seconds, or an HTTP date.
+func parseRetryAfter(v string, now time.Time) (time.Duration, bool) {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0, false
+	}
+	if s, err := strconv.Atoi(v); err == nil && s >= 0 {
+		return time.Duration(s) * time.Second, true
+	}
+	if at, err := http.ParseTime(v); err == nil {
+		return max(at.Sub(now), 0), true
+	}
+	return 0, false
+}
+
+// parseReset reads X-RateLimit-Reset: Unix seconds.
+func parseReset(v string) (time.Time, bool) {
+	s, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || s <= 0 {
+		return time.Time{}, false
+	}
+	return time.Unix(s, 0), true
+}
+
+// secondaryRateLimit reports whether a 403 without rate-limit headers says in
+// its body that it is a secondary rate limit. It reads up to errorBodyLimit
+// bytes and puts them back, so the caller still sees the whole body.
+func secondaryRateLimit(resp *http.Response) bool {
+	head, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	resp.Body = struct {
+		io.Reader
+		io.Closer
+	}{io.MultiReader(bytes.NewReader(head), resp.Body), resp.Body}
+	if err != nil {
+		return false
+	}
+	lower := strings.ToLower(string(head))
+	return strings.Contains(lower, "secondary rate limit") || strings.Contains(lower, "secondary-rate-limits")
+}
+
+// errorMessage returns ": " and the message of a GitHub error body, or "".
+func errorMessage(resp *http.Response) string {
+	var e struct {
+		Message string `json:"message"`
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, errorBodyLimit))
+	if err != nil || json.Unmarshal(b, &e) != nil || e.Message == "" {
+		return ""
+	}
+	return ": " + e.Message
+}
+
+// discard drains a little of resp's body, so the connection can be reused,
+// and closes it.
+func discard(resp *http.Response) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, errorBodyLimit))
+	_ = resp.Body.Close()
+}
+
+// sleepContext waits d, or until ctx is done.
+func sleepContext(ctx context.Context, d time.Duration) error {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -19,12 +20,30 @@ import (
 
 type gateOptions struct {
 	runOptions
+	publishOptions
 	baselineDir   string
 	format        string
 	allowMismatch bool
+	reportPath    string
+	title         string
+	workdir       string
+}
+
+// gateOutcome is what a gate produced, for the action's outputs: set as far
+// as the gate got.
+type gateOutcome struct {
+	verdict    string // pass, regression or inconclusive; "" when none was reached
+	result     string // the result file written
+	report     string // the report file written
+	commentURL string
 }
 
 func newGateCmd(stdout, stderr io.Writer) *cobra.Command {
+	return newGateCmdWith(stdout, stderr, &gateOutcome{})
+}
+
+// newGateCmdWith is the gate command, recording what it produced in out.
+func newGateCmdWith(stdout, stderr io.Writer, out *gateOutcome) *cobra.Command {
 	var o gateOptions
 	cmd := &cobra.Command{
 		Use:   "gate",
@@ -46,12 +65,20 @@ look tests at the alpha it spends under a Pocock-type spending function
 The verdict says how many repetitions each side had.
 
 A scenario with no baseline is measured (repetitions.min) and reported as not
-compared; with no baseline at all, gate refuses to run.`,
+compared; with no baseline at all, gate refuses to run.
+
+Besides the verdict on stdout, gate can write the report file (--report: the
+verdict with the charts' data, which perfgate report renders again, merges
+and comments from), a self-contained HTML report (--html), and the pull
+request's sticky comment (--comment). On GitHub Actions it also writes the
+step summary. --fail-on says which verdicts exit 1. Relative paths, the
+config's among them, are taken from --workdir.`,
 		Example: `  perfgate gate -c perfgate.yaml
-  perfgate gate -c perfgate.yaml --format markdown > comment.md`,
+  perfgate gate -c perfgate.yaml --format markdown > comment.md
+  perfgate gate -c perfgate.yaml --report perfgate-report.json --html report.html --comment`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGate(cmd, o, stdout, stderr)
+			return runGate(cmd, o, stdout, stderr, out)
 		},
 	}
 	f := cmd.Flags()
@@ -64,12 +91,53 @@ compared; with no baseline at all, gate refuses to run.`,
 	f.StringVarP(&o.format, "format", "f", "text", "verdict format on stdout: "+strings.Join(verdictFormats, ", "))
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the verdict and errors")
+	f.StringVar(&o.reportPath, "report", "", "also write the report file (JSON: the verdict and the charts' data) for perfgate report")
+	f.StringVar(&o.title, "title", "", "this job's title in a merged report (the model or GPU, say)")
+	f.StringVarP(&o.workdir, "workdir", "C", "", "directory that relative paths are taken from (default: the current one)")
+	addPublishFlags(f, &o.publishOptions)
 	return cmd
 }
 
-func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer) error {
+// inWorkdir makes the relative paths of o relative to --workdir.
+func (o *gateOptions) inWorkdir() error {
+	if o.workdir == "" {
+		return nil
+	}
+	st, err := os.Stat(o.workdir)
+	if err != nil {
+		return exit.UsageError(fmt.Errorf("--workdir: %w", err))
+	}
+	if !st.IsDir() {
+		return exit.UsageError(fmt.Errorf("--workdir: %s is not a directory", o.workdir))
+	}
+	for _, p := range []*string{&o.configPath, &o.output, &o.records, &o.baselineDir, &o.reportPath, &o.html} {
+		if *p != "" && !filepath.IsAbs(*p) {
+			*p = filepath.Join(o.workdir, *p)
+		}
+	}
+	return nil
+}
+
+func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *gateOutcome) error {
 	if !slices.Contains(verdictFormats, o.format) {
 		return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
+	}
+	if err := o.publishOptions.check(); err != nil {
+		return err
+	}
+	key := o.configPath // the comment's key: the config as the user named it
+	if err := o.inWorkdir(); err != nil {
+		return err
+	}
+	// A failed gate must not leave an older report behind that a later
+	// step could mistake for this run's (the result file is handled alike).
+	for _, p := range []string{o.reportPath, o.html} {
+		if p == "" {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return exit.UsageError(fmt.Errorf("remove the old %s: %w", p, err))
+		}
 	}
 	cfg, scenarios, err := loadRun(o.runOptions, stderr)
 	if err != nil {
@@ -147,6 +215,7 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return err
 	}
+	out.result = o.output
 	if !o.quiet {
 		if err := report.Summary(stderr, res); err != nil {
 			return err
@@ -163,8 +232,29 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer) error 
 	if err != nil {
 		return exit.UsageError(err)
 	}
+	out.verdict = string(v.Outcome)
 	if err := writeVerdict(stdout, v, o.format); err != nil {
 		return err
 	}
-	return verdictError(v)
+
+	history, err := store.History()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stderr, "warning: the report has no history: %v\n", err)
+	}
+	doc, err := report.NewDocument(v, baseList, res, history)
+	if err != nil {
+		return err
+	}
+	doc.Key, doc.Title, doc.Source = key, o.title, eventSource(o.output, stderr)
+	if o.reportPath != "" {
+		if err := report.WriteDocument(o.reportPath, doc); err != nil {
+			return err
+		}
+		out.report = o.reportPath
+	}
+	docs := []*report.Document{doc}
+	if out.commentURL, err = publish(cmd.Context(), docs, &o.publishOptions, stderr); err != nil {
+		return err
+	}
+	return o.verdictExit(docs)
 }

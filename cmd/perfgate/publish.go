@@ -1,0 +1,253 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/spf13/pflag"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/github"
+	"github.com/perfgate/perfgate/internal/report"
+)
+
+// getenv reads the environment; the GitHub runner's variables come through it.
+var getenv = os.Getenv
+
+// failOnValues are what --fail-on takes.
+var failOnValues = []string{"config", "regression", "inconclusive", "never"}
+
+// publishOptions are the ways a report leaves perfgate besides stdout: the
+// HTML file, the step summary and the pull request comment.
+type publishOptions struct {
+	html    string
+	comment bool
+	token   string
+	key     string
+	pr      int
+	repo    string
+	failOn  string
+}
+
+// addPublishFlags declares the flags of publishOptions on f.
+func addPublishFlags(f *pflag.FlagSet, o *publishOptions) {
+	f.StringVar(&o.html, "html", "", "also write a self-contained HTML report with charts to this file")
+	f.BoolVar(&o.comment, "comment", false, "post the report as the pull request's sticky comment (edited in place on each run)")
+	f.StringVar(&o.token, "github-token", "", "token for the comment (default: $GITHUB_TOKEN); needs pull-requests: write")
+	f.IntVar(&o.pr, "pr", 0, "pull request to comment on (default: from the event payload, or the report's own)")
+	f.StringVar(&o.repo, "repo", "", "repository owner/name to comment in (default: $GITHUB_REPOSITORY, or the report's own)")
+	f.StringVar(&o.failOn, "fail-on", "config", "what exits 1: regression, inconclusive (regression or inconclusive), never, or config (compare.on_inconclusive decides)")
+}
+
+// check validates the options, as usage errors.
+func (o *publishOptions) check() error {
+	if !slices.Contains(failOnValues, o.failOn) {
+		return exit.UsageError(fmt.Errorf("--fail-on: want one of %s, got %q", strings.Join(failOnValues, ", "), o.failOn))
+	}
+	if o.pr < 0 {
+		return exit.UsageError(fmt.Errorf("--pr: must be a pull request number, got %d", o.pr))
+	}
+	if o.repo != "" {
+		if owner, name, ok := strings.Cut(o.repo, "/"); !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+			return exit.UsageError(fmt.Errorf("--repo: want owner/name, got %q", o.repo))
+		}
+	}
+	if o.token == "" {
+		o.token = getenv("GITHUB_TOKEN")
+	}
+	return nil
+}
+
+// exitCode is the exit code docs give under --fail-on.
+func (o *publishOptions) exitCode(docs []*report.Document) int {
+	switch o.failOn {
+	case "never":
+		return exit.OK
+	case "regression":
+		if report.Outcome(docs) == stat.Regression {
+			return exit.Regression
+		}
+		return exit.OK
+	case "inconclusive":
+		if report.Outcome(docs) != stat.Pass {
+			return exit.Regression
+		}
+		return exit.OK
+	}
+	return report.ExitCode(docs)
+}
+
+// verdictExit is the error carrying the exit code of docs under --fail-on,
+// or nil.
+func (o *publishOptions) verdictExit(docs []*report.Document) error {
+	code := o.exitCode(docs)
+	if code == exit.OK {
+		return nil
+	}
+	out := report.Outcome(docs)
+	msg := "regression"
+	if out != stat.Regression {
+		msg = fmt.Sprintf("inconclusive (--fail-on %s)", o.failOn)
+		if o.failOn == "config" {
+			msg = "inconclusive, and compare.on_inconclusive is fail"
+		}
+	}
+	return exit.WithCode(code, errors.New(msg))
+}
+
+// publish writes docs where o says: the HTML report, the step summary when
+// running on GitHub Actions, and the pull request comment. It returns the
+// comment's URL ("" when none was posted). Failing to comment never fails
+// the run: the reason is printed and the verdict's exit code stands.
+func publish(ctx context.Context, docs []*report.Document, o *publishOptions, stderr io.Writer) (string, error) {
+	if o.html != "" {
+		if err := writeFile(o.html, func(w io.Writer) error { return report.WriteHTML(w, docs) }); err != nil {
+			return "", fmt.Errorf("--html: %w", err)
+		}
+	}
+	gh := github.NewAction(getenv, stderr)
+	if gh.InActions() {
+		var md bytes.Buffer
+		if err := report.WriteMarkdown(&md, docs, report.MarkdownOptions{Limit: report.SummaryLimit}); err != nil {
+			return "", err
+		}
+		if err := gh.WriteSummary(md.String()); err != nil && !errors.Is(err, github.ErrNoSummary) {
+			gh.Warningf("perfgate: could not write the step summary: %v", err)
+		}
+	}
+	if !o.comment {
+		return "", nil
+	}
+	url, why := postComment(ctx, docs, o, gh, stderr)
+	if why != "" {
+		fmt.Fprintf(stderr, "no pull request comment posted: %s\n", why)
+		if gh.InActions() {
+			gh.Noticef("perfgate: no pull request comment posted: %s", why)
+		}
+	}
+	return url, nil
+}
+
+// postComment posts or edits the sticky comment; it returns the comment's
+// URL, or why none was posted.
+func postComment(ctx context.Context, docs []*report.Document, o *publishOptions, gh *github.Action, stderr io.Writer) (url, why string) {
+	if o.token == "" {
+		return "", "no GitHub token (give the github-token input, --github-token or GITHUB_TOKEN)"
+	}
+	ev, evErr := gh.Event()
+	src := docs[0].Source
+	owner, repo := ev.Owner, ev.Repo
+	switch {
+	case o.repo != "":
+		owner, repo, _ = strings.Cut(o.repo, "/")
+	case owner == "" && src.Repository != "":
+		owner, repo, _ = strings.Cut(src.Repository, "/")
+	}
+	number, fromReport := o.pr, false
+	if number == 0 {
+		number = ev.PullRequest
+	}
+	if number == 0 && ev.Name == "workflow_run" && src.PullRequest > 0 {
+		// A fork's pull request is not in the workflow_run payload: the
+		// number comes from the report the measuring job uploaded, and is
+		// checked against the commit that job measured.
+		number, fromReport = src.PullRequest, true
+	}
+	switch {
+	case owner == "" || repo == "":
+		if evErr != nil {
+			return "", fmt.Sprintf("no repository to comment in (%v); give --repo", evErr)
+		}
+		return "", "no repository to comment in; give --repo"
+	case number == 0 && evErr != nil:
+		return "", fmt.Sprintf("no pull request to comment on (%v); give --pr", evErr)
+	case number == 0:
+		return "", fmt.Sprintf("the %s event is not about a pull request; give --pr to comment anyway", ev.Name)
+	}
+	apiURL := ev.APIURL
+	if apiURL == "" {
+		apiURL = getenv("GITHUB_API_URL")
+	}
+	c, err := github.NewCommenter(o.token, apiURL)
+	if err != nil {
+		return "", err.Error()
+	}
+	if fromReport {
+		if err := c.VerifyHead(ctx, owner, repo, number, ev.HeadSHA); err != nil {
+			return "", fmt.Sprintf("pull request #%d from the report is not the one measured: %v", number, err)
+		}
+	}
+	key := o.key
+	if key == "" {
+		key = docs[0].Key
+		if len(docs) > 1 {
+			key = "merged"
+		}
+	}
+	var body bytes.Buffer
+	if err := report.WriteMarkdown(&body, docs, report.MarkdownOptions{Limit: report.CommentLimit, Marker: github.Marker(key)}); err != nil {
+		return "", err.Error()
+	}
+	url, created, err := c.Upsert(ctx, owner, repo, number, key, body.String())
+	switch {
+	case errors.Is(err, github.ErrForbidden):
+		return "", fmt.Sprintf("the token may not comment on pull request #%d (a fork's pull request gets a read-only token); the verdict is in the step summary, and docs/action.md shows the fork-safe workflow", number)
+	case err != nil:
+		return "", err.Error()
+	}
+	verb := "updated"
+	if created {
+		verb = "posted"
+	}
+	fmt.Fprintf(stderr, "%s the pull request comment: %s\n", verb, url)
+	return url, ""
+}
+
+// writeFile writes path through write, atomically enough for a report: a
+// temporary file beside it renamed into place.
+func writeFile(path string, write func(io.Writer) error) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if err := write(tmp); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+// eventSource is what the runner says about the run, for a report's Source;
+// empty outside GitHub Actions.
+func eventSource(resultPath string, stderr io.Writer) report.Source {
+	src := report.Source{Result: resultPath}
+	gh := github.NewAction(getenv, stderr)
+	if !gh.InActions() {
+		return src
+	}
+	ev, err := gh.Event()
+	if err != nil {
+		return src
+	}
+	src.Repository = ev.Owner + "/" + ev.Repo
+	src.Commit, src.PullRequest, src.RunURL = ev.Commit, ev.PullRequest, ev.RunURL
+	if ev.HeadSHA != "" {
+		src.Commit = ev.HeadSHA // a pull request's GITHUB_SHA is a merge commit
+	}
+	return src
+}

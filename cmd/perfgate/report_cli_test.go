@@ -1,0 +1,107 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/report"
+)
+
+// reportFiles writes a pass and a regression report file, compared from
+// results by perfgate report itself, and returns their paths.
+func reportFiles(t *testing.T) (pass, regression string) {
+	t.Helper()
+	dir := t.TempDir()
+	base, same, slow := filepath.Join(dir, "base.json"), filepath.Join(dir, "same.json"), filepath.Join(dir, "slow.json")
+	writeResult(t, base, nil, 20, 21, 20.5, 19.8, 20.2, 20.1, 20.4, 19.9)
+	writeResult(t, same, nil, 20.3, 20.6, 19.9, 20.1, 20.2, 20, 20.7, 20.2)
+	writeResult(t, slow, nil, 30, 31, 30.5, 29.8, 30.2, 30.1, 30.4, 29.9)
+	for _, c := range []struct{ result, title, out string }{
+		{same, "h100", filepath.Join(dir, "pass.json")},
+		{slow, "a100", filepath.Join(dir, "regression.json")},
+	} {
+		out, stderr, err := perfgate("report", "--baseline", base, "--title", c.title, "--format", "json", c.result)
+		require.NoError(t, err, "a report exits 0 whatever the verdict: %s", stderr)
+		require.NoError(t, os.WriteFile(c.out, []byte(out), 0o644))
+		d, err := report.ReadDocument(c.out)
+		require.NoError(t, err, "report --format json of one report is a report file")
+		assert.Equal(t, c.title, d.Title)
+	}
+	return filepath.Join(dir, "pass.json"), filepath.Join(dir, "regression.json")
+}
+
+func TestReportCommand(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	t.Setenv("GITHUB_TOKEN", "")
+	pass, regression := reportFiles(t)
+
+	out, _, err := perfgate("report", pass)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(out, "### ✅ perfgate · h100: pass"), out)
+
+	out, _, err = perfgate("report", "--format", "text", regression)
+	require.NoError(t, err)
+	assert.Contains(t, out, "verdict: REGRESSION")
+
+	// Merged: one overall verdict and a section a job; the exit code only
+	// with --exit-code.
+	out, _, err = perfgate("report", "--merge", pass, regression)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(out, "### ❌ perfgate: regression in 1 of 2 jobs (exit 1)"), out)
+	assert.Contains(t, out, "| ✅ h100 | pass")
+	assert.Contains(t, out, "| ❌ a100 | regression")
+	_, _, err = perfgate("report", "--merge", "--exit-code", pass, regression)
+	assert.Equal(t, exit.Regression, exit.Code(err))
+	_, _, err = perfgate("report", "--merge", "--exit-code", "--fail-on", "never", pass, regression)
+	assert.NoError(t, err)
+	out, _, err = perfgate("report", "--merge", "--format", "json", pass, regression)
+	require.NoError(t, err)
+	var docs []report.Document
+	require.NoError(t, json.Unmarshal([]byte(out), &docs))
+	assert.Len(t, docs, 2)
+
+	// The HTML report.
+	html := filepath.Join(t.TempDir(), "report.html")
+	_, _, err = perfgate("report", "--html", html, "--merge", pass, regression)
+	require.NoError(t, err)
+	page, err := os.ReadFile(html)
+	require.NoError(t, err)
+	assert.Contains(t, string(page), "<html")
+	assert.Contains(t, string(page), "a100")
+
+	// --comment with no token says why nothing was posted and exits 0.
+	_, stderr, err := perfgate("report", "--comment", pass)
+	require.NoError(t, err)
+	assert.Contains(t, stderr, "no pull request comment posted: no GitHub token")
+}
+
+func TestReportCommandBadInput(t *testing.T) {
+	t.Setenv("GITHUB_ACTIONS", "")
+	pass, regression := reportFiles(t)
+	dir := t.TempDir()
+	res := filepath.Join(dir, "result.json")
+	writeResult(t, res, nil, 20, 21)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{pass, regression}, "2 report files: pass --merge"},
+		{[]string{res}, "this is a result file"},
+		{[]string{filepath.Join(dir, "missing.json")}, "missing.json"},
+		{[]string{"--fail-on", "sometimes", pass}, `--fail-on: want one of config, regression, inconclusive, never, got "sometimes"`},
+		{[]string{"--format", "pdf", pass}, "--format: want one of"},
+		{[]string{"--repo", "nobody", pass}, `--repo: want owner/name, got "nobody"`},
+		{[]string{}, "requires at least 1 arg"},
+	} {
+		_, _, err := perfgate(append([]string{"report"}, c.args...)...)
+		assert.Equal(t, exit.Usage, exit.Code(err), "%v: %v", c.args, err)
+		assert.ErrorContains(t, err, c.want, "%v", c.args)
+	}
+}

@@ -80,15 +80,10 @@ current git HEAD. Commit the baselines directory afterwards.`,
   git add baselines && git commit -m "perfgate: new baseline"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := result.Read(args[0])
-			if err != nil {
-				return exit.UsageError(err)
-			}
-			store, err := dirs.store()
+			r, store, meta, err := historyInput(cmd.Context(), args[0], dirs, commit)
 			if err != nil {
 				return err
 			}
-			meta := baseline.Meta{Commit: commitOf(cmd.Context(), commit), Date: time.Now().UTC()}
 			paths, err := store.Promote(r, meta)
 			if err != nil {
 				return exit.RunError(err)
@@ -123,15 +118,10 @@ history.jsonl afterwards.`,
   perfgate baseline history --metric ttft.p99`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, err := result.Read(args[0])
-			if err != nil {
-				return exit.UsageError(err)
-			}
-			store, err := dirs.store()
+			r, store, meta, err := historyInput(cmd.Context(), args[0], dirs, commit)
 			if err != nil {
 				return err
 			}
-			meta := baseline.Meta{Commit: commitOf(cmd.Context(), commit), Date: time.Now().UTC()}
 			if err := store.Record(r, meta); err != nil {
 				return exit.UsageError(err)
 			}
@@ -142,6 +132,20 @@ history.jsonl afterwards.`,
 	dirs.register(cmd)
 	cmd.Flags().StringVar(&commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
 	return cmd
+}
+
+// historyInput is what promote and record start from: the result at path,
+// the baselines store, and the commit and date to record.
+func historyInput(ctx context.Context, path string, dirs baselineDirFlags, commit string) (*result.Result, baseline.Store, baseline.Meta, error) {
+	r, err := result.Read(path)
+	if err != nil {
+		return nil, baseline.Store{}, baseline.Meta{}, exit.UsageError(err)
+	}
+	store, err := dirs.store()
+	if err != nil {
+		return nil, baseline.Store{}, baseline.Meta{}, err
+	}
+	return r, store, baseline.Meta{Commit: commitOf(ctx, commit), Date: time.Now().UTC()}, nil
 }
 
 // commitOf is the commit to record: the flag, $GITHUB_SHA, or git's HEAD;

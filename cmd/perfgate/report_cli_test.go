@@ -105,3 +105,20 @@ func TestReportCommandBadInput(t *testing.T) {
 		assert.ErrorContains(t, err, c.want, "%v", c.args)
 	}
 }
+
+func TestBaselineRecordCommand(t *testing.T) {
+	dir := t.TempDir()
+	res := filepath.Join(dir, "result.json")
+	writeResult(t, res, nil, 20, 21, 22)
+	store := filepath.Join(dir, "baselines")
+	out, _, err := perfgate("baseline", "record", res, "--dir", store, "--commit", "nightly1")
+	require.NoError(t, err)
+	assert.Contains(t, out, "appended 1 line(s) to "+filepath.Join(store, "history.jsonl"))
+	history, err := os.ReadFile(filepath.Join(store, "history.jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(history), `"commit":"nightly1"`)
+	assert.NoFileExists(t, filepath.Join(store, "chat.json"), "record promotes nothing")
+
+	_, _, err = perfgate("baseline", "record", filepath.Join(dir, "missing.json"), "--dir", store)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+}

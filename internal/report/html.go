@@ -502,75 +502,41 @@ func htmlSuiteOf(q compare.Suite) htmlSuite {
 // regressed") and their worst change: the worst regressed latency gate, else
 // the largest quality drop that regressed, else the worst latency change.
 func htmlHeadline(docs []*Document) (summary, worst string) {
-	total, regressed, undecided := 0, 0, 0
-	var worstRegressed, worstAny *verdictGateRef
-	var worstRegressedDoc, worstAnyDoc, worstQuality string
-	worstDrop := math.Inf(1)
-	for _, d := range docs {
-		prefix := ""
-		if len(docs) > 1 && d.Title != "" {
-			prefix = clean(d.Title, verdictMaxShown) + ": "
-		}
-		for i := range d.Verdict.Scenarios {
-			s := &d.Verdict.Scenarios[i]
-			for j := range s.Gates {
-				g := &s.Gates[j]
-				total++
-				ref := &verdictGateRef{s, g}
-				switch g.Outcome {
-				case stat.Regression:
-					regressed++
-					if worstRegressed == nil || ref.worseThan(worstRegressed) {
-						worstRegressed, worstRegressedDoc = ref, prefix
-					}
-				case stat.Inconclusive:
-					undecided++
-				}
-				if g.Change.Estimate.Finite() && (worstAny == nil || ref.worseThan(worstAny)) {
-					worstAny, worstAnyDoc = ref, prefix
-				}
-			}
-			for _, q := range s.Quality {
-				for _, g := range q.Gates {
-					total++
-					switch g.Outcome {
-					case stat.Regression:
-						regressed++
-						if c := float64(g.Change.Estimate); c < worstDrop {
-							worstDrop = c
-							worstQuality = prefix + clean(s.Name, verdictMaxShown) + " " + qualityGateName(q, g) + " " + qualityChange(g.Change)
-						}
-					case stat.Inconclusive:
-						undecided++
-					}
-				}
-			}
-		}
+	var t gateTally
+	for i, d := range docs {
+		t.add(d.Verdict, i)
 	}
-	name := func(prefix string, r *verdictGateRef) string {
-		return prefix + clean(r.s.Name, verdictMaxShown) + " " + clean(r.g.Title, verdictMaxShown) + " " + verdictChange(*r.g)
+	prefix := func(doc int) string {
+		if len(docs) > 1 && docs[doc].Title != "" {
+			return clean(docs[doc].Title, verdictMaxShown) + ": "
+		}
+		return ""
+	}
+	name := func(doc int, r *verdictGateRef) string {
+		return prefix(doc) + clean(r.s.Name, verdictMaxShown) + " " + clean(r.g.Title, verdictMaxShown) + " " + verdictChange(*r.g)
 	}
 	switch Outcome(docs) {
 	case stat.Regression:
-		summary = fmt.Sprintf("%d of %s regressed", regressed, verdictCount(total, "gate"))
+		summary = fmt.Sprintf("%d of %s regressed", t.regressed, verdictCount(t.total, "gate"))
 		switch {
-		case worstRegressed != nil:
-			worst = "worst: " + name(worstRegressedDoc, worstRegressed)
-		case worstQuality != "":
-			worst = "worst: " + worstQuality
+		case t.worstRegressed != nil:
+			worst = "worst: " + name(t.worstRegressedDoc, t.worstRegressed)
+		case t.worstQuality != nil:
+			q := t.worstQuality
+			worst = "worst: " + prefix(t.worstQualityDoc) + clean(q.s.Name, verdictMaxShown) + " " + qualityGateName(*q.q, *q.g) + " " + qualityChange(q.g.Change)
 		}
 		return summary, worst
 	case stat.Pass:
-		summary = verdictCount(total, "gate") + " passed"
+		summary = verdictCount(t.total, "gate") + " passed"
 	default:
-		if total == 0 {
+		if t.total == 0 {
 			summary = "no gate was tested"
 		} else {
-			summary = fmt.Sprintf("%d of %s undecided", undecided, verdictCount(total, "gate"))
+			summary = fmt.Sprintf("%d of %s undecided", t.undecided, verdictCount(t.total, "gate"))
 		}
 	}
-	if worstAny != nil {
-		worst = "worst change: " + name(worstAnyDoc, worstAny)
+	if t.worstAny != nil {
+		worst = "worst change: " + name(t.worstAnyDoc, t.worstAny)
 	}
 	return summary, worst
 }

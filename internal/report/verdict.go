@@ -270,78 +270,98 @@ func verdictHeadline(v *compare.Verdict) string {
 // verdictHeadlineParts is the headline's outcome mark (❌, ✅ or ⚠️) and its
 // text after "perfgate: ".
 func verdictHeadlineParts(v *compare.Verdict) (mark, text string) {
-	total, regressed, undecided := 0, 0, 0
-	var worstRegressed, worstAny *verdictGateRef
-	for i := range v.Scenarios {
-		s := &v.Scenarios[i]
-		for j := range s.Gates {
-			g := &s.Gates[j]
-			total++
-			ref := &verdictGateRef{s, g}
-			switch g.Outcome {
-			case stat.Regression:
-				regressed++
-				if worstRegressed == nil || ref.worseThan(worstRegressed) {
-					worstRegressed = ref
-				}
-			case stat.Inconclusive:
-				undecided++
-			}
-			if g.Change.Estimate.Finite() && (worstAny == nil || ref.worseThan(worstAny)) {
-				worstAny = ref
-			}
-		}
-	}
-	// Quality gates count alike; a quality regression is named when no
-	// latency gate regressed (their changes are in points, not percent, so
-	// the two are not ranked against each other).
-	var worstQuality string
-	worstDrop := math.Inf(1)
-	for _, s := range v.Scenarios {
-		for _, q := range s.Quality {
-			for _, g := range q.Gates {
-				total++
-				switch g.Outcome {
-				case stat.Regression:
-					regressed++
-					if c := float64(g.Change.Estimate); c < worstDrop {
-						worstDrop = c
-						worstQuality = verdictMD(s.Name) + " " + verdictMD(qualityGateName(q, g)) + " " + qualityChangeEstimate(g)
-					}
-				case stat.Inconclusive:
-					undecided++
-				}
-			}
-		}
-	}
+	var t gateTally
+	t.add(v, 0)
 	var b strings.Builder
 	switch v.Outcome {
 	case stat.Regression:
 		mark = "❌"
-		fmt.Fprintf(&b, "regression (%d of %s regressed)", regressed, verdictCount(total, "gate"))
+		fmt.Fprintf(&b, "regression (%d of %s regressed)", t.regressed, verdictCount(t.total, "gate"))
 		switch {
-		case worstRegressed != nil:
-			b.WriteString(" — worst: " + worstRegressed.markdown())
-		case worstQuality != "":
-			b.WriteString(" — worst: " + worstQuality)
+		case t.worstRegressed != nil:
+			b.WriteString(" — worst: " + t.worstRegressed.markdown())
+		case t.worstQuality != nil:
+			q := t.worstQuality
+			b.WriteString(" — worst: " + verdictMD(q.s.Name) + " " + verdictMD(qualityGateName(*q.q, *q.g)) + " " + qualityChangeEstimate(*q.g))
 		}
 		return mark, b.String()
 	case stat.Pass:
 		mark = "✅"
-		fmt.Fprintf(&b, "pass (%s)", verdictCount(total, "gate"))
+		fmt.Fprintf(&b, "pass (%s)", verdictCount(t.total, "gate"))
 	default:
 		mark = "⚠️"
-		if total == 0 {
+		if t.total == 0 {
 			fmt.Fprintf(&b, "inconclusive (no gate was tested; on_inconclusive: %s → exit %d)", verdictOnInconclusive(v), v.ExitCode())
 		} else {
 			fmt.Fprintf(&b, "inconclusive (%d of %s undecided; on_inconclusive: %s → exit %d)",
-				undecided, verdictCount(total, "gate"), verdictOnInconclusive(v), v.ExitCode())
+				t.undecided, verdictCount(t.total, "gate"), verdictOnInconclusive(v), v.ExitCode())
 		}
 	}
-	if worstAny != nil {
-		b.WriteString(" — worst change: " + worstAny.markdown())
+	if t.worstAny != nil {
+		b.WriteString(" — worst change: " + t.worstAny.markdown())
 	}
 	return mark, b.String()
+}
+
+// gateTally counts gates by outcome over one or more verdicts and keeps the
+// worst changes, for the headlines: the worst regressed latency gate, the
+// largest regressed quality drop (in points, so not ranked against latency
+// changes in percent), and the worst latency change of any outcome. The
+// *Doc fields say which verdict (by the index given to add) each came from.
+type gateTally struct {
+	total, regressed, undecided int
+	worstRegressed, worstAny    *verdictGateRef
+	worstQuality                *qualityGateRef
+	worstRegressedDoc           int
+	worstAnyDoc                 int
+	worstQualityDoc             int
+}
+
+// qualityGateRef is a quality gate with its suite and scenario, for naming it.
+type qualityGateRef struct {
+	s *compare.Scenario
+	q *compare.Suite
+	g *compare.QualityGate
+}
+
+// add counts the gates of v, verdict number doc.
+func (t *gateTally) add(v *compare.Verdict, doc int) {
+	for i := range v.Scenarios {
+		s := &v.Scenarios[i]
+		for j := range s.Gates {
+			g := &s.Gates[j]
+			t.total++
+			ref := &verdictGateRef{s, g}
+			switch g.Outcome {
+			case stat.Regression:
+				t.regressed++
+				if t.worstRegressed == nil || ref.worseThan(t.worstRegressed) {
+					t.worstRegressed, t.worstRegressedDoc = ref, doc
+				}
+			case stat.Inconclusive:
+				t.undecided++
+			}
+			if g.Change.Estimate.Finite() && (t.worstAny == nil || ref.worseThan(t.worstAny)) {
+				t.worstAny, t.worstAnyDoc = ref, doc
+			}
+		}
+		for k := range s.Quality {
+			q := &s.Quality[k]
+			for j := range q.Gates {
+				g := &q.Gates[j]
+				t.total++
+				switch g.Outcome {
+				case stat.Regression:
+					t.regressed++
+					if t.worstQuality == nil || float64(g.Change.Estimate) < float64(t.worstQuality.g.Change.Estimate) {
+						t.worstQuality, t.worstQualityDoc = &qualityGateRef{s, q, g}, doc
+					}
+				case stat.Inconclusive:
+					t.undecided++
+				}
+			}
+		}
+	}
 }
 
 // verdictGateRef is a gate with its scenario, for naming it.

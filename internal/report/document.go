@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -308,13 +307,3 @@ func ReadDocument(path string) (*Document, error) {
 
 // errNoDocuments is returned by the renderers given nothing to render.
 var errNoDocuments = errors.New("no report to render")
-
-// sortedTitles is the documents' titles, for messages.
-func sortedTitles(docs []*Document) []string {
-	var out []string
-	for _, d := range docs {
-		out = append(out, d.Title)
-	}
-	slices.Sort(out)
-	return out
-}

@@ -274,20 +274,30 @@ func (f *Server) listComments(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
-	number, ok := pathInt(w, r, "number")
-	if !ok {
-		return
-	}
+// commentBody reads a request's {"body": ...}, answering 422 as GitHub
+// does when it is missing.
+func commentBody(w http.ResponseWriter, r *http.Request) (string, bool) {
 	var in struct {
 		Body *string `json:"body"`
 	}
 	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
 		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "body is missing"})
+		return "", false
+	}
+	return *in.Body, true
+}
+
+func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
+	number, ok := pathInt(w, r, "number")
+	if !ok {
+		return
+	}
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	f.mu.Lock()
-	c := f.add(r.PathValue("owner"), r.PathValue("repo"), number, "github-actions[bot]", *in.Body)
+	c := f.add(r.PathValue("owner"), r.PathValue("repo"), number, "github-actions[bot]", body)
 	out := commentJSON(c)
 	f.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)
@@ -298,11 +308,8 @@ func (f *Server) editComment(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var in struct {
-		Body *string `json:"body"`
-	}
-	if err := json.NewDecoder(r.Body).Decode(&in); err != nil || in.Body == nil {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "body is missing"})
+	body, ok := commentBody(w, r)
+	if !ok {
 		return
 	}
 	f.mu.Lock()
@@ -314,7 +321,7 @@ func (f *Server) editComment(w http.ResponseWriter, r *http.Request) {
 		}
 		for _, c := range cs {
 			if c.ID == int64(id) {
-				c.Body = *in.Body
+				c.Body = body
 				writeJSON(w, http.StatusOK, commentJSON(c))
 				return
 			}

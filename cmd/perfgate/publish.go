@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -88,19 +87,11 @@ func (o *publishOptions) exitCode(docs []*report.Document) int {
 // verdictExit is the error carrying the exit code of docs under --fail-on,
 // or nil.
 func (o *publishOptions) verdictExit(docs []*report.Document) error {
-	code := o.exitCode(docs)
-	if code == exit.OK {
-		return nil
+	why := "--fail-on " + o.failOn
+	if o.failOn == "config" {
+		why = "compare.on_inconclusive is fail"
 	}
-	out := report.Outcome(docs)
-	msg := "regression"
-	if out != stat.Regression {
-		msg = fmt.Sprintf("inconclusive (--fail-on %s)", o.failOn)
-		if o.failOn == "config" {
-			msg = "inconclusive, and compare.on_inconclusive is fail"
-		}
-	}
-	return exit.WithCode(code, errors.New(msg))
+	return outcomeExit(o.exitCode(docs), report.Outcome(docs), why)
 }
 
 // publish writes docs where o says: the HTML report, the step summary when
@@ -109,7 +100,11 @@ func (o *publishOptions) verdictExit(docs []*report.Document) error {
 // the run: the reason is printed and the verdict's exit code stands.
 func publish(ctx context.Context, docs []*report.Document, o *publishOptions, stderr io.Writer) (string, error) {
 	if o.html != "" {
-		if err := writeFile(o.html, func(w io.Writer) error { return report.WriteHTML(w, docs) }); err != nil {
+		var page bytes.Buffer
+		if err := report.WriteHTML(&page, docs); err != nil {
+			return "", fmt.Errorf("--html: %w", err)
+		}
+		if err := os.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
 			return "", fmt.Errorf("--html: %w", err)
 		}
 	}
@@ -209,27 +204,6 @@ func postComment(ctx context.Context, docs []*report.Document, o *publishOptions
 	}
 	fmt.Fprintf(stderr, "%s the pull request comment: %s\n", verb, url)
 	return url, ""
-}
-
-// writeFile writes path through write, atomically enough for a report: a
-// temporary file beside it renamed into place.
-func writeFile(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // eventSource is what the runner says about the run, for a report's Source;

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -97,7 +98,7 @@ func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
 	var docs []*report.Document
 	for _, p := range paths {
 		d, err := report.ReadDocument(p)
-		if err != nil && len(o.baselines) > 0 && isResultFile(p) {
+		if errors.Is(err, report.ErrResultFile) && len(o.baselines) > 0 {
 			d, err = compareResult(p, o)
 		}
 		if err != nil {
@@ -106,12 +107,6 @@ func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
 		docs = append(docs, d)
 	}
 	return docs, nil
-}
-
-// isResultFile reports whether path holds a result (not a report).
-func isResultFile(path string) bool {
-	_, err := result.Read(path)
-	return err == nil
 }
 
 // compareResult is the report of result file path against --baseline, with

@@ -175,20 +175,26 @@ func findScenario(results []*result.Result, name string) *result.ScenarioResult 
 	return nil
 }
 
+// distributionPercentiles are the percentiles a Distribution keeps, as the
+// metric catalogue names them.
+var distributionPercentiles = []string{"p50", "p90", "p95", "p99", "p99.9"}
+
 // distribution is metric hist of scenario s: the median of each percentile
 // over the repetitions, and the CDF of the pooled histograms.
 func distribution(s *result.ScenarioResult, hist string) (*Distribution, error) {
 	if len(s.Repetitions) == 0 {
 		return nil, nil
 	}
-	names := []string{"p50", "p90", "p95", "p99", "p99.9"}
-	cols := make([][]float64, len(names))
+	d := &Distribution{}
+	for _, name := range distributionPercentiles {
+		values, err := s.Values(hist + "." + name)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		d.Percentiles = append(d.Percentiles, Percentile{Name: name, Value: median(values)})
+	}
 	var pooled *hdrhistogram.Histogram
 	for _, rep := range s.Repetitions {
-		st := repStats(&rep, hist)
-		for i, v := range []float64{st.P50, st.P90, st.P95, st.P99, st.P999} {
-			cols[i] = append(cols[i], v)
-		}
 		enc := rep.Histograms[hist]
 		if len(enc) == 0 {
 			continue
@@ -203,10 +209,6 @@ func distribution(s *result.ScenarioResult, hist string) (*Distribution, error) 
 			pooled.Merge(h)
 		}
 	}
-	d := &Distribution{}
-	for i, n := range names {
-		d.Percentiles = append(d.Percentiles, Percentile{Name: n, Value: median(cols[i])})
-	}
 	if pooled != nil && pooled.TotalCount() > 0 {
 		for _, q := range cdfQuantiles {
 			v := float64(pooled.ValueAtQuantile(100*q)) / 1000
@@ -218,20 +220,6 @@ func distribution(s *result.ScenarioResult, hist string) (*Distribution, error) 
 		}
 	}
 	return d, nil
-}
-
-// repStats is a repetition's statistics of latency metric hist.
-func repStats(r *result.Repetition, hist string) result.Stats {
-	switch hist {
-	case result.HistTTFT:
-		return r.TTFT
-	case result.HistTPOT:
-		return r.TPOT
-	case result.HistITL:
-		return r.ITL
-	default:
-		return r.E2E
-	}
 }
 
 // Outcome is the worst verdict of docs: regression, else inconclusive, else
@@ -272,9 +260,13 @@ func WriteDocument(path string, d *Document) error {
 	return nil
 }
 
+// ErrResultFile is ReadDocument's error for a result file (perfgate run's),
+// which must be compared before it can be rendered.
+var ErrResultFile = errors.New("this is a result file (" + result.Schema + "), not a report: compare it first with --baseline")
+
 // ReadDocument reads a report file written by WriteDocument. A file of
-// another kind (a result file, say) or another schema version is an error
-// that says what it is.
+// another kind (a result file: ErrResultFile) or another schema version is
+// an error that says what it is.
 func ReadDocument(path string) (*Document, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -288,7 +280,7 @@ func ReadDocument(path string) (*Document, error) {
 	}
 	switch {
 	case probe.Schema == result.Schema:
-		return nil, fmt.Errorf("read report %s: this is a result file (%s), not a report: compare it first with --baseline", path, result.Schema)
+		return nil, fmt.Errorf("read report %s: %w", path, ErrResultFile)
 	case probe.Schema != DocumentSchema:
 		return nil, fmt.Errorf("read report %s: schema %q, want %q", path, probe.Schema, DocumentSchema)
 	}

@@ -113,14 +113,12 @@ func renderMarkdown(docs []*Document, level detail, o MarkdownOptions) string {
 // writeMergedMarkdown is the report of several jobs: the overall verdict, a
 // table with one row per job, and each job's report as a section.
 func writeMergedMarkdown(p *verdictPrinter, docs []*Document, level detail) {
-	out := Outcome(docs)
-	n := 0
+	out, n := overall(docs)
 	var worst string
 	for i, d := range docs {
 		if d.Verdict.Outcome != out {
 			continue
 		}
-		n++
 		if worst == "" {
 			_, text := verdictHeadlineParts(d.Verdict)
 			if _, w, ok := strings.Cut(text, " — "); ok {
@@ -458,7 +456,18 @@ func writePercentiles(p *verdictPrinter, sd *ScenarioData) {
 	}
 }
 
-// mergedOutcomeMark is the mark of an outcome.
+// overall is the outcome of docs together and how many of them have it.
+func overall(docs []*Document) (out stat.Outcome, n int) {
+	out = Outcome(docs)
+	for _, d := range docs {
+		if d.Verdict.Outcome == out {
+			n++
+		}
+	}
+	return out, n
+}
+
+// outcomeMark is the mark of an outcome: ❌, ✅ or ⚠️.
 func outcomeMark(o stat.Outcome) string {
 	switch o {
 	case stat.Regression:
@@ -487,13 +496,7 @@ func WriteText(w io.Writer, docs []*Document) error {
 		}
 		p.println()
 	}
-	n := 0
-	out := Outcome(docs)
-	for _, d := range docs {
-		if d.Verdict.Outcome == out {
-			n++
-		}
-	}
+	out, n := overall(docs)
 	if out == stat.Pass {
 		p.printf("overall: pass (%s)\n", verdictCount(len(docs), "job"))
 	} else {

@@ -272,10 +272,10 @@ func verdictHeadline(v *compare.Verdict) string {
 func verdictHeadlineParts(v *compare.Verdict) (mark, text string) {
 	var t gateTally
 	t.add(v, 0)
+	mark = outcomeMark(v.Outcome)
 	var b strings.Builder
 	switch v.Outcome {
 	case stat.Regression:
-		mark = "❌"
 		fmt.Fprintf(&b, "regression (%d of %s regressed)", t.regressed, verdictCount(t.total, "gate"))
 		switch {
 		case t.worstRegressed != nil:
@@ -286,10 +286,8 @@ func verdictHeadlineParts(v *compare.Verdict) (mark, text string) {
 		}
 		return mark, b.String()
 	case stat.Pass:
-		mark = "✅"
 		fmt.Fprintf(&b, "pass (%s)", verdictCount(t.total, "gate"))
 	default:
-		mark = "⚠️"
 		if t.total == 0 {
 			fmt.Fprintf(&b, "inconclusive (no gate was tested; on_inconclusive: %s → exit %d)", verdictOnInconclusive(v), v.ExitCode())
 		} else {

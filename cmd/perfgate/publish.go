@@ -111,7 +111,7 @@ func publish(ctx context.Context, docs []*report.Document, o *publishOptions, st
 	gh := github.NewAction(getenv, stderr)
 	if gh.InActions() {
 		var md bytes.Buffer
-		if err := report.WriteMarkdown(&md, docs, report.MarkdownOptions{Limit: report.SummaryLimit}); err != nil {
+		if err := report.WriteMarkdown(&md, docs, report.MarkdownOptions{Limit: github.SummaryLimit}); err != nil {
 			return "", err
 		}
 		if err := gh.WriteSummary(md.String()); err != nil && !errors.Is(err, github.ErrNoSummary) {
@@ -188,7 +188,7 @@ func postComment(ctx context.Context, docs []*report.Document, o *publishOptions
 		}
 	}
 	var body bytes.Buffer
-	if err := report.WriteMarkdown(&body, docs, report.MarkdownOptions{Limit: report.CommentLimit, Marker: github.Marker(key)}); err != nil {
+	if err := report.WriteMarkdown(&body, docs, report.MarkdownOptions{Limit: github.CommentLimit, Marker: github.Marker(key)}); err != nil {
 		return "", err.Error()
 	}
 	url, created, err := c.Upsert(ctx, owner, repo, number, key, body.String())

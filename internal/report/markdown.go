@@ -14,15 +14,6 @@ import (
 	"github.com/perfgate/perfgate/internal/compare/stat"
 )
 
-// GitHub's limits on what perfgate posts. GitHub counts characters; these
-// are applied to bytes, which are never fewer.
-const (
-	// CommentLimit is the most a pull request comment may hold.
-	CommentLimit = 65536
-	// SummaryLimit is the most a job's step summary may hold.
-	SummaryLimit = 1 << 20
-)
-
 // detail is how much of a report the markdown shows: a report too long for
 // its limit is rendered again with less, and the verdict is never cut.
 type detail int
@@ -42,8 +33,8 @@ const (
 
 // MarkdownOptions say where a markdown report goes.
 type MarkdownOptions struct {
-	// Limit is the most bytes the output may take (CommentLimit,
-	// SummaryLimit); 0 is no limit.
+	// Limit is the most bytes the output may take (GitHub's limits are
+	// internal/github's CommentLimit and SummaryLimit); 0 is no limit.
 	Limit int
 	// Marker, when set, is the first line, kept whatever is cut: the hidden
 	// marker that finds a sticky comment again.

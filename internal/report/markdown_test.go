@@ -14,6 +14,13 @@ import (
 	"github.com/perfgate/perfgate/internal/compare"
 )
 
+// GitHub's limits on a comment and a step summary (internal/github's
+// commentLimit and summaryLimit, which report does not import).
+const (
+	commentLimit = 65536
+	summaryLimit = 1 << 20
+)
+
 // docPercentiles is a distribution whose percentiles grow from p50 by the
 // given factor and whose CDF has a few points.
 func docPercentiles(p50, tail float64) *Distribution {
@@ -89,7 +96,7 @@ func TestMarkdownGolden(t *testing.T) {
 	for _, c := range documentCases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, WriteMarkdown(&buf, []*Document{c.doc()}, MarkdownOptions{Limit: CommentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+			require.NoError(t, WriteMarkdown(&buf, []*Document{c.doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 			lines := strings.SplitN(buf.String(), "\n", 3)
 			assert.Equal(t, "<!-- perfgate:perfgate.yaml -->", lines[0])
 			assert.True(t, strings.HasPrefix(lines[1], c.first), "first line %q", lines[1])
@@ -121,7 +128,7 @@ func TestMarkdownMergedGolden(t *testing.T) {
 	c := testDocument(inconclusiveVerdict(), 1.08, 0)
 	c.Title = "qwen2.5-7b · L4"
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, []*Document{a, b, c}, MarkdownOptions{Limit: CommentLimit}))
+	require.NoError(t, WriteMarkdown(&buf, []*Document{a, b, c}, MarkdownOptions{Limit: commentLimit}))
 	out := buf.String()
 	first, _, _ := strings.Cut(out, "\n")
 	assert.Equal(t, "### ❌ perfgate: regression in 1 of 3 jobs (exit 1) — worst: llama-3.1-70b · 4×H100 · chat-c16 TTFT p99 +31.2% [+25.0%, +38.1%]", first)
@@ -166,9 +173,9 @@ func TestMarkdownLimits(t *testing.T) {
 	}{
 		{"details go first", bigDocument(2), len(full(bigDocument(2))) - 1, false, true, false, 2},
 		{"then charts", bigDocument(8), 19000, false, false, false, 8},
-		{"then examples and charts", bigDocument(60), CommentLimit, false, false, false, 60},
-		{"then all but the tables", bigDocument(100), CommentLimit, false, false, false, 100},
-		{"then a cut", bigDocument(400), CommentLimit, false, false, true, 1},
+		{"then examples and charts", bigDocument(60), commentLimit, false, false, false, 60},
+		{"then all but the tables", bigDocument(100), commentLimit, false, false, false, 100},
+		{"then a cut", bigDocument(400), commentLimit, false, false, true, 1},
 		{"tiny", bigDocument(2), 40, false, false, true, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -194,8 +201,8 @@ func TestMarkdownLimits(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, []*Document{bigDocument(400)}, MarkdownOptions{Limit: SummaryLimit}))
-	assert.LessOrEqual(t, buf.Len(), SummaryLimit)
+	require.NoError(t, WriteMarkdown(&buf, []*Document{bigDocument(400)}, MarkdownOptions{Limit: summaryLimit}))
+	assert.LessOrEqual(t, buf.Len(), summaryLimit)
 }
 
 func TestMarkdownEscapesTitlesAndMentions(t *testing.T) {

@@ -38,7 +38,11 @@ type Server struct {
 	byPR     map[string][]*Comment // "owner/repo#number" → comments, oldest first
 	heads    map[string]string     // "owner/repo#number" → head SHA
 	failures []*Failure
-	reqs     []Request
+
+	// reqMu guards reqs apart from mu: a handler writes its answer (and
+	// so its status) while holding mu.
+	reqMu sync.Mutex
+	reqs  []Request
 }
 
 // Comment is one issue comment held by the fake.
@@ -141,8 +145,8 @@ func (f *Server) Fail(ff Failure) {
 
 // Requests returns the requests received so far with method (all when "").
 func (f *Server) Requests(method string) []Request {
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	f.reqMu.Lock()
+	defer f.reqMu.Unlock()
 	var out []Request
 	for _, r := range f.reqs {
 		if method == "" || r.Method == method {
@@ -157,13 +161,15 @@ func prKey(owner, repo string, number int) string {
 }
 
 // statusRecorder remembers the status a handler wrote.
+// statusRecorder notes the status of a recorded request as it is written,
+// before any of the response can reach the client.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
+	setStatus func(code int)
 }
 
 func (s *statusRecorder) WriteHeader(code int) {
-	s.status = code
+	s.setStatus(code)
 	s.ResponseWriter.WriteHeader(code)
 }
 
@@ -176,15 +182,21 @@ func (f *Server) middleware(next http.Handler) http.Handler {
 			f.t.Errorf("fake GitHub: reading the request body: %v", err)
 		}
 		r.Body = io.NopCloser(strings.NewReader(string(body)))
-		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
-		defer func() {
-			f.mu.Lock()
-			defer f.mu.Unlock()
-			f.reqs = append(f.reqs, Request{
-				Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
-				Auth: r.Header.Get("Authorization"), Body: string(body), Status: rec.status,
-			})
-		}()
+		// The request is recorded before it is answered: a large response
+		// is flushed to the client while the handler still runs, and a
+		// test that has its answer must find the request recorded.
+		f.reqMu.Lock()
+		idx := len(f.reqs)
+		f.reqs = append(f.reqs, Request{
+			Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery,
+			Auth: r.Header.Get("Authorization"), Body: string(body), Status: http.StatusOK,
+		})
+		f.reqMu.Unlock()
+		rec := &statusRecorder{ResponseWriter: w, setStatus: func(code int) {
+			f.reqMu.Lock()
+			defer f.reqMu.Unlock()
+			f.reqs[idx].Status = code
+		}}
 
 		if r.Header.Get("Authorization") != "Bearer "+f.token {
 			writeJSON(rec, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})

@@ -304,17 +304,45 @@ func sparkline(values []float64) string {
 	return b.String()
 }
 
-// formatValue writes a metric value in its unit: milliseconds to two
-// decimals, token rates to one, request rates to two, fractions as percent.
+// formatValue writes a metric value in its unit (m.Unit()): milliseconds to
+// two decimals, token rates to one, request rates to two, fractions as
+// percent, counts whole (or to one decimal, a median of two), MiB whole,
+// watts to one decimal, and joules per token, tokens per joule and dollars
+// per million tokens to three significant figures or more.
 func formatValue(m metric.Info, v float64) string {
 	switch m.Kind {
 	case metric.Latency, metric.RequestRate:
 		return fmt.Sprintf("%.2f", v)
 	case metric.TokenRate:
 		return fmt.Sprintf("%.1f", v)
-	default:
+	case metric.Fraction:
 		return fmt.Sprintf("%.2f", v*100)
+	case metric.Count:
+		if v == math.Trunc(v) {
+			return fmt.Sprintf("%.0f", v)
+		}
+		return fmt.Sprintf("%.1f", v)
+	case metric.Memory:
+		return fmt.Sprintf("%.0f", v)
+	case metric.Power:
+		return fmt.Sprintf("%.1f", v)
 	}
+	// Energy, Efficiency, Money: small numbers, read to a few significant
+	// figures (0.412 J/tok, 2.45 tok/J, 0.0352 $/Mtok).
+	return sigFigs(v)
+}
+
+// sigFigs writes v with three significant figures, but never rounds away
+// digits before the point and never uses an exponent: 0.0352, 2.45, 1235.
+func sigFigs(v float64) string {
+	if v == 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Sprint(v)
+	}
+	decimals := 0
+	if a := math.Abs(v); a < 100 {
+		decimals = min(2-int(math.Floor(math.Log10(a))), 9)
+	}
+	return fmt.Sprintf("%.*f", decimals, v)
 }
 
 // formatInterval writes a Summary's interval, or "—" when it is unbounded.

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -159,5 +160,31 @@ func TestSparkline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, sparkline(tt.values), "%v", tt.values)
+	}
+}
+
+func TestFormatValue(t *testing.T) {
+	for _, tt := range []struct {
+		metric string
+		v      float64
+		want   string
+	}{
+		{"ttft.p99", 41.234, "41.23"},
+		{"output_throughput", 1600.04, "1600.0"},
+		{"goodput", 7.256, "7.26"},
+		{"error_rate", 0.0123, "1.23"},
+		{"kv_cache_peak", 0.825, "82.50"},
+		{"preemptions", 3, "3"},
+		{"waiting_peak", 2.5, "2.5"},
+		{"gpu_memory_peak", 71234.4, "71234"},
+		{"gpu_power", 612.34, "612.3"},
+		{"energy_per_token", 0.41234, "0.412"},
+		{"tokens_per_joule", 2.4567, "2.46"},
+		{"cost_per_mtok", 0.03521, "0.0352"},
+		{"cost_per_mtok_input", 123.456, "123"},
+	} {
+		m, err := metric.Lookup(tt.metric)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, formatValue(m, tt.v), "formatValue(%s, %v)", tt.metric, tt.v)
 	}
 }

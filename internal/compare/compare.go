@@ -80,6 +80,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		if !checked[br] {
 			checked[br] = true
 			mm, ch := identityDifferences(&br.Identity, &candidate.Identity)
+			if bc, cc := costString(br.Cost), costString(candidate.Cost); bc != cc {
+				ch = append(ch, Difference{Field: "GPU price", Baseline: bc, Candidate: cc})
+			}
 			mismatches = append(mismatches, mm...)
 			for _, d := range ch {
 				if !seenChange[d] {
@@ -124,11 +127,11 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			}
 			bv, err := p.base.Values(m.Name)
 			if err != nil {
-				return nil, fmt.Errorf("baseline scenario %s: %w", p.base.Name, err)
+				return nil, fmt.Errorf("baseline scenario %s: %w%s", p.base.Name, err, unavailable(p.baseRes, m))
 			}
 			cv, err := p.cand.Values(m.Name)
 			if err != nil {
-				return nil, fmt.Errorf("candidate scenario %s: %w", p.cand.Name, err)
+				return nil, fmt.Errorf("candidate scenario %s: %w%s", p.cand.Name, err, unavailable(candidate, m))
 			}
 			if m.PerStart {
 				if reason := perStartReason(bv, cv); reason != "" {
@@ -348,4 +351,26 @@ func scenarioNames(r *result.Result) string {
 		names = append(names, s.Name)
 	}
 	return fmt.Sprint(names)
+}
+
+// unavailable says why a result has no telemetry for m, when the result
+// recorded why: "; GPU telemetry was unavailable: nvidia-smi: not found".
+func unavailable(r *result.Result, m metric.Info) string {
+	if r == nil || r.Telemetry == nil {
+		return ""
+	}
+	var src result.SourceInfo
+	var name string
+	switch m.Group {
+	case metric.GroupEngine:
+		src, name = r.Telemetry.Engine, "engine"
+	case metric.GroupGPU:
+		src, name = r.Telemetry.GPU, "GPU"
+	default:
+		return ""
+	}
+	if src.Unavailable == "" {
+		return ""
+	}
+	return fmt.Sprintf("; %s telemetry was unavailable: %s", name, src.Unavailable)
 }

@@ -188,3 +188,83 @@ func TestSequentialSpendsAlphaAndFreezes(t *testing.T) {
 		}
 	}
 }
+
+// withGPUMemory gives every repetition of r GPU telemetry with peaks around
+// mib (±0.5%, so that the samples differ).
+func withGPUMemory(r *result.Result, mib float64) *result.Result {
+	for i := range r.Scenarios[0].Repetitions {
+		rep := &r.Scenarios[0].Repetitions[i]
+		rep.GPU = &result.GPUTelemetry{Source: "nvidia-smi", MemoryPeakMiB: mib * (1 + 0.005*float64(i%3-1))}
+	}
+	r.Scenarios[0].Gates = []config.Gate{gate("gpu_memory_peak", "+5%")}
+	return r
+}
+
+func gate(name, tol string) config.Gate {
+	var g config.Gate
+	if err := json.Unmarshal([]byte(`{"metric":"`+name+`","tolerance":"`+tol+`"}`), &g); err != nil {
+		panic(err)
+	}
+	return g
+}
+
+// A telemetry metric gates through the same path as a latency: 20% more GPU
+// memory is a regression at +5%, the same memory passes, and a side without
+// GPU telemetry stops the comparison with the metric, the side and the reason.
+func TestGateGPUMemoryPeak(t *testing.T) {
+	base := withGPUMemory(fakeResult("chat", 100, 100, 100, 100, 100, 100), 40000)
+	same := withGPUMemory(fakeResult("chat", 100, 100, 100, 100, 100, 100), 40000)
+	more := withGPUMemory(fakeResult("chat", 100, 100, 100, 100, 100, 100), 48000)
+
+	v, err := Compare([]*result.Result{base}, same, Options{})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios[0].Gates, 1)
+	g := v.Scenarios[0].Gates[0]
+	assert.Equal(t, "gpu_memory_peak", g.Metric)
+	assert.Equal(t, "MiB", g.Unit)
+	assert.Equal(t, stat.Pass, g.Outcome, g.Reason)
+
+	v, err = Compare([]*result.Result{base}, more, Options{})
+	require.NoError(t, err)
+	g = v.Scenarios[0].Gates[0]
+	assert.Equal(t, stat.Regression, g.Outcome, g.Reason)
+	assert.Equal(t, exit.Regression, v.ExitCode())
+
+	none := fakeResult("chat", 100, 100, 100, 100, 100, 100)
+	none.Scenarios[0].Gates = []config.Gate{gate("gpu_memory_peak", "+5%")}
+	_, err = Compare([]*result.Result{base}, none, Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "candidate scenario chat: gpu_memory_peak was not measured in repetition 1: no GPU telemetry")
+	var nm *result.NotMeasuredError
+	assert.ErrorAs(t, err, &nm)
+}
+
+// Identity: revision, quantisation, driver, CUDA, the GPU price and
+// sampling parameters are reported; sampling is a mismatch, the rest changes.
+func TestIdentityTelemetryFields(t *testing.T) {
+	base := fakeResult("chat", 1, 2, 3, 4, 5)
+	cand := fakeResult("chat", 1, 2, 3, 4, 5)
+	base.Identity.GPUs = []result.GPU{{Model: "NVIDIA H100 80GB HBM3", Driver: "550.54.15", CUDA: "12.4"}}
+	cand.Identity.GPUs = []result.GPU{{Model: "NVIDIA H100 80GB HBM3", Driver: "560.35.03", CUDA: "12.6"}}
+	base.Identity.Target.Quantization, cand.Identity.Target.Quantization = "", "fp8"
+	base.Identity.Target.Revision, cand.Identity.Target.Revision = "abc", "def"
+	base.Cost, cand.Cost = &config.Cost{USDPerGPUHour: 2.5, GPUs: 1}, &config.Cost{USDPerGPUHour: 3, GPUs: 1}
+	base.Scenarios[0].Sampling = map[string]string{"temperature": "0"}
+	cand.Scenarios[0].Sampling = map[string]string{"temperature": "0.7", "top_p": "0.9"}
+
+	_, err := Compare([]*result.Result{base}, cand, Options{})
+	var mm *MismatchError
+	require.ErrorAs(t, err, &mm)
+	assert.Equal(t, []Difference{{Scenario: "chat", Field: "sampling", Baseline: "temperature=0", Candidate: "temperature=0.7; top_p=0.9"}}, mm.Differences)
+
+	cand.Scenarios[0].Sampling = base.Scenarios[0].Sampling
+	v, err := Compare([]*result.Result{base}, cand, Options{})
+	require.NoError(t, err)
+	assert.Subset(t, v.Changes, []Difference{
+		{Field: "model revision", Baseline: "abc", Candidate: "def"},
+		{Field: "quantization", Baseline: "", Candidate: "fp8"},
+		{Field: "GPU driver", Baseline: "550.54.15", Candidate: "560.35.03"},
+		{Field: "CUDA", Baseline: "12.4", Candidate: "12.6"},
+		{Field: "GPU price", Baseline: "$2.5/GPU-hour × 1 GPU", Candidate: "$3/GPU-hour × 1 GPU"},
+	})
+}

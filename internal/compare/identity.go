@@ -3,9 +3,12 @@ package compare
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -60,6 +63,8 @@ func identityDifferences(b, c *result.Identity) (mismatches, changes []Differenc
 	diff(&changes, "engine", b.Server.Engine, c.Server.Engine)
 	diff(&changes, "engine version", b.Server.Version, c.Server.Version)
 	diff(&changes, "model", b.Target.Model, c.Target.Model)
+	diff(&changes, "model revision", b.Target.Revision, c.Target.Revision)
+	diff(&changes, "quantization", b.Target.Quantization, c.Target.Quantization)
 	diff(&changes, "served models", strings.Join(b.Server.Models, ", "), strings.Join(c.Server.Models, ", "))
 	diff(&changes, "stack kind", b.Stack.Kind, c.Stack.Kind)
 	if removed, added := argDiff(b.Stack.Command, c.Stack.Command); removed != "" || added != "" {
@@ -70,10 +75,32 @@ func identityDifferences(b, c *result.Identity) (mismatches, changes []Differenc
 	if removed, added := argDiff(b.Stack.Args, c.Stack.Args); removed != "" || added != "" {
 		changes = append(changes, Difference{Field: "stack args", Baseline: removed, Candidate: added})
 	}
+	diff(&changes, "GPU driver", gpuField(b.GPUs, func(g result.GPU) string { return g.Driver }), gpuField(c.GPUs, func(g result.GPU) string { return g.Driver }))
+	diff(&changes, "CUDA", gpuField(b.GPUs, func(g result.GPU) string { return g.CUDA }), gpuField(c.GPUs, func(g result.GPU) string { return g.CUDA }))
 	diff(&changes, "config hash", short(b.ConfigHash), short(c.ConfigHash))
 	diff(&changes, "perfgate version", b.PerfgateVersion, c.PerfgateVersion)
 	diff(&changes, "client CPU", hostString(b.Host), hostString(c.Host))
 	return mismatches, changes
+}
+
+// gpuField is one field of the GPUs, the distinct values joined; "" when
+// no GPU is known.
+func gpuField(gpus []result.GPU, f func(result.GPU) string) string {
+	var vals []string
+	for _, g := range gpus {
+		if v := f(g); v != "" && !slices.Contains(vals, v) {
+			vals = append(vals, v)
+		}
+	}
+	return strings.Join(vals, ", ")
+}
+
+// costString describes a price: "$2.5/GPU-hour × 1 GPU".
+func costString(c *config.Cost) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("$%s/GPU-hour × %d GPU", strconv.FormatFloat(c.USDPerGPUHour, 'f', -1, 64), c.GPUs)
 }
 
 // ScenarioMismatches lists what makes two results of one scenario measure
@@ -89,6 +116,12 @@ func ScenarioMismatches(b, c *result.ScenarioResult) []Difference {
 	add("workload hash", short(b.WorkloadHash), short(c.WorkloadHash))
 	add("load shape", jsonString(b.Load), jsonString(c.Load))
 	add("SLO", jsonString(b.SLO), jsonString(c.SLO))
+	// Sampling parameters are part of the workload (and its hash); listed
+	// by parameter, they say what about it changed. A result from before
+	// they were recorded has none to compare.
+	if b.Sampling != nil && c.Sampling != nil {
+		add("sampling", samplingString(b.Sampling), samplingString(c.Sampling))
+	}
 	return out
 }
 
@@ -155,6 +188,15 @@ func hostString(h result.Host) string {
 		return fmt.Sprintf("%d CPUs", h.CPUs)
 	}
 	return fmt.Sprintf("%s (%d CPUs)", h.CPUModel, h.CPUs)
+}
+
+// samplingString is "temperature=0; top_p=0.9", parameters in name order.
+func samplingString(s map[string]string) string {
+	parts := make([]string, 0, len(s))
+	for _, k := range slices.Sorted(maps.Keys(s)) {
+		parts = append(parts, k+"="+s[k])
+	}
+	return strings.Join(parts, "; ")
 }
 
 func jsonString(v any) string {

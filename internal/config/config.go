@@ -34,6 +34,11 @@ type Config struct {
 	// Quality configures the eval suites answered alongside the
 	// measurement.
 	Quality Quality `yaml:"quality" json:"quality,omitzero"`
+	// Telemetry says what is sampled beside the measurement: the engine's
+	// metrics page and the GPUs.
+	Telemetry Telemetry `yaml:"telemetry" json:"telemetry"`
+	// Cost prices the serving GPUs; nil leaves cost out of results.
+	Cost *Cost `yaml:"cost" json:"cost,omitempty"`
 	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
 	Seed int64 `yaml:"seed" json:"seed"`
 
@@ -55,6 +60,14 @@ type Target struct {
 	API string `yaml:"api" json:"api"`
 	// Model is the model name to send, or "auto" to take the first of /v1/models.
 	Model string `yaml:"model" json:"model"`
+	// Revision is the model's revision (a commit or tag of its weights),
+	// recorded in the result's identity; empty takes --revision from the
+	// stack's command line, if any.
+	Revision string `yaml:"revision" json:"revision,omitempty"`
+	// Quantization is the model's quantisation (fp8, awq, int4...),
+	// recorded in the result's identity; empty takes --quantization (or
+	// TGI's --quantize) from the stack's command line, if any.
+	Quantization string `yaml:"quantization" json:"quantization,omitempty"`
 	// Headers are sent with every request (e.g. Authorization: Bearer ...).
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Timeout bounds one request, connect to end of stream.

@@ -128,6 +128,7 @@ func TestGoodConfig(t *testing.T) {
 		},
 		Repetitions: Repetitions{Min: 6, Max: 6},
 		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
+		Telemetry:   Telemetry{Metrics: TelemetryAuto, Interval: DefaultTelemetryInterval, GPU: TelemetryAuto},
 		Seed:        1,
 		Dir:         dir,
 		Path:        "testdata/good.yaml",

@@ -103,6 +103,17 @@ const (
 	// DefaultQualityConcurrency 8: items answered alone are a small batch,
 	// as an eval harness would send them.
 	DefaultQualityConcurrency = 8
+	// DefaultTelemetryMetrics auto reads target.base_url + /metrics, where
+	// vLLM, TGI, SGLang (--enable-metrics), llama.cpp (--metrics) and the
+	// simulator serve Prometheus text.
+	DefaultTelemetryMetrics = TelemetryAuto
+	// DefaultTelemetryInterval 500ms: twice a second catches a KV-cache
+	// or memory peak that lasts a batch, and costs nvidia-smi and the
+	// engine nothing measurable.
+	DefaultTelemetryInterval = 500 * time.Millisecond
+	// DefaultTelemetryGPU auto takes the first GPU source that answers and
+	// says "unavailable" when none does.
+	DefaultTelemetryGPU = TelemetryAuto
 	// DefaultOnUnsteady fail: a run that never reached steady state must not
 	// produce samples that can pass a gate.
 	DefaultOnUnsteady = "fail"
@@ -155,6 +166,7 @@ func Defaults() Config {
 		},
 		Repetitions: Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions},
 		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
+		Telemetry:   Telemetry{Metrics: DefaultTelemetryMetrics, Interval: DefaultTelemetryInterval, GPU: DefaultTelemetryGPU},
 		Seed:        DefaultSeed,
 	}
 }
@@ -200,6 +212,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 		{"stack.health_failures", st.HealthFailures == 0, func() { st.HealthFailures = d.Stack.HealthFailures }},
 		{"stack.stop_grace", st.StopGrace == 0, func() { st.StopGrace = d.Stack.StopGrace }},
 		{"stack.log", st.Log == "", func() { st.Log = d.Stack.Log }},
+		{"telemetry.metrics", c.Telemetry.Metrics == "", func() { c.Telemetry.Metrics = d.Telemetry.Metrics }},
+		{"telemetry.interval", c.Telemetry.Interval == 0, func() { c.Telemetry.Interval = d.Telemetry.Interval }},
+		{"telemetry.gpu", c.Telemetry.GPU == "", func() { c.Telemetry.GPU = d.Telemetry.GPU }},
 		{"warmup.method", w.Method == "", func() { w.Method = d.Warmup.Method }},
 		{"warmup.window", w.Window == 0, func() { w.Window = d.Warmup.Window }},
 		{"warmup.windows", w.Windows == 0, func() { w.Windows = d.Warmup.Windows }},

@@ -101,6 +101,9 @@ func TestDocsDefaults(t *testing.T) {
 		"warmup.min":                   "0",
 		"warmup.max":                   shortDuration(d.Warmup.Max),
 		"warmup.on_unsteady":           d.Warmup.OnUnsteady,
+		"telemetry.metrics":            d.Telemetry.Metrics,
+		"telemetry.interval":           shortDuration(d.Telemetry.Interval),
+		"telemetry.gpu":                d.Telemetry.GPU,
 	} {
 		row := docRow(string(doc), key)
 		require.NotEmpty(t, row, "docs/config.md has no row for %s", key)

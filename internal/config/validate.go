@@ -62,6 +62,7 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	v.repetitions()
 	v.compare()
 	v.quality()
+	v.telemetry()
 	v.gates("gates", c.Gates)
 	if len(c.Scenarios) == 0 {
 		v.add("scenarios", "at least one scenario is required")

@@ -28,6 +28,29 @@ const (
 	// Fraction values are shares in [0,1]; an absolute tolerance is in
 	// percentage points (`+1 points`).
 	Fraction
+	// Count values are numbers of things (requests waiting, preemptions);
+	// an absolute tolerance is a plain number (`+4`).
+	Count
+	// Memory values are MiB (`+512 MiB`, `+2 GiB`).
+	Memory
+	// Power values are watts (`+20 W`).
+	Power
+	// Energy values are joules per output token (`+0.05 J/tok`).
+	Energy
+	// Efficiency values are output tokens per joule (`-1 tok/J`).
+	Efficiency
+	// Money values are US dollars per million tokens (`+0.05 $/Mtok`).
+	Money
+)
+
+// Groups: where a metric comes from, which decides where reports list it.
+const (
+	GroupLatency = "latency" // client-side latency distributions and cold start
+	GroupTraffic = "traffic" // throughput, goodput, errors
+	GroupEngine  = "engine"  // the engine's own metrics page
+	GroupGPU     = "gpu"     // GPU memory, utilisation, power, energy
+	GroupCost    = "cost"    // dollars per million tokens
+	GroupQuality = "quality" // eval suites
 )
 
 // Info describes one metric.
@@ -48,6 +71,16 @@ type Info struct {
 	// identical): compared item by item, gated under quality.gates, with a
 	// tolerance in points.
 	Quality bool
+	// Group is where the metric comes from (GroupLatency ...).
+	Group string
+	// Doc says what the metric is, for docs and --help.
+	Doc string
+}
+
+// Telemetry reports whether the metric comes from telemetry or cost (the
+// engine's page, the GPUs, the price), which a run may not have.
+func (i Info) Telemetry() bool {
+	return i.Group == GroupEngine || i.Group == GroupGPU || i.Group == GroupCost
 }
 
 // Unit is the unit of the metric's values as reports print it.
@@ -59,6 +92,18 @@ func (i Info) Unit() string {
 		return "tok/s"
 	case RequestRate:
 		return "req/s"
+	case Count:
+		return "count"
+	case Memory:
+		return "MiB"
+	case Power:
+		return "W"
+	case Energy:
+		return "J/tok"
+	case Efficiency:
+		return "tok/J"
+	case Money:
+		return "$/Mtok"
 	default:
 		return "%"
 	}
@@ -88,16 +133,58 @@ func build() []Info {
 	var all []Info
 	for _, f := range latencyFamilies {
 		for _, s := range LatencyStats {
-			all = append(all, Info{Name: f.name + "." + s, Kind: Latency, Title: f.title + " " + s})
+			all = append(all, Info{Name: f.name + "." + s, Kind: Latency, Title: f.title + " " + s, Group: GroupLatency,
+				Doc: "client-side " + f.title + " " + s + " of a repetition"})
 		}
 	}
 	return append(all,
-		Info{Name: "output_throughput", Kind: TokenRate, HigherIsBetter: true, Title: "output throughput"},
-		Info{Name: "input_throughput", Kind: TokenRate, HigherIsBetter: true, Title: "input throughput"},
-		Info{Name: "request_throughput", Kind: RequestRate, HigherIsBetter: true, Title: "request throughput"},
-		Info{Name: "goodput", Kind: RequestRate, HigherIsBetter: true, Title: "goodput"},
-		Info{Name: "error_rate", Kind: Fraction, Title: "error rate"},
-		Info{Name: "cold_start", Kind: Latency, Title: "cold start", PerStart: true},
+		Info{Name: "output_throughput", Kind: TokenRate, HigherIsBetter: true, Title: "output throughput", Group: GroupTraffic,
+			Doc: "output tokens per second over the measured window"},
+		Info{Name: "input_throughput", Kind: TokenRate, HigherIsBetter: true, Title: "input throughput", Group: GroupTraffic,
+			Doc: "prompt tokens per second over the measured window"},
+		Info{Name: "request_throughput", Kind: RequestRate, HigherIsBetter: true, Title: "request throughput", Group: GroupTraffic,
+			Doc: "completed requests per second"},
+		Info{Name: "goodput", Kind: RequestRate, HigherIsBetter: true, Title: "goodput", Group: GroupTraffic,
+			Doc: "completed requests per second that met every SLO"},
+		Info{Name: "error_rate", Kind: Fraction, Title: "error rate", Group: GroupTraffic,
+			Doc: "failed requests over sent requests"},
+		Info{Name: "cold_start", Kind: Latency, Title: "cold start", PerStart: true, Group: GroupLatency,
+			Doc: "stack start to ready, once per start"},
+
+		Info{Name: "kv_cache_peak", Kind: Fraction, Title: "KV-cache peak", Group: GroupEngine,
+			Doc: "the engine's highest KV-cache usage at any scrape"},
+		Info{Name: "kv_cache_mean", Kind: Fraction, Title: "KV-cache mean", Group: GroupEngine,
+			Doc: "the engine's KV-cache usage, mean over the scrapes"},
+		Info{Name: "prefix_cache_hit_rate", Kind: Fraction, HigherIsBetter: true, Title: "prefix-cache hit rate", Group: GroupEngine,
+			Doc: "prefix-cache hit tokens over queried tokens in the window"},
+		Info{Name: "waiting_peak", Kind: Count, Title: "waiting peak", Group: GroupEngine,
+			Doc: "the most requests queued in the engine at any scrape"},
+		Info{Name: "preemptions", Kind: Count, Title: "preemptions", Group: GroupEngine,
+			Doc: "requests the engine preempted in the window"},
+		Info{Name: "server_ttft", Kind: Latency, Title: "server TTFT mean", Group: GroupEngine,
+			Doc: "the engine's own mean TTFT (its histogram's sum over count)"},
+		Info{Name: "ttft_overhead", Kind: Latency, Title: "TTFT overhead", Group: GroupEngine,
+			Doc: "client mean TTFT minus server mean TTFT: client, network and HTTP time"},
+
+		Info{Name: "gpu_memory_peak", Kind: Memory, Title: "GPU memory peak", Group: GroupGPU,
+			Doc: "the most memory used on any one GPU at any sample"},
+		Info{Name: "gpu_utilization", Kind: Fraction, Title: "GPU utilisation", Group: GroupGPU,
+			Doc: "mean GPU utilisation; lower serves the same load with less of the GPU"},
+		Info{Name: "gpu_power", Kind: Power, Title: "GPU power", Group: GroupGPU,
+			Doc: "the GPUs' total power draw, time-weighted mean"},
+		Info{Name: "energy_per_token", Kind: Energy, Title: "energy per token", Group: GroupGPU,
+			Doc: "GPU energy over the window divided by its output tokens"},
+		Info{Name: "tokens_per_joule", Kind: Efficiency, HigherIsBetter: true, Title: "tokens per joule", Group: GroupGPU,
+			Doc: "output tokens per joule: performance per watt"},
+
+		Info{Name: "cost_per_mtok", Kind: Money, Title: "$ per M output tokens", Group: GroupCost,
+			Doc: "GPU cost of a million output tokens at the measured output throughput"},
+		Info{Name: "cost_per_mtok_input", Kind: Money, Title: "$ per M input tokens", Group: GroupCost,
+			Doc: "GPU cost of a million prompt tokens at the measured input throughput"},
+		Info{Name: "cost_per_mtok_goodput", Kind: Money, Title: "$ per M good output tokens", Group: GroupCost,
+			Doc: "GPU cost of a million output tokens of requests that met every SLO"},
+		Info{Name: "cost_per_mtok_input_goodput", Kind: Money, Title: "$ per M good input tokens", Group: GroupCost,
+			Doc: "GPU cost of a million prompt tokens of requests that met every SLO"},
 	)
 }
 
@@ -105,12 +192,12 @@ func build() []Info {
 // with the baseline's outcomes for the same items.
 var qualityMetrics = []Info{
 	// accuracy: the share of items whose output passed its scorer.
-	{Name: "accuracy", Kind: Fraction, HigherIsBetter: true, Title: "accuracy", Quality: true},
+	{Name: "accuracy", Kind: Fraction, HigherIsBetter: true, Title: "accuracy", Quality: true, Group: GroupQuality},
 	// score: the mean score (suites with a continuous scorer, reference).
-	{Name: "score", Kind: Fraction, HigherIsBetter: true, Title: "mean score", Quality: true},
+	{Name: "score", Kind: Fraction, HigherIsBetter: true, Title: "mean score", Quality: true, Group: GroupQuality},
 	// identical: the share of items whose output is identical to the
 	// baseline's (output drift).
-	{Name: "identical", Kind: Fraction, HigherIsBetter: true, Title: "identical outputs", Quality: true},
+	{Name: "identical", Kind: Fraction, HigherIsBetter: true, Title: "identical outputs", Quality: true, Group: GroupQuality},
 }
 
 // QualityMetrics returns the metrics of an eval suite, in report order.

@@ -37,7 +37,10 @@ func (t Tolerance) MarshalJSON() ([]byte, error) { return json.Marshal(t.Text) }
 // ParseTolerance reads a tolerance for metric m. Accepted forms: `+10%`,
 // `-5%`, `0%`; for latencies a Go duration (`+20ms`, `+1.5s`); for token
 // rates `-100 tok/s`; for request rates `-0.5 req/s`; for fractions (the
-// error rate) `+1 points` or `+0.5 point`.
+// error rate, KV-cache use) `+1 points` or `+0.5 point`; for counts a
+// number (`+4`); for GPU memory `+512 MiB` or `+2 GiB`; for power `+20 W`;
+// for energy `+0.05 J/tok`; for efficiency `-1 tok/J`; for cost
+// `+0.05 $/Mtok`.
 func ParseTolerance(m Info, text string) (Tolerance, error) {
 	s := strings.TrimSpace(text)
 	t := Tolerance{Text: s}
@@ -77,6 +80,22 @@ func ParseTolerance(m Info, text string) (Tolerance, error) {
 			v, err = withUnit(s, "point")
 		}
 		v /= 100
+	case m.Kind == Count:
+		v, err = number(s)
+	case m.Kind == Memory:
+		if v, err = withUnit(s, "GiB"); err == nil {
+			v *= 1024
+		} else {
+			v, err = withUnit(s, "MiB")
+		}
+	case m.Kind == Power:
+		v, err = withUnit(s, "W")
+	case m.Kind == Energy:
+		v, err = withUnit(s, "J/tok")
+	case m.Kind == Efficiency:
+		v, err = withUnit(s, "tok/J")
+	case m.Kind == Money:
+		v, err = withUnit(s, "$/Mtok")
 	}
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return t, fmt.Errorf("tolerance %q: want e.g. %s", text, example(m))
@@ -120,6 +139,18 @@ func example(m Info) string {
 		return "-5% or -100 tok/s"
 	case RequestRate:
 		return "-5% or -0.5 req/s"
+	case Count:
+		return "+10% or +4"
+	case Memory:
+		return "+5% or +512 MiB or +2 GiB"
+	case Power:
+		return "+10% or +20 W"
+	case Energy:
+		return "+10% or +0.05 J/tok"
+	case Efficiency:
+		return "-10% or -1 tok/J"
+	case Money:
+		return "+10% or +0.05 $/Mtok"
 	}
 	if m.Quality {
 		return "-2 points"

@@ -45,9 +45,12 @@ const benchfmtDigits = 12
 // file can hold, is written as '_'.
 //
 // A line carries every per-repetition metric of metric.All() in catalogue
-// order. Cold start is left out: it is measured once per stack start, not once
-// per repetition, so it has no value per line, and repeating it on every line
-// would fake a sample of n identical values; the terminal summary reports it.
+// order that the repetition measured: the engine, GPU and cost metrics only
+// when their source was available (a line without one is a missing sample,
+// which benchstat handles, not a zero). Cold start is left out: it is
+// measured once per stack start, not once per repetition, so it has no value
+// per line, and repeating it on every line would fake a sample of n
+// identical values; the terminal summary reports it.
 //
 // # Units
 //
@@ -65,13 +68,22 @@ const benchfmtDigits = 12
 //   - token throughputs in "<name>-tok/s" ("output-throughput-tok/s") and
 //     request rates in "<name>-req/s" ("request-throughput-req/s",
 //     "goodput-req/s"), per second as perfgate reports them ("1.600k");
-//   - the error rate in percent, "error-rate-%": 3 for 3 %, which benchstat
-//     prints as "3.000" rather than the "30.00m" a fraction would give.
+//   - the error rate and the other shares (KV-cache usage, prefix-cache hit
+//     rate, GPU utilisation) in percent, "error-rate-%": 3 for 3 %, which
+//     benchstat prints as "3.000" rather than the "30.00m" a fraction would
+//     give;
+//   - counts in "<name>-count" ("preemptions-count");
+//   - GPU memory in bytes, "gpu-memory-peak-B", converted from MiB: a "B"
+//     unit is the one benchstat scales by powers of 1024, so 71234 MiB
+//     prints as "69.56Gi"; in MiB it would print "71.23k";
+//   - power in "gpu-power-W", energy in "energy-per-token-J/tok", energy
+//     efficiency in "tokens-per-joule-tok/J" and prices in
+//     "cost-per-mtok-$/Mtok" (US dollars per million tokens).
 //
 // Values are written with 12 significant digits.
 //
-// A "Unit <unit> better=lower|higher" line gives each unit's direction from
-// metric.Info, before the first benchmark line.
+// A "Unit <unit> better=lower|higher" line gives each written unit's
+// direction from metric.Info, before the first benchmark line.
 //
 // # Configuration
 //
@@ -95,7 +107,7 @@ const benchfmtDigits = 12
 // Text from the server or the result file is stripped of control characters and
 // truncated, so no value can break a line.
 func WriteBenchfmt(w io.Writer, r *result.Result) error {
-	lines, err := benchmarkLines(r)
+	lines, written, err := benchmarkLines(r)
 	if err != nil {
 		return err
 	}
@@ -137,7 +149,7 @@ func WriteBenchfmt(w io.Writer, r *result.Result) error {
 
 	if len(lines) > 0 {
 		fmt.Fprintln(bw)
-		for _, m := range benchfmtMetrics() {
+		for _, m := range written {
 			fmt.Fprintf(bw, "Unit %s better=%s\n", benchfmtUnit(m), m.Better())
 		}
 		fmt.Fprintln(bw)
@@ -149,25 +161,27 @@ func WriteBenchfmt(w io.Writer, r *result.Result) error {
 }
 
 // benchmarkLines renders every repetition's benchmark line, so that an error
-// is found before anything is written.
-func benchmarkLines(r *result.Result) ([]string, error) {
+// is found before anything is written, and lists the metrics some line has,
+// in catalogue order.
+func benchmarkLines(r *result.Result) (lines []string, written []metric.Info, err error) {
 	metrics := benchfmtMetrics()
-	var lines []string
+	used := make([]bool, len(metrics))
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		if s.Name == "" {
-			return nil, fmt.Errorf("benchfmt: scenario %d has no name", i+1)
+			return nil, nil, fmt.Errorf("benchfmt: scenario %d has no name", i+1)
 		}
 		cols := make([][]float64, len(metrics))
+		has := make([][]bool, len(metrics))
 		for j, m := range metrics {
-			vals, err := s.Values(m.Name)
+			vals, measured, err := repetitionValues(s, m.Name)
 			if err != nil {
-				return nil, fmt.Errorf("benchfmt: scenario %s: %w", s.Name, err)
+				return nil, nil, fmt.Errorf("benchfmt: scenario %s: %w", s.Name, err)
 			}
 			if len(vals) != len(s.Repetitions) {
-				return nil, fmt.Errorf("benchfmt: scenario %s: %d values of %s for %d repetitions", s.Name, len(vals), m.Name, len(s.Repetitions))
+				return nil, nil, fmt.Errorf("benchfmt: scenario %s: %d values of %s for %d repetitions", s.Name, len(vals), m.Name, len(s.Repetitions))
 			}
-			cols[j] = vals
+			cols[j], has[j] = vals, measured
 		}
 		name := benchfmtName(s.Name)
 		for rep := range s.Repetitions {
@@ -175,6 +189,10 @@ func benchmarkLines(r *result.Result) ([]string, error) {
 			b.WriteString(name)
 			b.WriteString(" 1")
 			for j, m := range metrics {
+				if !has[j][rep] {
+					continue
+				}
+				used[j] = true
 				b.WriteByte(' ')
 				b.WriteString(strconv.FormatFloat(benchfmtValue(m, cols[j][rep]), 'g', benchfmtDigits, 64))
 				b.WriteByte(' ')
@@ -183,7 +201,12 @@ func benchmarkLines(r *result.Result) ([]string, error) {
 			lines = append(lines, b.String())
 		}
 	}
-	return lines, nil
+	for j, m := range metrics {
+		if used[j] {
+			written = append(written, m)
+		}
+	}
+	return lines, written, nil
 }
 
 // benchfmtMetrics are the metrics WriteBenchfmt writes: the per-repetition
@@ -222,9 +245,14 @@ func benchfmtUnit(m metric.Info) string {
 		return base + "-tok/s"
 	case metric.RequestRate:
 		return base + "-req/s"
-	default:
+	case metric.Fraction:
 		return base + "-%"
+	case metric.Memory:
+		return base + "-B"
 	}
+	// count, W, J/tok, tok/J, $/Mtok: the catalogue's own unit, which has
+	// no space and no token benchunit rescales ("ns", "MB").
+	return base + "-" + m.Unit()
 }
 
 // benchfmtValue converts v, a value of metric m in its own unit (as
@@ -235,6 +263,8 @@ func benchfmtValue(m metric.Info, v float64) float64 {
 		return v / 1000 // ms → s
 	case metric.Fraction:
 		return v * 100 // share → %
+	case metric.Memory:
+		return v * (1 << 20) // MiB → B
 	default:
 		return v
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
 	"golang.org/x/perf/benchunit"
 
@@ -104,9 +106,11 @@ func TestBenchfmtReadsBack(t *testing.T) {
 	out := writeBenchfmt(t, r)
 	results, units := readBenchfmt(t, out)
 
+	// The result carries no telemetry: every metric but the engine's, the
+	// GPUs' and the cost's.
 	var metrics []metric.Info
 	for _, m := range metric.All() {
-		if !m.PerStart {
+		if !m.PerStart && !m.Telemetry() {
 			metrics = append(metrics, m)
 		}
 	}
@@ -133,7 +137,7 @@ func TestBenchfmtReadsBack(t *testing.T) {
 				t.Errorf("%s: iterations %d, want 1", res.Name, res.Iters)
 			}
 			if len(res.Values) != len(metrics) {
-				t.Errorf("%s: %d values, want %d (every per-repetition metric)", res.Name, len(res.Values), len(metrics))
+				t.Errorf("%s: %d values, want %d (every per-repetition metric measured)", res.Name, len(res.Values), len(metrics))
 			}
 			for _, m := range metrics {
 				vals, err := s.Values(m.Name)
@@ -301,14 +305,21 @@ func TestBenchfmtUnitsTidy(t *testing.T) {
 			t.Errorf("%s and %s share unit %q", m.Name, other, unit)
 		}
 		seen[unit] = m.Name
-		if benchunit.ClassOf(unit) != benchunit.Decimal {
-			t.Errorf("%s: unit %q is not scaled decimally", m.Name, unit)
+		want := benchunit.Decimal
+		if m.Kind == metric.Memory {
+			want = benchunit.Binary // bytes, scaled by 1024
+		}
+		if got := benchunit.ClassOf(unit); got != want {
+			t.Errorf("%s: unit %q is scaled %v, want %v", m.Name, unit, got, want)
 		}
 	}
 	for name, want := range map[string]string{
 		"ttft.p99": "ttft-p99-sec", "itl.p99.9": "itl-p99.9-sec", "e2e.mean": "e2e-mean-sec",
 		"output_throughput": "output-throughput-tok/s", "request_throughput": "request-throughput-req/s",
 		"goodput": "goodput-req/s", "error_rate": "error-rate-%",
+		"kv_cache_peak": "kv-cache-peak-%", "preemptions": "preemptions-count", "server_ttft": "server-ttft-sec",
+		"gpu_memory_peak": "gpu-memory-peak-B", "gpu_power": "gpu-power-W", "energy_per_token": "energy-per-token-J/tok",
+		"tokens_per_joule": "tokens-per-joule-tok/J", "cost_per_mtok": "cost-per-mtok-$/Mtok",
 	} {
 		m, err := metric.Lookup(name)
 		if err != nil {
@@ -371,4 +382,62 @@ func TestBenchfmtEdgeCases(t *testing.T) {
 	if v, _ := results[0].Value("output-throughput-tok/s"); v != 123456789.125 {
 		t.Errorf("output-throughput-tok/s = %v, want 123456789.125", v)
 	}
+}
+
+// TestBenchfmtTelemetry checks the engine, GPU and cost metrics: written in
+// their units (GPU memory in bytes, prices in $/Mtok) where a repetition
+// measured them, left out of a line where it did not, and given a Unit line
+// only when some line has them.
+func TestBenchfmtTelemetry(t *testing.T) {
+	r := benchfmtResult()
+	reps := r.Scenarios[0].Repetitions
+	for i := range reps {
+		reps[i] = withTelemetry(reps[i], float64(i))
+		reps[i].Engine.WaitingPeak = nil // an engine with no queue gauge
+		reps[i].Cost.USDPerMOutputGoodput, reps[i].Cost.USDPerMInputGoodput = nil, nil
+	}
+	reps[2].GPU = nil // the GPU source failed in repetition 3
+	out := writeBenchfmt(t, r)
+	results, units := readBenchfmt(t, out)
+	require.Len(t, results, 6)
+
+	memory, err := metric.Lookup("gpu_memory_peak")
+	require.NoError(t, err)
+	money, err := metric.Lookup("cost_per_mtok")
+	require.NoError(t, err)
+	assert.Equal(t, "gpu-memory-peak-B", benchfmtUnit(memory))
+	assert.Equal(t, "cost-per-mtok-$/Mtok", benchfmtUnit(money))
+	assert.Equal(t, 40000.0*1024*1024, benchfmtValue(memory, 40000))
+	assert.Equal(t, 0.35, benchfmtValue(money, 0.35))
+
+	for i, want := range []float64{40000, 40500} {
+		got, ok := results[i].Value("gpu-memory-peak-B")
+		require.True(t, ok, "repetition %d has GPU memory", i+1)
+		assert.Equal(t, want*1024*1024, got, "repetition %d: bytes read back as written", i+1)
+	}
+	_, ok := results[2].Value("gpu-memory-peak-B")
+	assert.False(t, ok, "repetition 3 measured no GPU: no value, not a zero")
+	for i, want := range []float64{0.35, 0.36, 0.37} {
+		got, ok := results[i].Value("cost-per-mtok-$/Mtok")
+		require.True(t, ok)
+		assert.True(t, close12(want, got), "repetition %d: cost %v, want %v", i+1, got, want)
+	}
+	if v, ok := results[0].Value("kv-cache-peak-%"); assert.True(t, ok) {
+		assert.True(t, close12(80, v), "KV-cache peak in percent: %v", v)
+	}
+	if v, ok := results[0].Value("preemptions-count"); assert.True(t, ok) {
+		assert.Equal(t, 2.0, v)
+	}
+	_, ok = results[3].Value("cost-per-mtok-$/Mtok")
+	assert.False(t, ok, "the second scenario has no telemetry")
+
+	better := map[string]string{}
+	for _, u := range units {
+		better[u.Unit] = u.Value
+	}
+	assert.Equal(t, "lower", better["gpu-memory-peak-B"])
+	assert.Equal(t, "lower", better["cost-per-mtok-$/Mtok"])
+	assert.Equal(t, "higher", better["tokens-per-joule-tok/J"])
+	assert.NotContains(t, better, "cost-per-mtok-goodput-$/Mtok", "no repetition measured cost at goodput: no Unit line")
+	assert.NotContains(t, string(out), "waiting-peak-count", "the engine reported no queue")
 }

@@ -25,8 +25,9 @@ const DocumentSchema = "perfgate/report/v1"
 // back, renders again, or merges with the documents of other jobs.
 //
 // Besides the verdict it carries what the charts need and the verdict does
-// not: each latency metric's distribution on both sides, and the promoted
-// history of each scenario.
+// not: each latency metric's distribution on both sides, the promoted
+// history of each scenario, each scenario's engine, GPU and cost medians on
+// both sides, and where the candidate's telemetry came from.
 type Document struct {
 	Schema string `json:"schema"`
 	// Title names the job in a merged report ("llama-3-8b on H100"); empty
@@ -40,6 +41,10 @@ type Document struct {
 	// the same order.
 	Scenarios []ScenarioData `json:"scenarios"`
 	Source    Source         `json:"source"`
+	// TelemetrySources says where the candidate's engine and GPU telemetry
+	// came from, or why there was none; nil for a result from before
+	// telemetry.
+	TelemetrySources *result.TelemetryInfo `json:"telemetry_sources,omitempty"`
 }
 
 // Source says where the document came from, so a report rendered later (a
@@ -65,6 +70,26 @@ type ScenarioData struct {
 	// History is the scenario's entries of baselines/history.jsonl, oldest
 	// first; empty when there is no history.
 	History []baseline.Entry `json:"history,omitempty"`
+	// Telemetry holds the engine, GPU and cost metrics that either side
+	// measured, in catalogue order.
+	Telemetry []TelemetryRow `json:"telemetry,omitempty"`
+}
+
+// TelemetryRow is one engine, GPU or cost metric of a scenario on both
+// sides: the median over the repetitions that measured it.
+type TelemetryRow struct {
+	// Metric is the catalogue name (kv_cache_peak); Title, Unit and Group
+	// describe it as metric.Info does.
+	Metric string `json:"metric"`
+	Title  string `json:"title"`
+	Unit   string `json:"unit"`
+	Group  string `json:"group"`
+	// Baseline and Candidate are the medians, in the metric's unit (a
+	// fraction for "%"); nil when that side measured it in no repetition.
+	Baseline  *float64 `json:"baseline,omitempty"`
+	Candidate *float64 `json:"candidate,omitempty"`
+	// Gated is true when a gate of the verdict tested the metric.
+	Gated bool `json:"gated,omitempty"`
 }
 
 // LatencyData is one latency metric on both sides.
@@ -124,8 +149,10 @@ var cdfQuantiles = func() []float64 {
 
 // NewDocument builds the document of verdict v of candidate cand against
 // baselines, with each scenario's history (entries of other scenarios are
-// ignored). Key, Title and Source are the caller's to fill. A histogram that
-// does not decode is an error naming the scenario and repetition.
+// ignored), the medians of each scenario's engine, GPU and cost metrics on
+// both sides, and where the candidate's telemetry came from. Key, Title and
+// Source are the caller's to fill. A histogram that does not decode is an
+// error naming the scenario and repetition.
 func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Result, history []baseline.Entry) (*Document, error) {
 	d := &Document{Schema: DocumentSchema, Verdict: v, Scenarios: []ScenarioData{}}
 	for _, vs := range v.Scenarios {
@@ -155,7 +182,15 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 				sd.History = append(sd.History, e)
 			}
 		}
+		var err error
+		if sd.Telemetry, err = telemetryRows(&vs, bs, cs); err != nil {
+			return nil, err
+		}
 		d.Scenarios = append(d.Scenarios, sd)
+	}
+	if cand != nil && cand.Telemetry != nil {
+		src := *cand.Telemetry
+		d.TelemetrySources = &src
 	}
 	return d, nil
 }

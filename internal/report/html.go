@@ -46,10 +46,11 @@ const htmlCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsa
 // WriteHTML renders docs (one document, or several merged: one section each,
 // under the overall verdict) as one self-contained HTML file: the header
 // with the overall verdict and the worst change; per scenario the gates, the
-// eval suites with a few changed items, the notes, and charts of the latency
-// distributions (CDFs), of every gate's per-repetition values and of the
-// promoted history; per document what changed, the mismatches and the
-// warnings.
+// eval suites with a few changed items, the notes, the engine, GPU and cost
+// medians, and charts of the latency distributions (CDFs), of every gate's
+// per-repetition values and of the promoted history; per document the
+// telemetry sources that were unavailable, what changed, the mismatches and
+// the warnings.
 //
 // The page fetches nothing: Chart.js is inlined, the chart data is a JSON
 // block, and a Content-Security-Policy forbids any other source. Every text
@@ -109,6 +110,7 @@ type htmlDoc struct {
 	Line       string
 	Source     []htmlField
 	Scenarios  []htmlScenario
+	Telemetry  []string
 	Changes    []string
 	Mismatches []string
 	Warnings   []string
@@ -136,6 +138,7 @@ type htmlScenario struct {
 	Notes      []htmlNote
 	NotGated   []string
 	Suites     []htmlSuite
+	Telemetry  []htmlTelemetryRow
 	CDF        []htmlChartRef
 	Reps       []htmlChartRef
 	Trend      []htmlChartRef
@@ -146,6 +149,9 @@ type htmlGateRow struct {
 	Metric, Baseline, Candidate, Change, P, Tolerance string
 	Outcome                                           htmlOutcome
 }
+
+// htmlTelemetryRow is one engine, GPU or cost metric's medians.
+type htmlTelemetryRow struct{ Metric, Baseline, Candidate, Change, Gated string }
 
 type htmlSuite struct {
 	Name     string
@@ -240,6 +246,7 @@ func (b *htmlBuilder) doc(i int, d *Document, merged bool) htmlDoc {
 		Changes:    verdictDifferences(v.Changes, verdictClean),
 		Mismatches: verdictDifferences(v.Mismatches, verdictClean),
 		Warnings:   verdictCleanAll(v.Warnings, verdictClean),
+		Telemetry:  unavailableSources(d.TelemetrySources, false, verdictClean),
 	}
 	if merged && hd.Title == "" {
 		hd.Title = "Report " + strconv.Itoa(i+1)
@@ -311,6 +318,15 @@ func (b *htmlBuilder) scenario(doc int, s *compare.Scenario, sd *ScenarioData) h
 	}
 	name := clean(s.Name, verdictMaxShown)
 	if sd != nil {
+		for _, r := range sd.Telemetry {
+			hs.Telemetry = append(hs.Telemetry, htmlTelemetryRow{
+				Metric:    verdictMetricLabel(r.Title, r.Unit),
+				Baseline:  telemetryValue(r.Baseline, r.Unit),
+				Candidate: telemetryValue(r.Candidate, r.Unit),
+				Change:    telemetryChange(r),
+				Gated:     telemetryGated(r),
+			})
+		}
 		for _, ld := range sd.Latency {
 			if c, ok := cdfChart(doc, name, ld); ok {
 				hs.CDF = append(hs.CDF, b.add(c))
@@ -695,6 +711,17 @@ const htmlPageTemplate = `<!DOCTYPE html>
 {{- end}}
 </div>
 {{- end}}
+{{- if .Telemetry}}
+<h4>Engine, GPU and cost</h4>
+<div class="scroll"><table class="telemetry">
+<thead><tr><th>metric (median of repetitions)</th><th>baseline</th><th>candidate</th><th>change</th><th>gated</th></tr></thead>
+<tbody>
+{{- range .Telemetry}}
+<tr><td>{{.Metric}}</td><td class="num">{{.Baseline}}</td><td class="num">{{.Candidate}}</td><td class="num">{{.Change}}</td><td>{{.Gated}}</td></tr>
+{{- end}}
+</tbody>
+</table></div>
+{{- end}}
 {{- if .CDF}}
 <div class="part">
 <h4>Latency distributions</h4>
@@ -729,6 +756,14 @@ const htmlPageTemplate = `<!DOCTYPE html>
 </div>
 {{- end}}
 </section>
+{{- end}}
+{{- if .Telemetry}}
+<h3>Telemetry</h3>
+<ul class="warnings">
+{{- range .Telemetry}}
+<li>{{.}}</li>
+{{- end}}
+</ul>
 {{- end}}
 {{- if .Changes}}
 <h3>What changed</h3>

@@ -21,8 +21,8 @@ type detail int
 const (
 	// detailFull is everything.
 	detailFull detail = iota
-	// detailNoDetails leaves out the collapsed per-repetition and
-	// percentile tables.
+	// detailNoDetails leaves out the collapsed per-repetition, percentile
+	// and telemetry tables.
 	detailNoDetails
 	// detailNoCharts also leaves out the charts and the eval suites'
 	// changed items.
@@ -45,12 +45,15 @@ type MarkdownOptions struct {
 // comment or a step summary. One document is one verdict: a first line with
 // the verdict and its worst change, per scenario the gate table, quality,
 // collapsed mermaid charts (TTFT and TPOT percentiles on both sides, the
-// promoted history), what changed, warnings, and collapsed details with every
-// percentile and per-repetition value. Several documents (a matrix of jobs,
+// promoted history) and a collapsed table of the engine, GPU and cost
+// medians, the telemetry sources that were unavailable, what changed,
+// warnings, and collapsed details with every percentile and per-repetition
+// value. Several documents (a matrix of jobs,
 // merged) get one overall verdict, a table of the jobs and a section each.
 //
 // When the result is longer than o.Limit, it is rendered again with less
-// detail (the details first, then the charts and examples, then everything
+// detail (the details and the telemetry tables first, then the charts and
+// examples, then everything
 // but the gate tables), and as a last resort cut at a line, with a note
 // saying so; the first line, the verdict, always stays.
 func WriteMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
@@ -469,20 +472,21 @@ func outcomeMark(o stat.Outcome) string {
 	return "⚠️"
 }
 
-// WriteText renders docs for a terminal: one document is its verdict's text;
-// several get a section each, headed by the job's title, and a last line
-// with the overall verdict.
+// WriteText renders docs for a terminal: one document is its verdict's text,
+// with each scenario's engine, GPU and cost medians and the telemetry
+// sources that were unavailable; several get a section each, headed by the
+// job's title, and a last line with the overall verdict.
 func WriteText(w io.Writer, docs []*Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}
 	if len(docs) == 1 {
-		return WriteVerdictText(w, docs[0].Verdict)
+		return writeVerdictText(w, docs[0].Verdict, docs[0])
 	}
 	p := &verdictPrinter{w: w}
 	for i, d := range docs {
 		p.printf("=== %s\n\n", verdictClean(jobName(d, i)))
-		if err := WriteVerdictText(p, d.Verdict); err != nil {
+		if err := writeVerdictText(p, d.Verdict, d); err != nil {
 			return err
 		}
 		p.println()

@@ -1,6 +1,6 @@
 // Package report renders results for people: the terminal summary that
-// `perfgate run` prints, and (in later stages) the markdown and HTML views of a
-// verdict. Rendering is kept apart from measurement and statistics: it reads a
+// `perfgate run` prints, and the markdown, text and HTML views of a verdict.
+// Rendering is kept apart from measurement and statistics: it reads a
 // result.Result and writes text.
 //
 // Everything from the server that a report shows (engine names, versions) is
@@ -21,7 +21,10 @@ import (
 
 // Summary writes the terminal summary of a run: per scenario, the throughput
 // figures and the latency percentiles, each the median over repetitions (with
-// the range when there are several), in the spirit of vLLM's benchmark table.
+// the range when there are several), in the spirit of vLLM's benchmark table,
+// then what the engine, the GPUs and the price said when the repetitions
+// carry telemetry; last, a line for each telemetry source that was
+// unavailable or off.
 func Summary(w io.Writer, r *result.Result) error {
 	id := r.Identity
 	server := id.Server.Engine
@@ -38,14 +41,20 @@ func Summary(w io.Writer, r *result.Result) error {
 	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintln(w)
-		if err := scenario(w, &s); err != nil {
+		if err := scenario(w, &s, r.Cost); err != nil {
 			return err
+		}
+	}
+	if lines := unavailableSources(r.Telemetry, true, func(s string) string { return clean(s, verdictMaxShown) }); len(lines) > 0 {
+		fmt.Fprintln(w)
+		for _, l := range lines {
+			fmt.Fprintln(w, l)
 		}
 	}
 	return nil
 }
 
-func scenario(w io.Writer, s *result.ScenarioResult) error {
+func scenario(w io.Writer, s *result.ScenarioResult, cost *config.Cost) error {
 	reps := s.Repetitions
 	fmt.Fprintf(w, "== %s · %s · %d repetition%s · workload %s (%s)\n",
 		s.Name, describeLoad(s.Load), len(reps), plural(len(reps)), s.Workload, shortHash(s.WorkloadHash))
@@ -122,6 +131,9 @@ func scenario(w io.Writer, s *result.ScenarioResult) error {
 		lat("E2E from schedule", func(r result.Repetition) result.Stats { return r.Schedule.E2EFromSchedule })
 	}
 	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if err := summaryTelemetry(&verdictPrinter{w: w}, s, cost); err != nil {
 		return err
 	}
 	if len(s.Quality) > 0 {

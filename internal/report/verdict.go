@@ -29,6 +29,13 @@ const verdictMaxListed = 5
 // tested; then what changed between the two results, the mismatches compared
 // anyway, the run's warnings, and a last line with the verdict.
 func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
+	return writeVerdictText(w, v, nil)
+}
+
+// writeVerdictText is WriteVerdictText; doc, when not nil, adds each
+// scenario's engine, GPU and cost table and the telemetry sources that were
+// unavailable.
+func writeVerdictText(w io.Writer, v *compare.Verdict, doc *Document) error {
 	p := &verdictPrinter{w: w}
 	for i := range v.Scenarios {
 		if i > 0 {
@@ -37,6 +44,9 @@ func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
 		s := &v.Scenarios[i]
 		if s.NoBaseline {
 			p.printf("scenario %s · candidate n=%d · no baseline: not compared\n", clean(s.Name, verdictMaxShown), s.CandidateN)
+			if err := writeTelemetryText(p, doc.scenario(s.Name)); err != nil {
+				return err
+			}
 			continue
 		}
 		p.printf("scenario %s · baseline n=%d · candidate n=%d · level %s\n",
@@ -64,6 +74,9 @@ func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
 		if err := writeQualityText(p, s); err != nil {
 			return err
 		}
+		if err := writeTelemetryText(p, doc.scenario(s.Name)); err != nil {
+			return err
+		}
 	}
 	list := func(title string, items []string) {
 		if len(items) == 0 {
@@ -74,6 +87,9 @@ func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
 		for _, it := range items {
 			p.println("  " + it)
 		}
+	}
+	if doc != nil {
+		list("telemetry:", unavailableSources(doc.TelemetrySources, false, verdictClean))
 	}
 	list("what changed:", verdictDifferences(v.Changes, verdictClean))
 	list("mismatches (compared anyway: --allow-mismatch):", verdictDifferences(v.Mismatches, verdictClean))
@@ -106,6 +122,9 @@ func writeMarkdownBody(p *verdictPrinter, v *compare.Verdict, doc *Document, lev
 		p.println()
 		if s.NoBaseline {
 			p.printf("#### Scenario %s · candidate n=%d\n\nNo baseline: not compared.\n", verdictMD(s.Name), s.CandidateN)
+			if doc != nil && level < detailNoDetails {
+				writeTelemetryMarkdown(p, doc.scenario(s.Name))
+			}
 			continue
 		}
 		p.printf("#### Scenario %s · baseline n=%d · candidate n=%d · level %s\n",
@@ -143,6 +162,9 @@ func writeMarkdownBody(p *verdictPrinter, v *compare.Verdict, doc *Document, lev
 		if doc != nil && level < detailNoCharts {
 			writeCharts(p, s, doc.scenario(s.Name))
 		}
+		if doc != nil && level < detailNoDetails {
+			writeTelemetryMarkdown(p, doc.scenario(s.Name))
+		}
 	}
 	if level >= detailTables {
 		return
@@ -157,6 +179,9 @@ func writeMarkdownBody(p *verdictPrinter, v *compare.Verdict, doc *Document, lev
 		for _, it := range items {
 			p.println("- " + it)
 		}
+	}
+	if doc != nil {
+		list("**Telemetry**", unavailableSources(doc.TelemetrySources, false, verdictMD))
 	}
 	list("**What changed**", verdictDifferences(v.Changes, verdictMD))
 	list("**Mismatches** (compared anyway: --allow-mismatch)", verdictDifferences(v.Mismatches, verdictMD))
@@ -476,14 +501,15 @@ func verdictClean(s string) string { return clean(s, verdictMaxShown) }
 // verdictMD makes result text safe for markdown: control characters stripped, cut
 // to verdictMaxShown runes, and every character that markdown or HTML could read
 // as syntax escaped with a backslash (which GitHub's markdown reads as the
-// literal character, in tables too). GitHub links @name and #123 in text
+// literal character, in tables too; a '$' would open inline math). GitHub
+// links @name and #123 in text
 // even when escaped, so a word joiner (U+2060, invisible) follows each @ and
 // #: a model's output can neither notify a user nor reference an issue.
 func verdictMD(s string) string {
 	s = clean(s, verdictMaxShown)
 	var b strings.Builder
 	for _, r := range s {
-		if strings.ContainsRune("\\|*_`<>[]~&#!@", r) {
+		if strings.ContainsRune("\\|*_`<>[]~&#!@$", r) {
 			b.WriteByte('\\')
 		}
 		b.WriteRune(r)
@@ -548,8 +574,8 @@ func verdictChange(g compare.Gate) string {
 		return verdictInterval(g.Change, verdictPercent)
 	}
 	if g.Shift.Estimate.Finite() {
-		scale, unit := verdictShiftUnit(g.Unit)
-		s := verdictInterval(g.Shift, func(x float64) string { return verdictSigned(x*scale, scale != 1) })
+		f, unit := verdictShiftFormat(g.Unit)
+		s := verdictInterval(g.Shift, f)
 		if unit != "" {
 			s += " " + unit
 		}
@@ -564,8 +590,8 @@ func verdictChangeEstimate(g compare.Gate) string {
 		return verdictPercent(float64(g.Change.Estimate))
 	}
 	if g.Shift.Estimate.Finite() {
-		scale, unit := verdictShiftUnit(g.Unit)
-		s := verdictSigned(float64(g.Shift.Estimate)*scale, scale != 1)
+		f, unit := verdictShiftFormat(g.Unit)
+		s := f(float64(g.Shift.Estimate))
 		if unit != "" {
 			s += " " + unit
 		}
@@ -574,13 +600,23 @@ func verdictChangeEstimate(g compare.Gate) string {
 	return "—"
 }
 
-// verdictShiftUnit is how an absolute change of a metric in unit is shown: a
-// fraction's change in percentage points, anything else in its own unit.
-func verdictShiftUnit(unit string) (scale float64, shown string) {
-	if unit == "%" {
-		return 100, "points"
+// verdictShiftFormat is how an absolute change of a metric in unit is shown:
+// a fraction's change in percentage points ("+0.50 points"), a count's as a
+// signed number with no unit ("+3"), anything else with a few significant
+// figures in its own unit ("+3.10 ms").
+func verdictShiftFormat(unit string) (format func(float64) string, shown string) {
+	switch unit {
+	case "%":
+		return func(x float64) string { return verdictSigned(100*x, true) }, "points"
+	case "count":
+		return func(x float64) string {
+			if finite(x) && x == math.Trunc(x) {
+				return fmt.Sprintf("%+.0f", x)
+			}
+			return verdictSigned(x, false)
+		}, ""
 	}
-	return 1, clean(unit, verdictMaxShown)
+	return func(x float64) string { return verdictSigned(x, false) }, clean(unit, verdictMaxShown)
 }
 
 func verdictInterval(iv compare.Interval, f func(float64) string) string {
@@ -618,11 +654,16 @@ func verdictSigned(x float64, points bool) string {
 	return "+" + verdictSigFigs(x)
 }
 
-// verdictValue is one value of a metric for people: a few significant figures, a
-// fraction as a percent.
+// verdictValue is one value of a metric for people: a few significant figures
+// (71234 MiB, 0.0352 $/Mtok), a fraction as a percent, a whole count as a
+// whole number.
 func verdictValue(x float64, unit string) string {
-	if unit == "%" && !math.IsNaN(x) && !math.IsInf(x, 0) {
+	switch {
+	case !finite(x):
+	case unit == "%":
 		return fmt.Sprintf("%.2f%%", 100*x)
+	case unit == "count" && x == math.Trunc(x):
+		return strconv.FormatFloat(x, 'f', 0, 64)
 	}
 	return verdictSigFigs(x)
 }

@@ -42,14 +42,15 @@ type Aggregator struct {
 
 	hists map[string]*hdrhistogram.Histogram
 
-	sent, completed, good int
-	errors                map[string]int
-	promptTok, outputTok  int
-	fromUsage             int
-	lastEndNS             int64
-	busyNS                int64 // sum of E2E over all requests: mean concurrency × window
-	firstSched, lastSched int64
-	firstSent, lastSent   int64
+	sent, completed, good  int
+	goodPrompt, goodOutput int
+	errors                 map[string]int
+	promptTok, outputTok   int
+	fromUsage              int
+	lastEndNS              int64
+	busyNS                 int64 // sum of E2E over all requests: mean concurrency × window
+	firstSched, lastSched  int64
+	firstSent, lastSent    int64
 }
 
 // NewAggregator returns an aggregator for one repetition. For an open-loop
@@ -116,6 +117,8 @@ func (a *Aggregator) Add(r *Record) {
 	}
 	if a.meetsSLO(r.FirstTokenNS > 0, ttft, tpot, hasTPOT, e2e) {
 		a.good++
+		a.goodPrompt += r.PromptTokens
+		a.goodOutput += r.OutputTokens
 	}
 }
 
@@ -144,19 +147,21 @@ func (a *Aggregator) meetsSLO(hasTTFT bool, ttft, tpot time.Duration, hasTPOT bo
 // Summary returns the repetition's summary; index is 1-based.
 func (a *Aggregator) Summary(index int) Repetition {
 	rep := Repetition{
-		Index:        index,
-		Duration:     Seconds(time.Duration(a.lastEndNS).Seconds()),
-		Sent:         a.sent,
-		Completed:    a.completed,
-		Failed:       a.sent - a.completed,
-		PromptTokens: a.promptTok,
-		OutputTokens: a.outputTok,
-		GoodRequests: a.good,
-		TTFT:         stats(a.hists[HistTTFT]),
-		TPOT:         stats(a.hists[HistTPOT]),
-		ITL:          stats(a.hists[HistITL]),
-		E2E:          stats(a.hists[HistE2E]),
-		Histograms:   map[string][]byte{},
+		Index:            index,
+		Duration:         Seconds(time.Duration(a.lastEndNS).Seconds()),
+		Sent:             a.sent,
+		Completed:        a.completed,
+		Failed:           a.sent - a.completed,
+		PromptTokens:     a.promptTok,
+		OutputTokens:     a.outputTok,
+		GoodRequests:     a.good,
+		GoodPromptTokens: a.goodPrompt,
+		GoodOutputTokens: a.goodOutput,
+		TTFT:             stats(a.hists[HistTTFT]),
+		TPOT:             stats(a.hists[HistTPOT]),
+		ITL:              stats(a.hists[HistITL]),
+		E2E:              stats(a.hists[HistE2E]),
+		Histograms:       map[string][]byte{},
 	}
 	if len(a.errors) > 0 {
 		rep.Errors = a.errors

@@ -31,6 +31,12 @@ type Result struct {
 	// Compare is the comparison settings of the config that ran, so that
 	// `perfgate compare` needs no config.
 	Compare *config.Compare `json:"compare,omitempty"`
+	// Telemetry says where the repetitions' engine and GPU telemetry came
+	// from, or why there was none; nil in results from before telemetry.
+	Telemetry *TelemetryInfo `json:"telemetry,omitempty"`
+	// Cost is the price the repetitions' cost figures were computed at;
+	// nil when the config set none.
+	Cost *config.Cost `json:"cost,omitempty"`
 }
 
 // Identity says exactly what was measured, so that two results that differ in
@@ -57,6 +63,12 @@ type Target struct {
 	BaseURL string `json:"base_url"`
 	API     string `json:"api"`
 	Model   string `json:"model"`
+	// Revision and Quantization are the model's revision and quantisation
+	// as configured (target.revision, target.quantization), or as read from
+	// the stack's command line (--revision, --quantization, --quantize);
+	// empty when neither says.
+	Revision     string `json:"revision,omitempty"`
+	Quantization string `json:"quantization,omitempty"`
 }
 
 // Server is the server's own account of itself.
@@ -87,7 +99,10 @@ type Stack struct {
 
 // GPU is one accelerator of the serving machine.
 type GPU struct {
+	// Index is the GPU's index as the driver numbers them.
+	Index       int    `json:"index"`
 	Model       string `json:"model"`
+	UUID        string `json:"uuid,omitempty"`
 	MemoryBytes uint64 `json:"memory_bytes,omitempty"`
 	Driver      string `json:"driver,omitempty"`
 	CUDA        string `json:"cuda,omitempty"`
@@ -120,8 +135,12 @@ type ScenarioResult struct {
 	// that `perfgate compare` needs no config.
 	// An empty list (every gate off) is kept apart from a missing one
 	// (a result from before gates were recorded: the defaults).
-	Gates       []config.Gate `json:"gates"`
-	Repetitions []Repetition  `json:"repetitions"`
+	Gates []config.Gate `json:"gates"`
+	// Sampling lists the sampling parameters the workload's requests set,
+	// each with its distinct values ("temperature": "0, 0.7"); a parameter
+	// no request sets is left out (the server's default applied).
+	Sampling    map[string]string `json:"sampling,omitempty"`
+	Repetitions []Repetition      `json:"repetitions"`
 	// Quality holds the eval suites this scenario's run answered.
 	Quality []SuiteResult `json:"quality,omitempty"`
 }
@@ -185,6 +204,10 @@ type Repetition struct {
 	// Goodput is completed requests per second that met every SLO of the scenario.
 	Goodput      float64 `json:"goodput"`
 	GoodRequests int     `json:"good_requests"`
+	// GoodPromptTokens and GoodOutputTokens are the tokens of the requests
+	// that met every SLO.
+	GoodPromptTokens int `json:"good_prompt_tokens"`
+	GoodOutputTokens int `json:"good_output_tokens"`
 	// Concurrency is the mean number of requests in flight over the window.
 	Concurrency float64 `json:"concurrency"`
 
@@ -199,6 +222,16 @@ type Repetition struct {
 	// Histograms holds each metric's HDR histogram (microseconds), V2-compressed,
 	// so later stages can pool repetitions or draw distributions.
 	Histograms map[string][]byte `json:"histograms,omitempty"`
+
+	// Engine is what the engine's metrics page said during the window;
+	// nil when it was not read (see Result.Telemetry).
+	Engine *EngineTelemetry `json:"engine,omitempty"`
+	// GPU is what the GPUs did during the window; nil when no GPU source
+	// was available.
+	GPU *GPUTelemetry `json:"gpu,omitempty"`
+	// Cost is what the window's tokens cost; nil when the config sets no
+	// price.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // ScheduleStats reports how well an open-loop repetition kept to its schedule.

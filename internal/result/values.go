@@ -34,6 +34,17 @@ func (s *ScenarioResult) Values(name string) ([]float64, error) {
 	return out, nil
 }
 
+// Value is the repetition's value of a per-repetition metric (not cold
+// start, which is per stack start), or a *NotMeasuredError when the
+// repetition has no figure for it.
+func (r *Repetition) Value(name string) (float64, error) {
+	m, err := metric.Lookup(name)
+	if err != nil {
+		return 0, err
+	}
+	return repValue(r, m.Name)
+}
+
 // repValue is one repetition's value of a per-repetition metric.
 func repValue(r *Repetition, name string) (float64, error) {
 	switch name {
@@ -47,6 +58,9 @@ func repValue(r *Repetition, name string) (float64, error) {
 		return r.Goodput, nil
 	case "error_rate":
 		return r.ErrorRate, nil
+	}
+	if v, ok, err := telemetryValue(r, name); ok || err != nil {
+		return v, err
 	}
 	family, stat, ok := strings.Cut(name, ".")
 	if !ok {
@@ -80,4 +94,96 @@ func repValue(r *Repetition, name string) (float64, error) {
 		return st.Mean, nil
 	}
 	return 0, fmt.Errorf("metric %s has no per-repetition value", name)
+}
+
+// NotMeasuredError says a repetition has no value for a telemetry or cost
+// metric: its source was unavailable, the engine does not expose it, or the
+// config set no price.
+type NotMeasuredError struct {
+	Metric     string
+	Repetition int
+	// Why names what was missing.
+	Why string
+}
+
+func (e *NotMeasuredError) Error() string {
+	return fmt.Sprintf("%s was not measured in repetition %d: %s", e.Metric, e.Repetition, e.Why)
+}
+
+// telemetryValue is a repetition's value of an engine, GPU or cost metric;
+// ok is false for a metric that is none of these.
+func telemetryValue(r *Repetition, name string) (v float64, ok bool, err error) {
+	missing := func(why string) (float64, bool, error) {
+		return 0, true, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: why}
+	}
+	ptr := func(p *float64, why string) (float64, bool, error) {
+		if p == nil {
+			return missing(why)
+		}
+		return *p, true, nil
+	}
+	e, g, c := r.Engine, r.GPU, r.Cost
+	const (
+		noEngine = "no engine telemetry (the engine's metrics page was not read)"
+		noGPU    = "no GPU telemetry (no GPU source was available)"
+		noCost   = "no cost (the config sets no cost section)"
+	)
+	switch name {
+	case "kv_cache_peak", "kv_cache_mean", "prefix_cache_hit_rate", "waiting_peak", "preemptions", "server_ttft", "ttft_overhead":
+		if e == nil {
+			return missing(noEngine)
+		}
+		lacks := "the " + e.Adapter + " metrics page has no "
+		switch name {
+		case "kv_cache_peak":
+			return ptr(e.KVCachePeak, lacks+"KV-cache usage")
+		case "kv_cache_mean":
+			return ptr(e.KVCacheMean, lacks+"KV-cache usage")
+		case "prefix_cache_hit_rate":
+			return ptr(e.PrefixCacheHitRate, lacks+"prefix-cache counters")
+		case "waiting_peak":
+			return ptr(e.WaitingPeak, lacks+"waiting-requests gauge")
+		case "preemptions":
+			return ptr(e.Preemptions, lacks+"preemption counter")
+		case "server_ttft":
+			if e.ServerTTFT == nil {
+				return missing(lacks + "TTFT histogram")
+			}
+			return e.ServerTTFT.Mean, true, nil
+		default:
+			return ptr(e.TTFTOverheadMS, lacks+"TTFT histogram")
+		}
+	case "gpu_memory_peak", "gpu_utilization", "gpu_power", "energy_per_token", "tokens_per_joule":
+		if g == nil {
+			return missing(noGPU)
+		}
+		noPower := "the " + g.Source + " source reported no power"
+		switch name {
+		case "gpu_memory_peak":
+			return g.MemoryPeakMiB, true, nil
+		case "gpu_utilization":
+			return ptr(g.UtilizationMean, "the "+g.Source+" source reported no utilisation")
+		case "gpu_power":
+			return ptr(g.PowerMeanW, noPower)
+		case "energy_per_token":
+			return ptr(g.EnergyPerToken, noPower+", or the window had no output tokens")
+		default:
+			return ptr(g.TokensPerJoule, noPower+", or the window used no energy")
+		}
+	case "cost_per_mtok", "cost_per_mtok_input", "cost_per_mtok_goodput", "cost_per_mtok_input_goodput":
+		if c == nil {
+			return missing(noCost)
+		}
+		switch name {
+		case "cost_per_mtok":
+			return c.USDPerMOutput, true, nil
+		case "cost_per_mtok_input":
+			return ptr(c.USDPerMInput, "the prompt tokens are unknown (the server sent no usage)")
+		case "cost_per_mtok_goodput":
+			return ptr(c.USDPerMOutputGoodput, "no request met every SLO")
+		default:
+			return ptr(c.USDPerMInputGoodput, "no request met every SLO")
+		}
+	}
+	return 0, false, nil
 }

@@ -123,6 +123,11 @@ type Measurement struct {
 	// metrics leave out.
 	Evals  *EvalMix
 	OnEval func(*result.Record)
+	// Observe, if set, is called as each repetition starts; the function
+	// it returns is called once as the repetition ends, with its summary
+	// to add what was observed meanwhile (engine and GPU telemetry), or
+	// with nil when the repetition failed and is discarded.
+	Observe func(ctx context.Context) (end func(rep *result.Repetition))
 }
 
 // BrokenError says a repetition failed too many of its requests to count:
@@ -178,6 +183,10 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		if m.Progress != nil {
 			m.Progress.Begin(fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions), plan.limit())
 		}
+		endObserve := func(*result.Repetition) {}
+		if m.Observe != nil {
+			endObserve = m.Observe(ctx)
+		}
 		err := m.Dispatcher.Run(ctx, plan, func(r *result.Record) {
 			if r.Eval != "" {
 				if m.OnRecord != nil {
@@ -200,12 +209,14 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 			m.Progress.End()
 		}
 		if err != nil {
+			endObserve(nil)
 			if cause := context.Cause(ctx); cause != nil {
 				err = cause // the stack crashed, or perfgate was interrupted
 			}
 			return reps, fmt.Errorf("scenario %s repetition %d: %w", c.Name, rep, err)
 		}
 		sum := agg.Summary(rep)
+		endObserve(&sum)
 		reps = append(reps, sum)
 		if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate {
 			return reps, &BrokenError{Scenario: c.Name, Repetition: rep, Rep: sum, MaxErrorRate: c.MaxErrorRate}

@@ -168,3 +168,47 @@ func TestPrepareFilters(t *testing.T) {
 	_, err := Prepare(cfg, []string{"a", "zz"})
 	assert.ErrorContains(t, err, `no scenario named "zz" in p.yaml`)
 }
+
+// Observe brackets every repetition: begun before its first request, ended
+// with its own summary, and ended with nil when the repetition fails.
+func TestMeasureObserve(t *testing.T) {
+	clk := newFakeClock(0)
+	sender := &failingSender{clk: clk}
+	var begun, ended []int
+	var sentAtBegin []int64
+	m := &Measurement{
+		Dispatcher:  &Dispatcher{Sender: sender, Clock: clk},
+		Repetitions: config.Repetitions{Min: 3, Max: 3}, Clock: clk, RunID: "t",
+		Observe: func(ctx context.Context) func(*result.Repetition) {
+			begun = append(begun, len(begun)+1)
+			sentAtBegin = append(sentAtBegin, sender.n.Load())
+			return func(rep *result.Repetition) {
+				if rep == nil {
+					ended = append(ended, -1)
+					return
+				}
+				ended = append(ended, rep.Index)
+				rep.Engine = &result.EngineTelemetry{Adapter: "test", Scrapes: rep.Index}
+			}
+		},
+	}
+	s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}, MaxErrorRate: 0.05}, Requests: requests(5)}
+	reps, err := m.Measure(context.Background(), s)
+	require.NoError(t, err)
+	assert.Equal(t, []int{1, 2, 3}, begun)
+	assert.Equal(t, []int{1, 2, 3}, ended)
+	assert.Equal(t, []int64{0, 5, 10}, sentAtBegin, "each window begins before its repetition's first request")
+	for i, r := range reps {
+		require.NotNil(t, r.Engine, "repetition %d keeps what the observer added", i+1)
+		assert.Equal(t, i+1, r.Engine.Scrapes)
+	}
+
+	// A repetition cut short by cancellation ends its window with nil.
+	begun, ended = nil, nil
+	ctx, cancel := context.WithCancelCause(context.Background())
+	cancel(errors.New("stack crashed"))
+	_, err = m.Measure(ctx, s)
+	require.Error(t, err)
+	assert.Equal(t, []int{1}, begun)
+	assert.Equal(t, []int{-1}, ended)
+}

@@ -122,3 +122,23 @@ func getJSON(ctx context.Context, hc *http.Client, url string) []byte {
 	}
 	return body
 }
+
+// ModelFlags reads the model's revision and quantisation from a stack's
+// command line, as the engines spell them: --revision (vLLM, TGI, SGLang),
+// --quantization or -q (vLLM, SGLang) and --quantize (TGI), each as
+// "--flag value" or "--flag=value". Empty when the command line does not say.
+func ModelFlags(argv []string) (revision, quantization string) {
+	for i := 0; i < len(argv); i++ {
+		name, value, hasValue := strings.Cut(argv[i], "=")
+		if !hasValue && i+1 < len(argv) && !strings.HasPrefix(argv[i+1], "-") {
+			value = argv[i+1]
+		}
+		switch name {
+		case "--revision":
+			revision = value
+		case "--quantization", "-q", "--quantize":
+			quantization = value
+		}
+	}
+	return revision, quantization
+}

@@ -173,3 +173,22 @@ func TestIdentifyCancelled(t *testing.T) {
 	assert.Equal(t, result.Server{}, Identify(ctx, nil, es.URL, config.EngineAuto))
 	assert.Empty(t, es.requests(), "nothing asked once cancelled")
 }
+
+func TestModelFlags(t *testing.T) {
+	tests := []struct {
+		argv            []string
+		revision, quant string
+	}{
+		{[]string{"vllm", "serve", "m", "--quantization", "fp8", "--revision", "abc123"}, "abc123", "fp8"},
+		{[]string{"vllm", "serve", "m", "-q=awq"}, "", "awq"},
+		{[]string{"text-generation-launcher", "--model-id", "m", "--quantize", "bitsandbytes-nf4", "--revision=v2"}, "v2", "bitsandbytes-nf4"},
+		{[]string{"python", "-m", "sglang.launch_server", "--quantization", "gptq"}, "", "gptq"},
+		{[]string{"perfgate", "sim", "--quantization"}, "", ""}, // a flag with no value says nothing
+		{nil, "", ""},
+	}
+	for _, tt := range tests {
+		rev, q := ModelFlags(tt.argv)
+		assert.Equal(t, tt.revision, rev, "%v", tt.argv)
+		assert.Equal(t, tt.quant, q, "%v", tt.argv)
+	}
+}

@@ -1,0 +1,378 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// Telemetry in the reports: the engine's, the GPUs' and the cost's metrics
+// (metric.Info.Telemetry), which a repetition may lack when its source was
+// unavailable. The terminal summary shows a run's own; a Document keeps
+// each scenario's medians on both sides as TelemetryRows, which the
+// markdown, text and HTML renderings show as one table.
+
+// repetitionValues is metric name's value in each repetition of s;
+// measured[i] is false where repetition i has none (a telemetry or cost
+// metric whose source was unavailable: result.NotMeasuredError). Any other
+// error is returned.
+func repetitionValues(s *result.ScenarioResult, name string) (values []float64, measured []bool, err error) {
+	values = make([]float64, len(s.Repetitions))
+	measured = make([]bool, len(s.Repetitions))
+	for i := range s.Repetitions {
+		v, err := s.Repetitions[i].Value(name)
+		var nm *result.NotMeasuredError
+		switch {
+		case errors.As(err, &nm):
+			continue
+		case err != nil:
+			return nil, nil, err
+		}
+		values[i], measured[i] = v, true
+	}
+	return values, measured, nil
+}
+
+// measuredValues is metric name's finite values over the repetitions of s
+// that measured it.
+func measuredValues(s *result.ScenarioResult, name string) ([]float64, error) {
+	values, measured, err := repetitionValues(s, name)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for i, v := range values {
+		if measured[i] && finite(v) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// telemetryMetrics are the catalogue's telemetry and cost metrics, in
+// report order.
+func telemetryMetrics() []metric.Info {
+	var out []metric.Info
+	for _, m := range metric.All() {
+		if m.Telemetry() {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// telemetryRows are scenario vs's TelemetryRows: one per telemetry metric
+// that the baseline bs or the candidate cs (either may be nil) measured.
+func telemetryRows(vs *compare.Scenario, bs, cs *result.ScenarioResult) ([]TelemetryRow, error) {
+	side := func(s *result.ScenarioResult, name string) (*float64, error) {
+		if s == nil {
+			return nil, nil
+		}
+		vals, err := measuredValues(s, name)
+		if err != nil || len(vals) == 0 {
+			return nil, err
+		}
+		m := median(vals)
+		return &m, nil
+	}
+	var rows []TelemetryRow
+	for _, m := range telemetryMetrics() {
+		b, err := side(bs, m.Name)
+		if err != nil {
+			return nil, fmt.Errorf("baseline: scenario %s: %w", vs.Name, err)
+		}
+		c, err := side(cs, m.Name)
+		if err != nil {
+			return nil, fmt.Errorf("candidate: scenario %s: %w", vs.Name, err)
+		}
+		if b == nil && c == nil {
+			continue
+		}
+		row := TelemetryRow{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Group: m.Group, Baseline: b, Candidate: c}
+		row.Gated = slices.ContainsFunc(vs.Gates, func(g compare.Gate) bool { return g.Metric == m.Name })
+		rows = append(rows, row)
+	}
+	return rows, nil
+}
+
+// unavailableSources are the lines that say which telemetry sources of a run
+// were not read and why ("GPU telemetry: unavailable (no GPU tool: ...)"),
+// engine first; a source turned off says "off" when withOff is set and
+// nothing otherwise. esc makes the reason safe for the output.
+func unavailableSources(info *result.TelemetryInfo, withOff bool, esc func(string) string) []string {
+	if info == nil {
+		return nil
+	}
+	var out []string
+	for _, src := range []struct {
+		name string
+		info result.SourceInfo
+	}{{"engine telemetry", info.Engine}, {"GPU telemetry", info.GPU}} {
+		switch why := strings.TrimSpace(src.info.Unavailable); {
+		case why == "":
+			continue
+		case why == config.TelemetryOff:
+			if withOff {
+				out = append(out, src.name+": off")
+			}
+		default:
+			out = append(out, src.name+": unavailable ("+esc(why)+")")
+		}
+	}
+	return out
+}
+
+// telemetryValue is a row's median on one side as the tables show it; "—"
+// when that side has none.
+func telemetryValue(v *float64, unit string) string {
+	if v == nil {
+		return "—"
+	}
+	return verdictValue(*v, unit)
+}
+
+// telemetryChange is a row's change from baseline to candidate: relative,
+// in percent of the baseline ("+3.1%"), or, from a baseline of 0, the
+// absolute shift in the metric's unit ("+2", "+0.50 points"); "—" unless
+// both sides have a value.
+func telemetryChange(r TelemetryRow) string {
+	if r.Baseline == nil || r.Candidate == nil {
+		return "—"
+	}
+	b, c := *r.Baseline, *r.Candidate
+	switch {
+	case !finite(b) || !finite(c):
+		return "—"
+	case b == c:
+		return "+0.0%"
+	case b != 0:
+		return verdictPercent((c - b) / math.Abs(b))
+	}
+	f, unit := verdictShiftFormat(r.Unit)
+	if unit != "" {
+		return f(c-b) + " " + unit
+	}
+	return f(c - b)
+}
+
+// telemetryGated is the mark of a gated row.
+func telemetryGated(r TelemetryRow) string {
+	if r.Gated {
+		return "gated"
+	}
+	return ""
+}
+
+// writeTelemetryText is a scenario's telemetry table for a terminal.
+func writeTelemetryText(p *verdictPrinter, sd *ScenarioData) error {
+	if sd == nil || len(sd.Telemetry) == 0 {
+		return p.err
+	}
+	var buf bytes.Buffer
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  engine, GPU and cost (median of repetitions)\tbaseline\tcandidate\tchange\t")
+	for _, r := range sd.Telemetry {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", verdictMetricLabel(r.Title, r.Unit), telemetryValue(r.Baseline, r.Unit),
+			telemetryValue(r.Candidate, r.Unit), telemetryChange(r), telemetryGated(r))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// The last column is empty but for gated rows: no trailing blanks.
+	for line := range bytes.Lines(buf.Bytes()) {
+		p.println(string(bytes.TrimRight(line, " \n")))
+	}
+	return p.err
+}
+
+// writeTelemetryMarkdown is a scenario's collapsed telemetry table.
+func writeTelemetryMarkdown(p *verdictPrinter, sd *ScenarioData) {
+	if sd == nil || len(sd.Telemetry) == 0 {
+		return
+	}
+	p.println()
+	p.println("<details><summary>Engine, GPU and cost</summary>")
+	p.println()
+	p.println("| metric (median of repetitions) | baseline | candidate | change | gated |")
+	p.println("|:--|--:|--:|--:|:--|")
+	for _, r := range sd.Telemetry {
+		gated := ""
+		if r.Gated {
+			gated = "✓"
+		}
+		p.printf("| %s | %s | %s | %s | %s |\n", verdictMD(verdictMetricLabel(r.Title, r.Unit)), verdictMD(telemetryValue(r.Baseline, r.Unit)),
+			verdictMD(telemetryValue(r.Candidate, r.Unit)), telemetryChange(r), gated)
+	}
+	p.println()
+	p.println("</details>")
+}
+
+// summaryTelemetryWidth is the width the summary's telemetry lines wrap at.
+const summaryTelemetryWidth = 100
+
+// summaryTelemetry writes a scenario's telemetry block for the terminal
+// summary: per source, each telemetry metric's median over the repetitions
+// that measured it; nothing when no repetition carries telemetry.
+func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *config.Cost) error {
+	var withTelemetry int
+	var adapter, source string
+	var totals []float64
+	for _, r := range s.Repetitions {
+		if r.Engine == nil && r.GPU == nil && r.Cost == nil {
+			continue
+		}
+		withTelemetry++
+		if r.Engine != nil && adapter == "" {
+			adapter = r.Engine.Adapter
+		}
+		if r.GPU != nil {
+			if source == "" {
+				source = r.GPU.Source
+			}
+			if r.GPU.MemoryTotalMiB > 0 {
+				totals = append(totals, r.GPU.MemoryTotalMiB)
+			}
+		}
+	}
+	if withTelemetry == 0 {
+		return nil
+	}
+	// item is one metric's median, with how many repetitions it is over
+	// when that is not all of them.
+	item := func(vals []float64, text func(float64) string) string {
+		out := text(median(vals))
+		if len(vals) < withTelemetry {
+			out += fmt.Sprintf(" (%d of %d)", len(vals), withTelemetry)
+		}
+		return out
+	}
+	type line struct {
+		label string
+		items []string
+	}
+	var lines []line
+	for _, g := range []struct{ group, label string }{
+		{metric.GroupEngine, "engine"}, {metric.GroupGPU, "GPU"}, {metric.GroupCost, "cost"},
+	} {
+		l := line{label: g.label}
+		switch {
+		case g.group == metric.GroupEngine && adapter != "":
+			l.label += " (" + clean(adapter, 40) + ")"
+		case g.group == metric.GroupGPU && source != "":
+			l.label += " (" + clean(source, 40) + ")"
+		case g.group == metric.GroupCost && cost != nil:
+			l.items = append(l.items, fmt.Sprintf("at $%s per GPU-hour × %d GPU%s", verdictSigFigs(cost.USDPerGPUHour), cost.GPUs, plural(cost.GPUs)))
+		}
+		measured := false
+		for _, m := range metric.All() {
+			if m.Group != g.group {
+				continue
+			}
+			if m.Name == "waiting_peak" {
+				// The catalogue gates the queue, not the batch; the
+				// summary shows both.
+				var running []float64
+				for _, r := range s.Repetitions {
+					if r.Engine != nil && r.Engine.RunningPeak != nil && finite(*r.Engine.RunningPeak) {
+						running = append(running, *r.Engine.RunningPeak)
+					}
+				}
+				if len(running) > 0 {
+					l.items = append(l.items, item(running, func(v float64) string { return "running peak " + summaryNumber(v) }))
+				}
+			}
+			vals, err := measuredValues(s, m.Name)
+			if err != nil {
+				return fmt.Errorf("scenario %s: %w", s.Name, err)
+			}
+			if len(vals) == 0 {
+				continue
+			}
+			measured = true
+			text := func(v float64) string { return summaryTelemetryItem(m, v) }
+			if m.Name == "gpu_memory_peak" && len(totals) > 0 {
+				text = func(v float64) string {
+					return fmt.Sprintf("memory peak %.0f of %.0f MiB", v, median(totals))
+				}
+			}
+			l.items = append(l.items, item(vals, text))
+		}
+		if measured {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		return nil
+	}
+	w.println()
+	w.printf("telemetry (median over %d repetition%s)\n", withTelemetry, plural(withTelemetry))
+	width := 0
+	for _, l := range lines {
+		width = max(width, len([]rune(l.label)))
+	}
+	for _, l := range lines {
+		label := l.label + strings.Repeat(" ", width-len([]rune(l.label)))
+		indent := "  " + strings.Repeat(" ", width+2)
+		cur := "  " + label + "  "
+		fresh := true
+		for _, it := range l.items {
+			switch {
+			case fresh:
+				cur += it
+				fresh = false
+			case len([]rune(cur))+len(" · ")+len([]rune(it)) > summaryTelemetryWidth:
+				w.println(cur)
+				cur = indent + it
+			default:
+				cur += " · " + it
+			}
+		}
+		w.println(cur)
+	}
+	return w.err
+}
+
+// summaryTelemetryItem is one telemetry metric's median for the summary:
+// its title (without the "GPU " its line already says) and its value in
+// the metric's unit; a price reads "$0.352 per M output tokens".
+func summaryTelemetryItem(m metric.Info, v float64) string {
+	title := clean(strings.TrimPrefix(m.Title, "GPU "), 60)
+	switch m.Kind {
+	case metric.Money:
+		return "$" + verdictSigFigs(v) + " " + strings.TrimPrefix(title, "$ ")
+	case metric.Fraction:
+		return fmt.Sprintf("%s %.1f%%", title, 100*v)
+	case metric.Latency:
+		return fmt.Sprintf("%s %.2f ms", title, v)
+	case metric.Count:
+		return title + " " + summaryNumber(v)
+	case metric.Memory:
+		return fmt.Sprintf("%s %.0f MiB", title, v)
+	case metric.Power:
+		return fmt.Sprintf("%s %.0f W", title, v)
+	case metric.Energy:
+		return verdictSigFigs(v) + " J/token"
+	case metric.Efficiency:
+		return verdictSigFigs(v) + " tokens/J"
+	}
+	return title + " " + verdictSigFigs(v) + " " + m.Unit()
+}
+
+// summaryNumber is a count: whole when it is one ("4"), else to one
+// decimal (a median of two: "2.5").
+func summaryNumber(v float64) string {
+	if v == math.Trunc(v) {
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(v, 'f', 1, 64)
+}

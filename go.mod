@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/NVIDIA/go-nvml v0.13.0-1
 	github.com/aclements/go-moremath v0.0.0-20210112150236-f10218a38794
 	github.com/containerd/errdefs v1.0.0
 	github.com/docker/go-units v0.5.0

@@ -14,8 +14,10 @@ import (
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/workload"
 )
 
 type gateOptions struct {
@@ -163,9 +165,19 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *g
 		}
 		bs := b.Scenarios[0]
 		if !o.allowMismatch {
-			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load, SLO: sc.Config.SLO}
+			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load, SLO: sc.Config.SLO,
+				Sampling: workload.Sampling(sc.Requests)}
 			if d := compare.ScenarioMismatches(&bs, &probe); len(d) > 0 {
 				return exit.UsageError(&compare.MismatchError{Differences: d})
+			}
+		}
+		// A telemetry gate the baseline cannot answer would fail only
+		// after the whole run.
+		for _, g := range cfg.GatesOf(sc.Config) {
+			if m, err := metric.Lookup(g.Metric); err == nil && m.Telemetry() {
+				if _, err := bs.Values(g.Metric); err != nil {
+					return exit.UsageError(fmt.Errorf("baseline of scenario %s: %w: promote a baseline measured with it, or turn the gate off (%s: off)", sc.Config.Name, err, g.Metric))
+				}
 			}
 		}
 		bases[sc.Config.Name] = b

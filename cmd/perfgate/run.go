@@ -20,6 +20,7 @@ import (
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/stack"
 	"github.com/perfgate/perfgate/internal/version"
 )
 
@@ -175,21 +176,40 @@ func execute(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, 
 		Identity: result.Identity{
 			PerfgateVersion: version.String(),
 			ConfigHash:      configHash,
-			Target:          result.Target{BaseURL: cfg.Target.BaseURL, API: cfg.Target.API, Model: cfg.Target.Model},
+			Target:          target(cfg, sess.stackID),
 			Server:          sess.server,
 			Stack:           sess.stackID,
 			Host:            result.LocalHost(),
+			GPUs:            sess.gpus,
 			Simulated:       sess.server.Engine == "perfgate-sim",
 		},
 		StartedAt:  started.UTC(),
 		FinishedAt: time.Now().UTC(),
 		Scenarios:  scenarioResults,
 		Compare:    &cfg.Compare,
+		Telemetry:  &sess.telemetryInfo,
+		Cost:       cfg.Cost,
 	}
 	if err := result.Write(o.output, res); err != nil {
 		return nil, exit.RunError(err)
 	}
 	return res, nil
+}
+
+// target is the result's account of where requests went and what model
+// they asked for: the model's revision and quantisation as configured, or
+// else as the stack's command line gives them.
+func target(cfg *config.Config, st result.Stack) result.Target {
+	t := result.Target{BaseURL: cfg.Target.BaseURL, API: cfg.Target.API, Model: cfg.Target.Model,
+		Revision: cfg.Target.Revision, Quantization: cfg.Target.Quantization}
+	revision, quantization := stack.ModelFlags(append(slices.Clone(st.Command), st.Args...))
+	if t.Revision == "" {
+		t.Revision = revision
+	}
+	if t.Quantization == "" {
+		t.Quantization = quantization
+	}
+	return t
 }
 
 // connect builds the client for cfg's target, checks that the server answers

@@ -17,6 +17,7 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
+	"github.com/perfgate/perfgate/internal/telemetry"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -49,6 +50,12 @@ type session struct {
 	// Identity, from the first start.
 	server  result.Server
 	stackID result.Stack
+	gpus    []result.GPU
+
+	// telemetry samples the engine and the GPUs during each repetition;
+	// opened at the first start.
+	telemetry     *telemetry.Collector
+	telemetryInfo result.TelemetryInfo
 }
 
 // health is the stack's health check, at interval.
@@ -59,7 +66,12 @@ func (s *session) health(interval time.Duration) stack.Health {
 // measure runs every scenario and returns their results. The stack is stopped
 // before it returns, whatever happened.
 func (s *session) measure(ctx context.Context, scenarios []run.Scenario) ([]result.ScenarioResult, error) {
-	defer s.stopStack()
+	defer func() {
+		s.stopStack()
+		if err := s.telemetry.Close(); err != nil && s.out != nil {
+			fmt.Fprintf(s.out, "warning: GPU telemetry: %v\n", err)
+		}
+	}()
 	out := make([]result.ScenarioResult, 0, len(scenarios))
 	for _, sc := range scenarios {
 		if s.inst == nil || sc.Config.FreshStack || !s.shared {
@@ -157,8 +169,57 @@ func (s *session) startStack(ctx context.Context) error {
 			who += " " + s.server.Version
 		}
 		s.detail("serving %s with %s", s.cfg.Target.Model, who)
+		s.openTelemetry(ctx)
 	}
 	return nil
+}
+
+// openTelemetry finds the engine's metrics page and a GPU source, and says
+// once what will be sampled and what is unavailable.
+func (s *session) openTelemetry(ctx context.Context) {
+	t := s.cfg.Telemetry
+	// A stack restarted for a fresh_stack scenario is another container:
+	// nvidia-smi runs in whichever is running when it samples.
+	inContainer := func(ctx context.Context, argv []string) ([]byte, error) {
+		ex, ok := s.inst.(stack.Execer)
+		if !ok {
+			return nil, errors.New("the stack is not a container")
+		}
+		return ex.Exec(ctx, argv)
+	}
+	gpu := telemetry.GPUOptions{
+		Mode: t.GPU, NvidiaSMI: t.NvidiaSMI, DCGMURL: t.DCGMURL,
+		Simulated: s.server.Engine == "perfgate-sim",
+	}
+	if ex, ok := s.inst.(stack.Execer); ok {
+		gpu.Container, gpu.Where = inContainer, ex.ExecWhere()
+	}
+	c, info, gpus := telemetry.Open(ctx, telemetry.Options{
+		MetricsURL: s.cfg.MetricsURL(), GPU: gpu, Devices: t.Devices, Interval: t.Interval,
+	})
+	c.Warn = func(msg string) { s.detail("warning: %s", msg) }
+	s.telemetry, s.telemetryInfo, s.gpus = c, info, gpus
+	for _, src := range []struct {
+		name string
+		info result.SourceInfo
+	}{{"engine", info.Engine}, {"GPU", info.GPU}} {
+		if src.info.Available() {
+			s.detail("%s telemetry: %s, every %s", src.name, src.info.Source, t.Interval)
+		} else {
+			s.detail("%s telemetry: unavailable: %s", src.name, src.info.Unavailable)
+		}
+	}
+}
+
+// observe is each repetition's telemetry window, and prices it.
+func (s *session) observe(ctx context.Context) func(*result.Repetition) {
+	end := s.telemetry.Begin(ctx)
+	return func(rep *result.Repetition) {
+		end(rep)
+		if rep != nil && s.cfg.Cost != nil {
+			rep.Cost = result.CostOf(rep, *s.cfg.Cost)
+		}
+	}
 }
 
 func healthDesc(path string) string {
@@ -218,7 +279,7 @@ func (s *session) stopStack() {
 func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
 	c := sc.Config
 	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load, SLO: c.SLO,
-		Gates: s.cfg.GatesOf(c)}
+		Gates: s.cfg.GatesOf(c), Sampling: workload.Sampling(sc.Requests)}
 	if s.cfg.Stack.Kind != config.StackExternal {
 		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
 	}
@@ -267,6 +328,7 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 	m := &run.Measurement{
 		Dispatcher: dispatcher, Repetitions: reps, Cooldown: s.cfg.Cooldown,
 		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
+		Observe: s.observe,
 	}
 	if s.more != nil && !reps.Fixed() {
 		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions, up to %d while a gate is undecided", c.Name, reps.Min, reps.Max))

@@ -203,9 +203,12 @@ func (s *session) openTelemetry(ctx context.Context) {
 		name string
 		info result.SourceInfo
 	}{{"engine", info.Engine}, {"GPU", info.GPU}} {
-		if src.info.Available() {
+		switch {
+		case src.info.Available():
 			s.detail("%s telemetry: %s, every %s", src.name, src.info.Source, t.Interval)
-		} else {
+		case src.info.Off():
+			s.detail("%s telemetry: %s", src.name, src.info.Unavailable)
+		default:
 			s.detail("%s telemetry: unavailable: %s", src.name, src.info.Unavailable)
 		}
 	}

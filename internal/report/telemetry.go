@@ -121,9 +121,9 @@ func unavailableSources(info *result.TelemetryInfo, withOff bool, esc func(strin
 		switch why := strings.TrimSpace(src.info.Unavailable); {
 		case why == "":
 			continue
-		case why == config.TelemetryOff:
+		case src.info.Off():
 			if withOff {
-				out = append(out, src.name+": off")
+				out = append(out, src.name+": "+esc(why))
 			}
 		default:
 			out = append(out, src.name+": unavailable ("+esc(why)+")")

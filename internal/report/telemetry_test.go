@@ -69,14 +69,14 @@ func TestSummaryTelemetry(t *testing.T) {
 	r.Scenarios = append(r.Scenarios, r.Scenarios[0])
 	r.Scenarios[1].Name = "chat-2"
 	r.Telemetry.GPU = result.SourceInfo{Unavailable: "nvidia-smi: exit status 9\x1b[31m"}
-	r.Telemetry.Engine = result.SourceInfo{Unavailable: "off"}
+	r.Telemetry.Engine = result.SourceInfo{Unavailable: "off (telemetry.metrics: off)"}
 	buf.Reset()
 	require.NoError(t, Summary(&buf, r))
 	out = buf.String()
 	// Repetitions k=0 and k=1 are left: the median is k=0.5's.
 	assert.Contains(t, out, "  GPU (nvml)     memory peak 40250 of 81559 MiB (2 of 3) · utilisation 90.5% (2 of 3)")
 	assert.Equal(t, 1, strings.Count(out, "GPU telemetry: unavailable (nvidia-smi: exit status 9 [31m)\n"), out)
-	assert.True(t, strings.HasSuffix(out, "\n\nengine telemetry: off\nGPU telemetry: unavailable (nvidia-smi: exit status 9 [31m)\n"), out)
+	assert.True(t, strings.HasSuffix(out, "\n\nengine telemetry: off (telemetry.metrics: off)\nGPU telemetry: unavailable (nvidia-smi: exit status 9 [31m)\n"), out)
 	assert.NotContains(t, out, "\x1b")
 
 	// No telemetry, no block and no lines.

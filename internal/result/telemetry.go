@@ -1,5 +1,7 @@
 package result
 
+import "strings"
+
 // Telemetry in a result: what the serving engine and the GPUs said while a
 // repetition was measured, and what the repetition cost. Every figure that a
 // source may not provide is a pointer, so "not measured" (absent) is never
@@ -21,13 +23,17 @@ type SourceInfo struct {
 	// "dcgm http://gpu-host:9400/metrics".
 	Source string `json:"source,omitempty"`
 	// Unavailable is why there is no telemetry from this source ("no GPU
-	// tool: NVML: ...; nvidia-smi: not on PATH"), or "off" when the config
-	// turned it off. Empty when Source was read.
+	// tool: NVML: ...; nvidia-smi: not on PATH"), or "off (why)" when it
+	// was turned off. Empty when Source was read.
 	Unavailable string `json:"unavailable,omitempty"`
 }
 
 // Available reports whether the source was read.
 func (s SourceInfo) Available() bool { return s.Source != "" && s.Unavailable == "" }
+
+// Off reports whether the source was turned off rather than unreadable:
+// its Unavailable reads "off (why)".
+func (s SourceInfo) Off() bool { return strings.HasPrefix(s.Unavailable, "off") }
 
 // EngineTelemetry is the serving engine's own account of one repetition, read
 // from its Prometheus /metrics page during the measured window: gauges are

@@ -226,7 +226,7 @@ func OpenGPU(ctx context.Context, o GPUOptions) (src GPUSource, devices []result
 		return nil, nil, "off (telemetry.gpu: off)"
 	case config.TelemetryAuto:
 		if o.Simulated {
-			return nil, nil, "off: the target is perfgate's simulator, which uses no GPU"
+			return nil, nil, "off (the target is perfgate's simulator, which uses no GPU)"
 		}
 		if o.DCGMURL != "" {
 			tries = append(tries, o.dcgmTry())

@@ -302,7 +302,7 @@ func TestOpenGPU(t *testing.T) {
 	}, {
 		name:    "simulator",
 		o:       GPUOptions{Simulated: true, OpenNVML: func() (GPUSource, error) { panic("NVML tried for the simulator") }},
-		wantWhy: "off: the target is perfgate's simulator, which uses no GPU",
+		wantWhy: "off (the target is perfgate's simulator, which uses no GPU)",
 	}, {
 		name:    "off",
 		o:       GPUOptions{Mode: "off", OpenNVML: func() (GPUSource, error) { panic("NVML tried when off") }},

@@ -39,11 +39,14 @@ type Collector struct {
 	// function that stops it. Nil is time.NewTicker.
 	Ticks func(d time.Duration) (<-chan time.Time, func())
 	// Warn, if set, is told once per source when a source that answered
-	// at the start fails during the run (its samples are then skipped).
+	// at the start fails during the run (its samples are then skipped). It
+	// is called as the window ends, on the goroutine that ends it, never
+	// from the sampling goroutines.
 	Warn func(msg string)
 
-	warnMu sync.Mutex
-	warned map[string]bool
+	warnMu  sync.Mutex
+	warned  map[string]bool
+	pending []string
 }
 
 // Open prepares a collector: it reads the engine page once, to learn which
@@ -124,11 +127,8 @@ func (c *Collector) ticks() (<-chan time.Time, func()) {
 	return t.C, t.Stop
 }
 
-// warn tells Warn about a failing source, once per source.
+// warn queues a warning about a failing source, once per source.
 func (c *Collector) warn(source string, err error) {
-	if c.Warn == nil {
-		return
-	}
 	c.warnMu.Lock()
 	defer c.warnMu.Unlock()
 	if c.warned[source] {
@@ -138,7 +138,21 @@ func (c *Collector) warn(source string, err error) {
 		c.warned = map[string]bool{}
 	}
 	c.warned[source] = true
-	c.Warn(fmt.Sprintf("%s telemetry: %v (samples that fail are skipped)", source, err))
+	c.pending = append(c.pending, fmt.Sprintf("%s telemetry: %v (samples that fail are skipped)", source, err))
+}
+
+// flushWarnings hands the queued warnings to Warn.
+func (c *Collector) flushWarnings() {
+	c.warnMu.Lock()
+	pending := c.pending
+	c.pending = nil
+	c.warnMu.Unlock()
+	if c.Warn == nil {
+		return
+	}
+	for _, msg := range pending {
+		c.Warn(msg)
+	}
 }
 
 // Begin starts sampling a measured window: one sample of each source now,
@@ -203,6 +217,7 @@ func (c *Collector) Begin(ctx context.Context) (end func(rep *result.Repetition)
 	return func(rep *result.Repetition) {
 		close(stop)
 		wg.Wait() // the loops own pages and samples until here
+		defer c.flushWarnings()
 		if rep == nil {
 			return
 		}

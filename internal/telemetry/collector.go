@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
@@ -92,10 +93,8 @@ func selectDevices(gpus []result.GPU, want []int) []result.GPU {
 	}
 	var out []result.GPU
 	for _, g := range gpus {
-		for _, w := range want {
-			if g.Index == w {
-				out = append(out, g)
-			}
+		if slices.Contains(want, g.Index) {
+			out = append(out, g)
 		}
 	}
 	return out

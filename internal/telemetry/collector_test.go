@@ -185,3 +185,11 @@ func TestCollectorUnknownPage(t *testing.T) {
 	_, info, _ := Open(t.Context(), Options{MetricsURL: s.URL + "/metrics", GPU: GPUOptions{Mode: config.TelemetryOff}, Interval: time.Second})
 	assert.Contains(t, info.Engine.Unavailable, "has no metric perfgate knows")
 }
+
+// telemetry.devices keeps only the GPUs that serve the model in the identity.
+func TestSelectDevices(t *testing.T) {
+	gpus := []result.GPU{{Index: 0, Model: "A"}, {Index: 1, Model: "B"}, {Index: 2, Model: "C"}}
+	assert.Equal(t, gpus, selectDevices(gpus, nil))
+	assert.Equal(t, []result.GPU{{Index: 0, Model: "A"}, {Index: 2, Model: "C"}}, selectDevices(gpus, []int{2, 0}))
+	assert.Empty(t, selectDevices(gpus, []int{7}))
+}

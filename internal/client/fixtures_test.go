@@ -22,13 +22,13 @@ import (
 )
 
 // fixtureDir holds real captures from llama.cpp (see its README).
-const fixtureDir = "../../../shared/fixtures/llamacpp"
+const fixtureDir = "../../testdata/captures/llamacpp"
 
 func fixture(t *testing.T, name string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(fixtureDir, name))
 	if err != nil {
-		t.Fatalf("fixture %s: %v (the real captures live in shared/fixtures/llamacpp beside the repository; CI has them)", name, err)
+		t.Fatalf("fixture %s: %v (the real captures live in testdata/captures/llamacpp at the repository root)", name, err)
 	}
 	return b
 }
@@ -148,7 +148,7 @@ var knownFixtures = map[string]string{
 func TestFixturesAllParse(t *testing.T) {
 	entries, err := os.ReadDir(fixtureDir)
 	if err != nil {
-		t.Fatalf("fixtures: %v (the real captures live in shared/fixtures/llamacpp beside the repository; CI has them)", err)
+		t.Fatalf("fixtures: %v (the real captures live in testdata/captures/llamacpp at the repository root)", err)
 	}
 	nsse := 0
 	for _, e := range entries {

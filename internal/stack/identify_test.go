@@ -18,7 +18,7 @@ import (
 
 // llamaCppProps is the path, from this package, of a real llama.cpp /props
 // capture.
-const llamaCppProps = "../../../shared/fixtures/llamacpp/props.json"
+const llamaCppProps = "../../testdata/captures/llamacpp/props.json"
 
 // engineServer answers GET on each of paths with its body (200), and 404 on
 // anything else, recording the paths asked.

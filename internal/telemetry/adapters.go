@@ -43,7 +43,7 @@ type counterPair struct{ queries, hits string }
 // python/sglang/srt/metrics/collector.py; TGI:
 // huggingface.co/docs/text-generation-inference/reference/metrics;
 // llama.cpp: tools/server/README.md and a capture from a real server
-// (shared/fixtures/llamacpp/metrics.prom).
+// (testdata/captures/llamacpp/metrics.prom).
 var adapters = []*Adapter{
 	{
 		Name:    "vllm",

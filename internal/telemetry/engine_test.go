@@ -21,9 +21,9 @@ import (
 )
 
 // llamacppCapture is a page captured from a real llama-server (see
-// shared/fixtures/README.md). The other engines' pages under testdata/ are
+// testdata/captures/README.md at the repository root). The other engines' pages under testdata/ are
 // written to follow their documented names.
-const llamacppCapture = "../../../shared/fixtures/llamacpp/metrics.prom"
+const llamacppCapture = "../../testdata/captures/llamacpp/metrics.prom"
 
 var t0 = time.Date(2025, 7, 1, 12, 0, 0, 0, time.UTC)
 

@@ -144,6 +144,11 @@ func execute(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, 
 	if err := os.Remove(o.output); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, exit.UsageError(fmt.Errorf("--output: %w", err))
 	}
+	// perfgate's own limits are its own errors, found before anything is
+	// sent rather than counted as the server's connect errors.
+	if err := (run.FileLimit{}).Ensure(cfg); err != nil {
+		return nil, exit.RunError(err)
+	}
 	started := time.Now()
 	sess := &session{cfg: cfg, runID: runID(), more: more}
 	var rw *result.RecordWriter
@@ -215,13 +220,7 @@ func target(cfg *config.Config, st result.Stack) result.Target {
 // connect builds the client for cfg's target, checks that the server answers
 // /v1/models, and resolves model: auto to the first model it lists.
 func connect(ctx context.Context, cfg *config.Config) (*client.Client, []string, error) {
-	pool := 1
-	for _, s := range cfg.Scenarios {
-		pool = max(pool, s.Load.Concurrency, s.Load.MaxInFlight)
-		if s.Load.Type != config.LoadClosed && s.Load.MaxInFlight == 0 {
-			pool = max(pool, 256) // an uncapped open loop: room for bursts
-		}
-	}
+	pool, _ := run.Connections(cfg)
 	newClient := func(model string) (*client.Client, error) {
 		c, err := client.New(client.Options{
 			BaseURL: cfg.Target.BaseURL, API: client.API(cfg.Target.API), Model: model,

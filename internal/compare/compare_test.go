@@ -268,3 +268,19 @@ func TestIdentityTelemetryFields(t *testing.T) {
 		{Field: "GPU price", Baseline: "$2.5/GPU-hour × 1 GPU", Candidate: "$3/GPU-hour × 1 GPU"},
 	})
 }
+
+// A salted side measures prefills and an unsalted one a warm prompt cache:
+// not comparable. A result from before salting (no value) is compared.
+func TestSaltMismatch(t *testing.T) {
+	base := fakeResult("chat", 1, 2, 3, 4, 5)
+	cand := fakeResult("chat", 1, 2, 3, 4, 5)
+	base.Scenarios[0].Salt, cand.Scenarios[0].Salt = result.SaltOff, result.SaltPerPass
+	_, err := Compare([]*result.Result{base}, cand, Options{})
+	var mm *MismatchError
+	require.ErrorAs(t, err, &mm)
+	assert.Equal(t, []Difference{{Scenario: "chat", Field: "prompt salting", Baseline: "off", Candidate: "per-pass"}}, mm.Differences)
+
+	base.Scenarios[0].Salt = ""
+	_, err = Compare([]*result.Result{base}, cand, Options{})
+	assert.NoError(t, err)
+}

@@ -122,6 +122,12 @@ func ScenarioMismatches(b, c *result.ScenarioResult) []Difference {
 	if b.Sampling != nil && c.Sampling != nil {
 		add("sampling", samplingString(b.Sampling), samplingString(c.Sampling))
 	}
+	// A salted side measures prefills, an unsalted one a warm prompt cache.
+	// A result from before salting has no value: perfgate's version change
+	// says enough there.
+	if b.Salt != "" && c.Salt != "" {
+		add("prompt salting", b.Salt, c.Salt)
+	}
 	return out
 }
 

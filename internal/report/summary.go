@@ -166,6 +166,12 @@ func notes(s *result.ScenarioResult) []string {
 			out = append(out, fmt.Sprintf("repetition %d did not keep to its schedule (achieved %.2f of %.2f req/s, p99 send lag %.1f ms): the client or a max_in_flight cap fell behind, and latency from the actual send hides it — read the 'from schedule' rows",
 				r.Index, r.Schedule.AchievedRate, r.Schedule.ScheduledRate, r.Schedule.SendLag.P99))
 		}
+		if r.UsageRefused > 0 {
+			out = append(out, fmt.Sprintf("repetition %d: the server's usage was not believed for %d request%s (a count that cannot be true, or far from what the stream showed): their tokens were counted from the stream; the records say why", r.Index, r.UsageRefused, plural(r.UsageRefused)))
+		}
+		if r.Retries > 0 {
+			out = append(out, fmt.Sprintf("repetition %d: %d request%s sent again on a new connection, because the server had closed the reused one before answering (not errors; latency is the retry's)", r.Index, r.Retries, plural(r.Retries)))
+		}
 		if r.TokensFrom != "usage" && r.Completed > 0 {
 			out = append(out, fmt.Sprintf("repetition %d: token counts from %s, not the server's usage: counts are content chunks, which may differ from tokens", r.Index, r.TokensFrom))
 		}
@@ -195,6 +201,9 @@ func preparation(s *result.ScenarioResult) string {
 		}
 		parts = append(parts, fmt.Sprintf("warm-up %.1f s, %s (%s, %d request%s)",
 			float64(w.Duration), state, w.Method, w.Requests, plural(w.Requests)))
+	}
+	if s.Salt == result.SaltOff {
+		parts = append(parts, "prompt salting off (a prompt cache may serve repeated prompts)")
 	}
 	if len(parts) == 0 {
 		return ""

@@ -46,6 +46,7 @@ func TestSummaryGolden(t *testing.T) {
 	open := rep(1, 40)
 	open.Failed, open.Completed = 3, 97
 	open.Errors = map[string]int{"http": 2, "timeout": 1}
+	open.UsageRefused, open.Retries = 2, 1
 	open.Schedule = &result.ScheduleStats{OfferedRate: 8, ScheduledRate: 8, AchievedRate: 6.5, SendLag: stats(30), Achieved: false,
 		TTFTFromSchedule: stats(70), E2EFromSchedule: stats(2530)}
 	r := &result.Result{
@@ -62,6 +63,7 @@ func TestSummaryGolden(t *testing.T) {
 			{Name: "bursty", Workload: "synth", WorkloadHash: "sha256:fedcba",
 				Load:        config.Load{Type: config.LoadGamma, Rate: 8, Burstiness: 0.5, MaxInFlight: 16},
 				Warmup:      &result.Warmup{Method: "mser5", Duration: 300, Requests: 1, Steady: false},
+				Salt:        result.SaltOff,
 				Repetitions: []result.Repetition{open}},
 		},
 	}

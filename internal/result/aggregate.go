@@ -47,6 +47,7 @@ type Aggregator struct {
 	errors                 map[string]int
 	promptTok, outputTok   int
 	fromUsage              int
+	usageRefused, retries  int
 	lastEndNS              int64
 	busyNS                 int64 // sum of E2E over all requests: mean concurrency × window
 	firstSched, lastSched  int64
@@ -79,6 +80,7 @@ func (a *Aggregator) record(name string, us int64) {
 // Add folds one request's record into the summary.
 func (a *Aggregator) Add(r *Record) {
 	a.sent++
+	a.retries += r.Retries
 	a.lastEndNS = max(a.lastEndNS, r.EndNS)
 	a.busyNS += r.EndNS - r.SentNS
 	a.firstSched, a.lastSched = min(a.firstSched, r.ScheduledNS), max(a.lastSched, r.ScheduledNS)
@@ -95,6 +97,9 @@ func (a *Aggregator) Add(r *Record) {
 	a.outputTok += r.OutputTokens
 	if r.TokensFrom == "usage" {
 		a.fromUsage++
+	}
+	if r.UsageRefused != "" {
+		a.usageRefused++
 	}
 	ttft := time.Duration(r.FirstTokenNS - r.SentNS)
 	e2e := time.Duration(r.EndNS - r.SentNS)
@@ -154,6 +159,8 @@ func (a *Aggregator) Summary(index int) Repetition {
 		Failed:           a.sent - a.completed,
 		PromptTokens:     a.promptTok,
 		OutputTokens:     a.outputTok,
+		UsageRefused:     a.usageRefused,
+		Retries:          a.retries,
 		GoodRequests:     a.good,
 		GoodPromptTokens: a.goodPrompt,
 		GoodOutputTokens: a.goodOutput,

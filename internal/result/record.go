@@ -27,15 +27,28 @@ type Record struct {
 	PromptTokens int     `json:"prompt_tokens"`
 	OutputTokens int     `json:"output_tokens"`
 	TokensFrom   string  `json:"tokens_from"`
-	FinishReason string  `json:"finish_reason,omitempty"`
-	ErrorKind    string  `json:"error_kind,omitempty"`
-	Error        string  `json:"error"`
+	// UsageRefused says why the server's usage was not believed (the
+	// counts then come from the stream); empty when it was, or was absent.
+	UsageRefused string `json:"usage_refused,omitempty"`
+	// Retries is 1 when the request was sent again on a new connection
+	// because the reused one was closed before any answer; times are the
+	// retry's.
+	Retries      int    `json:"retries,omitempty"`
+	FinishReason string `json:"finish_reason,omitempty"`
+	ErrorKind    string `json:"error_kind,omitempty"`
+	Error        string `json:"error"`
 	// Eval names the suite when the request was an eval item (then ID is
 	// the item's id); eval items are kept out of the latency metrics.
 	Eval string `json:"eval,omitempty"`
 	// Text is the output text; kept in memory for the quality stage, not written.
 	Text string `json:"-"`
 }
+
+// The values of ScenarioResult.Salt.
+const (
+	SaltPerPass = "per-pass"
+	SaltOff     = "off"
+)
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorKind == "" }

@@ -139,8 +139,13 @@ type ScenarioResult struct {
 	// Sampling lists the sampling parameters the workload's requests set,
 	// each with its distinct values ("temperature": "0, 0.7"); a parameter
 	// no request sets is left out (the server's default applied).
-	Sampling    map[string]string `json:"sampling,omitempty"`
-	Repetitions []Repetition      `json:"repetitions"`
+	Sampling map[string]string `json:"sampling,omitempty"`
+	// Salt is "per-pass" when every pass over the workload was salted so
+	// that no prompt cache could serve it from an earlier pass, "off" when
+	// the config turned salting off; empty in results from before perfgate
+	// salted.
+	Salt        string       `json:"salt,omitempty"`
+	Repetitions []Repetition `json:"repetitions"`
 	// Quality holds the eval suites this scenario's run answered.
 	Quality []SuiteResult `json:"quality,omitempty"`
 }
@@ -197,6 +202,14 @@ type Repetition struct {
 	// TokensFrom is "usage" when every completed request's counts came from the
 	// server's usage, "chunks" when none did, "mixed" otherwise.
 	TokensFrom string `json:"tokens_from"`
+	// UsageRefused counts the completed requests whose usage perfgate did
+	// not believe (a negative count, one past max_tokens, one far from the
+	// chunks that arrived): their tokens are counted from the stream.
+	UsageRefused int `json:"usage_refused,omitempty"`
+	// Retries counts the requests sent a second time, on a new connection,
+	// because the server had closed the reused one before answering (as
+	// llama.cpp's server does after every stream): no server error.
+	Retries int `json:"retries,omitempty"`
 
 	RequestThroughput float64 `json:"request_throughput"` // completed requests / s
 	OutputThroughput  float64 `json:"output_throughput"`  // output tokens / s

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -41,6 +42,35 @@ type Plan struct {
 	// Evals, if set, mixes eval items into the load (quality mode
 	// interleaved); they do not count towards Count.
 	Evals *EvalMix
+	// Salt, unless zero, salts every pass over Requests (the k-th cycle
+	// through them is pass k): each request of a pass starts with the
+	// pass's own salt text (workload.SaltText), so that no request is
+	// served from a prompt cache that an earlier pass filled, while the
+	// requests of one pass keep the prefixes they share. Eval items are
+	// never salted. See SaltSeed.
+	Salt uint64
+}
+
+// SaltSeed derives the salt of one plan from the run's seed: repetition rep
+// of scenario (0 for the warm-up) and, for a warm-up that replays its
+// workload in several plans, the plan's number. A baseline and a candidate
+// run with the same seed send the same salted text.
+func SaltSeed(seed int64, scenario string, rep, plan int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "salt/%d/%s/%d/%d", seed, scenario, rep, plan)
+	return max(h.Sum64(), 1) // zero means no salt
+}
+
+// request returns the k-th request to send (counting from 0) and the text to
+// send for it: the workload's own request, or its salted copy.
+func (p *Plan) request(order []int, k int) (orig, send *workload.Request) {
+	orig = &p.Requests[order[k%len(order)]]
+	if p.Salt == 0 {
+		return orig, orig
+	}
+	pass := uint64(k / len(order))
+	salted := orig.Salted(workload.SaltText(p.Salt + pass*0x9e3779b97f4a7c15))
+	return orig, &salted
 }
 
 // OpenLoop reports whether the plan's load shape sends on a schedule.
@@ -132,10 +162,10 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 
 	start := clk.Now()
 	send := func(i int, scheduled time.Time) {
-		req := &p.Requests[order[i%len(order)]]
+		req, text := p.request(order, i)
 		id := fmt.Sprintf("%s-%s-r%d-%06d", p.RunID, p.Scenario, p.Repetition, i)
 		attempt := clk.Now()
-		resp := d.Sender.Do(ctx, req, id)
+		resp := d.Sender.Do(ctx, text, id)
 		if resp.Sent.IsZero() { // failed before the request was written
 			resp.Sent = attempt
 		}

@@ -25,6 +25,8 @@ type Scenario struct {
 	// paths as configured.
 	Suites     []*quality.Suite
 	SuitePaths []string
+	// Salt says whether each pass over Requests is salted (see Plan.Salt).
+	Salt bool
 }
 
 // Prepare loads (or synthesises) the workload of each scenario of cfg whose
@@ -41,7 +43,7 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 			continue
 		}
 		delete(missing, sc.Name)
-		s := Scenario{Config: sc}
+		s := Scenario{Config: sc, Salt: true}
 		if sc.Synth != nil {
 			reqs, err := workload.Synthesize(*sc.Synth, cfg.Dir, cfg.Seed)
 			if err != nil {
@@ -178,6 +180,9 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 			Scenario: c.Name, Repetition: rep, Requests: s.Requests,
 			Count: c.Requests, Duration: c.Duration, Load: c.Load,
 			Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID, Evals: m.Evals,
+		}
+		if s.Salt {
+			plan.Salt = SaltSeed(m.Seed, c.Name, rep, 1)
 		}
 		agg := result.NewAggregator(c.SLO, plan.OpenLoop(), c.Load.Rate)
 		if m.Progress != nil {

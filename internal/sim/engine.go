@@ -42,6 +42,7 @@ type seq struct {
 	arrival   time.Time
 	lastToken time.Time
 	prefilled int
+	cached    int // prompt tokens found in the prefix cache at admission
 	scheduled int
 	generated int
 }
@@ -49,6 +50,7 @@ type seq struct {
 // seqState is what the step loop publishes to the handler.
 type seqState struct {
 	emitted int    // tokens generated so far
+	cached  int    // prompt tokens the prefix cache served
 	ended   bool   // no more tokens will come
 	err     string // why it ended, if it failed
 }
@@ -249,7 +251,7 @@ func (e *engine) admit() {
 			if hit >= s.prompt { // the last prompt token is always computed
 				hit = s.prompt - 1
 			}
-			s.prefilled = hit
+			s.prefilled, s.cached = hit, hit
 			e.m.prefixQueries.Add(float64(s.prompt))
 			e.m.prefixHits.Add(float64(hit))
 		}
@@ -307,7 +309,7 @@ func (e *engine) finishStep(now time.Time) {
 		s.generated++
 		s.lastToken = now
 		gen++
-		st := seqState{emitted: s.generated}
+		st := seqState{emitted: s.generated, cached: s.cached}
 		switch {
 		case s.fail == failMidStream && s.generated >= s.failAfter:
 			st.ended, st.err = true, errMidStream

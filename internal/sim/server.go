@@ -308,6 +308,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, sq
 			return
 		}
 		st := sq.snapshot()
+		rec.CachedTokens = st.cached
 		for ; written < st.emitted; written++ {
 			buf = f.tokenChunk(buf[:0], g.Token(written))
 			if !send(buf) {
@@ -359,7 +360,7 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, req *request, sq 
 		}
 		st = sq.snapshot()
 	}
-	rec.OutputTokens = st.emitted
+	rec.OutputTokens, rec.CachedTokens = st.emitted, st.cached
 	if st.err != "" {
 		writeError(w, http.StatusInternalServerError, "InternalServerError", st.err)
 		rec.Error = st.err

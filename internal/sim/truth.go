@@ -23,8 +23,11 @@ type TruthRecord struct {
 	// order.
 	TokenNS []int64 `json:"token_ns"`
 	// EndNS is when the response had been completely written and flushed.
-	EndNS        int64  `json:"end_ns"`
-	PromptTokens int    `json:"prompt_tokens"`
+	EndNS        int64 `json:"end_ns"`
+	PromptTokens int   `json:"prompt_tokens"`
+	// CachedTokens is how many of the prompt tokens the prefix cache
+	// served, so that a test can tell a measured prefill from a cache hit.
+	CachedTokens int    `json:"cached_tokens"`
 	OutputTokens int    `json:"output_tokens"`
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Error says why the request failed; empty on success.

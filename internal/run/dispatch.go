@@ -150,12 +150,16 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 	if clk == nil {
 		clk = RealClock{}
 	}
+	outer := ctx
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 
 	records := make(chan *result.Record, 256)
 	collected := make(chan struct{})
 	go func() {
 		defer close(collected)
 		for r := range records {
+			stopOnLocal(r, stop)
 			emit(r)
 		}
 	}()
@@ -195,7 +199,49 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 	wg.Wait()
 	close(records)
 	<-collected
-	return ctx.Err()
+	return runErr(outer, ctx)
+}
+
+// localErrorKind is client.ErrLocal: perfgate's own machine failed the
+// request (no file descriptor, no ephemeral port, no buffer space).
+const localErrorKind = "local"
+
+// LocalError stops a run whose own machine failed a request: perfgate ran
+// out of something (open files, ephemeral ports, memory), so its requests
+// would fail for its own reasons and be counted against the server. The run
+// fails (exit 3) and names the cause.
+type LocalError struct {
+	// Scenario and Repetition (0: the warm-up or eval items answered alone)
+	// say where it happened; Err is the request's error.
+	Scenario   string
+	Repetition int
+	Err        string
+}
+
+func (e *LocalError) Error() string {
+	where := fmt.Sprintf("scenario %s repetition %d", e.Scenario, e.Repetition)
+	if e.Repetition == 0 {
+		where = "scenario " + e.Scenario + " (warm-up or eval items)"
+	}
+	return fmt.Sprintf("perfgate's own machine failed a request in %s, so the run stops rather than blame the server: %s", where, e.Err)
+}
+
+// stopOnLocal stops the dispatch, with a *LocalError cause, at the first
+// record perfgate's machine failed.
+func stopOnLocal(r *result.Record, stop context.CancelCauseFunc) {
+	if r.ErrorKind == localErrorKind {
+		stop(&LocalError{Scenario: r.Scenario, Repetition: r.Repetition, Err: r.Error})
+	}
+}
+
+// runErr is a dispatch's outcome: the *LocalError that stopped it, else the
+// caller's ctx error.
+func runErr(outer, inner context.Context) error {
+	var le *LocalError
+	if errors.As(context.Cause(inner), &le) {
+		return le
+	}
+	return outer.Err()
 }
 
 // closedLoop runs Concurrency users, each sending its next request as soon as

@@ -80,6 +80,9 @@ func (d *Dispatcher) AnswerEvals(ctx context.Context, scenario, runID string, it
 	if clk == nil {
 		clk = RealClock{}
 	}
+	outer := ctx
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
 	p := Plan{Scenario: scenario, RunID: runID}
 	start := clk.Now()
 	work := make(chan int)
@@ -104,9 +107,10 @@ func (d *Dispatcher) AnswerEvals(ctx context.Context, scenario, runID string, it
 	}()
 	go func() { wg.Wait(); close(records) }()
 	for r := range records {
+		stopOnLocal(r, stop)
 		emit(r)
 	}
-	return ctx.Err()
+	return runErr(outer, ctx)
 }
 
 // sendEval sends one eval item and returns its record.

@@ -45,6 +45,7 @@ type Aggregator struct {
 	sent, completed, good  int
 	goodPrompt, goodOutput int
 	errors                 map[string]int
+	firstError             string
 	promptTok, outputTok   int
 	fromUsage              int
 	usageRefused, retries  int
@@ -90,6 +91,9 @@ func (a *Aggregator) Add(r *Record) {
 	}
 	if !r.OK() {
 		a.errors[r.ErrorKind]++
+		if a.firstError == "" {
+			a.firstError = r.Error
+		}
 		return
 	}
 	a.completed++
@@ -172,6 +176,7 @@ func (a *Aggregator) Summary(index int) Repetition {
 	}
 	if len(a.errors) > 0 {
 		rep.Errors = a.errors
+		rep.FirstError = a.firstError
 	}
 	if a.sent > 0 {
 		rep.ErrorRate = float64(rep.Failed) / float64(a.sent)

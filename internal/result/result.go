@@ -196,6 +196,9 @@ type Repetition struct {
 	Failed    int            `json:"failed"`
 	Errors    map[string]int `json:"errors,omitempty"` // failed requests by kind (connect, http, stream, timeout, canceled)
 	ErrorRate float64        `json:"error_rate"`       // failed / sent
+	// FirstError is the message of the repetition's first failed request,
+	// so that a broken run says what went wrong.
+	FirstError string `json:"first_error,omitempty"`
 
 	PromptTokens int `json:"prompt_tokens"` // of completed requests
 	OutputTokens int `json:"output_tokens"`

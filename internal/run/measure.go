@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/perfgate/perfgate/internal/config"
@@ -144,11 +147,24 @@ type BrokenError struct {
 
 func (e *BrokenError) Error() string {
 	r := e.Rep
+	var b strings.Builder
 	if r.Completed == 0 {
-		return fmt.Sprintf("scenario %s repetition %d: all %d requests failed %v", e.Scenario, e.Repetition, r.Sent, r.Errors)
+		fmt.Fprintf(&b, "scenario %s repetition %d: all %d requests failed", e.Scenario, e.Repetition, r.Sent)
+	} else {
+		fmt.Fprintf(&b, "scenario %s repetition %d: %d of %d requests failed (%.1f%%, over max_error_rate %.1f%%)",
+			e.Scenario, e.Repetition, r.Failed, r.Sent, 100*r.ErrorRate, 100*e.MaxErrorRate)
 	}
-	return fmt.Sprintf("scenario %s repetition %d: %d of %d requests failed (%.1f%%, over max_error_rate %.1f%%) %v",
-		e.Scenario, e.Repetition, r.Failed, r.Sent, 100*r.ErrorRate, 100*e.MaxErrorRate, r.Errors)
+	if len(r.Errors) > 0 {
+		kinds := make([]string, 0, len(r.Errors))
+		for _, k := range slices.Sorted(maps.Keys(r.Errors)) {
+			kinds = append(kinds, fmt.Sprintf("%s ×%d", k, r.Errors[k]))
+		}
+		fmt.Fprintf(&b, ": %s", strings.Join(kinds, ", "))
+	}
+	if r.FirstError != "" {
+		fmt.Fprintf(&b, "; the first: %s", r.FirstError)
+	}
+	return b.String()
 }
 
 // Measure runs the repetitions of s in order (see Repetitions and More), each with the same seeded

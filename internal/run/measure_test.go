@@ -68,10 +68,11 @@ func TestMeasureErrorRateLimit(t *testing.T) {
 			assert.Equal(t, 1, be.Repetition)
 			assert.Contains(t, err.Error(), "scenario s repetition 1")
 			if tt.every == 1 {
-				assert.Contains(t, err.Error(), "all 20 requests failed")
+				assert.Contains(t, err.Error(), "all 20 requests failed: http ×20; the first: http 500: injected")
 			} else {
-				assert.Contains(t, err.Error(), "2 of 20 requests failed (10.0%, over max_error_rate 5.0%)")
+				assert.Contains(t, err.Error(), "2 of 20 requests failed (10.0%, over max_error_rate 5.0%): http ×2; the first: http 500: injected")
 			}
+			assert.NotContains(t, err.Error(), "map[", "a sentence, not Go syntax")
 		})
 	}
 }

@@ -166,7 +166,9 @@ type dcgmSeries struct {
 // unknown (0).
 func parseDCGM(page []byte) ([]dcgmGPU, error) {
 	if len(page) > 0 && page[len(page)-1] != '\n' {
-		page = append(page, '\n') // as ParsePage: a last line without its newline is whole
+		// As ParsePage: a last line without its newline is whole. A copy:
+		// page is the caller's.
+		page = append(page[:len(page):len(page)], '\n')
 	}
 	families, err := parseExposition(page)
 	if err != nil {

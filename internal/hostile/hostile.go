@@ -101,7 +101,8 @@ type Request struct {
 	// joined by newlines, or its prompt; "" for other requests.
 	Prompt string
 	// Mode is the mode that answered it: Healthy for a path the mode does
-	// not apply to, or one of the first Options.HealthyFirst.
+	// not apply to, or one of the first Options.HealthyFirst. (CloseOnReuse
+	// answers a connection's first request as Healthy does.)
 	Mode Mode
 }
 
@@ -155,8 +156,10 @@ const maxRequestBody = 8 << 20
 // closeWait bounds how long Close waits for handlers to end.
 const closeWait = 10 * time.Second
 
-// Start starts a Server on 127.0.0.1 and, for Redirect, its Elsewhere. Both
-// close when the test ends (or at Close).
+// Start starts a Server on 127.0.0.1, and its Elsewhere (where Redirect
+// points, started whatever the mode, so that SetMode(Redirect) works). Both
+// close when the test ends, or at Close. A mode that is not one of Modes
+// fails the test.
 func Start(t testing.TB, o Options) *Server {
 	t.Helper()
 	elsewhere := start(t, Options{Model: o.Model, Version: o.Version, Tokens: o.Tokens, TokenDelay: o.TokenDelay}, nil)

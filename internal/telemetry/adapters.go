@@ -2,6 +2,7 @@ package telemetry
 
 import (
 	"math"
+	"slices"
 	"strings"
 
 	dto "github.com/prometheus/client_model/go"
@@ -168,8 +169,9 @@ const (
 )
 
 // gauge folds the series of the first of names the page has; ok is false
-// when it has none of them.
-func (p *Page) gauge(names []string, how gaugeFold) (v float64, ok bool) {
+// when it has none of them, or none whose value is a number in r. A series
+// outside r is handed to refuse and left out.
+func (p *Page) gauge(names []string, how gaugeFold, r valueRange, refuse func(*dto.MetricFamily, *dto.Metric, float64, valueRange)) (v float64, ok bool) {
 	f := p.family(names)
 	if f == nil {
 		return 0, false
@@ -179,6 +181,10 @@ func (p *Page) gauge(names []string, how gaugeFold) (v float64, ok bool) {
 	for _, m := range f.GetMetric() {
 		x, ok := sampleValue(m)
 		if !ok {
+			continue
+		}
+		if !r.holds(x) {
+			refuse(f, m, x, r)
 			continue
 		}
 		switch {
@@ -196,4 +202,25 @@ func (p *Page) gauge(names []string, how gaugeFold) (v float64, ok bool) {
 		acc /= float64(n)
 	}
 	return acc, true
+}
+
+// counterNames are the metrics an EngineWindow reads from its first and
+// last page: counters and histograms.
+func (a *Adapter) counterNames() []string {
+	names := slices.Concat(a.preemptions, a.ttft, a.itl)
+	for _, c := range a.prefixCounters {
+		names = append(names, c.queries, c.hits)
+	}
+	return names
+}
+
+// only is p with only the families called names.
+func (p *Page) only(names []string) *Page {
+	kept := &Page{At: p.At, Families: make(map[string]*dto.MetricFamily, len(names))}
+	for _, n := range names {
+		if f := p.Families[n]; f != nil {
+			kept.Families[n] = f
+		}
+	}
+	return kept
 }

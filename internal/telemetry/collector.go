@@ -3,6 +3,7 @@ package telemetry
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"sync"
@@ -128,16 +129,21 @@ func (c *Collector) ticks() (<-chan time.Time, func()) {
 
 // warn queues a warning about a failing source, once per source.
 func (c *Collector) warn(source string, err error) {
+	c.warnOnce(source, fmt.Sprintf("%s telemetry: %v (samples that fail are skipped)", source, err))
+}
+
+// warnOnce queues msg unless a warning was queued under key before.
+func (c *Collector) warnOnce(key, msg string) {
 	c.warnMu.Lock()
 	defer c.warnMu.Unlock()
-	if c.warned[source] {
+	if c.warned[key] {
 		return
 	}
 	if c.warned == nil {
 		c.warned = map[string]bool{}
 	}
-	c.warned[source] = true
-	c.pending = append(c.pending, fmt.Sprintf("%s telemetry: %v (samples that fail are skipped)", source, err))
+	c.warned[key] = true
+	c.pending = append(c.pending, msg)
 }
 
 // flushWarnings hands the queued warnings to Warn.
@@ -158,6 +164,11 @@ func (c *Collector) flushWarnings() {
 // then one every interval. The function it returns stops sampling, takes a
 // last sample (after the window's last response) and adds the window's
 // engine and GPU telemetry to rep; called with nil, it only stops.
+//
+// A source that fails during the window (an error, a page that cannot be
+// parsed, a GPU sample with a figure that cannot be true) has that sample
+// skipped and is warned about once; a page's figure that cannot be true is
+// left out of the window's figures and warned about once. The run goes on.
 func (c *Collector) Begin(ctx context.Context) (end func(rep *result.Repetition)) {
 	if !c.Active() {
 		return func(*result.Repetition) {}
@@ -166,9 +177,12 @@ func (c *Collector) Begin(ctx context.Context) (end func(rep *result.Repetition)
 	stop := make(chan struct{})
 	var (
 		wg      sync.WaitGroup
-		pages   []*Page
+		window  *EngineWindow // pages are folded in as they come: the window holds two at most
 		samples []TimedSample
 	)
+	if c.engine != nil {
+		window = NewEngineWindow(c.adapter)
+	}
 	scrape := func(ctx context.Context) {
 		p, err := c.engine.Scrape(ctx)
 		if err != nil {
@@ -177,10 +191,13 @@ func (c *Collector) Begin(ctx context.Context) (end func(rep *result.Repetition)
 			}
 			return
 		}
-		pages = append(pages, p)
+		window.Add(p)
 	}
 	sample := func(ctx context.Context) {
 		s, err := c.gpu.Sample(ctx)
+		if err == nil {
+			err = checkGPUSamples(s)
+		}
 		if err != nil {
 			if ctx.Err() == nil {
 				c.warn("GPU", err)
@@ -215,7 +232,7 @@ func (c *Collector) Begin(ctx context.Context) (end func(rep *result.Repetition)
 	}
 	return func(rep *result.Repetition) {
 		close(stop)
-		wg.Wait() // the loops own pages and samples until here
+		wg.Wait() // the loops own window and samples until here
 		defer c.flushWarnings()
 		if rep == nil {
 			return
@@ -224,12 +241,10 @@ func (c *Collector) Begin(ctx context.Context) (end func(rep *result.Repetition)
 		defer cancelFinal()
 		if c.engine != nil {
 			scrape(final)
-			if len(pages) > 0 {
-				w := NewEngineWindow(c.adapter)
-				for _, p := range pages {
-					w.Add(p)
-				}
-				rep.Engine = w.Summary(rep.TTFT.Mean, rep.TTFT.Count > 0)
+			rep.Engine = window.Summary(rep.TTFT.Mean, rep.TTFT.Count > 0)
+			// Once per series or figure for the whole run, whatever its value.
+			for _, k := range slices.Sorted(maps.Keys(window.refused)) {
+				c.warnOnce("engine figure "+k, "engine telemetry: "+window.refused[k])
 			}
 		}
 		if c.gpu != nil {

@@ -4,20 +4,18 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"io"
 	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"strconv"
-	"time"
 
 	dto "github.com/prometheus/client_model/go"
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // The DCGM exporter's fields perfgate reads, and its labels. The exporter
@@ -41,17 +39,28 @@ const (
 	dcgmLabelInstance = "GPU_I_ID"
 )
 
-// dcgmBlank is where DCGM's "blank" sentinels begin (DCGM_FP64_BLANK is
-// 2^47; the int64 ones are near 2^63): an exporter that passes one through
-// means "no value", and no MiB, percent or watt figure comes near it.
-const dcgmBlank = 1 << 47
+// DCGM's "blank" sentinels, each the first of a few (not found, not
+// supported, no permission): an exporter that passes one through means "no
+// value". Any other figure out of a GPU's range is refused, not taken for
+// a blank (checkGPUSample).
+const (
+	dcgmInt32Blank = 0x7ffffff0         // DCGM_INT32_BLANK
+	dcgmFP64Blank  = 1 << 47            // DCGM_FP64_BLANK
+	dcgmInt64Blank = 0x7ffffffffffffff0 // DCGM_INT64_BLANK: 2^63 as a float64
+	dcgmBlanks     = 16                 // each blank and the sentinels after it
+)
+
+// dcgmIsBlank reports whether v is one of DCGM's blank sentinels.
+func dcgmIsBlank(v float64) bool {
+	return (v >= dcgmInt32Blank && v < dcgmInt32Blank+dcgmBlanks) ||
+		(v >= dcgmFP64Blank && v < dcgmFP64Blank+dcgmBlanks) ||
+		v == dcgmInt64Blank
+}
 
 // dcgmPageLimit bounds the page read: an exporter with every field on a
-// large machine is a few MiB.
+// large machine is a few MiB. A larger page is an error, never read in
+// part.
 const dcgmPageLimit = 32 << 20
-
-// dcgmTimeout bounds a read when no client is given.
-const dcgmTimeout = 5 * time.Second
 
 // dcgm reads a DCGM exporter's Prometheus page.
 type dcgm struct {
@@ -64,12 +73,10 @@ var _ GPUSource = (*dcgm)(nil)
 // NewDCGM is a GPU source that reads the DCGM exporter page at url
 // (http://gpu-host:9400/metrics): memory in use and free (and reserved, where
 // the exporter has it), utilisation and power of each GPU. client nil is a
-// client with a 5s timeout.
+// client with a 5s timeout; either way no redirect is followed, and a client
+// without a timeout gets one of 5s.
 func NewDCGM(url string, client *http.Client) GPUSource {
-	if client == nil {
-		client = &http.Client{Timeout: dcgmTimeout}
-	}
-	return &dcgm{url: url, client: client}
+	return &dcgm{url: url, client: guardClient(client)}
 }
 
 func (d *dcgm) Kind() string     { return config.GPUDCGM }
@@ -126,10 +133,17 @@ func (d *dcgm) read(ctx context.Context) ([]dcgmGPU, error) {
 		return nil, fmt.Errorf("%s: %w", d.Describe(), err)
 	}
 	defer resp.Body.Close()
+	if re := httpguard.Redirected(resp); re != nil {
+		return nil, fmt.Errorf("%s: %w", d.Describe(), re)
+	}
 	if resp.StatusCode != http.StatusOK {
 		return nil, fmt.Errorf("%s: HTTP %s", d.Describe(), resp.Status)
 	}
-	gpus, err := parseDCGM(io.LimitReader(resp.Body, dcgmPageLimit))
+	page, err := safeio.ReadAll(resp.Body, dcgmPageLimit, "the page")
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", d.Describe(), err)
+	}
+	gpus, err := parseDCGM(page)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", d.Describe(), err)
 	}
@@ -150,9 +164,13 @@ type dcgmSeries struct {
 // DCGM_FI_DEV_FB_USED is an error; without utilisation, its UtilizationPct is
 // NaN; without power, PowerW is nil; without DCGM_FI_DEV_FB_FREE, its total is
 // unknown (0).
-func parseDCGM(page io.Reader) ([]dcgmGPU, error) {
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(page)
+func parseDCGM(page []byte) ([]dcgmGPU, error) {
+	if len(page) > 0 && page[len(page)-1] != '\n' {
+		// As ParsePage: a last line without its newline is whole. A copy:
+		// page is the caller's.
+		page = append(page[:len(page):len(page)], '\n')
+	}
+	families, err := parseExposition(page)
 	if err != nil {
 		return nil, fmt.Errorf("parse the page: %w", err)
 	}
@@ -224,12 +242,16 @@ func parseDCGM(page io.Reader) ([]dcgmGPU, error) {
 			g.sample.UtilizationPct = *s.util
 		}
 		g.sample.PowerW = s.power
+		if err := checkGPUSample(g.sample); err != nil {
+			return nil, err
+		}
 		out = append(out, g)
 	}
 	return out, nil
 }
 
-// dcgmValue is a series' value; false for a DCGM blank or a non-number.
+// dcgmValue is a series' value; false for a DCGM blank or NaN (no value).
+// An infinite value is returned, for checkGPUSample to refuse.
 func dcgmValue(m *dto.Metric) (float64, bool) {
 	var v float64
 	switch {
@@ -242,7 +264,7 @@ func dcgmValue(m *dto.Metric) (float64, bool) {
 	default:
 		return 0, false
 	}
-	if math.IsNaN(v) || math.IsInf(v, 0) || v >= dcgmBlank {
+	if math.IsNaN(v) || dcgmIsBlank(v) {
 		return 0, false
 	}
 	return v, true

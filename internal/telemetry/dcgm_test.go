@@ -7,7 +7,6 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -104,7 +103,7 @@ func TestParseDCGM(t *testing.T) {
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			gpus, err := parseDCGM(strings.NewReader(tt.page))
+			gpus, err := parseDCGM([]byte(tt.page))
 			require.NoError(t, err)
 			require.Len(t, gpus, 1)
 			g := gpus[0]

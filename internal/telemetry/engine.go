@@ -7,18 +7,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net/http"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 
+	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // Page is one scrape of an engine's metrics page.
@@ -35,10 +38,12 @@ type Page struct {
 // of this size is something else.
 const maxPageBytes = 16 << 20
 
-// ParsePage reads a page in the Prometheus text exposition format. An error
-// names the line that could not be read and quotes it.
+// ParsePage reads a page in the Prometheus text exposition format, at most
+// 16 MiB of it (a larger page is an error, never read in part). An error
+// names the line that could not be read and quotes it. It never panics,
+// whatever r holds.
 func ParsePage(r io.Reader, at time.Time) (*Page, error) {
-	text, err := io.ReadAll(r)
+	text, err := safeio.ReadAll(r, maxPageBytes, "the metrics page")
 	if err != nil {
 		return nil, fmt.Errorf("read metrics page: %w", err)
 	}
@@ -47,10 +52,7 @@ func ParsePage(r io.Reader, at time.Time) (*Page, error) {
 		// truncated page; a server that leaves it off sent the page whole.
 		text = append(text, '\n')
 	}
-	// UTF-8 validation: names with a colon (vllm:..., sglang:...) are
-	// valid under either scheme; the zero TextParser rejects every name.
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(bytes.NewReader(text))
+	families, err := parseExposition(text)
 	if err != nil {
 		var pe expfmt.ParseError
 		if errors.As(err, &pe) {
@@ -68,29 +70,57 @@ func lineAt(text []byte, n int) (string, bool) {
 	if n < 1 {
 		return "", false
 	}
-	lines := bytes.Split(text, []byte("\n"))
-	if n > len(lines) {
-		return "", false
+	for i := 1; i < n; i++ {
+		j := bytes.IndexByte(text, '\n')
+		if j < 0 {
+			return "", false
+		}
+		text = text[j+1:]
 	}
-	const most = 160
-	line := strings.TrimRight(string(lines[n-1]), "\r")
-	if len(line) > most {
-		line = line[:most] + "..."
+	if j := bytes.IndexByte(text, '\n'); j >= 0 {
+		text = text[:j]
 	}
-	return line, true
+	return shorten(text), true
 }
 
 // EngineScraper reads an engine's metrics page over HTTP.
 type EngineScraper struct {
 	// URL is the page: http://127.0.0.1:8000/metrics.
 	URL string
-	// Client makes the request; nil is a client with a 5s timeout.
+	// Client makes the request; nil is a client with a 5s timeout. Either
+	// way no redirect is followed, and a client without a timeout gets
+	// one of 5s.
 	Client *http.Client
 	// Now stamps each page; nil is time.Now.
 	Now func() time.Time
 }
 
-var defaultScrapeClient = &http.Client{Timeout: 5 * time.Second}
+// scrapeTimeout bounds a read of a metrics page (engine or DCGM) when the
+// client has no timeout of its own.
+const scrapeTimeout = 5 * time.Second
+
+// defaultScrapeClient reads pages for sources given no client: one
+// transport for all, so that connections are reused.
+var defaultScrapeClient = func() *http.Client {
+	c := httpguard.Client(nil) // bounds response headers, uses no proxy
+	c.Timeout = scrapeTimeout
+	return c
+}()
+
+// guardClient is c (nil: defaultScrapeClient) made to follow no redirect
+// and to give up after scrapeTimeout when c has no timeout of its own. c
+// itself is left as it is.
+func guardClient(c *http.Client) *http.Client {
+	if c == nil {
+		return defaultScrapeClient
+	}
+	g := *c
+	g.CheckRedirect = httpguard.NoRedirects
+	if g.Timeout <= 0 {
+		g.Timeout = scrapeTimeout
+	}
+	return &g
+}
 
 // notServedHint says how each engine serves its metrics page, for an answer
 // that says it serves none.
@@ -100,7 +130,8 @@ const notServedHint = "the engine serves no metrics page there: llama.cpp needs 
 
 // Scrape GETs the page and parses it. An answer other than 200 is an error
 // that names the URL and the status; a 404, or llama.cpp's 501 when it runs
-// without --metrics, also says how each engine turns its page on.
+// without --metrics, also says how each engine turns its page on. A
+// redirect is not followed: it is an error that names where it pointed.
 func (s *EngineScraper) Scrape(ctx context.Context) (*Page, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.URL, nil)
 	if err != nil {
@@ -109,11 +140,7 @@ func (s *EngineScraper) Scrape(ctx context.Context) (*Page, error) {
 	// The text format, not OpenMetrics or protobuf, where the server
 	// negotiates.
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
-	client := s.Client
-	if client == nil {
-		client = defaultScrapeClient
-	}
-	resp, err := client.Do(req)
+	resp, err := guardClient(s.Client).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("engine metrics: %w", err) // names the URL
 	}
@@ -121,6 +148,9 @@ func (s *EngineScraper) Scrape(ctx context.Context) (*Page, error) {
 	at := time.Now()
 	if s.Now != nil {
 		at = s.Now()
+	}
+	if re := httpguard.Redirected(resp); re != nil {
+		return nil, fmt.Errorf("engine metrics: %w", re)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := fmt.Sprintf("engine metrics GET %s: %s", s.URL, resp.Status)
@@ -132,14 +162,7 @@ func (s *EngineScraper) Scrape(ctx context.Context) (*Page, error) {
 		}
 		return nil, errors.New(msg)
 	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, maxPageBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("engine metrics GET %s: read: %w", s.URL, err)
-	}
-	if len(body) > maxPageBytes {
-		return nil, fmt.Errorf("engine metrics GET %s: page larger than %d MiB", s.URL, maxPageBytes>>20)
-	}
-	p, err := ParsePage(bytes.NewReader(body), at)
+	p, err := ParsePage(resp.Body, at)
 	if err != nil {
 		return nil, fmt.Errorf("engine metrics GET %s: %w", s.URL, err)
 	}
@@ -148,12 +171,40 @@ func (s *EngineScraper) Scrape(ctx context.Context) (*Page, error) {
 
 // EngineWindow folds the pages of one measured window into the window's
 // result.EngineTelemetry.
+//
+// A figure a page gives that cannot be true is refused, never averaged:
+// the series is left out of the window's figures and Refused says why. The
+// rules, per figure:
+//
+//   - KV-cache usage and the prefix-cache hit-rate gauge are fractions: a
+//     series outside 0..1 is refused.
+//   - Requests running and waiting are counts of requests: a series below
+//     0 or above 1e9 is refused.
+//   - Counters (preemptions, prefix-cache lookups and hits) count from 0: a
+//     series below 0 or above 2^53 (past which a float64 no longer counts
+//     by one) is refused, on either page. A counter that went backwards
+//     from the first page to the last is an engine that restarted, and its
+//     last value is its increase (as Prometheus's rate() reads it). Hits
+//     that outnumber lookups refuse the hit rate.
+//   - A latency histogram's bucket counts are counts (0..2^53) that never
+//     decrease from one bound to the next, and its sum of seconds is
+//     finite and not negative: a series that breaks any of it, on either
+//     page, is refused. Its increase over the window must be a histogram
+//     by the same rules (a series whose count fell restarted, and counts
+//     whole); one that is not (buckets that fell while the count rose) is
+//     refused.
+//   - Every figure written is finite and not negative: a latency summary
+//     or a TTFT overhead that would not be is refused whole.
+//
+// NaN, Prometheus's "no value", is skipped without a word.
 type EngineWindow struct {
 	a           *Adapter
 	pages       int
 	first, last *Page
 
 	kv, running, waiting, hitRate windowGauge
+
+	refused map[string]string // figure or series → why, the first time
 }
 
 // windowGauge is a gauge over a window's pages: how many pages had it, its
@@ -189,24 +240,75 @@ func (g windowGauge) mean() *float64 {
 	return &m
 }
 
+// valueRange is what a figure can truthfully be.
+type valueRange struct {
+	lo, hi float64
+	// what says it in words, for the message of a refused value.
+	what string
+}
+
+func (r valueRange) holds(v float64) bool { return v >= r.lo && v <= r.hi }
+
+// maxCount is the largest count perfgate believes: 2^53, past which a
+// float64 no longer counts by one.
+const maxCount = 1 << 53
+
+var (
+	fractionRange = valueRange{0, 1, "a fraction, from 0 to 1"}
+	requestsRange = valueRange{0, 1e9, "a number of requests, from 0 to 1e9"}
+	counterRange  = valueRange{0, maxCount, "a count, from 0 to 2^53"}
+)
+
 // NewEngineWindow starts a window that reads pages with a.
 func NewEngineWindow(a *Adapter) *EngineWindow { return &EngineWindow{a: a} }
 
 // Add adds one page. Pages come in time order: the first is taken at the
-// window's start and the last after its last response.
+// window's start and the last after its last response. The window keeps
+// of the first and the last page only the metrics the adapter reads.
 func (w *EngineWindow) Add(p *Page) {
 	if p == nil {
 		return
 	}
 	w.pages++
+	kept := p.only(w.a.counterNames())
 	if w.first == nil {
-		w.first = p
+		w.first = kept
 	}
-	w.last = p
-	w.kv.add(p.gauge(w.a.kvUsage, foldMax))
-	w.running.add(p.gauge(w.a.running, foldSum))
-	w.waiting.add(p.gauge(w.a.waiting, foldSum))
-	w.hitRate.add(p.gauge(w.a.hitRate, foldMean))
+	w.last = kept
+	w.kv.add(p.gauge(w.a.kvUsage, foldMax, fractionRange, w.refuseSeries))
+	w.running.add(p.gauge(w.a.running, foldSum, requestsRange, w.refuseSeries))
+	w.waiting.add(p.gauge(w.a.waiting, foldSum, requestsRange, w.refuseSeries))
+	w.hitRate.add(p.gauge(w.a.hitRate, foldMean, fractionRange, w.refuseSeries))
+}
+
+// Refused says, one sentence each, which values the window's pages gave
+// that cannot be true and were left out (each figure or series once, in
+// the order met). Nil when there were none.
+func (w *EngineWindow) Refused() []string {
+	if len(w.refused) == 0 {
+		return nil
+	}
+	out := make([]string, 0, len(w.refused))
+	for _, k := range slices.Sorted(maps.Keys(w.refused)) {
+		out = append(out, w.refused[k])
+	}
+	return out
+}
+
+// refuse notes that key (a figure or a series) was left out, and why.
+func (w *EngineWindow) refuse(key, why string) {
+	if w.refused == nil {
+		w.refused = map[string]string{}
+	}
+	if _, ok := w.refused[key]; !ok {
+		w.refused[key] = why
+	}
+}
+
+// refuseSeries notes a series whose value v is not what r allows.
+func (w *EngineWindow) refuseSeries(f *dto.MetricFamily, m *dto.Metric, v float64, r valueRange) {
+	s := seriesName(f, m)
+	w.refuse(s, fmt.Sprintf("%s is %s, which cannot be true (%s): left out", s, formatValue(v), r.what))
 }
 
 // Summary returns the window's telemetry, or nil when no page was added.
@@ -214,7 +316,8 @@ func (w *EngineWindow) Add(p *Page) {
 // from the first page to the last, so they need two pages and are nil with
 // one. clientTTFTMeanMS is perfgate's own mean TTFT over the window, in
 // milliseconds; with hasClientTTFT and the engine's TTFT histogram, the
-// difference is TTFTOverheadMS.
+// difference is TTFTOverheadMS. No figure it returns is NaN, infinite or
+// negative.
 func (w *EngineWindow) Summary(clientTTFTMeanMS float64, hasClientTTFT bool) *result.EngineTelemetry {
 	if w.pages == 0 {
 		return nil
@@ -229,15 +332,25 @@ func (w *EngineWindow) Summary(clientTTFTMeanMS float64, hasClientTTFT bool) *re
 		PrefixCacheHitRate: w.prefixHitRate(),
 	}
 	if w.pages >= 2 {
-		if v, ok := counterIncrease(w.first, w.last, w.a.preemptions); ok {
+		if v, ok := w.counterIncrease(w.a.preemptions); ok {
 			t.Preemptions = &v
 		}
-		t.ServerTTFT = serverLatency(w.first, w.last, w.a.ttft)
-		t.ServerITL = serverLatency(w.first, w.last, w.a.itl)
+		t.ServerTTFT = w.serverLatency("the engine's TTFT", w.a.ttft)
+		t.ServerITL = w.serverLatency("the engine's inter-token latency", w.a.itl)
 	}
 	if t.ServerTTFT != nil && hasClientTTFT {
 		o := clientTTFTMeanMS - t.ServerTTFT.Mean
-		t.TTFTOverheadMS = &o
+		switch {
+		case math.IsNaN(o) || math.IsInf(o, 0):
+		case o < 0:
+			// The engine's clock starts after perfgate's: its mean cannot be
+			// the longer one unless it counted requests perfgate did not
+			// send.
+			w.refuse("ttft overhead", fmt.Sprintf("the engine's mean TTFT (%s ms) is longer than perfgate's (%s ms), which cannot be for the same requests: the TTFT overhead is left out",
+				formatValue(t.ServerTTFT.Mean), formatValue(clientTTFTMeanMS)))
+		default:
+			t.TTFTOverheadMS = &o
+		}
 	}
 	return t
 }
@@ -248,8 +361,8 @@ func (w *EngineWindow) Summary(clientTTFTMeanMS float64, hasClientTTFT bool) *re
 func (w *EngineWindow) prefixHitRate() *float64 {
 	if w.pages >= 2 {
 		for _, c := range w.a.prefixCounters {
-			q, okQ := counterIncrease(w.first, w.last, []string{c.queries})
-			h, okH := counterIncrease(w.first, w.last, []string{c.hits})
+			q, okQ := w.counterIncrease([]string{c.queries})
+			h, okH := w.counterIncrease([]string{c.hits})
 			if !okQ || !okH {
 				continue
 			}
@@ -257,6 +370,11 @@ func (w *EngineWindow) prefixHitRate() *float64 {
 				return nil // no lookups in the window
 			}
 			r := h / q
+			if !fractionRange.holds(r) {
+				w.refuse(c.hits, fmt.Sprintf("%s rose by %s and %s by %s in the window: more hits than lookups cannot be true, and the prefix-cache hit rate is left out",
+					c.hits, formatValue(h), c.queries, formatValue(q)))
+				return nil
+			}
 			return &r
 		}
 	}
@@ -273,6 +391,35 @@ func labelKey(m *dto.Metric) string {
 	return strings.Join(pairs, "\xfe")
 }
 
+// seriesName writes a series as a page does: name{label="value",...}, cut
+// to a length fit for a message.
+func seriesName(f *dto.MetricFamily, m *dto.Metric) string {
+	var b strings.Builder
+	b.WriteString(f.GetName())
+	if len(m.GetLabel()) > 0 {
+		b.WriteByte('{')
+		for i, l := range m.GetLabel() {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			fmt.Fprintf(&b, "%s=%q", l.GetName(), l.GetValue())
+		}
+		b.WriteByte('}')
+	}
+	return shorten([]byte(b.String()))
+}
+
+// formatValue writes a value for a message: 0.5, -3, 1e+30, +Inf.
+func formatValue(v float64) string {
+	switch {
+	case math.IsInf(v, 1):
+		return "+Inf"
+	case math.IsInf(v, -1):
+		return "-Inf"
+	}
+	return strconv.FormatFloat(v, 'g', 6, 64)
+}
+
 // seriesOf indexes the family called name on p by label set; nil when p has
 // no such family.
 func seriesOf(p *Page, name string) map[string]*dto.Metric {
@@ -287,28 +434,41 @@ func seriesOf(p *Page, name string) map[string]*dto.Metric {
 	return out
 }
 
-// counterIncrease is how much a counter rose from first to last, summed over
-// its series; ok is false when the last page has none of names. A series
-// that fell restarted with the engine, and its last value is its increase;
-// a series absent from the first page was created in the window (a labelled
-// counter appears at its first increment), and so is its last value.
-func counterIncrease(first, last *Page, names []string) (inc float64, ok bool) {
-	f := last.family(names)
+// counterIncrease is how much a counter rose from the window's first page to
+// its last, summed over its series; ok is false when the last page has none
+// of names, or none of its series could be believed. A series that fell
+// restarted with the engine, and its last value is its increase; a series
+// absent from the first page was created in the window (a labelled counter
+// appears at its first increment), and so is its last value. A series
+// outside counterRange on either page is refused.
+func (w *EngineWindow) counterIncrease(names []string) (inc float64, ok bool) {
+	f := w.last.family(names)
 	if f == nil {
 		return 0, false
 	}
-	before := seriesOf(first, f.GetName())
+	before := seriesOf(w.first, f.GetName())
 	for _, m := range f.GetMetric() {
-		v, ok := sampleValue(m)
-		if !ok {
+		v, isValue := sampleValue(m)
+		if !isValue {
 			continue
 		}
-		if b, ok := sampleValue(before[labelKey(m)]); ok && b <= v {
-			v -= b
+		if !counterRange.holds(v) {
+			w.refuseSeries(f, m, v, counterRange)
+			continue
+		}
+		if b, isValue := sampleValue(before[labelKey(m)]); isValue {
+			if !counterRange.holds(b) {
+				w.refuseSeries(f, m, b, counterRange)
+				continue
+			}
+			if b <= v {
+				v -= b
+			}
 		}
 		inc += v
+		ok = true
 	}
-	return inc, true
+	return inc, ok
 }
 
 // bucket is a histogram bucket: the count of observations at most upper.
@@ -322,15 +482,16 @@ type histogramDelta struct {
 	buckets []bucket
 }
 
-// histogramIncrease is a histogram's increase from first to last; ok is
-// false when the last page has none of names as a histogram with a finite
-// bucket.
-func histogramIncrease(first, last *Page, names []string) (d histogramDelta, ok bool) {
-	f := last.family(names)
+// histogramIncrease is a histogram's increase from the window's first page
+// to its last; ok is false when the last page has none of names as a
+// histogram with a finite bucket, or none of its series could be believed
+// (see EngineWindow for the rules).
+func (w *EngineWindow) histogramIncrease(names []string) (d histogramDelta, ok bool) {
+	f := w.last.family(names)
 	if f == nil || f.GetType() != dto.MetricType_HISTOGRAM {
 		return d, false
 	}
-	before := seriesOf(first, f.GetName())
+	before := seriesOf(w.first, f.GetName())
 	var series [][]bucket
 	for _, m := range f.GetMetric() {
 		h := m.GetHistogram()
@@ -338,28 +499,69 @@ func histogramIncrease(first, last *Page, names []string) (d histogramDelta, ok 
 			continue
 		}
 		bs, count, sum := histogramBuckets(h), sampleCount(h), h.GetSampleSum()
+		if why := badHistogram(bs, count, sum); why != "" {
+			w.refuse(seriesName(f, m), fmt.Sprintf("%s %s, which cannot be true: left out", seriesName(f, m), why))
+			continue
+		}
 		// A series absent before, or whose count fell (the engine
 		// restarted), counts whole.
-		if p := before[labelKey(m)].GetHistogram(); p != nil && sampleCount(p) <= count {
-			prev := map[float64]float64{}
-			for _, b := range histogramBuckets(p) {
-				prev[b.upper] = b.count
+		if p := before[labelKey(m)].GetHistogram(); p != nil {
+			pbs, pcount, psum := histogramBuckets(p), sampleCount(p), p.GetSampleSum()
+			if why := badHistogram(pbs, pcount, psum); why != "" {
+				w.refuse(seriesName(f, m), fmt.Sprintf("%s %s on the window's first page, which cannot be true: left out", seriesName(f, m), why))
+				continue
 			}
-			for i := range bs {
-				bs[i].count -= prev[bs[i].upper]
+			if pcount <= count {
+				prev := map[float64]float64{}
+				for _, b := range pbs {
+					prev[b.upper] = b.count
+				}
+				for i := range bs {
+					bs[i].count -= prev[bs[i].upper]
+				}
+				count -= pcount
+				sum -= psum
+				if why := badHistogram(bs, count, sum); why != "" {
+					w.refuse(seriesName(f, m), fmt.Sprintf("%s rose by something that is not a histogram (%s): left out", seriesName(f, m), why))
+					continue
+				}
 			}
-			count -= sampleCount(p)
-			sum -= p.GetSampleSum()
 		}
 		d.count += count
 		d.sum += sum
 		series = append(series, bs)
+	}
+	if len(series) == 0 {
+		return d, false
 	}
 	d.buckets = mergeBuckets(series)
 	if len(d.buckets) < 2 {
 		return d, false
 	}
 	return d, true
+}
+
+// badHistogram says what makes buckets (by bound, the last +Inf), count and
+// sum something other than a latency histogram, or "" when nothing does.
+func badHistogram(bs []bucket, count, sum float64) string {
+	switch {
+	case !counterRange.holds(count):
+		return fmt.Sprintf("counts %s observations, not %s", formatValue(count), counterRange.what)
+	case math.IsNaN(sum) || math.IsInf(sum, 0) || sum < 0:
+		return fmt.Sprintf("sums its observations to %s seconds", formatValue(sum))
+	}
+	for i, b := range bs {
+		switch {
+		case math.IsNaN(b.upper):
+			return "has a bucket bound that is not a number"
+		case !counterRange.holds(b.count):
+			return fmt.Sprintf("has %s observations at most %s, not %s", formatValue(b.count), formatValue(b.upper), counterRange.what)
+		case i > 0 && b.count < bs[i-1].count:
+			return fmt.Sprintf("has fewer observations at most %s (%s) than at most %s (%s): its buckets decrease",
+				formatValue(b.upper), formatValue(b.count), formatValue(bs[i-1].upper), formatValue(bs[i-1].count))
+		}
+	}
+	return ""
 }
 
 func sampleCount(h *dto.Histogram) float64 {
@@ -463,19 +665,27 @@ func bucketQuantile(q float64, bs []bucket) float64 {
 }
 
 // serverLatency summarises a latency histogram in seconds over the window,
-// in milliseconds; nil when the engine has no such histogram or nothing was
-// observed in the window.
-func serverLatency(first, last *Page, names []string) *result.ServerLatency {
-	d, ok := histogramIncrease(first, last, names)
+// in milliseconds; nil when the engine has no such histogram, nothing was
+// observed in the window, or a figure would not be finite and not negative
+// (what is named in the refusal).
+func (w *EngineWindow) serverLatency(what string, names []string) *result.ServerLatency {
+	d, ok := w.histogramIncrease(names)
 	if !ok || d.count <= 0 || d.buckets[len(d.buckets)-1].count <= 0 {
 		return nil
 	}
 	const ms = 1000
-	return &result.ServerLatency{
+	l := &result.ServerLatency{
 		Count: d.count,
 		Mean:  d.sum / d.count * ms,
 		P50:   bucketQuantile(0.5, d.buckets) * ms,
 		P90:   bucketQuantile(0.9, d.buckets) * ms,
 		P99:   bucketQuantile(0.99, d.buckets) * ms,
 	}
+	for _, v := range []float64{l.Count, l.Mean, l.P50, l.P90, l.P99} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			w.refuse(what, fmt.Sprintf("%s from the engine's histogram would be %s ms, which cannot be true: left out (are its bucket bounds seconds?)", what, formatValue(v)))
+			return nil
+		}
+	}
+	return l
 }

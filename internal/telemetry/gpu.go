@@ -25,6 +25,50 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 )
 
+// The figures a GPU can truthfully report. A sample with a figure outside
+// them is refused whole (an error that names the figure, and the sample is
+// skipped), never averaged: every source's samples are checked
+// (checkGPUSample), at the source for nvidia-smi and DCGM, and by the
+// Collector for any source.
+//
+//   - Memory in use and in all: from 0 to maxGPUMemoryMiB (16 TiB; the
+//     largest GPUs hold a few hundred GiB).
+//   - Utilisation: from 0 to 100 percent, or NaN for unknown.
+//   - Power draw: from 0 to maxGPUPowerW (10 kW; the largest boards draw
+//     1 to 3 kW), or nil for unknown.
+const (
+	maxGPUMemoryMiB = 16 << 20
+	maxGPUPowerW    = 10_000
+)
+
+// checkGPUSample says which figure of g cannot be true; nil when none.
+func checkGPUSample(g GPUSample) error {
+	// Written so that NaN fails every range: NaN compares false.
+	switch {
+	case g.Index < 0:
+		return fmt.Errorf("GPU index %d cannot be true", g.Index)
+	case !(g.MemoryUsedMiB >= 0 && g.MemoryUsedMiB <= maxGPUMemoryMiB):
+		return fmt.Errorf("GPU %d: memory in use of %s MiB cannot be true (from 0 to 16 TiB)", g.Index, formatValue(g.MemoryUsedMiB))
+	case !(g.MemoryTotalMiB >= 0 && g.MemoryTotalMiB <= maxGPUMemoryMiB):
+		return fmt.Errorf("GPU %d: total memory of %s MiB cannot be true (from 0 to 16 TiB)", g.Index, formatValue(g.MemoryTotalMiB))
+	case !math.IsNaN(g.UtilizationPct) && !(g.UtilizationPct >= 0 && g.UtilizationPct <= 100):
+		return fmt.Errorf("GPU %d: utilisation of %s%% cannot be true (from 0 to 100)", g.Index, formatValue(g.UtilizationPct))
+	case g.PowerW != nil && !(*g.PowerW >= 0 && *g.PowerW <= maxGPUPowerW):
+		return fmt.Errorf("GPU %d: power draw of %s W cannot be true (a GPU draws from 0 to %d W)", g.Index, formatValue(*g.PowerW), maxGPUPowerW)
+	}
+	return nil
+}
+
+// checkGPUSamples checks every GPU of a sample.
+func checkGPUSamples(gs []GPUSample) error {
+	for _, g := range gs {
+		if err := checkGPUSample(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // TimedSample is one Sample taken At after the window's start.
 type TimedSample struct {
 	At   time.Duration
@@ -108,7 +152,7 @@ func SummariseGPU(kind string, interval time.Duration, samples []TimedSample, wi
 	if outputTokens > 0 {
 		t.EnergyPerToken = gpuPtr(energy / float64(outputTokens))
 	}
-	if energy > 0 {
+	if energy > 0 && outputTokens >= 0 {
 		t.TokensPerJoule = gpuPtr(float64(outputTokens) / energy)
 	}
 	return t

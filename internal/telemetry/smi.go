@@ -18,6 +18,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // smiQuery is what nvidia-smi is asked for, in this column order.
@@ -97,7 +98,7 @@ func (s *nvidiaSMI) Devices(ctx context.Context) ([]result.GPU, error) {
 		return nil, err
 	}
 	cuda := ""
-	if out, err := s.run(ctx, append(slices.Clone(s.argv), "-q")); err == nil {
+	if out, err := s.runBounded(ctx, append(slices.Clone(s.argv), "-q")); err == nil {
 		cuda = smiCUDAVersion(out)
 	}
 	devices := make([]result.GPU, len(rows))
@@ -114,11 +115,38 @@ func (s *nvidiaSMI) Devices(ctx context.Context) ([]result.GPU, error) {
 	return devices, nil
 }
 
+// smiTimeout bounds one run of nvidia-smi: it answers in well under a
+// second, and one that hangs (a wedged driver) must not hold a sample up.
+const smiTimeout = 10 * time.Second
+
+// smiOutputLimit bounds what perfgate reads of nvidia-smi's output: the
+// query is a line per GPU, and -q a few KiB per GPU.
+const smiOutputLimit = 4 << 20
+
+// runBounded runs argv through s.run within smiTimeout and refuses output
+// larger than smiOutputLimit (a runner other than LocalCommand may have
+// read more).
+func (s *nvidiaSMI) runBounded(ctx context.Context, argv []string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, smiTimeout)
+	defer cancel()
+	out, err := s.run(ctx, argv)
+	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("no answer within %s: %w", smiTimeout, err)
+		}
+		return nil, err
+	}
+	if len(out) > smiOutputLimit {
+		return nil, &safeio.TooLargeError{What: "its output", Limit: smiOutputLimit}
+	}
+	return out, nil
+}
+
 func (s *nvidiaSMI) query(ctx context.Context) ([]smiRow, error) {
 	argv := append(slices.Clone(s.argv),
 		"--query-gpu="+strings.Join(smiQuery, ","),
 		"--format=csv,noheader,nounits")
-	out, err := s.run(ctx, argv)
+	out, err := s.runBounded(ctx, argv)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", s.Describe(), err)
 	}
@@ -232,7 +260,7 @@ func parseSMIRecord(rec []string) (smiRow, error) {
 		row.PowerW = &power
 	}
 	row.name, row.uuid, row.driver = text(smiName), text(smiUUID), text(smiDriver)
-	return row, nil
+	return row, checkGPUSample(row.GPUSample)
 }
 
 // smiMissing reports whether an nvidia-smi value stands for "cannot say":
@@ -263,19 +291,34 @@ func smiCUDAVersion(out []byte) string {
 // (a child that outlives it holds them open).
 const localCommandWaitDelay = time.Second
 
+// localCommandOutputLimit bounds what LocalCommand keeps of a command's
+// standard output; localCommandStderrLimit what it keeps of its standard
+// error (only the first line is ever shown).
+const (
+	localCommandOutputLimit = smiOutputLimit
+	localCommandStderrLimit = 64 << 10
+)
+
 // LocalCommand runs argv here and returns its standard output. A command that
 // fails is an error with the first line of its standard error (or, when that
 // is empty, of its standard output, where nvidia-smi says why it failed). The
-// error does not repeat argv: the caller names the command.
+// error does not repeat argv: the caller names the command. Output larger
+// than 4 MiB is an error (*safeio.TooLargeError), and the command is stopped:
+// nothing it writes can exhaust perfgate.
 func LocalCommand(ctx context.Context, argv []string) ([]byte, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("no command to run")
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	stdout := &cappedBuffer{limit: localCommandOutputLimit}
+	stderr := &cappedBuffer{limit: localCommandStderrLimit, quiet: true}
+	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = localCommandWaitDelay
-	if err := cmd.Run(); err != nil {
+	err := cmd.Run()
+	if stdout.over {
+		return nil, &safeio.TooLargeError{What: "its output", Limit: localCommandOutputLimit}
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -286,6 +329,32 @@ func LocalCommand(ctx context.Context, argv []string) ([]byte, error) {
 	}
 	return stdout.Bytes(), nil
 }
+
+// cappedBuffer keeps what is written to it up to limit bytes. Past it, it
+// notes that it overflowed and fails the write, which stops the command
+// (its pipe closes), or, quiet, drops the rest and lets the command go on.
+// It has only Write: a bytes.Buffer's ReadFrom would let io.Copy read
+// around the limit.
+type cappedBuffer struct {
+	buf   bytes.Buffer
+	limit int
+	quiet bool
+	over  bool
+}
+
+func (b *cappedBuffer) Write(p []byte) (int, error) {
+	if room := b.limit - b.buf.Len(); len(p) > room {
+		b.buf.Write(p[:max(room, 0)])
+		b.over = true
+		if b.quiet {
+			return len(p), nil
+		}
+		return 0, errors.New("output over the limit")
+	}
+	return b.buf.Write(p)
+}
+
+func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // commandFirstLine is the first non-blank line of out, trimmed and cut to 200 bytes.
 func commandFirstLine(out []byte) string {

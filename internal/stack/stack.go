@@ -1,8 +1,9 @@
 // Package stack owns the life of the serving stack under test: it starts it (a
-// process in its own process group, a container through the Docker Engine API,
-// or nothing for an external URL), waits until it is truly ready, watches it
-// for crashes while it is measured, asks it what it is, and stops it, leaving
-// nothing behind whatever happens in between.
+// process in its own process group, under a guard that stops all of it should
+// perfgate die; a container through the Docker Engine API; or nothing
+// for an external URL), waits until it is truly ready, watches it for crashes
+// while it is measured, asks it what it is, and stops it, leaving nothing
+// behind whatever happens in between, SIGKILL of perfgate included.
 package stack
 
 import (

@@ -102,7 +102,8 @@ type dockerInstance struct {
 
 // startDocker starts a container through the Docker Engine API: it builds the
 // create request from d (so that a config mistake fails before a long pull),
-// reaches the engine, makes sure the image is there as d.Pull says, creates
+// reaches the engine, refuses when something already answers at o.Target,
+// makes sure the image is there as d.Pull says, creates
 // and starts the container, and then follows its log and waits for its exit.
 // Whatever fails after the container was created, the container is removed
 // before the error is returned.
@@ -127,6 +128,9 @@ func startDocker(ctx context.Context, d *config.DockerStack, o Options) (Instanc
 		}
 	}()
 	if err := dockerPing(ctx, cli); err != nil {
+		return nil, err
+	}
+	if err := checkTargetFree(ctx, o.Target); err != nil {
 		return nil, err
 	}
 	if err := ensureImage(ctx, cli, d.Image, d.Pull); err != nil {

@@ -39,9 +39,13 @@ type process struct {
 
 // startProcess starts p.Command with p.Env added to perfgate's environment, in
 // o.Dir, in a new process group, its stdout and stderr both going to the log.
+// It refuses when something already answers at o.Target.
 func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Instance, error) {
 	if len(p.Command) == 0 {
 		return nil, errors.New("stack: stack.process.command is empty")
+	}
+	if err := checkTargetFree(ctx, o.Target); err != nil {
+		return nil, err
 	}
 	cmdline := strings.Join(p.Command, " ")
 	path, err := commandPath(p.Command[0])

@@ -1,7 +1,8 @@
 // Package stack owns the life of the serving stack under test: it starts it (a
 // process in its own process group, under a guard that stops all of it should
 // perfgate die; a container through the Docker Engine API; or nothing
-// for an external URL), waits until it is truly ready, watches it for crashes
+// for an external URL), refusing when something already answers at the
+// target, waits until it is truly ready, watches it for crashes
 // while it is measured, asks it what it is, and stops it, leaving nothing
 // behind whatever happens in between, SIGKILL of perfgate included.
 package stack
@@ -44,6 +45,11 @@ type Options struct {
 	// Grace is the time between the polite stop (SIGTERM, container stop)
 	// and the forced one (SIGKILL).
 	Grace time.Duration
+	// Target is the base URL the stack will answer at (target.base_url).
+	// A managed stack is refused (*TargetInUseError) when something
+	// already answers there: perfgate would measure it instead. Empty: not
+	// checked.
+	Target string
 }
 
 // ExitError is how a stack ended on its own: a process's exit status or

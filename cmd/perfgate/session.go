@@ -155,7 +155,11 @@ func (s *session) startStack(ctx context.Context) error {
 		s.detail("ready after %s (cold start)", s.coldStart.Round(time.Millisecond))
 	}
 	if s.starts == 1 {
-		s.server = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		var problems []error
+		s.server, problems = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		for _, p := range problems {
+			s.detail("warning: identity: %v", p)
+		}
 		models, err := s.client.ListModels(ctx)
 		if err != nil {
 			return fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err)

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/perfgate/perfgate/internal/httpguard"
 )
 
 // Health is how a stack's health is checked: GET BaseURL+Path answering 200.
@@ -18,22 +20,19 @@ type Health struct {
 	Path string
 	// Interval is the time between checks.
 	Interval time.Duration
-	// Client sends the checks; nil means a client with no keep-alive reuse
-	// across checks beyond net/http's defaults.
+	// Client sends the checks; nil means a client of perfgate's own.
+	// Whatever it is, a redirect is never followed: a 3xx is a failed
+	// check that names where it pointed.
 	Client *http.Client
 }
 
 func (h Health) enabled() bool { return h.Path != "" && h.Path != "none" }
 
-func (h Health) client() *http.Client {
-	if h.Client != nil {
-		return h.Client
-	}
-	return http.DefaultClient
-}
+func (h Health) client() *http.Client { return noRedirects(h.Client) }
 
 // check GETs the health path once. It returns nil on 200, else an error that
-// says what came back: the status and the start of the body, or the failure.
+// says what came back: the status and the start of the body, the redirect
+// (*httpguard.RedirectError), or the failure.
 func (h Health) check(ctx context.Context, timeout time.Duration) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -47,7 +46,10 @@ func (h Health) check(ctx context.Context, timeout time.Duration) error {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if re := httpguard.Redirected(resp); re != nil {
+		return re
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512)) // the start, for the message
 	if resp.StatusCode != http.StatusOK {
 		msg := strings.Join(strings.Fields(string(body)), " ")
 		if msg != "" {

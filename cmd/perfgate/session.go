@@ -127,6 +127,7 @@ func (s *session) startStack(ctx context.Context) error {
 	inst, err := stack.Start(ctx, st, stack.Options{
 		RunID: fmt.Sprintf("%s-%d", s.runID, s.starts), LogPath: s.logPath(s.starts),
 		Dir: s.cfg.StackDir(), Grace: st.StopGrace, Target: s.cfg.Target.BaseURL,
+		Notice: func(msg string) { s.detail("%s", msg) },
 	})
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)

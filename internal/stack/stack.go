@@ -1,7 +1,8 @@
 // Package stack owns the life of the serving stack under test: it starts it (a
 // process in its own process group, under a guard that stops all of it should
-// perfgate die; a container through the Docker Engine API; or nothing
-// for an external URL), refusing when something already answers at the
+// perfgate die; a container through the Docker Engine API, labelled with its
+// owner so that the next run removes it if perfgate dies; or nothing for an
+// external URL), refusing when something already answers at the
 // target, waits until it is truly ready, watches it for crashes
 // while it is measured, asks it what it is, and stops it, leaving nothing
 // behind whatever happens in between, SIGKILL of perfgate included.
@@ -50,6 +51,17 @@ type Options struct {
 	// already answers there: perfgate would measure it instead. Empty: not
 	// checked.
 	Target string
+	// Notice receives lines the user should see about the start: the
+	// containers of an earlier perfgate that is gone, removed. nil drops
+	// them.
+	Notice func(msg string)
+}
+
+// notice passes a line to o.Notice, if set.
+func (o Options) notice(format string, args ...any) {
+	if o.Notice != nil {
+		o.Notice(fmt.Sprintf(format, args...))
+	}
 }
 
 // ExitError is how a stack ended on its own: a process's exit status or

@@ -21,7 +21,7 @@ import (
 //
 // The guard is started with:
 //
-//	argv:  <perfgate> <path of the stack's command> <the stack's argv...>
+//	argv:  <perfgate> -perfgate-stack-guard <path of the stack's command> <the stack's argv...>
 //	env:   the stack's environment, plus the PERFGATE_STACK_GUARD* variables
 //	       below (the guard removes them before it starts the stack)
 //	fd 0:  /dev/null, inherited by the stack
@@ -51,6 +51,11 @@ const (
 	// guardLogEnv is the stack's log file, where the guard writes what it
 	// did once perfgate is gone and cannot be told.
 	guardLogEnv = "PERFGATE_STACK_GUARD_LOG"
+	// guardArg is the guard's first argument. It is a flag that no test
+	// binary knows: a test binary that starts a process stack without
+	// calling MaybeGuard in its TestMain fails at once on it, instead of
+	// running its tests again as the guard.
+	guardArg = "-perfgate-stack-guard"
 	// The guard's descriptors beyond stdin, stdout and stderr.
 	guardLifelineFD = 3
 	guardStatusFD   = 4

@@ -24,7 +24,8 @@ type guard struct {
 
 	leaderDone bool
 	leaderWS   syscall.WaitStatus
-	orphaned   bool // perfgate is gone: notes go to the log, not the pipe
+	orphaned   bool         // perfgate is gone: notes go to the log, not the pipe
+	refused    map[int]bool // processes SIGKILL could not be sent to, already named
 }
 
 // runGuard is the guard process: it starts the stack and stays until no
@@ -38,7 +39,7 @@ func runGuard(args []string) int {
 	runtime.LockOSThread()
 	status, lifeline := guardFile(guardStatusFD, "status"), guardFile(guardLifelineFD, "lifeline")
 	grace, err := time.ParseDuration(os.Getenv(guardGraceEnv))
-	if status == nil || lifeline == nil || err != nil || grace < 0 || len(args) < 2 {
+	if status == nil || lifeline == nil || err != nil || grace < 0 || len(args) < 3 || args[0] != guardArg {
 		fmt.Fprintln(os.Stderr, "perfgate: the stack guard is started by perfgate itself, not by hand")
 		return 2
 	}
@@ -50,7 +51,7 @@ func runGuard(args []string) int {
 	sigs := make(chan os.Signal, 64)
 	signal.Notify(sigs, syscall.SIGCHLD, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
-	path, argv := args[0], args[1:]
+	path, argv := args[1], args[2:]
 	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   guardStackEnv(os.Environ()),
 		Files: []uintptr{0, 1, 2},
@@ -144,7 +145,12 @@ func (g *guard) terminate(grace time.Duration, sigs <-chan os.Signal) {
 		}
 	}
 	var names []string
-	for _, p := range descendantsOf(g.self, allProcs()) {
+	left := descendantsOf(g.self, allProcs())
+	for i, p := range left {
+		if i == maxNamed {
+			names = append(names, fmt.Sprintf("and %d more", len(left)-maxNamed))
+			break
+		}
 		names = append(names, fmt.Sprintf("pid %d (%s, state %c)", p.pid, p.comm, p.state))
 	}
 	if len(names) == 0 {
@@ -154,14 +160,24 @@ func (g *guard) terminate(grace time.Duration, sigs <-chan os.Signal) {
 		strings.Join(names, ", "), guardKillTimeout)
 }
 
+// maxNamed is how many processes a warning names.
+const maxNamed = 20
+
 // signalAll sends sig to the stack's process group and to every descendant
 // of the guard, which, the guard being a subreaper, is every process the
 // stack started, in its group or not.
 func (g *guard) signalAll(sig syscall.Signal) {
 	_ = syscall.Kill(-g.leader, sig)
 	for _, p := range descendantsOf(g.self, allProcs()) {
-		if err := syscall.Kill(p.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) && sig == syscall.SIGKILL {
-			g.warn("the stack guard cannot signal pid %d (%s): %v", p.pid, p.comm, err)
+		err := syscall.Kill(p.pid, sig)
+		if err != nil && !errors.Is(err, syscall.ESRCH) && sig == syscall.SIGKILL && !g.refused[p.pid] {
+			if g.refused == nil {
+				g.refused = map[int]bool{}
+			}
+			g.refused[p.pid] = true // say it once, not every round
+			if len(g.refused) <= maxNamed {
+				g.warn("the stack guard cannot signal pid %d (%s): %v", p.pid, p.comm, err)
+			}
 		}
 	}
 }

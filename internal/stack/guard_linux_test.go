@@ -269,3 +269,18 @@ func TestGuardStackEnv(t *testing.T) {
 	assert.Equal(t, []string{"PATH=/bin", "PERFGATE_STACK_GUARDIAN=x", "HOME=/h"}, got)
 	assert.Empty(t, strings.Join(guardStackEnv(nil), ""))
 }
+
+// A test binary that starts a process stack but forgot MaybeGuard in its
+// TestMain gets the guard's arguments: it must fail at once on them rather
+// than run its tests (and start stacks) again.
+func TestGuardArgumentStopsATestBinary(t *testing.T) {
+	self, err := os.Executable()
+	require.NoError(t, err)
+	cmd := exec.Command(self, guardArg, "/bin/sh", "sh", "-c", "exit 0")
+	cmd.Env = guardStackEnv(os.Environ()) // not in guard mode
+	out, err := cmd.CombinedOutput()
+	var ee *exec.ExitError
+	require.ErrorAs(t, err, &ee, "the test binary ran: %s", out)
+	assert.Equal(t, 2, ee.ExitCode())
+	assert.Contains(t, string(out), "flag provided but not defined: "+guardArg)
+}

@@ -42,9 +42,12 @@ const (
 // launch starts the stack under a guard, and returns once the guard has
 // started the stack's leader (or failed to).
 func (p *process) launch(path string, env []string, o Options) error {
+	// /proc/self/exe is perfgate's own binary even when the file it came
+	// from was replaced or removed since (an upgrade during a run).
+	const selfExe = "/proc/self/exe"
 	self, err := os.Executable()
 	if err != nil {
-		return fmt.Errorf("find perfgate's own binary, which runs the stack guard: %w", err)
+		self = selfExe
 	}
 	var files []*os.File
 	closeAll := func() {
@@ -69,7 +72,7 @@ func (p *process) launch(path string, env []string, o Options) error {
 	}
 
 	s := &p.sys
-	s.guard = exec.Command(self, append([]string{path}, p.argv...)...)
+	s.guard = &exec.Cmd{Path: selfExe, Args: append([]string{self, guardArg, path}, p.argv...)}
 	s.guard.Env = append(guardStackEnv(env), guardEnv+"=1", guardGraceEnv+"="+p.grace.String(), guardLogEnv+"="+o.LogPath)
 	s.guard.Dir = o.Dir
 	s.guard.Stdout, s.guard.Stderr = outW, outW // the guard hands them to the stack
@@ -82,7 +85,7 @@ func (p *process) launch(path string, env []string, o Options) error {
 	_, _, _ = lifeR.Close(), statusW.Close(), outW.Close()
 	if err != nil {
 		_, _, _ = lifeW.Close(), statusR.Close(), outR.Close()
-		return fmt.Errorf("start the stack guard %s: %w", self, err)
+		return fmt.Errorf("start the stack guard (%s): %w", self, err)
 	}
 	s.lifeline, s.output = lifeW, outR
 	s.outputDone, s.guardDone = make(chan struct{}), make(chan struct{})
@@ -106,7 +109,8 @@ func (p *process) launch(path string, env []string, o Options) error {
 		return errors.New(st.text)
 	case <-s.guardDone:
 		p.release()
-		return fmt.Errorf("the stack guard exited before it started the stack (%s)", s.guard.ProcessState)
+		return fmt.Errorf("the stack guard exited before it started the stack (%s); "+
+			"if this is a test binary, its TestMain must call stack.MaybeGuard first", s.guard.ProcessState)
 	case <-t.C:
 		_ = s.guard.Process.Kill()
 		<-s.guardDone
@@ -153,6 +157,7 @@ func (p *process) follow(status *os.File, started chan<- guardStatus) {
 			s.mu.Unlock()
 		}
 	}
+	_, _ = io.Copy(io.Discard, status) // a line too long for the scanner: drain, or the guard blocks writing
 	err := s.guard.Wait()
 	if first {
 		return // launch reports it

@@ -98,25 +98,32 @@ func (p *process) launch(path string, env []string, o Options) error {
 
 	t := time.NewTimer(guardStartTimeout)
 	defer t.Stop()
+	var st guardStatus
 	select {
-	case st := <-started:
-		if st.kind == "pid" {
-			s.leader = st.n
-			return nil
-		}
-		<-s.guardDone // the guard exits at once
-		p.release()
-		return errors.New(st.text)
+	case st = <-started:
 	case <-s.guardDone:
-		p.release()
-		return fmt.Errorf("the stack guard exited before it started the stack (%s); "+
-			"if this is a test binary, its TestMain must call stack.MaybeGuard first", s.guard.ProcessState)
+		// A stack that ends at once can take its guard with it before this
+		// select looks: what the guard said is still in started.
+		select {
+		case st = <-started:
+		default:
+			p.release()
+			return fmt.Errorf("the stack guard exited before it started the stack (%s); "+
+				"if this is a test binary, its TestMain must call stack.MaybeGuard first", s.guard.ProcessState)
+		}
 	case <-t.C:
 		_ = s.guard.Process.Kill()
 		<-s.guardDone
 		p.release()
 		return fmt.Errorf("the stack guard did not start the stack within %s", guardStartTimeout)
 	}
+	if st.kind == "pid" {
+		s.leader = st.n
+		return nil
+	}
+	<-s.guardDone // the guard exits at once
+	p.release()
+	return errors.New(st.text)
 }
 
 // leaderPID is the stack's leader, whose pid is its process group's id.
@@ -131,7 +138,7 @@ func (p *process) follow(status *os.File, started chan<- guardStatus) {
 	s := &p.sys
 	defer close(s.guardDone)
 	defer status.Close()
-	first := true
+	first, ended := true, false
 	sc := bufio.NewScanner(status)
 	for sc.Scan() {
 		st, ok := parseGuardStatus(sc.Text())
@@ -142,9 +149,11 @@ func (p *process) follow(status *os.File, started chan<- guardStatus) {
 		case "pid", "error":
 			if first {
 				first = false
+				ended = st.kind == "error" // nothing was started
 				started <- st
 			}
 		case "exit", "signal":
+			ended = true
 			p.drainOutput()
 			ws := syscall.WaitStatus((st.n & 0xff) << 8) // exited with code n
 			if st.kind == "signal" {
@@ -159,8 +168,8 @@ func (p *process) follow(status *os.File, started chan<- guardStatus) {
 	}
 	_, _ = io.Copy(io.Discard, status) // a line too long for the scanner: drain, or the guard blocks writing
 	err := s.guard.Wait()
-	if first {
-		return // launch reports it
+	if first || ended {
+		return // launch reports a start that failed
 	}
 	// Only if the guard did not report the leader's end: it was killed.
 	ee := &ExitError{What: p.what(), Code: -1, Signal: "SIGKILL"}

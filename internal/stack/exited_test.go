@@ -91,7 +91,7 @@ func TestWaitReadyProbeFailureMessage(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			hs := newHealthServer(t, unhealthyUntil(0))
 			h := Health{BaseURL: hs.URL, Path: tt.path, Interval: 10 * time.Millisecond}
-			err := WaitReady(context.Background(), newFakeInstance(), h, 100*time.Millisecond,
+			err := WaitReady(context.Background(), newFakeInstance(), h, time.Second,
 				func(context.Context) error { return noOutput })
 			var nre *NotReadyError
 			require.ErrorAs(t, err, &nre)

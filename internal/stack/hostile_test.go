@@ -56,7 +56,7 @@ func TestHealthNeverFollowsARedirect(t *testing.T) {
 			other, hits := elsewhere(t)
 			srv := redirecting(t, other.URL)
 			h := Health{BaseURL: srv.URL, Path: "/health", Interval: 10 * time.Millisecond, Client: hc}
-			err := WaitReady(context.Background(), newFakeInstance(), h, 100*time.Millisecond, okProbe)
+			err := WaitReady(context.Background(), newFakeInstance(), h, time.Second, okProbe)
 			var nre *NotReadyError
 			require.ErrorAs(t, err, &nre, "WaitReady = %v, want not ready", err)
 			var re *httpguard.RedirectError
@@ -162,7 +162,7 @@ func TestIdentifyHostileAnswers(t *testing.T) {
 // Identify: the request gives up at its timeout, and says so.
 func TestIdentifyHungAnswer(t *testing.T) {
 	oldReq, oldAll := identifyRequestTimeout, identifyTimeout
-	identifyRequestTimeout, identifyTimeout = 100*time.Millisecond, time.Second
+	identifyRequestTimeout, identifyTimeout = 300*time.Millisecond, time.Second
 	t.Cleanup(func() { identifyRequestTimeout, identifyTimeout = oldReq, oldAll })
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -180,7 +180,9 @@ func TestIdentifyHungAnswer(t *testing.T) {
 	got, problems := Identify(context.Background(), nil, srv.URL, config.EngineAuto)
 	took := time.Since(start)
 	assert.Equal(t, result.Server{}, got)
-	assert.Less(t, took, 3*time.Second, "Identify waited for a server that never finishes")
+	assert.Less(t, took, 5*time.Second, "Identify waited for a server that never finishes")
 	require.NotEmpty(t, problems)
-	assert.Contains(t, problems[0].Error(), "the answer did not end within 100ms")
+	// A busy machine may not even see the headers in time: either way, it
+	// says what it waited for.
+	assert.Regexp(t, `^GET http://[^ ]+/info: (the answer did not end|no answer) within 300ms$`, problems[0].Error())
 }

@@ -126,7 +126,8 @@ func (s *session) startStack(ctx context.Context) error {
 	}
 	inst, err := stack.Start(ctx, st, stack.Options{
 		RunID: fmt.Sprintf("%s-%d", s.runID, s.starts), LogPath: s.logPath(s.starts),
-		Dir: s.cfg.StackDir(), Grace: st.StopGrace,
+		Dir: s.cfg.StackDir(), Grace: st.StopGrace, Target: s.cfg.Target.BaseURL,
+		Notice: func(msg string) { s.detail("%s", msg) },
 	})
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
@@ -155,7 +156,11 @@ func (s *session) startStack(ctx context.Context) error {
 		s.detail("ready after %s (cold start)", s.coldStart.Round(time.Millisecond))
 	}
 	if s.starts == 1 {
-		s.server = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		var problems []error
+		s.server, problems = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		for _, p := range problems {
+			s.detail("warning: identity: %v", p)
+		}
 		models, err := s.client.ListModels(ctx)
 		if err != nil {
 			return fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err)

@@ -15,24 +15,79 @@ import (
 	"syscall"
 )
 
+// Proc is what a test needs to know of a process, from /proc/<pid>/stat.
+type Proc struct {
+	PID, PPID, PGRP, Session int
+	State                    byte // R, S, D, Z, ...
+	Comm                     string
+}
+
+// Read reads /proc/<pid>/stat; ok is false when it cannot (no such process,
+// no /proc).
+func Read(pid int) (p Proc, ok bool) {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return Proc{}, false
+	}
+	// "pid (comm) state ppid pgrp session ...": comm may hold spaces and parens.
+	open, i := bytes.IndexByte(data, '('), bytes.LastIndexByte(data, ')')
+	if open < 0 || i < open {
+		return Proc{}, false
+	}
+	f := strings.Fields(string(data[i+1:]))
+	if len(f) < 4 || f[0] == "" {
+		return Proc{}, false
+	}
+	p = Proc{PID: pid, State: f[0][0], Comm: string(data[open+1 : i])}
+	var err1, err2, err3 error
+	p.PPID, err1 = strconv.Atoi(f[1])
+	p.PGRP, err2 = strconv.Atoi(f[2])
+	p.Session, err3 = strconv.Atoi(f[3])
+	return p, err1 == nil && err2 == nil && err3 == nil
+}
+
 // State reads a process's state letter and process group from
 // /proc/<pid>/stat; ok is false when it cannot (no such process, no /proc).
 func State(pid int) (state byte, pgrp int, ok bool) {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	p, ok := Read(pid)
+	return p.State, p.PGRP, ok
+}
+
+// Descendants returns the live processes descended from pid (its children,
+// theirs, and so on), zombies left out; nil without /proc.
+func Descendants(pid int) []Proc {
+	entries, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, 0, false
+		return nil
 	}
-	// "pid (comm) state ppid pgrp ...": comm may hold spaces and parens.
-	i := bytes.LastIndexByte(data, ')')
-	if i < 0 {
-		return 0, 0, false
+	children := map[int][]Proc{}
+	for _, e := range entries {
+		n, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		if p, ok := Read(n); ok {
+			children[p.PPID] = append(children[p.PPID], p)
+		}
 	}
-	f := strings.Fields(string(data[i+1:]))
-	if len(f) < 3 {
-		return 0, 0, false
+	var out []Proc
+	queue := []int{pid}
+	seen := map[int]bool{pid: true}
+	for len(queue) > 0 {
+		next := queue[0]
+		queue = queue[1:]
+		for _, c := range children[next] {
+			if seen[c.PID] {
+				continue
+			}
+			seen[c.PID] = true
+			queue = append(queue, c.PID)
+			if c.State != 'Z' {
+				out = append(out, c)
+			}
+		}
 	}
-	pgrp, err = strconv.Atoi(f[2])
-	return f[0][0], pgrp, err == nil
+	return out
 }
 
 // Alive says whether pid is a live process. A zombie counts as gone: an

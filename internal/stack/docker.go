@@ -29,8 +29,9 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 )
 
-// Labels perfgate puts on every container it creates, so that a leftover one
-// (perfgate killed with SIGKILL) can be found and removed by hand:
+// Labels perfgate puts on every container it creates, beside its owner
+// (dockerLabelOwner), so that a leftover one (perfgate killed with SIGKILL)
+// is found and removed by the next run, or by hand:
 //
 //	docker rm -f $(docker ps -aq --filter label=io.perfgate.managed=true)
 const (
@@ -102,7 +103,9 @@ type dockerInstance struct {
 
 // startDocker starts a container through the Docker Engine API: it builds the
 // create request from d (so that a config mistake fails before a long pull),
-// reaches the engine, makes sure the image is there as d.Pull says, creates
+// reaches the engine, removes the containers of earlier perfgate runs whose
+// perfgate is gone, refuses when something already answers at o.Target,
+// makes sure the image is there as d.Pull says, creates
 // and starts the container, and then follows its log and waits for its exit.
 // Whatever fails after the container was created, the container is removed
 // before the error is returned.
@@ -127,6 +130,14 @@ func startDocker(ctx context.Context, d *config.DockerStack, o Options) (Instanc
 		}
 	}()
 	if err := dockerPing(ctx, cli); err != nil {
+		return nil, err
+	}
+	owner := dockerOwner(ctx, cli)
+	removeOrphans(ctx, cli, owner, o)
+	if owner != "" {
+		spec.Config.Labels[dockerLabelOwner] = owner
+	}
+	if err := checkTargetFree(ctx, o.Target); err != nil {
 		return nil, err
 	}
 	if err := ensureImage(ctx, cli, d.Image, d.Pull); err != nil {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/netip"
@@ -14,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -80,6 +82,91 @@ type fakeDockerEngine struct {
 	removed          bool
 	dead             chan struct{} // closed when the container stops
 	shutdown         chan struct{} // closed when the test ends
+
+	// others are containers this test does not start (leftovers of earlier
+	// runs, and the containers their perfgate ran in), by ID; listStatus,
+	// when set, fails the list.
+	others        map[string]*fakeOther
+	removedOthers []string
+	listStatus    int
+}
+
+// fakeOther is a container of the fake engine other than the test's own.
+type fakeOther struct {
+	name   string
+	labels map[string]string
+	state  string // running, exited, ...
+}
+
+// addOther adds a container the test did not start.
+func (e *fakeDockerEngine) addOther(id, name, state string, labels map[string]string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.others == nil {
+		e.others = map[string]*fakeOther{}
+	}
+	e.others[id] = &fakeOther{name: name, labels: labels, state: state}
+}
+
+// otherID returns the ID of the other container a path is about, or "".
+func (e *fakeDockerEngine) otherID(p string) string {
+	id, _, _ := strings.Cut(strings.TrimPrefix(p, "/containers/"), "/")
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if !strings.HasPrefix(p, "/containers/") || e.others[id] == nil {
+		return ""
+	}
+	return id
+}
+
+// list answers GET /containers/json: the other containers that match the
+// label filters ("key=value").
+func (e *fakeDockerEngine) list(w http.ResponseWriter, r *http.Request) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.listStatus != 0 {
+		dockerJSONError(w, e.listStatus, "the engine is having a bad day")
+		return
+	}
+	var filters map[string]map[string]bool
+	if f := r.URL.Query().Get("filters"); f != "" {
+		_ = json.Unmarshal([]byte(f), &filters)
+	}
+	out := []map[string]any{}
+	for _, id := range slices.Sorted(maps.Keys(e.others)) {
+		c := e.others[id]
+		match := true
+		for kv := range filters["label"] {
+			k, v, _ := strings.Cut(kv, "=")
+			if c.labels[k] != v {
+				match = false
+			}
+		}
+		if match {
+			out = append(out, map[string]any{"Id": id, "Names": []string{"/" + c.name}, "Labels": c.labels, "State": c.state})
+		}
+	}
+	dockerWriteJSON(w, http.StatusOK, out)
+}
+
+// serveOther answers inspect and removal of another container.
+func (e *fakeDockerEngine) serveOther(w http.ResponseWriter, r *http.Request, id string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.others[id]
+	switch r.Method {
+	case http.MethodGet:
+		dockerWriteJSON(w, http.StatusOK, map[string]any{
+			"Id": id, "Name": "/" + c.name, "Image": fakeImageID,
+			"State": map[string]any{"Status": c.state, "Running": c.state == "running"},
+		})
+	case http.MethodDelete:
+		delete(e.others, id)
+		e.removedOthers = append(e.removedOthers, c.name)
+		w.WriteHeader(http.StatusNoContent)
+	default:
+		dockerJSONError(w, http.StatusNotFound, "page not found")
+	}
 }
 
 var dockerAPIVersionPrefix = regexp.MustCompile(`^/v[0-9]+\.[0-9]+`)
@@ -177,6 +264,10 @@ func (e *fakeDockerEngine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		dockerWriteJSON(w, http.StatusCreated, map[string]any{"Id": fakeContainerID, "Warnings": []string{}})
 	case strings.HasPrefix(p, ctr):
 		e.container(w, r, strings.TrimPrefix(p, ctr))
+	case r.Method == http.MethodGet && p == "/containers/json":
+		e.list(w, r)
+	case e.otherID(p) != "":
+		e.serveOther(w, r, e.otherID(p))
 	default:
 		dockerJSONError(w, http.StatusNotFound, "page not found: "+r.Method+" "+p)
 	}
@@ -444,6 +535,7 @@ func TestDockerPullPolicy(t *testing.T) {
 }
 
 func TestDockerCreateRequest(t *testing.T) {
+	pinOwnContainer(t, "", "mountinfo-host", "cgroup-v2") // perfgate is a process on the host
 	t.Setenv("HOME", "/home/runner")
 	t.Setenv("PERFGATE_TEST_HF_TOKEN", "hf_secret")
 	e := newFakeDockerEngine(t)
@@ -478,7 +570,10 @@ func TestDockerCreateRequest(t *testing.T) {
 		"HF_TOKEN=hf_secret",
 		"VLLM_LOGGING_LEVEL=DEBUG",
 	}, req.Config.Env)
-	assert.Equal(t, map[string]string{"io.perfgate.managed": "true", "io.perfgate.run": "run1"}, req.Config.Labels)
+	owner, ok := processOwner(os.Getpid())
+	require.True(t, ok)
+	assert.Equal(t, map[string]string{"io.perfgate.managed": "true", "io.perfgate.run": "run1", "io.perfgate.owner": owner},
+		req.Config.Labels)
 
 	assert.Equal(t, []mount.Mount{
 		{Type: mount.TypeBind, Source: "/home/runner/.cache/huggingface", Target: "/root/.cache/huggingface"},

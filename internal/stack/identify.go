@@ -1,15 +1,21 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"io"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // identityProbe is one engine's way of saying what it is: the endpoint to
@@ -66,62 +72,165 @@ var identityProbes = []identityProbe{
 	}},
 }
 
+// Bounds on what Identify reads and how long it waits: the server under test
+// chooses its answers, and nothing it sends may hang or exhaust perfgate.
+var (
+	// identifyBodyLimit caps one identity answer (llama.cpp's /props, with
+	// its chat template, is the largest: tens of KiB).
+	identifyBodyLimit int64 = 1 << 20
+	// identifyRequestTimeout bounds one identity request, body included.
+	identifyRequestTimeout = 10 * time.Second
+	// identifyTimeout bounds all of Identify.
+	identifyTimeout = 20 * time.Second
+)
+
+// maxIdentLen is the longest engine name or version believed: a version is a
+// short token ("0.6.3.post1", "b4567-abcdef0"), not a page of text.
+const maxIdentLen = 128
+
 // Identify asks the server at baseURL what it is: engine and version from
 // the engine's identity endpoint (vLLM /version, TGI /info, SGLang
 // /get_server_info, llama.cpp /props, the simulator /version), trying each in
 // turn when engine is auto. The raw answer is kept. An engine that answers
 // none of them gives a Server with no engine: identity is recorded as far as
 // it is known, never guessed. /v1/models is the caller's (it needs the API
-// client). hc nil means http.DefaultClient.
-func Identify(ctx context.Context, hc *http.Client, baseURL, engine string) result.Server {
-	if hc == nil {
-		hc = http.DefaultClient
+// client). hc nil means a client of perfgate's own; whatever hc is, a
+// redirect is never followed.
+//
+// Identify never fails: an endpoint that does not answer 200 with a JSON
+// object is one the server does not have. problems lists the answers that
+// were refused and that the user should hear of: a redirect (naming where
+// it pointed), an answer larger than 1 MiB, a request that timed out.
+func Identify(ctx context.Context, hc *http.Client, baseURL, engine string) (srv result.Server, problems []error) {
+	hc = noRedirects(hc)
+	ctx, cancel := context.WithTimeout(ctx, identifyTimeout)
+	defer cancel()
+	fetch := func(path string) []byte {
+		raw, err := getIdentity(ctx, hc, strings.TrimRight(baseURL, "/")+path)
+		if err != nil {
+			problems = append(problems, err)
+		}
+		return raw
 	}
-	tried := map[string]map[string]any{} // path → decoded body (nil: no JSON answer)
-	raws := map[string][]byte{}
+	return identifyWith(engine, fetch), problems
+}
+
+// identifyWith runs the identity probes of engine (all of them, in order,
+// for auto) over the answers fetch returns for their paths (nil: none),
+// asking each path once. It is the parsing half of Identify, apart so that
+// it can be fuzzed: it must never panic or hang, whatever the answers are.
+func identifyWith(engine string, fetch func(path string) []byte) result.Server {
+	type answer struct {
+		raw  []byte
+		body map[string]any // nil: not a JSON object
+	}
+	tried := map[string]answer{}
 	for _, p := range identityProbes {
 		if engine != config.EngineAuto && engine != p.engine {
 			continue
 		}
-		body, seen := tried[p.path]
+		a, seen := tried[p.path]
 		if !seen {
-			raw := getJSON(ctx, hc, strings.TrimRight(baseURL, "/")+p.path)
-			raws[p.path] = raw
-			if raw != nil {
-				_ = json.Unmarshal(raw, &body)
-			}
-			tried[p.path] = body
+			a.raw = fetch(p.path)
+			a.body = jsonObject(a.raw)
+			tried[p.path] = a
 		}
-		if body == nil {
+		if a.body == nil {
 			continue
 		}
-		if e, v, ok := p.recognise(body); ok {
-			return result.Server{Engine: e, Version: v, Endpoint: p.path, Raw: raws[p.path]}
+		if e, v, ok := p.recognise(a.body); ok {
+			if e = cleanIdent(e); e == "" {
+				continue
+			}
+			srv := result.Server{Engine: e, Version: cleanIdent(v), Endpoint: p.path}
+			if utf8.Valid(a.raw) { // kept as sent, but only as text
+				srv.Raw = a.raw
+			}
+			return srv
 		}
 	}
 	return result.Server{}
 }
 
-// getJSON GETs url and returns its body when it answers 200 with a JSON
-// object of at most 1 MiB; nil otherwise.
-func getJSON(ctx context.Context, hc *http.Client, url string) []byte {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
+// jsonObject decodes raw when it is one JSON object, else returns nil.
+// encoding/json bounds nesting depth itself, so a body of deep brackets is
+// an error, not a stack overflow.
+func jsonObject(raw []byte) map[string]any {
+	if !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) || !json.Valid(raw) {
 		return nil
 	}
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil || resp.StatusCode != http.StatusOK || !json.Valid(body) || !strings.HasPrefix(strings.TrimSpace(string(body)), "{") {
+	var body map[string]any
+	if err := json.Unmarshal(raw, &body); err != nil {
 		return nil
 	}
 	return body
 }
+
+// cleanIdent returns s when it can be an engine name or version (short,
+// valid UTF-8, no control characters, no replacement character, which is
+// what encoding/json makes of invalid UTF-8), else "": a server's answer is
+// not believed blindly, and it ends up in results, logs and PR comments.
+func cleanIdent(s string) string {
+	s = strings.TrimSpace(s)
+	bad := func(r rune) bool { return unicode.IsControl(r) || r == utf8.RuneError }
+	if len(s) > maxIdentLen || !utf8.ValidString(s) || strings.ContainsFunc(s, bad) {
+		return ""
+	}
+	return s
+}
+
+// getIdentity GETs url and returns its body when it answers 200; nil
+// otherwise. err is set for what the user should hear of: a redirect, which
+// is not followed, an answer too large, a request that timed out.
+func getIdentity(ctx context.Context, hc *http.Client, url string) ([]byte, error) {
+	ctx, cancel := context.WithTimeout(ctx, identifyRequestTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, nil
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("GET %s: no answer within %s", url, identifyRequestTimeout)
+		}
+		return nil, nil
+	}
+	defer resp.Body.Close()
+	if re := httpguard.Redirected(resp); re != nil {
+		return nil, re
+	}
+	if resp.StatusCode != http.StatusOK {
+		return nil, nil
+	}
+	body, err := safeio.ReadAll(resp.Body, identifyBodyLimit, "the answer to GET "+url)
+	var tooLarge *safeio.TooLargeError
+	switch {
+	case errors.As(err, &tooLarge):
+		return nil, err
+	case errors.Is(err, context.DeadlineExceeded):
+		return nil, fmt.Errorf("GET %s: the answer did not end within %s", url, identifyRequestTimeout)
+	case err != nil:
+		return nil, nil
+	}
+	return body, nil
+}
+
+// noRedirects returns hc (nil: perfgate's own client) set never to follow a
+// redirect: a 3xx comes back as it is, to be refused with
+// httpguard.Redirected.
+func noRedirects(hc *http.Client) *http.Client {
+	if hc == nil {
+		return defaultHTTPClient
+	}
+	c := *hc
+	c.CheckRedirect = httpguard.NoRedirects
+	return &c
+}
+
+// defaultHTTPClient sends the health checks and identity requests when the
+// caller gives no client: no redirects, bounded response headers, no proxy.
+var defaultHTTPClient = httpguard.Client(nil)
 
 // ModelFlags reads the model's revision and quantisation from a stack's
 // command line, as the engines spell them: --revision (vLLM, TGI, SGLang),

@@ -140,7 +140,8 @@ func TestIdentify(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			es := newEngineServer(t, tt.paths)
-			got := Identify(context.Background(), es.Client(), es.URL+"/", tt.engine)
+			got, problems := Identify(context.Background(), es.Client(), es.URL+"/", tt.engine)
+			assert.Empty(t, problems, "nothing to warn about")
 
 			want := tt.want
 			if want.Endpoint != "" {
@@ -162,7 +163,9 @@ func TestIdentifyServerDown(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	srv.Close()
 	for _, engine := range []string{config.EngineAuto, config.EngineVLLM} {
-		assert.Equal(t, result.Server{}, Identify(context.Background(), nil, srv.URL, engine), engine)
+		got, problems := Identify(context.Background(), nil, srv.URL, engine)
+		assert.Equal(t, result.Server{}, got, engine)
+		assert.Empty(t, problems, "a server that is down is no problem to warn about")
 	}
 }
 
@@ -170,7 +173,8 @@ func TestIdentifyCancelled(t *testing.T) {
 	es := newEngineServer(t, map[string]string{"/version": `{"version":"0.6.3.post1"}`})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	assert.Equal(t, result.Server{}, Identify(ctx, nil, es.URL, config.EngineAuto))
+	got, _ := Identify(ctx, nil, es.URL, config.EngineAuto)
+	assert.Equal(t, result.Server{}, got)
 	assert.Empty(t, es.requests(), "nothing asked once cancelled")
 }
 

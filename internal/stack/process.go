@@ -19,14 +19,19 @@ import (
 
 // process is a command perfgate started in a process group of its own, so
 // that stopping it reaches every process it forked (an engine's workers, a
-// shell's children), not only the one perfgate knows.
+// shell's children), not only the one perfgate knows. On Linux it runs under
+// the stack guard (see guard.go), which also reaches the processes that left
+// the group, and stops them all should perfgate die; elsewhere it is
+// perfgate's own child.
 type process struct {
-	cmd   *exec.Cmd
 	argv  []string
 	log   *logSink
 	grace time.Duration
 
-	exitState // ends when the leader has been reaped
+	exitState // ends when the leader has exited
+	endOnce   sync.Once
+
+	sys processSys // how it runs: process_linux.go, process_other.go
 
 	stopOnce sync.Once
 	stopErr  error
@@ -34,31 +39,34 @@ type process struct {
 
 // startProcess starts p.Command with p.Env added to perfgate's environment, in
 // o.Dir, in a new process group, its stdout and stderr both going to the log.
+// It refuses when something already answers at o.Target.
 func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Instance, error) {
+	if len(p.Command) == 0 {
+		return nil, errors.New("stack: stack.process.command is empty")
+	}
+	if err := checkTargetFree(ctx, o.Target); err != nil {
+		return nil, err
+	}
+	cmdline := strings.Join(p.Command, " ")
+	path, err := commandPath(p.Command[0])
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmdline, err)
+	}
 	log, err := newLogSink(o.LogPath)
 	if err != nil {
 		return nil, err
 	}
-	// Not exec.CommandContext: the stack must outlive a cancelled start
-	// context long enough to be stopped politely, by Stop.
-	cmd := exec.Command(p.Command[0], p.Command[1:]...)
-	cmd.Dir = o.Dir
-	cmd.Env = os.Environ()
+	env := os.Environ()
 	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
-		cmd.Env = append(cmd.Env, k+"="+p.Env[k])
+		env = append(env, k+"="+p.Env[k])
 	}
-	cmd.Stdout, cmd.Stderr = log, log
-	// Processes the stack forks inherit its output pipe and can hold it open
-	// long after the leader has exited; without a bound, Wait (so Done, so
-	// crash detection) would wait for them too.
-	cmd.WaitDelay = outputDrain
-	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	pr := &process{argv: slices.Clone(p.Command), log: log, grace: o.Grace, exitState: newExitState()}
+	// Not tied to ctx: the stack must outlive a cancelled start context
+	// long enough to be stopped politely, by Stop.
+	if err := pr.launch(path, dedupEnv(env), o); err != nil {
 		log.Close()
-		return nil, fmt.Errorf("start %s: %w", strings.Join(p.Command, " "), err)
+		return nil, fmt.Errorf("start %s: %w", cmdline, err)
 	}
-	pr := &process{cmd: cmd, argv: slices.Clone(p.Command), log: log, grace: o.Grace, exitState: newExitState()}
-	go pr.wait()
 	if ctx.Err() != nil { // interrupted while starting: leave nothing behind
 		_ = pr.Stop(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("start %s: %w", pr.what(), context.Cause(ctx))
@@ -66,28 +74,52 @@ func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Insta
 	return pr, nil
 }
 
+// commandPath finds the program to run as exec.Command does: a name without
+// a slash is looked up in perfgate's PATH; one with a slash is used as it
+// is, relative to the stack's directory.
+func commandPath(name string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	return exec.LookPath(name)
+}
+
+// dedupEnv keeps the last value of each variable, as exec.Cmd does, so that
+// stack.process.env overrides perfgate's own.
+func dedupEnv(env []string) []string {
+	last := map[string]int{}
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		last[k] = i
+	}
+	out := make([]string, 0, len(last))
+	for i, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		if last[k] == i {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
 func (p *process) what() string { return "process " + p.argv[0] }
 
 // outputDrain is how long, once the leader has exited, its output is still
-// read before the pipe is closed on processes it left behind.
+// read before its end is recorded: processes it left behind may hold the
+// output open.
 const outputDrain = 500 * time.Millisecond
 
-// wait reaps the leader and records how it ended.
-func (p *process) wait() {
-	err := p.cmd.Wait()
-	ee := &ExitError{What: p.what(), Code: p.cmd.ProcessState.ExitCode()}
-	if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+// finish records how the stack ended, once.
+func (p *process) finish(err error) { p.endOnce.Do(func() { p.end(err) }) }
+
+// exitErrorOf describes a leader that exited with ws, with the log's tail.
+func (p *process) exitErrorOf(ws syscall.WaitStatus) *ExitError {
+	ee := &ExitError{What: p.what(), Code: ws.ExitStatus()}
+	if ws.Signaled() {
 		ee.Code, ee.Signal = -1, signalName(ws.Signal())
 	}
-	var exitErr *exec.ExitError
-	// ErrWaitDelay: the leader exited cleanly but left processes holding its
-	// output; Stop sweeps them.
-	if err != nil && !errors.As(err, &exitErr) && !errors.Is(err, exec.ErrWaitDelay) {
-		// Not an exit status: the output copy failed. Still an exit.
-		ee.Tail = append(ee.Tail, "perfgate: "+err.Error())
-	}
-	ee.Tail = append(p.log.Tail(TailLines), ee.Tail...)
-	p.end(ee)
+	ee.Tail = p.log.Tail(TailLines)
+	return ee
 }
 
 func (p *process) Tail(n int) []string { return p.log.Tail(n) }
@@ -96,32 +128,13 @@ func (p *process) Identity() result.Stack {
 	return result.Stack{Kind: config.StackProcess, Command: slices.Clone(p.argv)}
 }
 
-// Stop sends SIGTERM to the whole process group, waits up to the grace period
-// for the leader to exit, then sends SIGKILL to the group, which also reaches
-// children that outlived their parent. It returns once the leader is reaped.
-// ctx bounds the wait after SIGKILL only: a stop is never abandoned half-way.
+// Stop sends SIGTERM to every process of the stack, waits up to the grace
+// period, then sends SIGKILL to whatever is left, which also reaches children
+// that outlived their parent. It returns once the leader is reaped. ctx
+// bounds the wait after SIGKILL only: a stop is never abandoned half-way.
 func (p *process) Stop(ctx context.Context) error {
 	p.stopOnce.Do(func() {
-		pgid := p.cmd.Process.Pid // the leader's pid is the group's id
-		_ = signalGroup(pgid, syscall.SIGTERM)
-		t := time.NewTimer(p.grace)
-		select {
-		case <-p.done:
-			t.Stop()
-		case <-t.C:
-		}
-		// The leader may be gone while its children linger: always sweep
-		// the group.
-		if err := signalGroup(pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
-			p.stopErr = fmt.Errorf("stop %s: kill process group %d: %w", p.what(), pgid, err)
-		}
-		select {
-		case <-p.done:
-		case <-ctx.Done():
-			if p.stopErr == nil {
-				p.stopErr = fmt.Errorf("stop %s: still not reaped after SIGKILL: %w", p.what(), ctx.Err())
-			}
-		}
+		p.stopErr = p.stop(ctx)
 		if err := p.log.Close(); err != nil && p.stopErr == nil {
 			p.stopErr = err
 		}

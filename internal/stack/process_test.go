@@ -192,7 +192,7 @@ func TestProcessStopRunning(t *testing.T) {
 	pgid := waitForPid(t, p, "pgid")
 	waitForLine(t, p, "ready")
 
-	assert.Equal(t, p.cmd.Process.Pid, pgid, "the leader's pid is the group id")
+	assert.Equal(t, p.leaderPID(), pgid, "the leader's pid is the group id")
 	got, err := syscall.Getpgid(pgid)
 	require.NoError(t, err)
 	assert.Equal(t, pgid, got, "the stack runs in a process group of its own")
@@ -233,7 +233,7 @@ func TestProcessStopKillsChildThatOutlivedItsLeader(t *testing.T) {
 	require.True(t, proctest.Alive(child), "the child outlives its leader")
 	pgid, err := syscall.Getpgid(child)
 	require.NoError(t, err)
-	assert.Equal(t, p.cmd.Process.Pid, pgid, "the child is in the stack's group")
+	assert.Equal(t, p.leaderPID(), pgid, "the child is in the stack's group")
 
 	took, err := stopProcess(t, p)
 	require.NoError(t, err)

@@ -155,7 +155,9 @@ func TestWaitReadyWithoutHealthPath(t *testing.T) {
 }
 
 func TestWaitReadyTimeout(t *testing.T) {
-	const timeout = 150 * time.Millisecond
+	// Long enough for a first check to finish on a busy machine under -race:
+	// the message must quote what the server answered, not a cut-off.
+	const timeout = time.Second
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closed.Close()
 	tests := []struct {

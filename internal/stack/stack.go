@@ -1,8 +1,11 @@
 // Package stack owns the life of the serving stack under test: it starts it (a
-// process in its own process group, a container through the Docker Engine API,
-// or nothing for an external URL), waits until it is truly ready, watches it
-// for crashes while it is measured, asks it what it is, and stops it, leaving
-// nothing behind whatever happens in between.
+// process in its own process group, under a guard that stops all of it should
+// perfgate die; a container through the Docker Engine API, labelled with its
+// owner so that the next run removes it if perfgate dies; or nothing for an
+// external URL), refusing when something already answers at the
+// target, waits until it is truly ready, watches it for crashes
+// while it is measured, asks it what it is, and stops it, leaving nothing
+// behind whatever happens in between, SIGKILL of perfgate included.
 package stack
 
 import (
@@ -43,6 +46,22 @@ type Options struct {
 	// Grace is the time between the polite stop (SIGTERM, container stop)
 	// and the forced one (SIGKILL).
 	Grace time.Duration
+	// Target is the base URL the stack will answer at (target.base_url).
+	// A managed stack is refused (*TargetInUseError) when something
+	// already answers there: perfgate would measure it instead. Empty: not
+	// checked.
+	Target string
+	// Notice receives lines the user should see about the start: the
+	// containers of an earlier perfgate that is gone, removed. nil drops
+	// them.
+	Notice func(msg string)
+}
+
+// notice passes a line to o.Notice, if set.
+func (o Options) notice(format string, args ...any) {
+	if o.Notice != nil {
+		o.Notice(fmt.Sprintf(format, args...))
+	}
 }
 
 // ExitError is how a stack ended on its own: a process's exit status or

@@ -10,8 +10,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 
 	"github.com/perfgate/perfgate/internal/exit"
@@ -25,7 +27,8 @@ func main() {
 
 // runProcess runs Main as the process: with SIGINT and SIGTERM cancelling its
 // context, its error on stderr, and the exit code to exit with.
-func runProcess() int {
+func runProcess() (code int) {
+	defer recoverPanic(os.Stderr, &code)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
@@ -33,4 +36,17 @@ func runProcess() int {
 		fmt.Fprintln(os.Stderr, "perfgate: "+err.Error())
 	}
 	return exit.Code(err)
+}
+
+// recoverPanic turns a panic of the main goroutine (a bug in perfgate) into
+// exit code 3, the run failed, with the trace on w. Go's own exit code for a
+// panic is 2, which perfgate's callers read as bad input; a run that
+// crashed must never look like that, nor like a pass.
+func recoverPanic(w io.Writer, code *int) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	fmt.Fprintf(w, "perfgate: internal error, a bug in perfgate (please report it with this trace): %v\n%s", p, debug.Stack())
+	*code = exit.RunFailed
 }

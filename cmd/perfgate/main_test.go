@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"os"
+	"strings"
 	"testing"
 
+	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/stack"
 )
 
@@ -19,4 +22,29 @@ func TestMain(m *testing.M) {
 		os.Exit(runProcess())
 	}
 	os.Exit(m.Run())
+}
+
+// A panic in perfgate is a failed run (exit 3) with its trace, never Go's
+// exit code 2, which reads as bad input.
+func TestRecoverPanic(t *testing.T) {
+	var buf bytes.Buffer
+	code := func() (code int) {
+		defer recoverPanic(&buf, &code)
+		var m map[string]int
+		m["x"] = 1 // a nil map write: a real runtime panic
+		return 0
+	}()
+	if code != exit.RunFailed {
+		t.Errorf("exit code after a panic = %d, want %d", code, exit.RunFailed)
+	}
+	if !strings.Contains(buf.String(), "internal error, a bug in perfgate") || !strings.Contains(buf.String(), "assignment to entry in nil map") {
+		t.Errorf("stderr = %q", buf.String())
+	}
+	code = func() (code int) {
+		defer recoverPanic(&buf, &code)
+		return 1
+	}()
+	if code != 1 {
+		t.Errorf("exit code without a panic = %d, want 1", code)
+	}
 }

@@ -365,6 +365,12 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 			return res, crashed(err)
 		}
 	}
+	// A stack that exited as the last request ended crashed too: the watch
+	// may not have seen it yet, its stop does.
+	stopWatch()
+	if err := crashed(nil); err != nil {
+		return res, err
+	}
 	return res, nil
 }
 

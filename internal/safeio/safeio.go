@@ -7,6 +7,7 @@
 package safeio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -139,3 +140,33 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	}
 	return n, err
 }
+
+// Buffer collects bytes and never holds more than Limit of them: a Write
+// past it keeps what fits and fails with a *TooLargeError naming What, so
+// that a copy into it (io.Copy, Docker's stdcopy) stops there. It has no
+// ReadFrom, on purpose: io.Copy would take that way round Write, and its
+// limit.
+type Buffer struct {
+	Limit int64
+	What  string
+	buf   bytes.Buffer
+}
+
+// Write appends p, or as much of it as fits under Limit.
+func (b *Buffer) Write(p []byte) (int, error) {
+	room := b.Limit - int64(b.buf.Len())
+	if int64(len(p)) <= room {
+		return b.buf.Write(p)
+	}
+	n, _ := b.buf.Write(p[:max(room, 0)])
+	return n, &TooLargeError{What: b.What, Limit: b.Limit}
+}
+
+// Bytes returns what was written; it aliases the buffer.
+func (b *Buffer) Bytes() []byte { return b.buf.Bytes() }
+
+// String returns what was written.
+func (b *Buffer) String() string { return b.buf.String() }
+
+// Len is how many bytes the buffer holds.
+func (b *Buffer) Len() int { return b.buf.Len() }

@@ -124,3 +124,23 @@ func (zeros) Read(p []byte) (int, error) {
 	clear(p)
 	return len(p), nil
 }
+
+func TestBuffer(t *testing.T) {
+	b := &Buffer{Limit: 10, What: "the output"}
+	if n, err := b.Write([]byte("12345")); n != 5 || err != nil {
+		t.Fatalf("Write(5) = %d, %v", n, err)
+	}
+	n, err := b.Write([]byte("6789012"))
+	var tl *TooLargeError
+	if n != 5 || !errors.As(err, &tl) || b.String() != "1234567890" {
+		t.Fatalf("Write past the limit = %d, %v; holds %q", n, err, b.String())
+	}
+	if n, err := b.Write([]byte("x")); n != 0 || err == nil {
+		t.Errorf("Write when full = %d, %v; want 0 and an error", n, err)
+	}
+	// A copy from an endless source stops at the limit.
+	b = &Buffer{Limit: 1 << 20, What: "stdout"}
+	if _, err := io.Copy(b, zeros{}); !errors.As(err, &tl) || b.Len() != 1<<20 {
+		t.Errorf("io.Copy(endless) = %v with %d bytes held", err, b.Len())
+	}
+}

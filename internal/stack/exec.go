@@ -1,7 +1,6 @@
 package stack
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 
 	"github.com/moby/moby/api/pkg/stdcopy"
 	"github.com/moby/moby/client"
+
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // Execer is a stack that can run a command inside itself (a docker stack):
@@ -29,6 +30,11 @@ var _ Execer = (*dockerInstance)(nil)
 // still report it running for a moment after: inspect is retried this often,
 // at most this many times.
 const (
+	// execOutputLimit bounds what Exec keeps of each stream: nvidia-smi's
+	// answer is a few hundred bytes; a command that writes more is not the
+	// one perfgate meant to run.
+	execOutputLimit = 4 << 20
+
 	execInspectInterval = 20 * time.Millisecond
 	execInspectTries    = 50
 )
@@ -61,8 +67,9 @@ func (i *dockerInstance) Exec(ctx context.Context, argv []string) ([]byte, error
 	stop := context.AfterFunc(ctx, att.Close)
 	defer stop()
 
-	var stdout, stderr bytes.Buffer
-	_, streamErr := stdcopy.StdCopy(&stdout, &stderr, att.Reader)
+	stdout := &safeio.Buffer{Limit: execOutputLimit, What: "the command's standard output"}
+	stderr := &safeio.Buffer{Limit: execOutputLimit, What: "the command's standard error"}
+	_, streamErr := stdcopy.StdCopy(stdout, stderr, att.Reader)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("docker exec: %w", ctx.Err())
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -138,6 +139,12 @@ func TestExec(t *testing.T) {
 		name:    "non-zero exit, silent",
 		engine:  &fakeExecEngine{exitCode: 1},
 		wantErr: "exited with code 1",
+	}, {
+		name: "output past the limit is refused, not held",
+		engine: &fakeExecEngine{frames: []dockerLogFrame{
+			{1, strings.Repeat("x", execOutputLimit/2)}, {1, strings.Repeat("x", execOutputLimit/2)}, {1, "one byte too many"},
+		}},
+		wantErr: "the command's standard output is larger than 4 MiB",
 	}, {
 		name:    "container not running",
 		engine:  &fakeExecEngine{createError: http.StatusConflict},

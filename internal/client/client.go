@@ -203,10 +203,11 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 // Output text is choices[0].delta.content (chat) or choices[0].text
 // (completions). A reasoning model's delta.reasoning_content (or
 // delta.reasoning) counts as output for FirstToken, ChunkTimes and the
-// chunk-count token fallback, but is left out of Text. TokensFrom is empty when
-// no stream was read (a connect or HTTP error). With the chat API a request
-// that has only a prompt is sent as one user message; with the completions
-// API a request with messages fails with ErrRequest, unsent.
+// chunk-count token fallback, but is left out of Text. A stream that ends
+// properly without any output is ErrNoOutput. TokensFrom is empty when no
+// stream was read (a connect or HTTP error). With the chat API a request that
+// has only a prompt is sent as one user message; with the completions API a
+// request with messages fails with ErrRequest, unsent.
 func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string) (resp *Response) {
 	resp = &Response{RequestID: requestID}
 	defer func() {
@@ -308,31 +309,20 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 	}()
 	s := newStream(resp, req.MaxTokens)
 	defer s.close()
-	for {
-		ev, err := er.Next()
-		now := time.Now()
-		if err != nil {
-			resp.End = now
-			if err == io.EOF {
-				if er.Done() {
-					drain(hresp.Body, cancel)
-					return resp
-				}
-				if s.finish {
-					return resp // no [DONE], but the choice finished
-				}
-				return fail(&Error{Kind: ErrStream, Err: errors.New("stream ended before [DONE]")})
-			}
-			return fail(c.classify(rctx, ErrStream, err))
-		}
-		if c.eventHook != nil {
-			c.eventHook(ev, now)
-		}
-		if e := s.event(ev, now); e != nil {
-			resp.End = now
-			return fail(e)
+	e, rerr := s.read(er, c.eventHook)
+	if er.Done() {
+		drain(hresp.Body, cancel) // so that the connection goes back to the pool
+	}
+	if rerr != nil {
+		e = c.classify(rctx, ErrStream, rerr)
+		if e.Kind == ErrStream && !errors.Is(rerr, ErrEventTooLarge) {
+			e.Err = fmt.Errorf("the stream broke after %s: %w", plural(s.events, "event"), rerr)
 		}
 	}
+	if e != nil {
+		return fail(e)
+	}
+	return resp
 }
 
 // classify turns a transport error into an Error: a timeout or cancellation
@@ -343,9 +333,6 @@ func (c *Client) classify(rctx context.Context, kind ErrorKind, err error) *Erro
 			return &Error{Kind: ErrTimeout, Err: fmt.Errorf("request took longer than %s", c.opts.Timeout)}
 		}
 		return &Error{Kind: ErrCanceled, Err: context.Cause(rctx)}
-	}
-	if kind == ErrStream {
-		err = fmt.Errorf("read: %w", err)
 	}
 	return &Error{Kind: kind, Err: err}
 }

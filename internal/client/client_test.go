@@ -182,7 +182,7 @@ func TestDoErrors(t *testing.T) {
 		{name: "malformed chunk", handler: stream(chatChunk("a") + "data: {\"choices\":[\n\n" + doneChunk),
 			kind: ErrStream, text: "malformed chunk", chunks: 1},
 		{name: "eof before done", handler: stream(roleChunk + chatChunk("a") + chatChunk("b")),
-			kind: ErrStream, text: "stream ended before [DONE]", chunks: 2},
+			kind: ErrStream, text: "stream: the stream ended after 3 events, before [DONE] and without a finish_reason", chunks: 2},
 		{name: "error event, vllm object shape", handler: stream(chatChunk("a") + `data: {"object":"error","message":"boom","type":"BadRequestError","code":400}` + "\n\n"),
 			kind: ErrStream, message: "boom", chunks: 1},
 		{name: "error event, string", handler: stream(chatChunk("a") + `data: {"error":"engine died"}` + "\n\n"),
@@ -197,7 +197,7 @@ func TestDoErrors(t *testing.T) {
 			if err == nil {
 				conn.Close()
 			}
-		}, kind: ErrStream, text: "read:", chunks: 1},
+		}, kind: ErrStream, text: "stream: the stream broke after 1 event: unexpected EOF", chunks: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

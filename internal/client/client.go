@@ -15,8 +15,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/perfgate/perfgate/internal/httpguard"
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -70,6 +73,8 @@ type Client struct {
 // force HTTP/2 (so each stream has its own HTTP/1.1 connection, as with other
 // load generators), and uses no proxy whatever the environment says: load
 // must go straight to the server under test, or the proxy is what is measured.
+// It never follows a redirect, and reads at most
+// httpguard.MaxResponseHeaderBytes of response headers.
 func New(opts Options) (*Client, error) {
 	switch opts.API {
 	case "":
@@ -120,19 +125,20 @@ func New(opts Options) (*Client, error) {
 	conns := max(opts.MaxConns, 1)
 	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
 	c.tr = &http.Transport{
-		Proxy:                 nil, // never a proxy: see above
-		DialContext:           dialer.DialContext,
-		MaxIdleConns:          conns,
-		MaxIdleConnsPerHost:   conns,
-		IdleConnTimeout:       idleConnTimeout,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
-		ForceAttemptHTTP2:     false,
-		WriteBufferSize:       16 << 10,
-		ReadBufferSize:        16 << 10,
+		Proxy:                  nil, // never a proxy: see above
+		DialContext:            dialer.DialContext,
+		MaxResponseHeaderBytes: httpguard.MaxResponseHeaderBytes,
+		MaxIdleConns:           conns,
+		MaxIdleConnsPerHost:    conns,
+		IdleConnTimeout:        idleConnTimeout,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
+		ExpectContinueTimeout:  time.Second,
+		DisableCompression:     true,
+		ForceAttemptHTTP2:      false,
+		WriteBufferSize:        16 << 10,
+		ReadBufferSize:         16 << 10,
 	}
-	c.hc = &http.Client{Transport: c.tr}
+	c.hc = &http.Client{Transport: c.tr, CheckRedirect: httpguard.NoRedirects}
 	c.readers.New = func() any { return NewEventReader(nil) }
 	return c, nil
 }
@@ -208,6 +214,8 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 // stream was read (a connect or HTTP error). With the chat API a request that
 // has only a prompt is sent as one user message; with the completions API a
 // request with messages fails with ErrRequest, unsent.
+//
+// Redirects are never followed: a 3xx answer is ErrHTTP.
 func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string) (resp *Response) {
 	resp = &Response{RequestID: requestID}
 	defer func() {
@@ -235,56 +243,28 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 	if err != nil {
 		return fail(&Error{Kind: ErrRequest, Err: err})
 	}
-
-	var rctx context.Context
-	var cancel context.CancelFunc
-	if c.opts.Timeout > 0 {
-		rctx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
-	} else {
-		rctx, cancel = context.WithCancel(ctx)
-	}
+	rctx, cancel := c.requestContext(ctx)
 	defer cancel()
 
-	// Sent comes from the WroteRequest trace, which runs on the transport's
-	// writer goroutine: it stores the offset from base (+1, so 0 means unset).
-	var base time.Time // set just before the round trip
-	var wrote atomic.Int64
-	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
-		if info.Err == nil {
-			wrote.Store(int64(time.Since(base)) + 1)
-		}
-	}}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.streamURL, bytes.NewReader(body))
+	hreq, a, err := c.newStreamRequest(rctx, body, requestID)
 	if err != nil {
 		return fail(&Error{Kind: ErrRequest, Err: err})
 	}
-	h := make(http.Header, len(c.header)+1)
-	for k, v := range c.header {
-		h[k] = v // shared, read-only slices
-	}
-	if requestID != "" {
-		h["X-Request-Id"] = []string{requestID}
-	}
-	hreq.Header = h
-	if c.host != "" {
-		hreq.Host = c.host
-	}
-	sentAt := func() time.Time {
-		if d := wrote.Load(); d > 0 {
-			return base.Add(time.Duration(d - 1))
-		}
-		return base // the trace did not fire: just before the round trip
-	}
-
-	base = time.Now()
-	hresp, err := c.hc.Do(hreq)
+	hresp, err := a.send(c.hc, hreq)
+	resp.Sent = a.sent()
 	if err != nil {
-		resp.Sent = sentAt()
-		return fail(c.classify(rctx, ErrConnect, err))
+		kind := ErrConnect
+		if a.firstByte.Load() {
+			kind = ErrHTTP // an answer began, but it was not HTTP
+		}
+		return fail(c.classify(rctx, kind, err))
 	}
 	defer hresp.Body.Close()
-	resp.Sent = sentAt()
 
+	if re := httpguard.Redirected(hresp); re != nil {
+		resp.End = time.Now()
+		return fail(&Error{Kind: ErrHTTP, Status: hresp.StatusCode, Err: re})
+	}
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
 		resp.End = time.Now()
@@ -294,7 +274,7 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 		// The server ignored "stream": a plain JSON response or error.
 		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
 		resp.End = time.Now()
-		e := &Error{Kind: ErrStream, Err: errors.New("server did not stream (Content-Type application/json)")}
+		e := &Error{Kind: ErrStream, Err: errors.New("the server did not stream (Content-Type application/json)")}
 		if m := errorFieldMessage(jsonMember(msg, "error")); m != "" {
 			e.Message = m
 		}
@@ -325,16 +305,99 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 	return resp
 }
 
+// requestContext returns the context of one request: ctx, bounded by
+// Options.Timeout with errRequestTimeout as its cause.
+func (c *Client) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.opts.Timeout > 0 {
+		return context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// attempt traces one send of a request: when it was written, and what the
+// transport saw of its connection. The trace's callbacks run on the
+// transport's goroutines, hence the atomics.
+type attempt struct {
+	base      time.Time    // just before the round trip
+	wrote     atomic.Int64 // WroteRequest's offset from base, +1; 0: not written
+	firstByte atomic.Bool  // a byte of an answer arrived
+}
+
+// newStreamRequest builds the POST of body, traced by a new attempt.
+func (c *Client) newStreamRequest(rctx context.Context, body []byte, requestID string) (*http.Request, *attempt, error) {
+	a := &attempt{}
+	trace := &httptrace.ClientTrace{
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				a.wrote.Store(int64(time.Since(a.base)) + 1)
+			}
+		},
+		GotFirstResponseByte: func() { a.firstByte.Store(true) },
+	}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.streamURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	h := make(http.Header, len(c.header)+1)
+	for k, v := range c.header {
+		h[k] = v // shared, read-only slices
+	}
+	if requestID != "" {
+		h["X-Request-Id"] = []string{requestID}
+	}
+	hreq.Header = h
+	if c.host != "" {
+		hreq.Host = c.host
+	}
+	return hreq, a, nil
+}
+
+// send makes the round trip of hreq on hc.
+func (a *attempt) send(hc *http.Client, hreq *http.Request) (*http.Response, error) {
+	a.base = time.Now()
+	return hc.Do(hreq)
+}
+
+// sent is when the request was written: the WroteRequest trace, or just
+// before the round trip if it did not fire.
+func (a *attempt) sent() time.Time {
+	if d := a.wrote.Load(); d > 0 {
+		return a.base.Add(time.Duration(d - 1))
+	}
+	return a.base
+}
+
 // classify turns a transport error into an Error: a timeout or cancellation
-// if the request's context ended, else kind.
+// if the request's context ended, else kind, with a cause a user can act on.
 func (c *Client) classify(rctx context.Context, kind ErrorKind, err error) *Error {
 	if rctx.Err() != nil {
 		if context.Cause(rctx) == errRequestTimeout {
-			return &Error{Kind: ErrTimeout, Err: fmt.Errorf("request took longer than %s", c.opts.Timeout)}
+			return &Error{Kind: ErrTimeout, Err: fmt.Errorf("the request took longer than its timeout of %s", c.opts.Timeout)}
 		}
 		return &Error{Kind: ErrCanceled, Err: context.Cause(rctx)}
 	}
+	switch kind {
+	case ErrConnect:
+		if closedWithoutAnswer(err) {
+			err = fmt.Errorf("the server closed the connection without answering: %w", err)
+		}
+	case ErrHTTP:
+		if strings.Contains(err.Error(), "response headers exceeded") {
+			err = fmt.Errorf("the server's response headers are larger than %s, the most perfgate reads: %w",
+				safeio.FormatBytes(httpguard.MaxResponseHeaderBytes), err)
+		} else {
+			err = fmt.Errorf("the server's answer is not valid HTTP: %w", err)
+		}
+	}
 	return &Error{Kind: kind, Err: err}
+}
+
+// closedWithoutAnswer reports whether err says the server closed or reset
+// the connection before answering.
+func closedWithoutAnswer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // drain reads what is left of a finished stream (the end of the chunked
@@ -356,17 +419,18 @@ func jsonMember(body []byte, name string) json.RawMessage {
 }
 
 // ListModels returns the ids the server lists at GET /v1/models. A failure is
-// an *Error (connect, http, timeout, canceled) or a decoding error.
+// an *Error (connect, http, timeout, canceled; a redirect is an http
+// error naming where it pointed), a *safeio.TooLargeError for an answer over
+// 8 MiB, or a decoding error.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
-	var rctx context.Context
-	var cancel context.CancelFunc
-	if c.opts.Timeout > 0 {
-		rctx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
-	} else {
-		rctx, cancel = context.WithCancel(ctx)
+	if ctx == nil {
+		return nil, errors.New("list models: nil context")
 	}
+	rctx, cancel := c.requestContext(ctx)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, c.modelsURL, nil)
+	var firstByte atomic.Bool
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte.Store(true) }}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodGet, c.modelsURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list models: %w", err)
 	}
@@ -380,15 +444,27 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	}
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrConnect, err))
+		kind := ErrConnect
+		if firstByte.Load() {
+			kind = ErrHTTP
+		}
+		return nil, fmt.Errorf("list models: %w", c.classify(rctx, kind, err))
 	}
 	defer hresp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(hresp.Body, maxModelsBody))
-	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
-		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Message: serverMessage(body)})
+	if re := httpguard.Redirected(hresp); re != nil {
+		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Err: re})
 	}
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
+		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Message: serverMessage(msg)})
+	}
+	body, err := safeio.ReadAll(hresp.Body, maxModelsBody, "the answer of "+c.modelsURL)
 	if err != nil {
-		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrStream, err))
+		var tl *safeio.TooLargeError
+		if errors.As(err, &tl) {
+			return nil, fmt.Errorf("list models: %w", err)
+		}
+		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrStream, fmt.Errorf("reading the answer: %w", err)))
 	}
 	var v struct {
 		Data []struct {
@@ -396,7 +472,7 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("list models: decode: %w", err)
+		return nil, fmt.Errorf("list models: decode the answer of %s: %w", c.modelsURL, err)
 	}
 	ids := make([]string, 0, len(v.Data))
 	for _, m := range v.Data {

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -266,7 +267,7 @@ func TestDoTimeout(t *testing.T) {
 			resp := c.Do(context.Background(), chatReq(), "")
 			require.NotNil(t, resp.Err)
 			assert.Equal(t, ErrTimeout, resp.Err.Kind, "error %v", resp.Err)
-			assert.Equal(t, "timeout: request took longer than "+timeout.String(), resp.Err.Error())
+			assert.Equal(t, "timeout: the request took longer than its timeout of "+timeout.String(), resp.Err.Error())
 			assert.GreaterOrEqual(t, resp.End.Sub(resp.Sent), timeout/2)
 			if !before {
 				assert.Len(t, resp.ChunkTimes, 1, "the token read before the timeout is kept")
@@ -453,6 +454,8 @@ func TestNew(t *testing.T) {
 		assert.False(t, c.tr.ForceAttemptHTTP2)
 		assert.Equal(t, 8, c.tr.MaxIdleConnsPerHost)
 		assert.Equal(t, 8, c.tr.MaxIdleConns)
+		assert.Equal(t, int64(httpguard.MaxResponseHeaderBytes), c.tr.MaxResponseHeaderBytes)
+		assert.NotNil(t, c.hc.CheckRedirect, "redirects are handed back")
 	}
 	_, err := New(Options{BaseURL: "http://h", Timeout: -1})
 	assert.ErrorContains(t, err, "timeout")
@@ -551,6 +554,8 @@ func TestErrorString(t *testing.T) {
 		{Error{Kind: ErrConnect, Err: errors.New("dial tcp: refused")}, "connect: dial tcp: refused"},
 		{Error{Kind: ErrCanceled, Err: context.Canceled}, "canceled: context canceled"},
 		{Error{Kind: ErrTimeout}, "timeout"},
+		{Error{Kind: ErrHTTP}, "http"},
+		{Error{Kind: ErrNoOutput, Err: errors.New("the stream ended with [DONE] but carried no output text: 2 events")}, "no_output: the stream ended with [DONE] but carried no output text: 2 events"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.e.Error())

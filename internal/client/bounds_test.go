@@ -123,6 +123,7 @@ func TestDoEndsByTimeout(t *testing.T) {
 			assert.Equal(t, tt.kind, resp.Err.Kind, "error %v", resp.Err)
 			assert.GreaterOrEqual(t, took, timeout, "Do returned before the timeout")
 			assert.Less(t, took, timeout+3*time.Second, "Do outlived its timeout")
+			assert.Zero(t, resp.Retries)
 		})
 	}
 
@@ -210,6 +211,7 @@ func TestDoResponseHeaders(t *testing.T) {
 	require.NotNil(t, resp.Err)
 	assert.Equal(t, ErrHTTP, resp.Err.Kind, "error %v", resp.Err)
 	assert.Contains(t, resp.Err.Error(), "http: the server's answer is not valid HTTP")
+	assert.Zero(t, resp.Retries, "an answer arrived: never sent again")
 }
 
 // TestListModelsBodyTooLarge: an answer over the cap fails clearly; the

@@ -55,7 +55,12 @@ type Client struct {
 	host      string      // a "Host" from Options.Headers, else ""
 	tr        *http.Transport
 	hc        *http.Client
-	readers   sync.Pool // *EventReader
+	// retryTr has keep-alives off, so each request on it has a connection of
+	// its own: a request sent again (see attempt.retryable) is certain to go
+	// out on a new connection, never on another stale one from the pool.
+	retryTr *http.Transport
+	retryHC *http.Client
+	readers sync.Pool // *EventReader
 
 	// eventHook, when set (by tests), is called with each event and its read time.
 	eventHook func(Event, time.Time)
@@ -139,12 +144,18 @@ func New(opts Options) (*Client, error) {
 		ReadBufferSize:         16 << 10,
 	}
 	c.hc = &http.Client{Transport: c.tr, CheckRedirect: httpguard.NoRedirects}
+	c.retryTr = c.tr.Clone()
+	c.retryTr.DisableKeepAlives = true
+	c.retryHC = &http.Client{Transport: c.retryTr, CheckRedirect: httpguard.NoRedirects}
 	c.readers.New = func() any { return NewEventReader(nil) }
 	return c, nil
 }
 
 // CloseIdleConnections closes the pool's idle connections.
-func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	c.tr.CloseIdleConnections()
+	c.retryTr.CloseIdleConnections()
+}
 
 // requestBody is what Do sends. Optional parameters are pointers so that they
 // are sent only when set.
@@ -204,7 +215,7 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 // Do sends req as a streaming request and measures it. It always returns a
 // Response, with Err set when the request failed; what was read before a
 // failure (text, chunk times, usage) is kept. ctx cancels the request
-// (ErrCanceled); Options.Timeout bounds it (ErrTimeout).
+// (ErrCanceled); Options.Timeout bounds it, a retry included (ErrTimeout).
 //
 // Output text is choices[0].delta.content (chat) or choices[0].text
 // (completions). A reasoning model's delta.reasoning_content (or
@@ -215,7 +226,11 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 // has only a prompt is sent as one user message; with the completions API a
 // request with messages fails with ErrRequest, unsent.
 //
-// Redirects are never followed: a 3xx answer is ErrHTTP.
+// A request whose first send fails on a kept-alive connection before any
+// byte of an answer arrives (the server had closed the connection while it
+// was idle, as llama.cpp's server does after every stream) is sent once more
+// on a new connection; see Response.Retries. Redirects are never followed: a
+// 3xx answer is ErrHTTP.
 func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string) (resp *Response) {
 	resp = &Response{RequestID: requestID}
 	defer func() {
@@ -251,6 +266,15 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 		return fail(&Error{Kind: ErrRequest, Err: err})
 	}
 	hresp, err := a.send(c.hc, hreq)
+	resp.Retries = a.transportRetries()
+	if err != nil && a.retryable(rctx) {
+		// The same request was built a moment ago: this cannot fail.
+		if hreq, a, err = c.newStreamRequest(rctx, body, requestID); err == nil {
+			resp.Retries++
+			hresp, err = a.send(c.retryHC, hreq)
+			resp.Retries += a.transportRetries()
+		}
+	}
 	resp.Sent = a.sent()
 	if err != nil {
 		kind := ErrConnect
@@ -320,6 +344,8 @@ func (c *Client) requestContext(ctx context.Context) (context.Context, context.C
 type attempt struct {
 	base      time.Time    // just before the round trip
 	wrote     atomic.Int64 // WroteRequest's offset from base, +1; 0: not written
+	conns     atomic.Int32 // connections the transport got for it
+	reused    atomic.Bool  // the last of them came from the idle pool
 	firstByte atomic.Bool  // a byte of an answer arrived
 }
 
@@ -327,6 +353,10 @@ type attempt struct {
 func (c *Client) newStreamRequest(rctx context.Context, body []byte, requestID string) (*http.Request, *attempt, error) {
 	a := &attempt{}
 	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			a.conns.Add(1)
+			a.reused.Store(info.Reused)
+		},
 		WroteRequest: func(info httptrace.WroteRequestInfo) {
 			if info.Err == nil {
 				a.wrote.Store(int64(time.Since(a.base)) + 1)
@@ -338,6 +368,10 @@ func (c *Client) newStreamRequest(rctx context.Context, body []byte, requestID s
 	if err != nil {
 		return nil, nil, err
 	}
+	// Without GetBody the transport never sends a POST again by itself (it
+	// would, on a reused connection that failed before anything was
+	// written): Do decides about retries, and counts them.
+	hreq.GetBody = nil
 	h := make(http.Header, len(c.header)+1)
 	for k, v := range c.header {
 		h[k] = v // shared, read-only slices
@@ -365,6 +399,21 @@ func (a *attempt) sent() time.Time {
 		return a.base.Add(time.Duration(d - 1))
 	}
 	return a.base
+}
+
+// transportRetries is how many times the transport itself sent the request
+// again, on another connection: 0, since the request has no GetBody; counted
+// all the same, should a later Go do otherwise.
+func (a *attempt) transportRetries() int { return max(int(a.conns.Load())-1, 0) }
+
+// retryable reports whether a failed send may be made again: it went out on
+// a kept-alive connection from the pool, and no byte of an answer came back,
+// so the server closed a connection it had let idle (or dropped it before
+// reading the request): it never answered this request. A send on a new
+// connection, one that got any answer, one the transport already sent
+// again, and one whose request timed out or was canceled are never retried.
+func (a *attempt) retryable(rctx context.Context) bool {
+	return rctx.Err() == nil && a.conns.Load() == 1 && a.reused.Load() && !a.firstByte.Load()
 }
 
 // classify turns a transport error into an Error: a timeout or cancellation

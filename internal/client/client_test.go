@@ -456,6 +456,7 @@ func TestNew(t *testing.T) {
 		assert.Equal(t, 8, c.tr.MaxIdleConns)
 		assert.Equal(t, int64(httpguard.MaxResponseHeaderBytes), c.tr.MaxResponseHeaderBytes)
 		assert.NotNil(t, c.hc.CheckRedirect, "redirects are handed back")
+		assert.NotNil(t, c.retryHC.CheckRedirect, "redirects are handed back on a retry too")
 	}
 	_, err := New(Options{BaseURL: "http://h", Timeout: -1})
 	assert.ErrorContains(t, err, "timeout")

@@ -115,6 +115,12 @@ type Response struct {
 	FinishReason string
 	// Text is the concatenated output text.
 	Text string
+	// Retries is how many times the request was sent again: 1 when its first
+	// send went out on a kept-alive connection that the server had closed
+	// (an EOF, reset or "server closed idle connection" before any byte of
+	// an answer) and it was sent once more on a new connection, else 0. Sent
+	// and every later time are then the second send's.
+	Retries int
 	// Err is nil for a successful request.
 	Err *Error
 }

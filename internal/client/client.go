@@ -62,6 +62,9 @@ type Client struct {
 	retryHC *http.Client
 	readers sync.Pool // *EventReader
 
+	// dial opens connections for both transports; tests replace it.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
+
 	// eventHook, when set (by tests), is called with each event and its read time.
 	eventHook func(Event, time.Time)
 }
@@ -129,9 +132,12 @@ func New(opts Options) (*Client, error) {
 
 	conns := max(opts.MaxConns, 1)
 	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+	c.dial = dialer.DialContext
 	c.tr = &http.Transport{
-		Proxy:                  nil, // never a proxy: see above
-		DialContext:            dialer.DialContext,
+		Proxy: nil, // never a proxy: see above
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return c.dial(ctx, network, addr)
+		},
 		MaxResponseHeaderBytes: httpguard.MaxResponseHeaderBytes,
 		MaxIdleConns:           conns,
 		MaxIdleConnsPerHost:    conns,
@@ -417,13 +423,17 @@ func (a *attempt) retryable(rctx context.Context) bool {
 }
 
 // classify turns a transport error into an Error: a timeout or cancellation
-// if the request's context ended, else kind, with a cause a user can act on.
+// if the request's context ended, ErrLocal for a resource perfgate's own
+// machine ran out of, else kind, with a cause a user can act on.
 func (c *Client) classify(rctx context.Context, kind ErrorKind, err error) *Error {
 	if rctx.Err() != nil {
 		if context.Cause(rctx) == errRequestTimeout {
 			return &Error{Kind: ErrTimeout, Err: fmt.Errorf("the request took longer than its timeout of %s", c.opts.Timeout)}
 		}
 		return &Error{Kind: ErrCanceled, Err: context.Cause(rctx)}
+	}
+	if e := localError(err); e != nil {
+		return e
 	}
 	switch kind {
 	case ErrConnect:
@@ -468,7 +478,7 @@ func jsonMember(body []byte, name string) json.RawMessage {
 }
 
 // ListModels returns the ids the server lists at GET /v1/models. A failure is
-// an *Error (connect, http, timeout, canceled; a redirect is an http
+// an *Error (connect, local, http, timeout, canceled; a redirect is an http
 // error naming where it pointed), a *safeio.TooLargeError for an answer over
 // 8 MiB, or a decoding error.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {

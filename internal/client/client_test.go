@@ -9,9 +9,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -557,6 +559,8 @@ func TestErrorString(t *testing.T) {
 		{Error{Kind: ErrTimeout}, "timeout"},
 		{Error{Kind: ErrHTTP}, "http"},
 		{Error{Kind: ErrNoOutput, Err: errors.New("the stream ended with [DONE] but carried no output text: 2 events")}, "no_output: the stream ended with [DONE] but carried no output text: 2 events"},
+		{*localError(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}),
+			"local: perfgate ran out of open files (dial tcp: socket: too many open files); raise `ulimit -n` or lower the concurrency. This is perfgate's own limit, not the server's"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.e.Error())

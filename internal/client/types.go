@@ -58,6 +58,12 @@ const (
 	// so it can never be a fast success; its usage and finish reason are
 	// still kept on the Response.
 	ErrNoOutput ErrorKind = "no_output"
+	// ErrLocal is a failure of perfgate's own machine, not of the server: it
+	// ran out of open files (EMFILE, ENFILE), socket buffers or memory
+	// (ENOBUFS, ENOMEM), or local ports (EADDRNOTAVAIL). It says nothing
+	// about the server, and every later request would fail the same way: a
+	// run stops at the first one.
+	ErrLocal ErrorKind = "local"
 )
 
 // Error is a classified request failure.

@@ -15,8 +15,11 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
+	"github.com/perfgate/perfgate/internal/httpguard"
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -52,7 +55,15 @@ type Client struct {
 	host      string      // a "Host" from Options.Headers, else ""
 	tr        *http.Transport
 	hc        *http.Client
-	readers   sync.Pool // *EventReader
+	// retryTr has keep-alives off, so each request on it has a connection of
+	// its own: a request sent again (see attempt.retryable) is certain to go
+	// out on a new connection, never on another stale one from the pool.
+	retryTr *http.Transport
+	retryHC *http.Client
+	readers sync.Pool // *EventReader
+
+	// dial opens connections for both transports; tests replace it.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 
 	// eventHook, when set (by tests), is called with each event and its read time.
 	eventHook func(Event, time.Time)
@@ -70,6 +81,8 @@ type Client struct {
 // force HTTP/2 (so each stream has its own HTTP/1.1 connection, as with other
 // load generators), and uses no proxy whatever the environment says: load
 // must go straight to the server under test, or the proxy is what is measured.
+// It never follows a redirect, and reads at most
+// httpguard.MaxResponseHeaderBytes of response headers.
 func New(opts Options) (*Client, error) {
 	switch opts.API {
 	case "":
@@ -119,26 +132,36 @@ func New(opts Options) (*Client, error) {
 
 	conns := max(opts.MaxConns, 1)
 	dialer := &net.Dialer{Timeout: dialTimeout, KeepAlive: 30 * time.Second}
+	c.dial = dialer.DialContext
 	c.tr = &http.Transport{
-		Proxy:                 nil, // never a proxy: see above
-		DialContext:           dialer.DialContext,
-		MaxIdleConns:          conns,
-		MaxIdleConnsPerHost:   conns,
-		IdleConnTimeout:       idleConnTimeout,
-		TLSHandshakeTimeout:   tlsHandshakeTimeout,
-		ExpectContinueTimeout: time.Second,
-		DisableCompression:    true,
-		ForceAttemptHTTP2:     false,
-		WriteBufferSize:       16 << 10,
-		ReadBufferSize:        16 << 10,
+		Proxy: nil, // never a proxy: see above
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return c.dial(ctx, network, addr)
+		},
+		MaxResponseHeaderBytes: httpguard.MaxResponseHeaderBytes,
+		MaxIdleConns:           conns,
+		MaxIdleConnsPerHost:    conns,
+		IdleConnTimeout:        idleConnTimeout,
+		TLSHandshakeTimeout:    tlsHandshakeTimeout,
+		ExpectContinueTimeout:  time.Second,
+		DisableCompression:     true,
+		ForceAttemptHTTP2:      false,
+		WriteBufferSize:        16 << 10,
+		ReadBufferSize:         16 << 10,
 	}
-	c.hc = &http.Client{Transport: c.tr}
+	c.hc = &http.Client{Transport: c.tr, CheckRedirect: httpguard.NoRedirects}
+	c.retryTr = c.tr.Clone()
+	c.retryTr.DisableKeepAlives = true
+	c.retryHC = &http.Client{Transport: c.retryTr, CheckRedirect: httpguard.NoRedirects}
 	c.readers.New = func() any { return NewEventReader(nil) }
 	return c, nil
 }
 
 // CloseIdleConnections closes the pool's idle connections.
-func (c *Client) CloseIdleConnections() { c.tr.CloseIdleConnections() }
+func (c *Client) CloseIdleConnections() {
+	c.tr.CloseIdleConnections()
+	c.retryTr.CloseIdleConnections()
+}
 
 // requestBody is what Do sends. Optional parameters are pointers so that they
 // are sent only when set.
@@ -198,15 +221,22 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 // Do sends req as a streaming request and measures it. It always returns a
 // Response, with Err set when the request failed; what was read before a
 // failure (text, chunk times, usage) is kept. ctx cancels the request
-// (ErrCanceled); Options.Timeout bounds it (ErrTimeout).
+// (ErrCanceled); Options.Timeout bounds it, a retry included (ErrTimeout).
 //
 // Output text is choices[0].delta.content (chat) or choices[0].text
 // (completions). A reasoning model's delta.reasoning_content (or
 // delta.reasoning) counts as output for FirstToken, ChunkTimes and the
-// chunk-count token fallback, but is left out of Text. TokensFrom is empty when
-// no stream was read (a connect or HTTP error). With the chat API a request
-// that has only a prompt is sent as one user message; with the completions
-// API a request with messages fails with ErrRequest, unsent.
+// chunk-count token fallback, but is left out of Text. A stream that ends
+// properly without any output is ErrNoOutput. TokensFrom is empty when no
+// stream was read (a connect or HTTP error). With the chat API a request that
+// has only a prompt is sent as one user message; with the completions API a
+// request with messages fails with ErrRequest, unsent.
+//
+// A request whose first send fails on a kept-alive connection before any
+// byte of an answer arrives (the server had closed the connection while it
+// was idle, as llama.cpp's server does after every stream) is sent once more
+// on a new connection; see Response.Retries. Redirects are never followed: a
+// 3xx answer is ErrHTTP.
 func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string) (resp *Response) {
 	resp = &Response{RequestID: requestID}
 	defer func() {
@@ -234,56 +264,37 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 	if err != nil {
 		return fail(&Error{Kind: ErrRequest, Err: err})
 	}
-
-	var rctx context.Context
-	var cancel context.CancelFunc
-	if c.opts.Timeout > 0 {
-		rctx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
-	} else {
-		rctx, cancel = context.WithCancel(ctx)
-	}
+	rctx, cancel := c.requestContext(ctx)
 	defer cancel()
 
-	// Sent comes from the WroteRequest trace, which runs on the transport's
-	// writer goroutine: it stores the offset from base (+1, so 0 means unset).
-	var base time.Time // set just before the round trip
-	var wrote atomic.Int64
-	trace := &httptrace.ClientTrace{WroteRequest: func(info httptrace.WroteRequestInfo) {
-		if info.Err == nil {
-			wrote.Store(int64(time.Since(base)) + 1)
-		}
-	}}
-	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.streamURL, bytes.NewReader(body))
+	hreq, a, err := c.newStreamRequest(rctx, body, requestID)
 	if err != nil {
 		return fail(&Error{Kind: ErrRequest, Err: err})
 	}
-	h := make(http.Header, len(c.header)+1)
-	for k, v := range c.header {
-		h[k] = v // shared, read-only slices
-	}
-	if requestID != "" {
-		h["X-Request-Id"] = []string{requestID}
-	}
-	hreq.Header = h
-	if c.host != "" {
-		hreq.Host = c.host
-	}
-	sentAt := func() time.Time {
-		if d := wrote.Load(); d > 0 {
-			return base.Add(time.Duration(d - 1))
+	hresp, err := a.send(c.hc, hreq)
+	resp.Retries = a.transportRetries()
+	if err != nil && a.retryable(rctx) {
+		// The same request was built a moment ago: this cannot fail.
+		if hreq, a, err = c.newStreamRequest(rctx, body, requestID); err == nil {
+			resp.Retries++
+			hresp, err = a.send(c.retryHC, hreq)
+			resp.Retries += a.transportRetries()
 		}
-		return base // the trace did not fire: just before the round trip
 	}
-
-	base = time.Now()
-	hresp, err := c.hc.Do(hreq)
+	resp.Sent = a.sent()
 	if err != nil {
-		resp.Sent = sentAt()
-		return fail(c.classify(rctx, ErrConnect, err))
+		kind := ErrConnect
+		if a.firstByte.Load() {
+			kind = ErrHTTP // an answer began, but it was not HTTP
+		}
+		return fail(c.classify(rctx, kind, err))
 	}
 	defer hresp.Body.Close()
-	resp.Sent = sentAt()
 
+	if re := httpguard.Redirected(hresp); re != nil {
+		resp.End = time.Now()
+		return fail(&Error{Kind: ErrHTTP, Status: hresp.StatusCode, Err: re})
+	}
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
 		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
 		resp.End = time.Now()
@@ -293,7 +304,7 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 		// The server ignored "stream": a plain JSON response or error.
 		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
 		resp.End = time.Now()
-		e := &Error{Kind: ErrStream, Err: errors.New("server did not stream (Content-Type application/json)")}
+		e := &Error{Kind: ErrStream, Err: errors.New("the server did not stream (Content-Type application/json)")}
 		if m := errorFieldMessage(jsonMember(msg, "error")); m != "" {
 			e.Message = m
 		}
@@ -308,46 +319,144 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 	}()
 	s := newStream(resp, req.MaxTokens)
 	defer s.close()
-	for {
-		ev, err := er.Next()
-		now := time.Now()
-		if err != nil {
-			resp.End = now
-			if err == io.EOF {
-				if er.Done() {
-					drain(hresp.Body, cancel)
-					return resp
-				}
-				if s.finish {
-					return resp // no [DONE], but the choice finished
-				}
-				return fail(&Error{Kind: ErrStream, Err: errors.New("stream ended before [DONE]")})
-			}
-			return fail(c.classify(rctx, ErrStream, err))
-		}
-		if c.eventHook != nil {
-			c.eventHook(ev, now)
-		}
-		if e := s.event(ev, now); e != nil {
-			resp.End = now
-			return fail(e)
+	e, rerr := s.read(er, c.eventHook)
+	if er.Done() {
+		drain(hresp.Body, cancel) // so that the connection goes back to the pool
+	}
+	if rerr != nil {
+		e = c.classify(rctx, ErrStream, rerr)
+		if e.Kind == ErrStream && !errors.Is(rerr, ErrEventTooLarge) {
+			e.Err = fmt.Errorf("the stream broke after %s: %w", plural(s.events, "event"), rerr)
 		}
 	}
+	if e != nil {
+		return fail(e)
+	}
+	return resp
+}
+
+// requestContext returns the context of one request: ctx, bounded by
+// Options.Timeout with errRequestTimeout as its cause.
+func (c *Client) requestContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if c.opts.Timeout > 0 {
+		return context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
+	}
+	return context.WithCancel(ctx)
+}
+
+// attempt traces one send of a request: when it was written, and what the
+// transport saw of its connection. The trace's callbacks run on the
+// transport's goroutines, hence the atomics.
+type attempt struct {
+	base      time.Time    // just before the round trip
+	wrote     atomic.Int64 // WroteRequest's offset from base, +1; 0: not written
+	conns     atomic.Int32 // connections the transport got for it
+	reused    atomic.Bool  // the last of them came from the idle pool
+	firstByte atomic.Bool  // a byte of an answer arrived
+}
+
+// newStreamRequest builds the POST of body, traced by a new attempt.
+func (c *Client) newStreamRequest(rctx context.Context, body []byte, requestID string) (*http.Request, *attempt, error) {
+	a := &attempt{}
+	trace := &httptrace.ClientTrace{
+		GotConn: func(info httptrace.GotConnInfo) {
+			a.conns.Add(1)
+			a.reused.Store(info.Reused)
+		},
+		WroteRequest: func(info httptrace.WroteRequestInfo) {
+			if info.Err == nil {
+				a.wrote.Store(int64(time.Since(a.base)) + 1)
+			}
+		},
+		GotFirstResponseByte: func() { a.firstByte.Store(true) },
+	}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodPost, c.streamURL, bytes.NewReader(body))
+	if err != nil {
+		return nil, nil, err
+	}
+	// Without GetBody the transport never sends a POST again by itself (it
+	// would, on a reused connection that failed before anything was
+	// written): Do decides about retries, and counts them.
+	hreq.GetBody = nil
+	h := make(http.Header, len(c.header)+1)
+	for k, v := range c.header {
+		h[k] = v // shared, read-only slices
+	}
+	if requestID != "" {
+		h["X-Request-Id"] = []string{requestID}
+	}
+	hreq.Header = h
+	if c.host != "" {
+		hreq.Host = c.host
+	}
+	return hreq, a, nil
+}
+
+// send makes the round trip of hreq on hc.
+func (a *attempt) send(hc *http.Client, hreq *http.Request) (*http.Response, error) {
+	a.base = time.Now()
+	return hc.Do(hreq)
+}
+
+// sent is when the request was written: the WroteRequest trace, or just
+// before the round trip if it did not fire.
+func (a *attempt) sent() time.Time {
+	if d := a.wrote.Load(); d > 0 {
+		return a.base.Add(time.Duration(d - 1))
+	}
+	return a.base
+}
+
+// transportRetries is how many times the transport itself sent the request
+// again, on another connection: 0, since the request has no GetBody; counted
+// all the same, should a later Go do otherwise.
+func (a *attempt) transportRetries() int { return max(int(a.conns.Load())-1, 0) }
+
+// retryable reports whether a failed send may be made again: it went out on
+// a kept-alive connection from the pool, and no byte of an answer came back,
+// so the server closed a connection it had let idle (or dropped it before
+// reading the request): it never answered this request. A send on a new
+// connection, one that got any answer, one the transport already sent
+// again, and one whose request timed out or was canceled are never retried.
+func (a *attempt) retryable(rctx context.Context) bool {
+	return rctx.Err() == nil && a.conns.Load() == 1 && a.reused.Load() && !a.firstByte.Load()
 }
 
 // classify turns a transport error into an Error: a timeout or cancellation
-// if the request's context ended, else kind.
+// if the request's context ended, ErrLocal for a resource perfgate's own
+// machine ran out of, else kind, with a cause a user can act on.
 func (c *Client) classify(rctx context.Context, kind ErrorKind, err error) *Error {
 	if rctx.Err() != nil {
 		if context.Cause(rctx) == errRequestTimeout {
-			return &Error{Kind: ErrTimeout, Err: fmt.Errorf("request took longer than %s", c.opts.Timeout)}
+			return &Error{Kind: ErrTimeout, Err: fmt.Errorf("the request took longer than its timeout of %s", c.opts.Timeout)}
 		}
 		return &Error{Kind: ErrCanceled, Err: context.Cause(rctx)}
 	}
-	if kind == ErrStream {
-		err = fmt.Errorf("read: %w", err)
+	if e := localError(err); e != nil {
+		return e
+	}
+	switch kind {
+	case ErrConnect:
+		if closedWithoutAnswer(err) {
+			err = fmt.Errorf("the server closed the connection without answering: %w", err)
+		}
+	case ErrHTTP:
+		if strings.Contains(err.Error(), "response headers exceeded") {
+			err = fmt.Errorf("the server's response headers are larger than %s, the most perfgate reads: %w",
+				safeio.FormatBytes(httpguard.MaxResponseHeaderBytes), err)
+		} else {
+			err = fmt.Errorf("the server's answer is not valid HTTP: %w", err)
+		}
 	}
 	return &Error{Kind: kind, Err: err}
+}
+
+// closedWithoutAnswer reports whether err says the server closed or reset
+// the connection before answering.
+func closedWithoutAnswer(err error) bool {
+	return errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // drain reads what is left of a finished stream (the end of the chunked
@@ -369,17 +478,18 @@ func jsonMember(body []byte, name string) json.RawMessage {
 }
 
 // ListModels returns the ids the server lists at GET /v1/models. A failure is
-// an *Error (connect, http, timeout, canceled) or a decoding error.
+// an *Error (connect, local, http, timeout, canceled; a redirect is an http
+// error naming where it pointed), a *safeio.TooLargeError for an answer over
+// 8 MiB, or a decoding error.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
-	var rctx context.Context
-	var cancel context.CancelFunc
-	if c.opts.Timeout > 0 {
-		rctx, cancel = context.WithTimeoutCause(ctx, c.opts.Timeout, errRequestTimeout)
-	} else {
-		rctx, cancel = context.WithCancel(ctx)
+	if ctx == nil {
+		return nil, errors.New("list models: nil context")
 	}
+	rctx, cancel := c.requestContext(ctx)
 	defer cancel()
-	hreq, err := http.NewRequestWithContext(rctx, http.MethodGet, c.modelsURL, nil)
+	var firstByte atomic.Bool
+	trace := &httptrace.ClientTrace{GotFirstResponseByte: func() { firstByte.Store(true) }}
+	hreq, err := http.NewRequestWithContext(httptrace.WithClientTrace(rctx, trace), http.MethodGet, c.modelsURL, nil)
 	if err != nil {
 		return nil, fmt.Errorf("list models: %w", err)
 	}
@@ -393,15 +503,27 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 	}
 	hresp, err := c.hc.Do(hreq)
 	if err != nil {
-		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrConnect, err))
+		kind := ErrConnect
+		if firstByte.Load() {
+			kind = ErrHTTP
+		}
+		return nil, fmt.Errorf("list models: %w", c.classify(rctx, kind, err))
 	}
 	defer hresp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(hresp.Body, maxModelsBody))
-	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
-		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Message: serverMessage(body)})
+	if re := httpguard.Redirected(hresp); re != nil {
+		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Err: re})
 	}
+	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {
+		msg, _ := io.ReadAll(io.LimitReader(hresp.Body, maxErrorBody))
+		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Message: serverMessage(msg)})
+	}
+	body, err := safeio.ReadAll(hresp.Body, maxModelsBody, "the answer of "+c.modelsURL)
 	if err != nil {
-		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrStream, err))
+		var tl *safeio.TooLargeError
+		if errors.As(err, &tl) {
+			return nil, fmt.Errorf("list models: %w", err)
+		}
+		return nil, fmt.Errorf("list models: %w", c.classify(rctx, ErrStream, fmt.Errorf("reading the answer: %w", err)))
 	}
 	var v struct {
 		Data []struct {
@@ -409,7 +531,7 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("list models: decode: %w", err)
+		return nil, fmt.Errorf("list models: decode the answer of %s: %w", c.modelsURL, err)
 	}
 	ids := make([]string, 0, len(v.Data))
 	for _, m := range v.Data {

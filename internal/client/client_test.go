@@ -9,15 +9,18 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -182,7 +185,7 @@ func TestDoErrors(t *testing.T) {
 		{name: "malformed chunk", handler: stream(chatChunk("a") + "data: {\"choices\":[\n\n" + doneChunk),
 			kind: ErrStream, text: "malformed chunk", chunks: 1},
 		{name: "eof before done", handler: stream(roleChunk + chatChunk("a") + chatChunk("b")),
-			kind: ErrStream, text: "stream ended before [DONE]", chunks: 2},
+			kind: ErrStream, text: "stream: the stream ended after 3 events, before [DONE] and without a finish_reason", chunks: 2},
 		{name: "error event, vllm object shape", handler: stream(chatChunk("a") + `data: {"object":"error","message":"boom","type":"BadRequestError","code":400}` + "\n\n"),
 			kind: ErrStream, message: "boom", chunks: 1},
 		{name: "error event, string", handler: stream(chatChunk("a") + `data: {"error":"engine died"}` + "\n\n"),
@@ -197,7 +200,7 @@ func TestDoErrors(t *testing.T) {
 			if err == nil {
 				conn.Close()
 			}
-		}, kind: ErrStream, text: "read:", chunks: 1},
+		}, kind: ErrStream, text: "stream: the stream broke after 1 event: unexpected EOF", chunks: 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,7 +269,7 @@ func TestDoTimeout(t *testing.T) {
 			resp := c.Do(context.Background(), chatReq(), "")
 			require.NotNil(t, resp.Err)
 			assert.Equal(t, ErrTimeout, resp.Err.Kind, "error %v", resp.Err)
-			assert.Equal(t, "timeout: request took longer than "+timeout.String(), resp.Err.Error())
+			assert.Equal(t, "timeout: the request took longer than its timeout of "+timeout.String(), resp.Err.Error())
 			assert.GreaterOrEqual(t, resp.End.Sub(resp.Sent), timeout/2)
 			if !before {
 				assert.Len(t, resp.ChunkTimes, 1, "the token read before the timeout is kept")
@@ -453,6 +456,9 @@ func TestNew(t *testing.T) {
 		assert.False(t, c.tr.ForceAttemptHTTP2)
 		assert.Equal(t, 8, c.tr.MaxIdleConnsPerHost)
 		assert.Equal(t, 8, c.tr.MaxIdleConns)
+		assert.Equal(t, int64(httpguard.MaxResponseHeaderBytes), c.tr.MaxResponseHeaderBytes)
+		assert.NotNil(t, c.hc.CheckRedirect, "redirects are handed back")
+		assert.NotNil(t, c.retryHC.CheckRedirect, "redirects are handed back on a retry too")
 	}
 	_, err := New(Options{BaseURL: "http://h", Timeout: -1})
 	assert.ErrorContains(t, err, "timeout")
@@ -551,6 +557,10 @@ func TestErrorString(t *testing.T) {
 		{Error{Kind: ErrConnect, Err: errors.New("dial tcp: refused")}, "connect: dial tcp: refused"},
 		{Error{Kind: ErrCanceled, Err: context.Canceled}, "canceled: context canceled"},
 		{Error{Kind: ErrTimeout}, "timeout"},
+		{Error{Kind: ErrHTTP}, "http"},
+		{Error{Kind: ErrNoOutput, Err: errors.New("the stream ended with [DONE] but carried no output text: 2 events")}, "no_output: the stream ended with [DONE] but carried no output text: 2 events"},
+		{*localError(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("socket", syscall.EMFILE)}),
+			"local: perfgate ran out of open files (dial tcp: socket: too many open files); raise `ulimit -n` or lower the concurrency. This is perfgate's own limit, not the server's"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.e.Error())

@@ -2,7 +2,6 @@ package client
 
 import (
 	"bytes"
-	"strconv"
 	"unicode/utf8"
 )
 
@@ -155,9 +154,18 @@ func (s *scanner) delta(d *decoded) bool {
 	})
 }
 
+// usage reads a usage value that is not null. A value that is not an object,
+// or a count that is not a whole number, is kept as unreadable (see
+// readCount) rather than failing the chunk: it is the usage that cannot be
+// believed, not the stream.
 func (s *scanner) usage(u *usage) bool {
 	if !s.peek('{') {
-		return false
+		start := s.i
+		if !s.skip(0) {
+			return false
+		}
+		u.unreadable = notAnObject(s.b[start:s.i])
+		return true
 	}
 	var seen uint8
 	return s.object(func(key []byte) bool {
@@ -169,10 +177,13 @@ func (s *scanner) usage(u *usage) bool {
 			seen |= 1 << k
 		}
 		switch k {
-		case keyPrompt:
-			return s.int(&u.PromptTokens)
-		case keyCompletion:
-			return s.int(&u.CompletionTokens)
+		case keyPrompt, keyCompletion:
+			start := s.i
+			if !s.skip(0) {
+				return false
+			}
+			u.set(k, s.b[start:s.i])
+			return true
 		case keyUnknown:
 			return s.skip(0)
 		default:
@@ -422,24 +433,6 @@ func hex4(b []byte) int {
 		}
 	}
 	return n
-}
-
-// int reads an integer (or null, leaving *v alone) as encoding/json does
-// into an int.
-func (s *scanner) int(v *int) bool {
-	if s.null() {
-		return true
-	}
-	start := s.i
-	if !s.number() {
-		return false
-	}
-	n, err := strconv.ParseInt(string(s.b[start:s.i]), 10, 0)
-	if err != nil {
-		return false
-	}
-	*v = int(n)
-	return true
 }
 
 // number reads a JSON number.

@@ -3,9 +3,12 @@ package client
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
+	"syscall"
 	"unicode/utf8"
 )
 
@@ -13,8 +16,11 @@ import (
 // one of the known JSON error shapes.
 const maxMessage = 512
 
-// Error reads "http 400: <the server's message>", "stream: <message or
-// cause>", "connect: <cause>", "timeout: <cause>" or "canceled: <cause>".
+// Error reads "<kind>: <the server's message or the cause>", with the status
+// after an http kind: "http 400: <the server's message>", "stream: <message
+// or cause>", "no_output: <what the stream carried>", "local: <the resource
+// perfgate's machine ran out of>", "connect: <cause>", "timeout: <cause>" or
+// "canceled: <cause>".
 func (e *Error) Error() string {
 	var b strings.Builder
 	b.WriteString(string(e.Kind))
@@ -119,4 +125,32 @@ func truncate(b []byte) string {
 		b = b[:n]
 	}
 	return strings.ToValidUTF8(string(b), "\uFFFD")
+}
+
+// localErrnos are the errors of perfgate's own machine running out of a
+// resource, with what to say about each.
+var localErrnos = []struct {
+	errno syscall.Errno
+	what  string // what ran out
+	fix   string // what the user can do
+}{
+	{syscall.EMFILE, "perfgate ran out of open files", "raise `ulimit -n` or lower the concurrency"},
+	{syscall.ENFILE, "perfgate's machine ran out of open files system-wide", "raise fs.file-max or lower the concurrency"},
+	{syscall.ENOBUFS, "perfgate's machine ran out of socket buffers", "lower the concurrency or free memory"},
+	{syscall.ENOMEM, "perfgate's machine ran out of memory", "lower the concurrency or free memory"},
+	// EADDRNOTAVAIL also comes from a target of an address family the
+	// machine has no address of (IPv6 on an IPv4-only host): still this
+	// machine's, and said so.
+	{syscall.EADDRNOTAVAIL, "perfgate's machine could not give a new connection a local address, most often because it ran out of local ports", "lower the concurrency or widen net.ipv4.ip_local_port_range (for an IPv6 target, check that this machine has an IPv6 address)"},
+}
+
+// localError returns an ErrLocal Error when err is one of localErrnos
+// (found through *net.OpError, *os.SyscallError and *url.Error), else nil.
+func localError(err error) *Error {
+	for _, l := range localErrnos {
+		if errors.Is(err, l.errno) {
+			return &Error{Kind: ErrLocal, Err: fmt.Errorf("%s (%w); %s. This is perfgate's own limit, not the server's", l.what, err, l.fix)}
+		}
+	}
+	return nil
 }

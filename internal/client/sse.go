@@ -22,13 +22,19 @@ const (
 	// readBufSize is the EventReader's read buffer: several typical chunks
 	// (~250 bytes each); longer lines spill into a separate growing buffer.
 	readBufSize = 16 << 10
-	// maxLineSize bounds one line (and so one event's data line), so that a
-	// server that never sends a newline cannot exhaust memory.
-	maxLineSize = 32 << 20
+	// MaxEventSize bounds one event: every line read for it (its data and
+	// other fields, the comments and blank lines before it), each counted
+	// with one byte for its line ending. A real chunk, even of a large
+	// completion with logprobs, is a few KB; the bound keeps a server that
+	// never ends a line, or never ends an event, from exhausting memory, and
+	// one that sends nothing but comments or blank lines from keeping Next
+	// busy for ever.
+	MaxEventSize = 4 << 20
 )
 
-// ErrLineTooLong is returned by EventReader.Next for a line over 32 MiB.
-var ErrLineTooLong = errors.New("sse: line longer than 32 MiB")
+// ErrEventTooLarge is returned by EventReader.Next when one event passes
+// MaxEventSize.
+var ErrEventTooLarge = errors.New("event larger than 4 MiB: perfgate reads at most 4 MiB of lines (data, other fields, comments and blank lines together) for one server-sent event")
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 
@@ -41,8 +47,9 @@ var utf8BOM = []byte("\xef\xbb\xbf")
 // start with ":" are comments; "event", "data", "id" and "retry" are the known
 // fields and other fields are ignored. An event is dispatched at a blank line,
 // and a last event that the stream ends without a blank line is dispatched too.
-// Lines of any length up to 32 MiB are read without a per-line allocation in the
-// common case. An EventReader is not safe for concurrent use.
+// One event may take at most MaxEventSize bytes of lines. Lines are read
+// without a per-line allocation in the common case. An EventReader is not safe
+// for concurrent use.
 type EventReader struct {
 	r          io.Reader
 	buf        []byte // read buffer: buf[rpos:wpos] is unread
@@ -58,6 +65,7 @@ type EventReader struct {
 	lastID     string
 	retry      time.Duration
 	done       bool
+	maxEvent   int // MaxEventSize; smaller in tests
 }
 
 // NewEventReader returns an EventReader that reads from r.
@@ -80,7 +88,7 @@ func (r *EventReader) reset(src io.Reader) {
 	if cap(data) > 1<<20 {
 		data = nil
 	}
-	*r = EventReader{r: src, buf: buf, long: long[:0], data: data[:0]}
+	*r = EventReader{r: src, buf: buf, long: long[:0], data: data[:0], maxEvent: MaxEventSize}
 }
 
 // Done reports whether the stream ended with "data: [DONE]" (rather than at
@@ -96,7 +104,7 @@ func (r *EventReader) Retry() time.Duration { return r.retry }
 // Next returns the next event. It returns io.EOF at the end of the stream:
 // after a "data: [DONE]" event (which is not returned, and after which nothing
 // more is read; see Done) or at the end of the input. Any other error is the
-// underlying reader's, or ErrLineTooLong.
+// underlying reader's, or ErrEventTooLarge; errors are sticky.
 func (r *EventReader) Next() (Event, error) {
 	if r.done {
 		return Event{}, io.EOF
@@ -104,8 +112,11 @@ func (r *EventReader) Next() (Event, error) {
 	r.data = r.data[:0]
 	r.hasData = false
 	r.name = r.name[:0]
+	budget := r.maxEvent // bytes of lines this event may still take
 	for {
-		line, err := r.readLine()
+		// A line costs its length and one byte for its ending, so it may
+		// have at most budget-1 bytes.
+		line, err := r.readLine(budget - 1)
 		if err != nil {
 			if err == io.EOF && r.hasData {
 				// The stream ended without the blank line: dispatch anyway.
@@ -113,6 +124,7 @@ func (r *EventReader) Next() (Event, error) {
 			}
 			return Event{}, err
 		}
+		budget -= len(line) + 1
 		if !r.started {
 			r.started = true
 			line = bytes.TrimPrefix(line, utf8BOM)
@@ -168,8 +180,11 @@ func (r *EventReader) dispatch() (Event, error) {
 
 // readLine returns the next line without its terminator. The line aliases an
 // internal buffer and is valid until the next call. At the end of the input a
-// last unterminated line is returned, then the read error.
-func (r *EventReader) readLine() ([]byte, error) {
+// last unterminated line is returned, then the read error. A line longer than
+// limit bytes is ErrEventTooLarge, found as soon as the part of it read so far
+// is longer, so that it never holds more than limit plus one read buffer; the
+// answer does not depend on how the input is split into reads.
+func (r *EventReader) readLine(limit int) ([]byte, error) {
 	empty := 0
 	for {
 		if r.skipLF && r.rpos < r.wpos {
@@ -192,6 +207,9 @@ func (r *EventReader) readLine() ([]byte, error) {
 			}
 			r.rpos += n
 			line := seg[:i]
+			if len(r.long)+len(line) > limit {
+				return nil, r.tooLarge()
+			}
 			if len(r.long) > 0 {
 				r.long = append(r.long, line...)
 				line = r.long
@@ -202,6 +220,9 @@ func (r *EventReader) readLine() ([]byte, error) {
 		if r.rerr != nil {
 			r.rpos = r.wpos
 			if len(r.long) > 0 || len(seg) > 0 {
+				if len(r.long)+len(seg) > limit {
+					return nil, r.tooLarge()
+				}
 				line := seg
 				if len(r.long) > 0 {
 					r.long = append(r.long, seg...)
@@ -212,18 +233,16 @@ func (r *EventReader) readLine() ([]byte, error) {
 			}
 			return nil, r.rerr
 		}
-		// No whole line is buffered: make room and read more.
+		// No whole line is buffered: make room and read more. (An empty
+		// partial line is not yet a line: the input may end here.)
+		if n := len(r.long) + len(seg); n > max(limit, 0) {
+			return nil, r.tooLarge()
+		}
 		if r.rpos > 0 {
 			r.wpos = copy(r.buf, seg)
 			r.rpos = 0
 		}
 		if r.wpos == len(r.buf) {
-			if len(r.long)+r.wpos > maxLineSize {
-				r.rerr = ErrLineTooLong
-				r.rpos, r.wpos = 0, 0
-				r.long = r.long[:0]
-				return nil, r.rerr
-			}
 			r.long = append(r.long, r.buf[:r.wpos]...)
 			r.wpos = 0
 		}
@@ -237,6 +256,16 @@ func (r *EventReader) readLine() ([]byte, error) {
 			}
 		}
 	}
+}
+
+// tooLarge makes ErrEventTooLarge the reader's sticky error and drops what
+// is buffered.
+func (r *EventReader) tooLarge() error {
+	r.rerr = ErrEventTooLarge
+	r.rpos, r.wpos = 0, 0
+	r.long = r.long[:0]
+	r.skipLF = false
+	return r.rerr
 }
 
 // indexEOL returns the index of the first "\r" or "\n" in b, or -1.

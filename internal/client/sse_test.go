@@ -118,18 +118,106 @@ func TestEventReaderReadError(t *testing.T) {
 	assert.False(t, r.Done())
 }
 
-func TestEventReaderLineTooLong(t *testing.T) {
-	// A reader that never sends a newline.
-	r := NewEventReader(io.LimitReader(infinite('x'), maxLineSize+readBufSize*2))
-	_, err := r.Next()
-	assert.ErrorIs(t, err, ErrLineTooLong)
+// TestEventReaderEventTooLarge: one event, all its lines together, is capped
+// at MaxEventSize. On the unfixed reader only a single line was capped (at 32
+// MiB), so data lines that never end in a blank line, and endless comments or
+// blank lines, were read for ever (the first two growing memory without bound).
+func TestEventReaderEventTooLarge(t *testing.T) {
+	line := func(s string) io.Reader { return infinite(s) }
+	tests := []struct {
+		name string
+		src  io.Reader
+	}{
+		{"a line that never ends", infinite("x")},
+		{"data lines that never end the event", line("data: " + strings.Repeat("y", 1000) + "\n")},
+		{"endless comments", line(": keep-alive\n")},
+		{"endless blank lines", line("\n")},
+		{"endless unknown fields", line("foo: bar\r\n")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			counted := &countingReader{r: tt.src}
+			r := NewEventReader(counted)
+			_, err := r.Next()
+			require.ErrorIs(t, err, ErrEventTooLarge, "Next() error")
+			// A "\r\n" counts as one byte: at most twice the cap is read.
+			assert.LessOrEqual(t, counted.n, int64(2*MaxEventSize+2*readBufSize), "bytes read before giving up")
+			assert.LessOrEqual(t, cap(r.data), 2*MaxEventSize, "data buffer")
+			assert.LessOrEqual(t, cap(r.long), 2*(MaxEventSize+readBufSize), "line buffer")
+			_, err = r.Next()
+			assert.ErrorIs(t, err, ErrEventTooLarge, "the error is sticky")
+		})
+	}
 }
 
-type infinite byte
+// TestEventReaderEventSizeEdge: an event of exactly the cap is read, one byte
+// more is not, whatever the reads' sizes; each line counts its length plus
+// one, comments and blank lines before it included.
+func TestEventReaderEventSizeEdge(t *testing.T) {
+	const limit = 40
+	// ": c\n" (4) + "data: " + 25 bytes + "\n" (32) + "\n" (1) = 37, +3 with "abc".
+	exact := ": c\n" + "data: " + strings.Repeat("d", 28) + "\n\n"
+	require.Len(t, exact, limit)
+	tests := []struct {
+		name   string
+		in     string
+		events int
+		tooBig bool
+	}{
+		{"exactly the cap", exact + "data: next\n\n", 2, false},
+		{"exactly the cap, crlf counts one", strings.ReplaceAll(exact, "\n", "\r\n") + "data: next\n\n", 2, false},
+		{"one byte over", ": cc\n" + exact[4:], 0, true},
+		{"over at the end of the input", "data: " + strings.Repeat("d", limit), 0, true},
+		{"exactly the cap at the end of the input", "data: " + strings.Repeat("d", limit-7), 1, false},
+		{"blank lines count", strings.Repeat("\n", limit-8) + "data: x\n", 1, false},
+		{"blank lines count, one over", strings.Repeat("\n", limit-7) + "data: x\n", 0, true},
+	}
+	for _, tt := range tests {
+		for _, rd := range []struct {
+			name string
+			wrap func(io.Reader) io.Reader
+		}{{"whole", func(r io.Reader) io.Reader { return r }}, {"one byte", iotest.OneByteReader}, {"half", iotest.HalfReader}} {
+			t.Run(tt.name+"/"+rd.name, func(t *testing.T) {
+				r := NewEventReader(rd.wrap(strings.NewReader(tt.in)))
+				r.maxEvent = limit
+				n := 0
+				var err error
+				for {
+					var e Event
+					if e, err = r.Next(); err != nil {
+						break
+					}
+					assert.Less(t, len(e.Data), limit, "event %d data", n)
+					n++
+				}
+				assert.Equal(t, tt.events, n, "events read")
+				if tt.tooBig {
+					assert.ErrorIs(t, err, ErrEventTooLarge)
+				} else {
+					assert.Equal(t, io.EOF, err)
+				}
+			})
+		}
+	}
+}
 
-func (b infinite) Read(p []byte) (int, error) {
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// infinite repeats its text for ever.
+type infinite string
+
+func (s infinite) Read(p []byte) (int, error) {
 	for i := range p {
-		p[i] = byte(b)
+		p[i] = s[i%len(s)]
 	}
 	return len(p), nil
 }
@@ -154,21 +242,83 @@ func TestEventReaderDataAliasing(t *testing.T) {
 	}
 }
 
-// FuzzEventReader checks that how the input is split into reads does not
-// change the events: go test -run x -fuzz FuzzEventReader ./internal/client/
+// chunkedReader returns src in reads whose sizes cycle through sizes (each
+// 1 to 64 bytes).
+type chunkedReader struct {
+	src   []byte
+	sizes []byte
+	i     int
+}
+
+func (c *chunkedReader) Read(p []byte) (int, error) {
+	if len(c.src) == 0 {
+		return 0, io.EOF
+	}
+	n := 1 + len(c.src)%7
+	if len(c.sizes) > 0 {
+		n = 1 + int(c.sizes[c.i%len(c.sizes)])%64
+		c.i++
+	}
+	n = min(n, len(p), len(c.src))
+	copy(p, c.src[:n])
+	c.src = c.src[n:]
+	return n, nil
+}
+
+// readCapped reads every event of src with the event cap set to limit,
+// checking as it goes that no event's data and no buffer passes the cap.
+func readCapped(t *testing.T, src io.Reader, limit int) ([]Event, *EventReader, error) {
+	t.Helper()
+	r := NewEventReader(src)
+	r.maxEvent = limit
+	var evs []Event
+	for {
+		ev, err := r.Next()
+		if len(r.data) > limit || len(r.long) > limit+readBufSize {
+			t.Fatalf("buffers past the cap %d: data %d, line %d", limit, len(r.data), len(r.long))
+		}
+		if err != nil {
+			if err == io.EOF {
+				err = nil
+			}
+			return evs, r, err
+		}
+		if len(ev.Data) >= limit {
+			t.Fatalf("event %d has %d bytes of data, cap %d", len(evs), len(ev.Data), limit)
+		}
+		evs = append(evs, Event{Name: ev.Name, Data: bytes.Clone(ev.Data)})
+	}
+}
+
+// FuzzEventReader reads arbitrary bytes as a stream, whole and split into
+// reads at fuzz-chosen boundaries, with a fuzz-chosen event cap: it never
+// panics, no event or buffer passes the cap, the only error is
+// ErrEventTooLarge, and how the input is split does not change the events or
+// the error. go test -run '^$' -fuzz '^FuzzEventReader$' ./internal/client
 func FuzzEventReader(f *testing.F) {
 	for _, s := range []string{
 		"data: a\r\n\r\ndata: b\rdata: c\r\r: x\nevent: e\ndata\n\n",
 		"data: a\n\ndata: [DONE]\n\ngarbage",
 		"\xef\xbb\xbfid: 1\nretry: 10\ndata:x\r",
+		": ping\n: ping\n: ping\n\n\n\ndata: late\n\n",
+		"data: " + strings.Repeat("z", 300) + "\n\n",
 	} {
-		f.Add([]byte(s))
+		f.Add([]byte(s), []byte{0, 5, 63}, uint16(0))
+		f.Add([]byte(s), []byte{}, uint16(16))
 	}
-	f.Fuzz(func(t *testing.T, in []byte) {
-		whole, r1, err1 := readAll(t, bytes.NewReader(in))
-		split, r2, err2 := readAll(t, iotest.OneByteReader(bytes.NewReader(in)))
-		require.NoError(t, err1)
-		require.NoError(t, err2)
+	f.Fuzz(func(t *testing.T, in, sizes []byte, cap16 uint16) {
+		limit := MaxEventSize
+		if cap16 > 0 {
+			limit = int(cap16)
+		}
+		whole, r1, err1 := readCapped(t, bytes.NewReader(in), limit)
+		split, r2, err2 := readCapped(t, &chunkedReader{src: in, sizes: sizes}, limit)
+		for _, err := range []error{err1, err2} {
+			if err != nil && !errors.Is(err, ErrEventTooLarge) {
+				t.Fatalf("Next() error %v, want nil or ErrEventTooLarge", err)
+			}
+		}
+		require.Equal(t, err1, err2, "error, whole and split")
 		require.Equal(t, len(whole), len(split), "events")
 		for i := range whole {
 			require.Equal(t, whole[i].Name, split[i].Name)

@@ -2,16 +2,22 @@ package client
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // chunk is the part of a streamed chunk that perfgate reads; encoding/json
 // skips the rest (ids, timings, logprobs).
 type chunk struct {
 	Choices []choice `json:"choices"`
-	Usage   *usage   `json:"usage"`
+	// Usage is read by readUsage, so that a usage that is not a count does
+	// not fail the chunk.
+	Usage json.RawMessage `json:"usage"`
 	// Error is an error event in the stream: {"error": {...}} or {"error": "..."}.
 	Error json.RawMessage `json:"error"`
 	// Object is "error" in vLLM's older error events, with Message beside it.
@@ -33,38 +39,132 @@ type delta struct {
 	Reasoning        string `json:"reasoning"`
 }
 
-type usage struct {
-	PromptTokens     int `json:"prompt_tokens"`
-	CompletionTokens int `json:"completion_tokens"`
-}
+const (
+	// maxPresize bounds the capacity reserved up front from max_tokens.
+	maxPresize = 1 << 16
+	// maxFinishReason bounds the finish_reason kept: real ones are words.
+	maxFinishReason = 64
+)
 
-// maxPresize bounds the capacity reserved up front from max_tokens.
-const maxPresize = 1 << 16
+// Bounds on one response's output, so that a server that streams for ever
+// cannot exhaust memory before the request's timeout. A server generates at
+// most max_tokens tokens, in at most as many chunks (twice as many with the
+// slack of UsageRefused's rules), and no token's text is longer than a few
+// hundred bytes.
+const (
+	outputChunkSlack = 64
+	outputBytesPer   = 1 << 10 // per token of max_tokens
+	outputBytesSlack = 64 << 10
+	// Without a max_tokens (a request that sets none):
+	maxOutputChunks = 1 << 20
+	maxOutputBytes  = 64 << 20
+)
+
+// outputLimits returns the most chunks of output and bytes of text a response
+// to a request for maxTokens may carry.
+func outputLimits(maxTokens int) (chunks, bytes int) {
+	if maxTokens <= 0 || maxTokens > maxOutputChunks/2 {
+		return maxOutputChunks, maxOutputBytes
+	}
+	return 2*maxTokens + outputChunkSlack, min(maxTokens*outputBytesPer+outputBytesSlack, maxOutputBytes)
+}
 
 // stream accumulates one response from its events.
 type stream struct {
-	resp   *Response
-	text   strings.Builder
-	chunks int  // events that carried output (content or reasoning)
-	finish bool // a choice carried a finish_reason
+	resp      *Response
+	maxTokens int // the request's max_tokens
+	text      strings.Builder
+	events    int  // events handled
+	chunks    int  // events that carried output (content or reasoning)
+	finish    bool // a choice carried a finish_reason
 	// usage is the last usage seen, if hasUsage.
 	usage    usage
 	hasUsage bool
-	dec      decoded
-	scratch  []byte // fastDecode's buffer for unescaped strings
+	// maxChunks and maxText bound the output (see outputLimits).
+	maxChunks, maxText int
+	dec                decoded
+	scratch            []byte // fastDecode's buffer for unescaped strings
 }
 
 func newStream(resp *Response, maxTokens int) *stream {
-	s := &stream{resp: resp}
+	s := &stream{resp: resp, maxTokens: maxTokens}
+	s.maxChunks, s.maxText = outputLimits(maxTokens)
 	n := min(max(maxTokens, 0)+1, maxPresize)
 	resp.ChunkTimes = make([]time.Time, 0, n)
 	s.text.Grow(min(4*n, maxPresize))
 	return s
 }
 
-// event handles one event read at now. It returns an error for an error event
-// or a malformed chunk; the stream should then end.
+// read reads events from er into s until the stream ends, and judges it. It
+// returns nil for a stream that ended properly (with [DONE], or at the end of
+// the body after a finish_reason) and carried output; ErrNoOutput for one that
+// ended properly without output; another *Error for a stream that ended too
+// early, an error event or a malformed chunk. A failure to read comes back as
+// readErr instead, for the caller to classify (a timeout looks like one).
+// hook, if not nil, sees each event with its read time. resp.End is the time
+// the last event (or the end) was read.
+func (s *stream) read(er *EventReader, hook func(Event, time.Time)) (e *Error, readErr error) {
+	for {
+		ev, err := er.Next()
+		now := time.Now()
+		if err != nil {
+			s.resp.End = now
+			if err != io.EOF {
+				return nil, err
+			}
+			if !er.Done() && !s.finish {
+				return &Error{Kind: ErrStream, Err: fmt.Errorf("the stream ended after %s, before [DONE] and without a finish_reason", plural(s.events, "event"))}, nil
+			}
+			if s.chunks == 0 {
+				return s.noOutput(er.Done()), nil
+			}
+			return nil, nil
+		}
+		if hook != nil {
+			hook(ev, now)
+		}
+		if e := s.event(ev, now); e != nil {
+			s.resp.End = now
+			return e, nil
+		}
+	}
+}
+
+// noOutput describes a stream that ended properly without output: what it
+// did carry.
+func (s *stream) noOutput(done bool) *Error {
+	var b strings.Builder
+	b.WriteString("the stream ended ")
+	if done {
+		b.WriteString("with [DONE]")
+	} else {
+		b.WriteString("after a finish_reason")
+	}
+	b.WriteString(" but carried no output text: ")
+	b.WriteString(plural(s.events, "event"))
+	if s.resp.FinishReason != "" {
+		b.WriteString(", finish_reason ")
+		b.WriteString(strconv.Quote(s.resp.FinishReason))
+	} else {
+		b.WriteString(", no finish_reason")
+	}
+	switch {
+	case !s.hasUsage:
+		b.WriteString(", no usage")
+	case s.usage.unreadable != "":
+		b.WriteString(", an unreadable usage (")
+		b.WriteString(s.usage.unreadable)
+		b.WriteString(")")
+	default:
+		fmt.Fprintf(&b, ", usage completion_tokens %d", s.usage.CompletionTokens)
+	}
+	return &Error{Kind: ErrNoOutput, Err: errors.New(b.String())}
+}
+
+// event handles one event read at now. It returns an error for an error event,
+// a malformed chunk or too much output; the stream should then end.
 func (s *stream) event(ev Event, now time.Time) *Error {
+	s.events++
 	if ev.Name == "error" {
 		msg := serverMessage(ev.Data)
 		if msg == "" {
@@ -90,6 +190,9 @@ func (s *stream) event(ev Event, now time.Time) *Error {
 		out = d.text
 	}
 	if len(out) > 0 || d.reasoning {
+		if s.chunks == s.maxChunks || s.text.Len()+len(out) > s.maxText {
+			return s.tooMuch()
+		}
 		if s.chunks == 0 {
 			s.resp.FirstToken = now
 		}
@@ -97,13 +200,37 @@ func (s *stream) event(ev Event, now time.Time) *Error {
 		s.resp.ChunkTimes = append(s.resp.ChunkTimes, now)
 		s.text.Write(out)
 	}
-	if len(d.finish) > 0 {
-		if string(d.finish) != s.resp.FinishReason {
-			s.resp.FinishReason = string(d.finish)
+	if f := d.finish; len(f) > 0 {
+		if len(f) > maxFinishReason {
+			f = cutUTF8(f, maxFinishReason)
+		}
+		if string(f) != s.resp.FinishReason {
+			s.resp.FinishReason = string(f)
 		}
 		s.finish = true
 	}
 	return nil
+}
+
+// tooMuch is the error for output past outputLimits.
+func (s *stream) tooMuch() *Error {
+	what := "no max_tokens"
+	if s.maxTokens > 0 {
+		what = "max_tokens " + strconv.Itoa(s.maxTokens)
+	}
+	return &Error{Kind: ErrStream, Err: fmt.Errorf("the server sent more output than a request with %s can have (%s, %d bytes of text): perfgate stops reading it",
+		what, plural(s.chunks, "chunk"), s.text.Len())}
+}
+
+// cutUTF8 returns at most n bytes of b, cut on a rune boundary.
+func cutUTF8(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	for n > 0 && !utf8.RuneStart(b[n]) {
+		n--
+	}
+	return b[:n]
 }
 
 // slowDecode decodes a chunk with encoding/json: the chunks fastDecode
@@ -124,9 +251,7 @@ func slowDecode(data []byte, d *decoded) *Error {
 		return &Error{Kind: ErrStream, Message: msg}
 	}
 	*d = decoded{}
-	if c.Usage != nil {
-		d.usage, d.hasUsage = *c.Usage, true
-	}
+	d.usage, d.hasUsage = readUsage(c.Usage)
 	if len(c.Choices) > 0 {
 		ch := &c.Choices[0]
 		d.content = []byte(ch.Delta.Content)
@@ -137,14 +262,19 @@ func slowDecode(data []byte, d *decoded) *Error {
 	return nil
 }
 
-// close fills the response's text and token counts from what was read.
+// close fills the response's text and token counts from what was read: the
+// server's usage if it passes checkUsage, else perfgate's own count.
 func (s *stream) close() {
 	s.resp.Text = s.text.String()
 	if s.hasUsage {
-		s.resp.PromptTokens = s.usage.PromptTokens
-		s.resp.OutputTokens = s.usage.CompletionTokens
-		s.resp.TokensFrom = TokensFromUsage
-		return
+		why := checkUsage(s.usage, s.chunks, s.maxTokens)
+		if why == "" {
+			s.resp.PromptTokens = int(s.usage.PromptTokens)
+			s.resp.OutputTokens = int(s.usage.CompletionTokens)
+			s.resp.TokensFrom = TokensFromUsage
+			return
+		}
+		s.resp.UsageRefused = why
 	}
 	s.resp.PromptTokens = 0
 	s.resp.OutputTokens = s.chunks

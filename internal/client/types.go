@@ -52,6 +52,18 @@ const (
 	ErrTimeout  ErrorKind = "timeout"  // the request's timeout passed
 	ErrCanceled ErrorKind = "canceled" // the caller's context was cancelled (run ended)
 	ErrRequest  ErrorKind = "request"  // the request could not be built (nil, or messages for the completions API)
+	// ErrNoOutput is a stream that ended properly ([DONE], or the end of the
+	// body after a finish_reason) but carried no output: no content, no
+	// reasoning and no completions text. Such a response has no first token,
+	// so it can never be a fast success; its usage and finish reason are
+	// still kept on the Response.
+	ErrNoOutput ErrorKind = "no_output"
+	// ErrLocal is a failure of perfgate's own machine, not of the server: it
+	// ran out of open files (EMFILE, ENFILE), socket buffers or memory
+	// (ENOBUFS, ENOMEM), or local ports (EADDRNOTAVAIL). It says nothing
+	// about the server, and every later request would fail the same way: a
+	// run stops at the first one.
+	ErrLocal ErrorKind = "local"
 )
 
 // Error is a classified request failure.
@@ -79,13 +91,46 @@ type Response struct {
 	End time.Time
 	// ChunkTimes holds the read time of every chunk that carried output text, in order.
 	ChunkTimes []time.Time
-	// PromptTokens and OutputTokens come from usage, or chunk counts as a fallback.
+	// PromptTokens and OutputTokens come from the server's usage when it sent
+	// one and it passed the checks of UsageRefused (TokensFrom is then
+	// TokensFromUsage); otherwise OutputTokens is the number of chunks that
+	// carried output (len(ChunkTimes)) and PromptTokens is 0, unknown
+	// (TokensFrom is TokensFromChunks). Neither is ever negative or more than
+	// MaxUsageTokens.
 	PromptTokens int
 	OutputTokens int
 	TokensFrom   TokenSource
+	// UsageRefused says why the server's usage was not believed, as a
+	// sentence; it is "" when the server sent no usage or it was believed.
+	// The last usage object of the stream is refused when:
+	//   - it is not an object, or a count in it is not a whole JSON number
+	//     (a string, a fraction, an exponent, past the range of int64);
+	//   - a count is negative;
+	//   - a count is more than MaxUsageTokens;
+	//   - completion_tokens is more than the request's max_tokens (when it
+	//     is > 0): no engine generates past it;
+	//   - completion_tokens is 0 while output arrived;
+	//   - completion_tokens is less than half the chunks that carried output.
+	//     A server may put several tokens in one chunk (so fewer chunks than
+	//     tokens is normal), but it does not split one token across more
+	//     than two chunks.
+	// A refused usage is replaced by perfgate's own count (see OutputTokens).
+	UsageRefused string
+	// FinishReason is the last finish_reason the stream carried, cut to 64
+	// bytes.
 	FinishReason string
 	// Text is the concatenated output text.
 	Text string
+	// Retries is how many times the request was sent again: 1 when its first
+	// send went out on a kept-alive connection that the server had closed
+	// (an EOF, reset or "server closed idle connection" before any byte of
+	// an answer) and it was sent once more on a new connection, else 0. Sent
+	// and every later time are then the second send's.
+	Retries int
 	// Err is nil for a successful request.
 	Err *Error
 }
+
+// MaxUsageTokens is the largest token count perfgate believes in a usage
+// object (2^31-1): no request has more, and it fits an int everywhere.
+const MaxUsageTokens = 1<<31 - 1

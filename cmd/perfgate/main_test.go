@@ -15,13 +15,36 @@ import (
 // perfgate itself to signal it, without building a second binary.
 const beMain = "PERFGATE_TEST_BE_MAIN"
 
+// peakRSSFile, set beside beMain, makes the child write its own peak
+// resident memory (VmHWM, in KiB) to that file as it exits. The rusage a
+// parent reads is no good for this: Linux carries the high-water mark of
+// the forked copy of the (large) test process across exec.
+const peakRSSFile = "PERFGATE_TEST_PEAK_RSS_FILE"
+
 func TestMain(m *testing.M) {
 	// Process stacks run under a guard that is this binary, started again.
 	stack.MaybeGuard()
 	if os.Getenv(beMain) == "1" {
-		os.Exit(runProcess())
+		code := runProcess()
+		if path := os.Getenv(peakRSSFile); path != "" {
+			writePeakRSS(path)
+		}
+		os.Exit(code)
 	}
 	os.Exit(m.Run())
+}
+
+// writePeakRSS copies the VmHWM line of /proc/self/status to path.
+func writePeakRSS(path string) {
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(status), "\n") {
+		if kib, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			_ = os.WriteFile(path, []byte(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kib), "kB"))), 0o644)
+		}
+	}
 }
 
 // A panic in perfgate is a failed run (exit 3) with its trace, never Go's

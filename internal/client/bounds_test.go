@@ -150,8 +150,8 @@ func flusher(w http.ResponseWriter) func() error {
 }
 
 // TestDoEventTooLarge: data lines that never end their event fail the
-// request once the event passes 4 MiB, and endless comments fail it as soon
-// as they pass 4 MiB, without waiting for the timeout. The unfixed client
+// request once the event passes 1 MiB, and endless comments fail it as soon
+// as they pass 1 MiB, without waiting for the timeout. The unfixed client
 // grew the event until the 10 s timeout (or memory) ran out, and read the
 // comments until the timeout.
 func TestDoEventTooLarge(t *testing.T) {
@@ -178,7 +178,7 @@ func TestDoEventTooLarge(t *testing.T) {
 			require.NotNil(t, resp.Err)
 			assert.Equal(t, ErrStream, resp.Err.Kind, "error %v", resp.Err)
 			assert.ErrorIs(t, resp.Err, ErrEventTooLarge)
-			assert.True(t, strings.HasPrefix(resp.Err.Error(), "stream: event larger than 4 MiB"), "Error() = %q", resp.Err.Error())
+			assert.True(t, strings.HasPrefix(resp.Err.Error(), "stream: event larger than 1 MiB"), "Error() = %q", resp.Err.Error())
 			assert.Len(t, resp.ChunkTimes, 1, "the token before is kept")
 		})
 	}

@@ -25,16 +25,16 @@ const (
 	// MaxEventSize bounds one event: every line read for it (its data and
 	// other fields, the comments and blank lines before it), each counted
 	// with one byte for its line ending. A real chunk, even of a large
-	// completion with logprobs, is a few KB; the bound keeps a server that
-	// never ends a line, or never ends an event, from exhausting memory, and
-	// one that sends nothing but comments or blank lines from keeping Next
-	// busy for ever.
-	MaxEventSize = 4 << 20
+	// completion with logprobs, is a few KB. The bound keeps a server that
+	// never ends a line, or never ends an event, from exhausting memory (at
+	// 1 MiB, 64 such streams cost perfgate about 100 MiB), and one that sends
+	// nothing but comments or blank lines from keeping Next busy for ever.
+	MaxEventSize = 1 << 20
 )
 
 // ErrEventTooLarge is returned by EventReader.Next when one event passes
 // MaxEventSize.
-var ErrEventTooLarge = errors.New("event larger than 4 MiB: perfgate reads at most 4 MiB of lines (data, other fields, comments and blank lines together) for one server-sent event")
+var ErrEventTooLarge = errors.New("event larger than 1 MiB: perfgate reads at most 1 MiB of lines (data, other fields, comments and blank lines together) for one server-sent event")
 
 var utf8BOM = []byte("\xef\xbb\xbf")
 

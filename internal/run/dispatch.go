@@ -202,9 +202,9 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 	return runErr(outer, ctx)
 }
 
-// localErrorKind is client.ErrLocal: perfgate's own machine failed the
-// request (no file descriptor, no ephemeral port, no buffer space).
-const localErrorKind = "local"
+// localErrorKind: perfgate's own machine failed the request (no file
+// descriptor, no ephemeral port, no buffer space).
+const localErrorKind = string(client.ErrLocal)
 
 // LocalError stops a run whose own machine failed a request: perfgate ran
 // out of something (open files, ephemeral ports, memory), so its requests
@@ -324,6 +324,8 @@ func newRecord(p Plan, req *workload.Request, resp *client.Response, start, sche
 		PromptTokens: resp.PromptTokens,
 		OutputTokens: resp.OutputTokens,
 		TokensFrom:   string(resp.TokensFrom),
+		UsageRefused: resp.UsageRefused,
+		Retries:      resp.Retries,
 		FinishReason: resp.FinishReason,
 		Text:         resp.Text,
 	}

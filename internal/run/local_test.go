@@ -29,7 +29,7 @@ func (s *localFailer) Do(ctx context.Context, req *workload.Request, id string) 
 	if s.n.Add(1) > s.failAt {
 		now := s.clk.Now()
 		return &client.Response{RequestID: id, Sent: now, End: now,
-			Err: &client.Error{Kind: localErrorKind, Err: errors.New("perfgate's machine ran out of open files (socket: too many open files)")}}
+			Err: &client.Error{Kind: client.ErrLocal, Err: errors.New("perfgate's machine ran out of open files (socket: too many open files)")}}
 	}
 	return (&instantSender{clk: s.clk}).Do(ctx, req, id)
 }

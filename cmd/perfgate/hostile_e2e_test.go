@@ -259,3 +259,72 @@ func TestHostileServersBoundedMemory(t *testing.T) {
 		})
 	}
 }
+
+// TestOwnLimitsAreOwnErrors: perfgate's own open-file limit is its own
+// error, never the server's. Before a run that needs more files than the
+// limit allows, perfgate refuses (exit 3, naming `ulimit -n`); when a run
+// outgrows the limit anyway (an uncapped open loop against a server that
+// never answers), the first "too many open files" stops the run (exit 3),
+// rather than counting ~1M server connect errors in a spinning loop.
+func TestOwnLimitsAreOwnErrors(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(t *testing.T, limit int, conf string) (int, string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, limit),
+			exe, "run", "-c", conf, "-o", filepath.Join(filepath.Dir(conf), "r.json"))
+		cmd.Env = append(os.Environ(), beMain+"=1")
+		var stderr bytes.Buffer
+		cmd.Stderr = &stderr
+		_ = cmd.Run()
+		return cmd.ProcessState.ExitCode(), stderr.String()
+	}
+	srv := hostile.Start(t, hostile.Options{})
+
+	t.Run("refused before the run", func(t *testing.T) {
+		code, stderr := run(t, 300, hostileConfigC(t, srv.URL, 1024, 512))
+		if code != exit.RunFailed {
+			t.Fatalf("exit %d, want %d:\n%s", code, exit.RunFailed, stderr)
+		}
+		for _, want := range []string{"perfgate needs about 576 open files", "only 300", "ulimit -n"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		if n := srv.Requests(""); n != 0 {
+			t.Errorf("the server got %d requests from a run that was refused", n)
+		}
+	})
+
+	t.Run("stopped during the run", func(t *testing.T) {
+		wedged := hostile.Start(t, hostile.Options{Mode: hostile.NoHeaders, HealthyFirst: 1})
+		conf := writeConfig(t, fmt.Sprintf(`
+target: {base_url: %q, timeout: 20s}
+warmup: {method: none}
+repetitions: 1
+telemetry: {metrics: off}
+scenarios:
+  - name: flood
+    synth:
+      requests: 16
+      input: {type: fixed, value: 8}
+      output: {type: fixed, value: 4}
+    load: {type: poisson, rate: 2000}
+    requests: 2000
+`, wedged.URL))
+		code, stderr := run(t, 400, conf)
+		if code != exit.RunFailed {
+			t.Fatalf("exit %d, want %d:\n%s", code, exit.RunFailed, stderr)
+		}
+		for _, want := range []string{"perfgate's own machine failed a request", "open files"} {
+			if !strings.Contains(stderr, want) {
+				t.Errorf("stderr lacks %q:\n%s", want, stderr)
+			}
+		}
+		if strings.Contains(stderr, "connect") && !strings.Contains(stderr, "local") {
+			t.Errorf("perfgate's limit was blamed on the server:\n%s", stderr)
+		}
+	})
+}

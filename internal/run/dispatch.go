@@ -218,12 +218,10 @@ type LocalError struct {
 	Err        string
 }
 
+// Error leaves out where it happened: the callers' wrapping says that
+// ("scenario chat repetition 2: ...").
 func (e *LocalError) Error() string {
-	where := fmt.Sprintf("scenario %s repetition %d", e.Scenario, e.Repetition)
-	if e.Repetition == 0 {
-		where = "scenario " + e.Scenario + " (warm-up or eval items)"
-	}
-	return fmt.Sprintf("perfgate's own machine failed a request in %s, so the run stops rather than blame the server: %s", where, e.Err)
+	return "perfgate's own machine failed a request, so the run stops rather than blame the server: " + e.Err
 }
 
 // stopOnLocal stops the dispatch, with a *LocalError cause, at the first

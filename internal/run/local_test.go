@@ -68,6 +68,8 @@ func TestLocalErrorStopsEvalAnswers(t *testing.T) {
 	err := d.AnswerEvals(t.Context(), "chat", "r", items, 4, func(*result.Record) { got++ })
 	var le *LocalError
 	require.ErrorAs(t, err, &le)
-	assert.True(t, strings.Contains(le.Error(), "warm-up or eval items"), le.Error())
+	assert.True(t, strings.HasPrefix(le.Error(), "perfgate's own machine failed a request"), le.Error())
+	assert.Equal(t, "chat", le.Scenario)
+	assert.Zero(t, le.Repetition)
 	assert.Less(t, got, 1000)
 }

@@ -37,7 +37,7 @@ telemetry: {interval: 100ms}
 scenarios:
   - name: c2
     synth:
-      requests: 16
+      requests: 8
       input: {type: fixed, value: 32}
       output: {type: fixed, value: 8}
     load: {type: closed, concurrency: %d}
@@ -86,7 +86,17 @@ func TestHostileServers(t *testing.T) {
 		// check, if set, looks at the server and the result.
 		check func(t *testing.T, srv *hostile.Server, res *result.Result)
 	}{
-		{mode: hostile.Healthy, requests: 8, wantCode: exit.OK},
+		// No prompt is sent twice: each repetition is its own salted pass
+		// (16 requests over an 8-request workload: two passes each).
+		{mode: hostile.Healthy, requests: 16, wantCode: exit.OK, check: func(t *testing.T, srv *hostile.Server, res *result.Result) {
+			noErrors(t, srv, res)
+			if rep := srv.RepeatedPrompts(); len(rep) > 0 {
+				t.Errorf("%d prompts were sent more than once, e.g. %q", len(rep), rep[0])
+			}
+			if got := res.Scenarios[0].Salt; got != result.SaltPerPass {
+				t.Errorf("result salt = %q, want %q", got, result.SaltPerPass)
+			}
+		}},
 		// A server that streams no text is not a fast server: the readiness
 		// probe needs a token of text...
 		{mode: hostile.NoOutput, requests: 8, wantCode: exit.RunFailed, want: []string{"no_output"}},

@@ -120,9 +120,7 @@ func (v *validator) quality() {
 	if !(q.Share > 0 && q.Share <= 0.5) {
 		v.add("quality.share", "must be in (0, 0.5] (a fraction of the requests sent: 0.1 is one in ten), got %s", fmtFloat(q.Share))
 	}
-	if q.Concurrency < 1 {
-		v.add("quality.concurrency", "must be >= 1, got %d", q.Concurrency)
-	}
+	v.intIn("quality.concurrency", q.Concurrency, 1, MaxConcurrency, "")
 	if q.Scenario != "" && !slices.ContainsFunc(v.c.Scenarios, func(s Scenario) bool { return s.Name == q.Scenario }) {
 		v.add("quality.scenario", "no scenario is named %q", q.Scenario)
 	}
@@ -136,8 +134,10 @@ func (v *validator) quality() {
 		if strings.TrimSpace(q.Gates[name]) == GateOff {
 			continue
 		}
-		if _, err := metric.ParseTolerance(m, q.Gates[name]); err != nil {
+		if t, err := metric.ParseTolerance(m, q.Gates[name]); err != nil {
 			v.add(p, "%v", err)
+		} else if msg := toleranceProblem(m, t); msg != "" {
+			v.add(p, "%s", msg)
 		}
 	}
 }

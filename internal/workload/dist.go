@@ -34,8 +34,9 @@ var distParams = map[string][]string{
 	DistEmpirical: {"file", "min", "max"},
 }
 
-// maxLength caps a sampled length (a lognormal tail could otherwise overflow).
-const maxLength = 1 << 24
+// maxLength caps a sampled length (a lognormal tail could otherwise
+// overflow): a length is at most what a request may ask for.
+const maxLength = MaxLength
 
 // Problem is one thing wrong with a SynthSpec. Field is relative to the spec
 // ("input.stddev"); the config package prefixes its own path.
@@ -59,17 +60,17 @@ func (s SynthSpec) Problems() []Problem {
 	add := func(field, format string, args ...any) {
 		ps = append(ps, Problem{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	if s.Requests <= 0 {
-		add("requests", "must be > 0, got %d", s.Requests)
+	if s.Requests <= 0 || s.Requests > MaxSynthRequests {
+		add("requests", "must be from 1 to %d, got %d", MaxSynthRequests, s.Requests)
 	}
 	ps = append(ps, s.Input.problems("input.")...)
 	ps = append(ps, s.Output.problems("output.")...)
 	if pr := s.Prefix; pr != nil {
-		if pr.Count <= 0 {
-			add("prefix.count", "must be > 0, got %d", pr.Count)
+		if pr.Count <= 0 || pr.Count > MaxPrefixes {
+			add("prefix.count", "must be from 1 to %d, got %d", MaxPrefixes, pr.Count)
 		}
-		if pr.Length <= 0 {
-			add("prefix.length", "must be > 0, got %d", pr.Length)
+		if pr.Length <= 0 || pr.Length > MaxLength {
+			add("prefix.length", "must be from 1 to %d, got %d", MaxLength, pr.Length)
 		}
 		if !(pr.Rate > 0 && pr.Rate <= 1) {
 			add("prefix.rate", "must be in (0, 1], got %s", fmtFloat(pr.Rate))
@@ -112,19 +113,19 @@ func (d Dist) problems(prefix string) []Problem {
 	}
 	switch d.Type {
 	case DistFixed:
-		if d.Value <= 0 {
-			add("value", "must be > 0, got %d", d.Value)
+		if d.Value <= 0 || d.Value > MaxLength {
+			add("value", "must be from 1 to %d, got %d", MaxLength, d.Value)
 		}
 	case DistUniform:
 		if d.Max <= 0 {
 			add("max", "must be > 0, got %d", d.Max)
 		}
 	case DistNormal, DistLognormal:
-		if !(d.Mean > 0) || math.IsInf(d.Mean, 0) {
-			add("mean", "must be > 0, got %s", fmtFloat(d.Mean))
+		if !(d.Mean > 0 && d.Mean <= MaxLength) {
+			add("mean", "must be > 0 and at most %d, got %s", MaxLength, fmtFloat(d.Mean))
 		}
-		if !(d.Stddev >= 0) || math.IsInf(d.Stddev, 0) {
-			add("stddev", "must be >= 0, got %s", fmtFloat(d.Stddev))
+		if !(d.Stddev >= 0 && d.Stddev <= MaxLength) {
+			add("stddev", "must be from 0 to %d, got %s", MaxLength, fmtFloat(d.Stddev))
 		}
 	case DistEmpirical:
 		if d.File == "" {
@@ -132,11 +133,11 @@ func (d Dist) problems(prefix string) []Problem {
 		}
 	}
 	if d.Type != DistFixed {
-		if d.Min < 0 {
-			add("min", "must be >= 0, got %d", d.Min)
+		if d.Min < 0 || d.Min > MaxLength {
+			add("min", "must be from 0 to %d, got %d", MaxLength, d.Min)
 		}
-		if d.Max < 0 {
-			add("max", "must be >= 0, got %d", d.Max)
+		if d.Max < 0 || d.Max > MaxLength {
+			add("max", "must be from 0 to %d, got %d", MaxLength, d.Max)
 		}
 		if d.Min > 0 && d.Max > 0 && d.Min > d.Max {
 			add("min", "must be <= max (%d), got %d", d.Max, d.Min)

@@ -77,6 +77,7 @@ func TestDocsDefaults(t *testing.T) {
 		"compare.on_inconclusive":      d.Compare.OnInconclusive,
 		"compare.baselines":            d.Compare.Baselines,
 		"seed":                         strconv.FormatInt(d.Seed, 10),
+		"salt":                         strconv.FormatBool(DefaultSalt),
 		"scenarios[].load.type":        DefaultLoadType,
 		"scenarios[].load.burstiness":  fmtFloat(DefaultBurstiness),
 		"scenarios[].load.speedup":     fmtFloat(DefaultSpeedup),

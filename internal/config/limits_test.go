@@ -222,6 +222,60 @@ func TestParseCapsProblems(t *testing.T) {
 	assert.Equal(t, "p.yaml: ... and 50 more problems", probs[maxProblems].Error())
 }
 
+// Salting is on unless the config turns it off, at the top or per scenario.
+func TestSaltOf(t *testing.T) {
+	wl := writeWorkload(t)
+	scenarios := "scenarios:\n  - {name: a, workload: " + wl + ", load: {concurrency: 1}}\n" +
+		"  - {name: b, workload: " + wl + ", load: {concurrency: 1}, salt: false}\n" +
+		"  - {name: c, workload: " + wl + ", load: {concurrency: 1}, salt: true}\n"
+	for _, tc := range []struct {
+		top  string
+		want []bool
+	}{
+		{"", []bool{true, false, true}},
+		{"salt: true\n", []bool{true, false, true}},
+		{"salt: false\n", []bool{false, false, true}},
+	} {
+		c, err := Parse([]byte(tc.top+scenarios), "p.yaml")
+		require.NoError(t, err)
+		var got []bool
+		for _, s := range c.Scenarios {
+			got = append(got, c.SaltOf(s))
+		}
+		assert.Equal(t, tc.want, got, "SaltOf with %q", tc.top)
+	}
+	var code Config // a config built in code salts too
+	assert.True(t, code.SaltOf(Scenario{}))
+}
+
+// goodHash is the hash testdata/good.yaml had before the salt key existed:
+// adding a defaulted key must not change the hash of every committed
+// baseline's config.
+const goodHash = "sha256:2e30e5fb72c27cf861e5b8d7ffe5ae45822c75de1b84ce246b904e97bc68237d"
+
+func TestHashOfSalt(t *testing.T) {
+	data, err := os.ReadFile("testdata/good.yaml")
+	require.NoError(t, err)
+	c, err := Parse(data, "testdata/good.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, goodHash, c.Hash(), "the hash of a config that does not mention salt")
+
+	stated, err := Parse(append([]byte("salt: true\n"), data...), "testdata/good.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, goodHash, stated.Hash(), "stating the default salt: true")
+
+	off, err := Parse(append([]byte("salt: false\n"), data...), "testdata/good.yaml")
+	require.NoError(t, err)
+	assert.NotEqual(t, goodHash, off.Hash(), "salt: false measures something else")
+
+	// The same salting said another way hashes alike.
+	for i := range stated.Scenarios {
+		f := false
+		stated.Scenarios[i].Salt = &f
+	}
+	assert.Equal(t, off.Hash(), stated.Hash(), "salt: false at the top, or in every scenario")
+}
+
 // The errors of hostile documents name the file and a line, never Go.
 func TestHostileErrorsAreSentences(t *testing.T) {
 	for _, data := range []string{"seed: !!int 3\n", "seed: !!binary aGk=\n", "target: !custom {a: 1}\n", "seed: [1]\n", "scenarios: {a: 1}\n"} {

@@ -98,9 +98,9 @@ func (p *parser) parseLine(n int, text []byte) {
 	before := p.Count()
 	bad := func() bool { return p.Count() > before }
 
-	members, msg := workload.ObjectMembers(text)
+	members, msg, col := workload.ObjectMembers(text)
 	if msg != "" {
-		p.errorf(n, "", "%s", msg)
+		p.Add(&workload.LineError{File: p.File, Line: n, Column: col, Msg: msg})
 		return
 	}
 	var (
@@ -151,10 +151,10 @@ func (p *parser) parseLine(n int, text []byte) {
 		case "options":
 			optionsSet = true
 			if m.Raw[0] != '{' {
-				p.errorf(n, "options", "want object, got %s", workload.Describe(m.Raw))
+				p.errorf(n, "options", "want an object, got %s", workload.Describe(m.Raw))
 				continue
 			}
-			l.options, _ = workload.ObjectMembers(m.Raw) // cannot fail: m.Raw is a valid object
+			l.options, _, _ = workload.ObjectMembers(m.Raw) // cannot fail: m.Raw is a valid object
 		default:
 			reqMembers = append(reqMembers, m)
 		}
@@ -289,7 +289,7 @@ func (p *parser) checkExpected(n int, scorer string, raw json.RawMessage) {
 			}
 		case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
 		default:
-			p.errorf(n, field, "want string or number, got %s", workload.Describe(raw))
+			p.errorf(n, field, "want a string or a number, got %s", workload.Describe(raw))
 		}
 	}
 	if raw[0] != '[' {

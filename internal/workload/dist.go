@@ -1,16 +1,17 @@
 package workload
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // Distribution types.
@@ -317,48 +318,50 @@ func (d Dist) sampler(baseDir string) (func(*rand.Rand) int, error) {
 
 // readLengths reads an empirical lengths file: one positive integer a line;
 // blank lines and '#' comments (whole-line or trailing) are ignored. Errors are
-// *LineError, every bad line reported.
+// *LineError, every bad line reported. Only a regular file is read, up to
+// MaxFileBytes.
 func readLengths(path string) ([]int, error) {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read lengths: %w", err)
 	}
 	defer f.Close()
-	var (
-		lengths []int
-		errs    []error
-		dropped int
-	)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line, _, _ := strings.Cut(sc.Text(), "#")
+	var lengths []int
+	p := &Problems{File: path}
+	err = ReadLines(safeio.LimitReader(f, MaxFileBytes, path), path, func(n int, text []byte) {
+		line, _, _ := strings.Cut(string(text), "#")
 		line = strings.TrimSpace(line)
 		if line == "" {
-			continue
+			return
 		}
 		v, err := strconv.Atoi(line)
-		if err != nil || v <= 0 {
-			if len(errs) < MaxProblems {
-				errs = append(errs, &LineError{File: path, Line: n, Msg: fmt.Sprintf("want a positive integer length, got %q", line)})
-			} else {
-				dropped++
-			}
-			continue
+		if err != nil || v <= 0 || v > MaxLength {
+			p.Errorf(n, "", "want a length from 1 to %d, got %q", MaxLength, clip(line, 32))
+			return
 		}
 		lengths = append(lengths, v)
+	})
+	if le, ok := err.(*LineError); ok {
+		p.Add(le)
+	} else if err != nil {
+		return nil, fmt.Errorf("read lengths: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read lengths %s: %w", path, err)
-	}
-	if dropped > 0 {
-		errs = append(errs, &LineError{File: path, Msg: fmt.Sprintf("... and %d more", dropped)})
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
 	if len(lengths) == 0 {
 		return nil, &LineError{File: path, Msg: "no lengths"}
 	}
 	return lengths, nil
+}
+
+// clip cuts s to n bytes (on a character boundary), marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }

@@ -302,9 +302,9 @@ func TestEmpiricalFile(t *testing.T) {
 	spec.Input.File = "lengths/bad.txt"
 	_, err = Synthesize(spec, "testdata", 1)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:3: want a positive integer length, got "abc"`)
-	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:4: want a positive integer length, got "-4"`)
-	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:5: want a positive integer length, got "0"`)
+	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:3: want a length from 1 to 1048576, got "abc"`)
+	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:4: want a length from 1 to 1048576, got "-4"`)
+	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:5: want a length from 1 to 1048576, got "0"`)
 
 	spec.Input.File = "lengths/empty.txt"
 	_, err = Synthesize(spec, "testdata", 1)

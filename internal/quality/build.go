@@ -149,6 +149,10 @@ func (b *builder) jsonSchema() scorer {
 			b.errorf("expected", "not valid JSON: %v", err)
 			return nil
 		}
+		if d := valueDepth(v); d > MaxAnswerDepth {
+			b.errorf("expected", "nests %d levels deep, more than the %d perfgate checks", d, MaxAnswerDepth)
+			return nil
+		}
 		if err := sch.Validate(v); err != nil {
 			b.errorf("expected", "does not match its schema: %s", schemaMessage(err))
 			return nil
@@ -162,6 +166,9 @@ func (b *builder) inlineSchema(raw json.RawMessage) (*jsonschema.Schema, error) 
 	file := "suite"
 	if b.p != nil {
 		file = b.p.File
+	}
+	if err := checkSchemaText(raw); err != nil {
+		return nil, err
 	}
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
 	if err != nil {

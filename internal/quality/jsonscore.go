@@ -1,11 +1,9 @@
 package quality
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,6 +26,9 @@ func (s *jsonScorer) score(output string) Score {
 	v, err := extractJSON(output)
 	if err != nil {
 		return fail("not JSON: " + err.Error())
+	}
+	if d := valueDepth(v); d > MaxAnswerDepth {
+		return fail(fmt.Sprintf("JSON nested %d levels deep, more than the %d perfgate checks", d, MaxAnswerDepth))
 	}
 	if s.schema != nil {
 		if err := s.schema.Validate(v); err != nil {
@@ -238,12 +239,16 @@ type compiledSchema struct {
 func newCompiler() *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(boundedLoader{})
 	return c
 }
 
 // compileSchema compiles the schema doc, stored at path (references resolve
-// relative to it).
+// relative to it), once it is known not to expand past MaxSchemaNodes.
 func compileSchema(path string, doc any) (*jsonschema.Schema, error) {
+	if err := checkSchemaSize(doc); err != nil {
+		return nil, err
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
@@ -267,14 +272,9 @@ func (p *parser) fileSchema(name string) *compiledSchema {
 	}
 	cs := &compiledSchema{}
 	p.schemas[path] = cs
-	data, err := os.ReadFile(path)
+	doc, err := readSchemaFile(path)
 	if err != nil {
-		cs.err = "cannot read schema: " + err.Error()
-		return cs
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		cs.err = fmt.Sprintf("%s is not valid JSON: %v", path, err)
+		cs.err = err.Error()
 		return cs
 	}
 	if cs.schema, err = compileSchema(path, doc); err != nil {

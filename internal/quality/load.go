@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -23,9 +23,10 @@ var keys = []string{"id", "messages", "prompt", "max_tokens", "temperature", "to
 var scorerNames = []string{"exact", "contains", "regex", "choice", "numeric", "json_valid", "json_schema", "reference"}
 
 // Load reads and validates the eval suite at path. Errors name the file (and
-// the line and field where there is one); see Parse.
+// the line and field where there is one); see Parse. Only a regular file is
+// read (a named pipe or /dev/zero is refused at once, naming the path).
 func Load(path string) (*Suite, error) {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read eval suite: %w", err)
 	}
@@ -37,7 +38,8 @@ func Load(path string) (*Suite, error) {
 // errors, gives the suite its name (the base name without extension) and
 // anchors options.schema_file. It reports every problem it finds (up to 50,
 // then a count), each a *workload.LineError, joined with errors.Join. Blank
-// lines are skipped but still count towards line numbers.
+// lines are skipped but still count towards line numbers. It reads at most
+// MaxSuiteBytes, in lines of at most workload.MaxLineBytes.
 //
 // Every regular expression and JSON Schema is compiled here, and an item's
 // ideal response is checked against its scorer, so that a suite that loads
@@ -48,7 +50,11 @@ func Parse(r io.Reader, path string) (*Suite, error) {
 		name = "suite"
 	}
 	p := &parser{Problems: workload.Problems{File: name}, dir: filepath.Dir(path), ids: map[string]int{}, schemas: map[string]*compiledSchema{}}
-	if err := workload.ReadLines(r, name, p.parseLine); err != nil {
+	if err := workload.ReadLines(safeio.LimitReader(r, MaxSuiteBytes, name), name, p.parseLine); err != nil {
+		if le, ok := err.(*workload.LineError); ok {
+			p.Add(le) // with the problems of the lines before it
+			return nil, p.Err()
+		}
 		return nil, err
 	}
 	if p.Count() == 0 && len(p.items) == 0 {

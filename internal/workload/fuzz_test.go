@@ -79,7 +79,7 @@ func checkProblems(t *testing.T, err error, file string) {
 			t.Errorf("error %q names no file and line", e)
 		}
 		msg := quotedText.ReplaceAllString(le.Msg, `""`) // the file's own text may say anything
-		for _, goism := range []string{"%!", "json:", "Go ", "float64", "int64", "[]", "map[", "<nil>", "unmarshal"} {
+		for _, goism := range []string{"%!", "json: cannot", "Go struct", "Go value", "float64", "int64", "[]string", "map[", "<nil>", "unmarshal"} {
 			if strings.Contains(msg, goism) {
 				t.Errorf("error %q speaks Go (%s)", e, goism)
 			}

@@ -292,7 +292,7 @@ func TestLoadCorrupt(t *testing.T) {
 		{"empty file", "", "empty file"},
 		{"truncated JSON", valid[:len(valid)/2], "unexpected end of JSON input"},
 		{"not JSON", "schema: perfgate/result/v1\n", "invalid character"},
-		{"wrong schema", marshal(t, wrongSchema), `schema "perfgate/result/v0", want "perfgate/result/v1"`},
+		{"wrong schema", marshal(t, wrongSchema), `schema: "perfgate/result/v0", want perfgate/result/v1`},
 		{"another scenario", marshal(t, testResult(scenario("other", 30, 31))), "holds scenario other, not chat"},
 		{"no repetitions", marshal(t, testResult(scenario("chat"))), "scenario chat has no repetitions"},
 		{"no scenarios", marshal(t, testResult()), "no scenarios"},

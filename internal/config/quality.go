@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -110,6 +111,13 @@ func (v *validator) quality() {
 			continue
 		}
 		v.file(p, s)
+		base := filepath.Base(s)
+		switch name := strings.TrimSuffix(base, filepath.Ext(base)); {
+		case !namePattern.MatchString(name):
+			v.add(p, "the suite's name (its file's base name, %s) must be letters, digits, '.', '_' and '-', starting with a letter or digit: it names the suite in results and reports", name)
+		case len(name) > MaxNameLength:
+			v.add(p, "the suite's name (its file's base name) must be at most %d characters, got %d", MaxNameLength, len(name))
+		}
 		if j := slices.Index(q.Suites, s); j < i {
 			v.add(p, "%s is listed twice (also quality.suites[%d])", s, j)
 		}

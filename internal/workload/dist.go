@@ -266,6 +266,14 @@ func parseDistFloat(v string) (float64, error) {
 	return f, nil
 }
 
+// Check reads what d draws from (an empirical lengths file, resolved
+// against baseDir) and reports its problems, as Synthesize would: what
+// `perfgate validate` calls so that a bad lengths file is found before a run.
+func (d Dist) Check(baseDir string) error {
+	_, err := d.sampler(baseDir)
+	return err
+}
+
 // sampler returns a function drawing one length from d: an integer >= 1,
 // clamped to [Min, Max] where those are set. baseDir resolves an empirical file.
 func (d Dist) sampler(baseDir string) (func(*rand.Rand) int, error) {

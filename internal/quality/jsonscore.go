@@ -232,6 +232,8 @@ type compiledSchema struct {
 	schema  *jsonschema.Schema
 	content json.RawMessage
 	err     string
+	// nodes is how many subschemas it expands to.
+	nodes int
 }
 
 // newCompiler returns a JSON Schema compiler: draft 2020-12 unless a schema
@@ -244,20 +246,23 @@ func newCompiler() *jsonschema.Compiler {
 }
 
 // compileSchema compiles the schema doc, stored at path (references resolve
-// relative to it), once it is known not to expand past MaxSchemaNodes.
-func compileSchema(path string, doc any) (*jsonschema.Schema, error) {
-	if err := checkSchemaSize(doc); err != nil {
-		return nil, err
+// relative to it), once it is known not to expand past MaxSchemaNodes. It
+// returns the number of subschemas it expands to, for the suite's budget.
+func compileSchema(path string, doc any) (*jsonschema.Schema, int, error) {
+	nodes, err := checkSchemaSize(doc)
+	if err != nil {
+		return nil, nodes, err
 	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, nodes, err
 	}
 	c := newCompiler()
 	if err := c.AddResource(abs, doc); err != nil {
-		return nil, err
+		return nil, nodes, err
 	}
-	return c.Compile(abs)
+	sch, err := c.Compile(abs)
+	return sch, nodes, err
 }
 
 // fileSchema compiles an options.schema_file, relative to the suite's
@@ -277,7 +282,7 @@ func (p *parser) fileSchema(name string) *compiledSchema {
 		cs.err = err.Error()
 		return cs
 	}
-	if cs.schema, err = compileSchema(path, doc); err != nil {
+	if cs.schema, cs.nodes, err = compileSchema(path, doc); err != nil {
 		cs.err = fmt.Sprintf("invalid JSON Schema in %s: %s", path, schemaMessage(err))
 		return cs
 	}

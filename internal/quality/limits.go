@@ -36,6 +36,13 @@ const (
 	// validating against it takes time exponential in its length (40
 	// $refs: seconds; 60: days).
 	MaxSchemaNodes = 20_000
+	// MaxSuiteSchemaNodes is the most subschemas all the schemas of one
+	// suite may expand to together: a million. Each item's may be under
+	// MaxSchemaNodes and still take tens of milliseconds to check its
+	// expected value; ten thousand such items would take minutes. A suite
+	// of ten thousand items with schemas of fifty subschemas each is half
+	// of it.
+	MaxSuiteSchemaNodes = 1_000_000
 	// MaxAnswerDepth is the deepest a model's JSON answer may nest to be
 	// validated against a schema: 512 levels. No right answer nests that
 	// deep, and validation recurses once a level.
@@ -77,17 +84,19 @@ func checkSchemaText(data []byte) error {
 	return nil
 }
 
-// checkSchemaSize refuses a decoded schema that expands, through its local
-// $refs ("#/$defs/a", "#anchor"), to more than MaxSchemaNodes subschemas. A
-// $ref back to a schema it is inside (a recursive schema, for trees) counts
-// once: validation follows it only as deep as the answer nests.
-func checkSchemaSize(doc any) error {
+// checkSchemaSize returns how many subschemas a decoded schema expands to
+// through its local $refs ("#/$defs/a", "#anchor"), and refuses one past
+// MaxSchemaNodes. A $ref back to a schema it is inside (a recursive schema,
+// for trees) counts once: validation follows it only as deep as the answer
+// nests.
+func checkSchemaSize(doc any) (int, error) {
 	e := &expander{root: doc, anchors: map[string]any{}, memo: map[string]int{}, open: map[string]bool{}}
 	e.collectAnchors(doc)
-	if n := e.size(doc, "#"); n > MaxSchemaNodes {
-		return fmt.Errorf("the schema expands, through its $refs, to more than %d subschemas (a chain of $refs that each refer to the next more than once grows exponentially)", MaxSchemaNodes)
+	n := e.size(doc, "#")
+	if n > MaxSchemaNodes {
+		return n, fmt.Errorf("the schema expands, through its $refs, to more than %d subschemas (a chain of $refs that each refer to the next more than once grows exponentially)", MaxSchemaNodes)
 	}
-	return nil
+	return n, nil
 }
 
 // expander counts the subschemas a schema expands to, memoised by JSON
@@ -228,7 +237,7 @@ func readSchemaFile(path string) (any, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s is not valid JSON: %s", path, strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if err := checkSchemaSize(doc); err != nil {
+	if _, err := checkSchemaSize(doc); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return doc, nil

@@ -82,6 +82,23 @@ func TestParseAcceptsRealSchemas(t *testing.T) {
 	assert.False(t, tree.Score(`{"v":1,"children":[{"children":[]}]}`).Pass)
 }
 
+// Each schema may be under MaxSchemaNodes and a suite of thousands of them
+// still take minutes; the suite as a whole has a budget.
+func TestParseSuiteSchemaBudget(t *testing.T) {
+	item := strings.Replace(refChainItem(10), `"expected":5`, `"expected":"x"`, 1) // about 12,000 subschemas
+	var lines []string
+	for i := range 100 {
+		lines = append(lines, strings.Replace(item, `"id":"chain"`, fmt.Sprintf(`"id":"c%d"`, i), 1))
+	}
+	_, err := Parse(strings.NewReader(strings.Join(lines, "\n")), "s.jsonl")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), ": options.schema: the suite's schemas expand to more than 1000000 subschemas in all")
+	assert.NotContains(t, err.Error(), "s.jsonl:80:", "the first 80 fit")
+
+	_, err = Parse(strings.NewReader(strings.Join(lines[:80], "\n")), "s.jsonl")
+	assert.NoError(t, err)
+}
+
 // An answer nested deeper than MaxAnswerDepth fails its scorer with a
 // reason, rather than being validated level by level.
 func TestScoreRefusesDeepAnswer(t *testing.T) {

@@ -79,6 +79,9 @@ type parser struct {
 	canon   [][]byte       // each item's canonical content, for the suite hash
 	ids     map[string]int // id → line of first use
 	schemas map[string]*compiledSchema
+	// schemaNodes is how many subschemas the suite's schemas have expanded
+	// to so far (MaxSuiteSchemaNodes bounds it).
+	schemaNodes int
 }
 
 func (p *parser) errorf(line int, field, format string, args ...any) {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -86,7 +87,7 @@ current git HEAD. Commit the baselines directory afterwards.`,
 			}
 			paths, err := store.Promote(r, meta)
 			if err != nil {
-				return exit.RunError(err)
+				return storeError(err)
 			}
 			for _, p := range paths {
 				fmt.Fprintf(stdout, "wrote %s\n", p)
@@ -123,7 +124,7 @@ history.jsonl afterwards.`,
 				return err
 			}
 			if err := store.Record(r, meta); err != nil {
-				return exit.UsageError(err)
+				return storeError(err)
 			}
 			fmt.Fprintf(stdout, "appended %d line(s) to %s\n", len(r.Scenarios), store.HistoryPath())
 			return nil
@@ -134,8 +135,20 @@ history.jsonl afterwards.`,
 	return cmd
 }
 
-// historyInput is what promote and record start from: the result at path,
-// the baselines store, and the commit and date to record.
+// storeError maps an error of Promote or Record to its exit code: a result
+// that cannot be a baseline (result.ErrInvalid) is bad input (2); failing to
+// write the baselines is a failed run (3).
+func storeError(err error) error {
+	if errors.Is(err, result.ErrInvalid) {
+		return exit.UsageError(err)
+	}
+	return exit.RunError(err)
+}
+
+// historyInput is what promote and record start from: the result at path
+// (read and checked by result.Read: a file that is unreadable, not a result,
+// or holds numbers that cannot be true is bad input, exit 2), the baselines
+// store, and the commit and date to record.
 func historyInput(ctx context.Context, path string, dirs baselineDirFlags, commit string) (*result.Result, baseline.Store, baseline.Meta, error) {
 	r, err := result.Read(path)
 	if err != nil {

@@ -20,12 +20,13 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "validate [flags] [workload.jsonl ...]",
 		Short: "Check the config, its workload and eval files and any files named, reporting every problem",
-		Long: `validate checks perfgate.yaml (strictly: unknown keys, wrong types, bad
-values), every workload file its scenarios use, every eval suite of its
-quality section (each item's request, scorer, options, regular expressions and
-JSON Schemas), and any further workload files named as arguments and eval
-suites named with --eval. It prints every problem it finds, one a line, located
-by file and line or field path, and exits 2 if there is any.`,
+		Long: `validate checks perfgate.yaml (strictly: unknown keys, wrong types, values
+no run could use), every workload file its scenarios use (and every empirical
+lengths file of a synthetic one), every eval suite of its quality section (each
+item's request, scorer, options, regular expressions and JSON Schemas), and any
+further workload files named as arguments and eval suites named with --eval.
+It prints every problem it finds, one a line, located by file and line or field
+path, and exits 2 if there is any.`,
 		Example: `  perfgate validate -c perfgate.yaml
   perfgate validate -c perfgate.yaml workloads/extra.jsonl --eval evals/new.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,6 +50,16 @@ func runValidate(configPath string, files, evals []string, stdout, stderr io.Wri
 			fmt.Fprintln(stderr, "warning: "+w.Error())
 		}
 		for _, s := range cfg.Scenarios {
+			if s.Synth != nil {
+				// An empirical lengths file is read here, not first at run time.
+				for _, d := range []workload.Dist{s.Synth.Input, s.Synth.Output} {
+					if d.Type == workload.DistEmpirical {
+						if err := d.Check(cfg.Dir); err != nil {
+							problems = append(problems, err)
+						}
+					}
+				}
+			}
 			if s.Workload == "" {
 				continue
 			}

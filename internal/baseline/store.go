@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -17,6 +19,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // historyFile is the name of the history log inside a store's directory.
@@ -122,11 +125,12 @@ type Meta struct {
 // write leaves the old baselines as they were. The history gets one O_APPEND
 // write of whole lines, fsynced, after the renames. A result that cannot be
 // a baseline (another schema, a scenario without repetitions, two scenarios
-// of one name) is refused before anything is written. On an error, the paths
-// returned are those already replaced.
+// of one name, numbers that cannot be true: Result.Validate) is refused
+// before anything is written, with an error that wraps result.ErrInvalid. On
+// an error, the paths returned are those already replaced.
 func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
-	if r.Schema != result.Schema {
-		return nil, fmt.Errorf("promote: result schema %q, want %q", r.Schema, result.Schema)
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("promote: %w", err)
 	}
 	lines, err := historyLines(r, meta)
 	if err != nil {
@@ -179,8 +183,8 @@ func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 // `perfgate baseline history` draws and change points are found in. It
 // refuses what Promote refuses, before writing anything.
 func (s Store) Record(r *result.Result, meta Meta) error {
-	if r.Schema != result.Schema {
-		return fmt.Errorf("record: result schema %q, want %q", r.Schema, result.Schema)
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("record: %w", err)
 	}
 	lines, err := historyLines(r, meta)
 	if err != nil {
@@ -197,25 +201,26 @@ func (s Store) Record(r *result.Result, meta Meta) error {
 
 // historyLines are the history.jsonl lines of r's scenarios: one Entry
 // each. A scenario whose name cannot name a file, that appears twice or has
-// no repetitions is an error.
+// no repetitions is an error that wraps result.ErrInvalid.
 func historyLines(r *result.Result, meta Meta) ([]byte, error) {
 	if len(r.Scenarios) == 0 {
-		return nil, errors.New("the result has no scenarios")
+		return nil, &result.Problem{Field: "scenarios", Msg: "the result has no scenarios"}
 	}
 	seen := map[string]bool{}
 	var lines bytes.Buffer
 	for i := range r.Scenarios {
 		sc := &r.Scenarios[i]
+		field := fmt.Sprintf("scenarios[%d]", i)
 		if err := checkName(sc.Name); err != nil {
-			return nil, err
+			return nil, &result.Problem{Field: field + ".name", Msg: err.Error()}
 		}
 		if seen[sc.Name] {
-			return nil, fmt.Errorf("scenario %s appears twice in the result", sc.Name)
+			return nil, &result.Problem{Field: field + ".name", Msg: fmt.Sprintf("scenario %s appears twice in the result", sc.Name)}
 		}
 		seen[sc.Name] = true
 		e, err := NewEntry(r, sc, meta)
 		if err != nil {
-			return nil, err
+			return nil, &result.Problem{Field: field, Msg: err.Error()}
 		}
 		line, err := json.Marshal(e)
 		if err != nil {
@@ -308,12 +313,25 @@ func appendLines(path string, lines []byte) error {
 	return f.Close()
 }
 
+// Bounds on history.jsonl, which a pull request may change like any file.
+const (
+	// MaxHistoryBytes is the largest history perfgate reads: 64 MiB. An
+	// entry is under 2 KB, so this is tens of thousands of runs.
+	MaxHistoryBytes = 64 << 20
+	// MaxHistoryLineBytes is the longest line it reads: 1 MiB, hundreds of
+	// times an entry.
+	MaxHistoryLineBytes = 1 << 20
+)
+
 // History reads history.jsonl, oldest line first. A missing file is an empty
 // history; blank lines are skipped; a line that is not an entry is an error
-// "PATH:LINE: ..." so it can be found and mended by hand.
+// "PATH:LINE:COLUMN: field: ..." (a *result.Problem) so it can be found and
+// mended by hand. Only a regular file is read, at most MaxHistoryBytes, in
+// lines of at most MaxHistoryLineBytes; a UTF-8 byte-order mark at its start
+// is read as one.
 func (s Store) History() ([]Entry, error) {
 	path := s.HistoryPath()
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -321,25 +339,94 @@ func (s Store) History() ([]Entry, error) {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
+	return parseHistory(f, path, MaxHistoryBytes)
+}
+
+// parseHistory reads the lines of a history file named path from r, at most
+// limit bytes of it.
+func parseHistory(r io.Reader, path string, limit int64) ([]Entry, error) {
 	var entries []Entry
-	rd := bufio.NewReader(f)
+	rd := bufio.NewReaderSize(safeio.LimitReader(r, limit, path), 64<<10)
 	for n := 1; ; n++ {
-		line, err := rd.ReadBytes('\n')
+		line, err := readLine(rd)
+		if errors.Is(err, errLineTooLong) {
+			return nil, &result.Problem{File: path, Line: n, Msg: fmt.Sprintf(
+				"the line is longer than %s, the most perfgate reads in one line", safeio.FormatBytes(MaxHistoryLineBytes))}
+		}
+		var tooLarge *safeio.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return nil, &result.Problem{File: path, Line: n, Msg: fmt.Sprintf(
+				"the file is larger than %s, the most perfgate reads for a history", safeio.FormatBytes(limit))}
+		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
 		}
+		if n == 1 {
+			line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // a byte-order mark
+		}
 		if text := bytes.TrimSpace(line); len(text) > 0 {
-			var e Entry
-			if uerr := json.Unmarshal(text, &e); uerr != nil {
-				return nil, fmt.Errorf("%s:%d: %w", path, n, uerr)
-			}
-			if e.Scenario == "" {
-				return nil, fmt.Errorf("%s:%d: entry has no scenario", path, n)
+			e, perr := parseEntry(text, path, n)
+			if perr != nil {
+				return nil, perr
 			}
 			entries = append(entries, e)
 		}
 		if err != nil { // io.EOF
 			return entries, nil
+		}
+	}
+}
+
+// parseEntry decodes and checks one history line, numbered n.
+func parseEntry(text []byte, path string, n int) (Entry, error) {
+	var e Entry
+	if err := json.Unmarshal(text, &e); err != nil {
+		jerr := result.JSONError(path, text, err)
+		if p, ok := jerr.(*result.Problem); ok {
+			p.Line = n // the line of the file, not of the line alone
+			if p.Column == 0 {
+				p.Column = 1
+			}
+		}
+		return Entry{}, jerr
+	}
+	bad := func(field, format string, args ...any) (Entry, error) {
+		return Entry{}, &result.Problem{File: path, Line: n, Field: field, Msg: fmt.Sprintf(format, args...)}
+	}
+	if e.Scenario == "" {
+		return bad("scenario", "missing: every entry names its scenario")
+	}
+	if e.Repetitions < 0 {
+		return bad("repetitions", "want a count >= 0, got %d", e.Repetitions)
+	}
+	for _, name := range slices.Sorted(maps.Keys(e.Metrics)) {
+		m := e.Metrics[name]
+		if m.N < 0 {
+			return bad("metrics."+name+".n", "want a count >= 0, got %d", m.N)
+		}
+		if !(m.Median >= 0) || math.IsInf(m.Median, 0) {
+			return bad("metrics."+name+".median", "want a number >= 0, got %v", m.Median)
+		}
+		if m.Lo != nil && m.Hi != nil && !(*m.Lo <= m.Median && m.Median <= *m.Hi) {
+			return bad("metrics."+name, "the interval [%v, %v] does not hold the median %v", *m.Lo, *m.Hi, m.Median)
+		}
+	}
+	return e, nil
+}
+
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line, holding at most MaxHistoryLineBytes of it.
+func readLine(rd *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := rd.ReadSlice('\n')
+		if len(line)+len(frag) > MaxHistoryLineBytes+len("\r\n") {
+			return nil, errLineTooLong
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			return line, err
 		}
 	}
 }

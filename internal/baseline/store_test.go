@@ -143,9 +143,9 @@ func TestRecordAppendsHistoryOnly(t *testing.T) {
 	assert.Equal(t, 31.0, base.Scenarios[0].Repetitions[1].TTFT.P50, "the baseline is unchanged")
 
 	bad := testResult(scenario("a", 1), scenario("a", 2))
-	assert.ErrorContains(t, store.Record(bad, Meta{}), "record: scenario a appears twice")
+	assert.ErrorContains(t, store.Record(bad, Meta{}), "record: scenarios[1].name: scenario a appears twice")
 	bad.Schema = "other"
-	assert.ErrorContains(t, store.Record(bad, Meta{}), `record: result schema "other"`)
+	assert.ErrorContains(t, store.Record(bad, Meta{}), `record: schema: "other", want perfgate/result/v1`)
 	entries, err = store.History()
 	require.NoError(t, err)
 	assert.Len(t, entries, 2, "a refused result appends nothing")
@@ -248,7 +248,7 @@ func TestPromoteRefuses(t *testing.T) {
 		{"path in name", testResult(scenario("../a", 30)), "cannot name a baseline file"},
 		{"hidden name", testResult(scenario(".a", 30)), "cannot name a baseline file"},
 		{"duplicate", testResult(scenario("a", 30), scenario("a", 31)), "scenario a appears twice"},
-		{"schema", wrongSchema, `schema "perfgate/result/v0"`},
+		{"schema", wrongSchema, `schema: "perfgate/result/v0", want perfgate/result/v1`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -292,7 +292,7 @@ func TestLoadCorrupt(t *testing.T) {
 		{"empty file", "", "empty file"},
 		{"truncated JSON", valid[:len(valid)/2], "unexpected end of JSON input"},
 		{"not JSON", "schema: perfgate/result/v1\n", "invalid character"},
-		{"wrong schema", marshal(t, wrongSchema), `schema "perfgate/result/v0", want "perfgate/result/v1"`},
+		{"wrong schema", marshal(t, wrongSchema), `schema: "perfgate/result/v0", want perfgate/result/v1`},
 		{"another scenario", marshal(t, testResult(scenario("other", 30, 31))), "holds scenario other, not chat"},
 		{"no repetitions", marshal(t, testResult(scenario("chat"))), "scenario chat has no repetitions"},
 		{"no scenarios", marshal(t, testResult()), "no scenarios"},
@@ -356,10 +356,14 @@ func TestHistory(t *testing.T) {
 		{"one line", line + "\n", 1, ""},
 		{"no final newline", line + "\n" + line, 2, ""},
 		{"blank lines", "\n" + line + "\n\n" + line + "\n", 2, ""},
-		{"bad JSON", line + "\n{\"scenario\":\n", 0, "history.jsonl:2: "},
-		{"not an object", line + "\n" + line + "\n[1,2]\n", 0, "history.jsonl:3: "},
-		{"no scenario", `{"date":"2025-03-01T12:00:00Z"}` + "\n", 0, "history.jsonl:1: entry has no scenario"},
-		{"bad date", `{"scenario":"a","date":"yesterday"}` + "\n", 0, "history.jsonl:1: "},
+		{"bad JSON", line + "\n{\"scenario\":\n", 0, "history.jsonl:2:13: invalid JSON: unexpected end of JSON input"},
+		{"not an object", line + "\n" + line + "\n[1,2]\n", 0, "history.jsonl:3:1: want an object, got an array"},
+		{"no scenario", `{"date":"2025-03-01T12:00:00Z"}` + "\n", 0, "history.jsonl:1: scenario: missing: every entry names its scenario"},
+		{"bad date", `{"scenario":"a","date":"yesterday"}` + "\n", 0, `history.jsonl:1:1: want a time such as 2026-01-02T15:04:05Z, got "yesterday"`},
+		{"count as a string", `{"scenario":"a","repetitions":"3"}` + "\n", 0, "history.jsonl:1:31: repetitions: want an integer in range, got a string"},
+		{"negative median", `{"scenario":"a","metrics":{"ttft.p99":{"median":-60,"n":3}}}` + "\n", 0, "history.jsonl:1: metrics.ttft.p99.median: want a number >= 0, got -60"},
+		{"median outside its interval", `{"scenario":"a","metrics":{"ttft.p99":{"median":60,"lo":70,"hi":80,"n":6}}}` + "\n", 0, "history.jsonl:1: metrics.ttft.p99: the interval [70, 80] does not hold the median 60"},
+		{"byte-order mark", "\xef\xbb\xbf" + line + "\n", 1, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -389,7 +393,7 @@ func TestHistoryAfterTornLine(t *testing.T) {
 	_, err := store.Promote(testResult(scenario("a", 30, 31, 32)), Meta{})
 	require.NoError(t, err)
 	_, err = store.History()
-	assert.ErrorContains(t, err, "history.jsonl:1: ")
+	assert.ErrorContains(t, err, "history.jsonl:1:20: invalid JSON: unexpected end of JSON input")
 	data, err := os.ReadFile(store.HistoryPath())
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")

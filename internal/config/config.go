@@ -41,6 +41,13 @@ type Config struct {
 	Cost *Cost `yaml:"cost" json:"cost,omitempty"`
 	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
 	Seed int64 `yaml:"seed" json:"seed"`
+	// Salt, when not false, starts each pass over a workload (each
+	// repetition, the warm-up, each cycle of a workload shorter than the
+	// run) with a short seeded prefix at the start of its first message or
+	// prompt, so that no measured request is served from a prompt cache an
+	// earlier pass filled. nil is the default, true; a scenario's own salt
+	// wins over it. Use SaltOf for the value that applies to a scenario.
+	Salt *bool `yaml:"salt" json:"salt,omitempty"`
 
 	// Dir is the directory of the config file; relative paths resolve against it.
 	Dir string `yaml:"-" json:"-"`
@@ -103,6 +110,9 @@ type Scenario struct {
 	// are 0 (the default), one repetition is one pass over the workload: every
 	// request of the workload file (or of the synthetic workload) once.
 	Duration time.Duration `yaml:"duration" json:"duration,omitempty"`
+	// Salt overrides the top-level salt for this scenario; nil takes it.
+	// Use Config.SaltOf for the value that applies.
+	Salt *bool `yaml:"salt" json:"salt,omitempty"`
 }
 
 // Load shape types.
@@ -135,4 +145,21 @@ type SLO struct {
 	TTFT time.Duration `yaml:"ttft" json:"ttft,omitempty"`
 	TPOT time.Duration `yaml:"tpot" json:"tpot,omitempty"`
 	E2E  time.Duration `yaml:"e2e" json:"e2e,omitempty"`
+}
+
+// DefaultSalt is whether passes over a workload are salted when the config
+// does not say; see Config.Salt.
+const DefaultSalt = true
+
+// SaltOf reports whether the passes of scenario s over its workload are
+// salted: the scenario's salt, else the top-level salt, else DefaultSalt
+// (true). Eval items are never salted, whatever it says.
+func (c *Config) SaltOf(s Scenario) bool {
+	switch {
+	case s.Salt != nil:
+		return *s.Salt
+	case c.Salt != nil:
+		return *c.Salt
+	}
+	return DefaultSalt
 }

@@ -24,7 +24,10 @@ func TestBadConfigs(t *testing.T) {
 	// Problems that have no line (nothing in the file to point at) or no
 	// path (the file as a whole), by file.
 	noLine := map[string]bool{"empty.yaml": true}
-	noPath := map[string]bool{"syntax.yaml": true, "two-documents.yaml": true, "not-a-mapping.yaml": true, "duplicate-key.yaml": true}
+	noPath := map[string]bool{"syntax.yaml": true, "two-documents.yaml": true, "not-a-mapping.yaml": true, "duplicate-key.yaml": true,
+		// limits of the file itself, checked before it is parsed
+		"deep-brackets.yaml": true, "deep-block.yaml": true, "deep-dashes.yaml": true, "too-many-aliases.yaml": true,
+		"billion-laughs.yaml": true, "utf16.yaml": true}
 
 	files, err := filepath.Glob("testdata/bad/*.yaml")
 	require.NoError(t, err)
@@ -170,8 +173,8 @@ func TestExplicitZeroIsNotDefaulted(t *testing.T) {
 	cases := []struct {
 		yaml, want string
 	}{
-		{"repetitions: 0\n", "repetitions: must be >= 1, got 0"},
-		{"target: {timeout: 0}\n", "target.timeout: must be > 0, got 0s"},
+		{"repetitions: 0\n", "repetitions: must be from 1 to 1000, got 0"},
+		{"target: {timeout: 0}\n", "target.timeout: must be > 0 and at most 1h, got 0s"},
 		{"target: {api: \"\"}\n", `target.api: must be chat or completions, got ""`},
 	}
 	for _, tc := range cases {
@@ -199,7 +202,8 @@ func TestDurations(t *testing.T) {
 		err  string
 	}{
 		{in: "500ms", want: 500 * time.Millisecond},
-		{in: "1h30m", want: 90 * time.Minute},
+		{in: "1h", want: time.Hour},
+		{in: "59m30s", want: 59*time.Minute + 30*time.Second},
 		{in: `"2m"`, want: 2 * time.Minute},
 		{in: "0", want: 0},
 		{in: "", want: 0},
@@ -303,7 +307,7 @@ scenarios:
 	// x- keys are allowed at the top level only.
 	_, err = Parse([]byte("scenarios:\n  - name: a\n    x-note: hi\n"), "p.yaml")
 	require.Error(t, err)
-	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: duration, fresh_stack, gates, load, max_error_rate, name, requests, slo, synth, workload)`, err.Error())
+	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: duration, fresh_stack, gates, load, max_error_rate, name, requests, salt, slo, synth, workload)`, err.Error())
 }
 
 func TestValidateInCode(t *testing.T) {
@@ -315,7 +319,7 @@ func TestValidateInCode(t *testing.T) {
 	c.Scenarios[2].Load.Concurrency = 3 // on a gamma load
 	err = c.Validate()
 	require.Error(t, err)
-	assert.Equal(t, "testdata/good.yaml: repetitions: must be >= 1, got 0\n"+
+	assert.Equal(t, "testdata/good.yaml: repetitions: must be from 1 to 1000, got 0\n"+
 		"testdata/good.yaml: scenarios[2].load.concurrency: only for closed loads, and this load is gamma", err.Error())
 
 	c.Repetitions = Repetitions{Min: 2, Max: 2}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/workload"
 )
 
 const docPath = "../../docs/config.md"
@@ -75,6 +77,7 @@ func TestDocsDefaults(t *testing.T) {
 		"compare.on_inconclusive":      d.Compare.OnInconclusive,
 		"compare.baselines":            d.Compare.Baselines,
 		"seed":                         strconv.FormatInt(d.Seed, 10),
+		"salt":                         strconv.FormatBool(DefaultSalt),
 		"scenarios[].load.type":        DefaultLoadType,
 		"scenarios[].load.burstiness":  fmtFloat(DefaultBurstiness),
 		"scenarios[].load.speedup":     fmtFloat(DefaultSpeedup),
@@ -110,6 +113,54 @@ func TestDocsDefaults(t *testing.T) {
 		cells := strings.Split(row, "|")
 		require.GreaterOrEqual(t, len(cells), 5, "row %q", row)
 		assert.Contains(t, cells[3], want, "docs/config.md: default of %s", key)
+	}
+}
+
+// The bounds the reference states are the ones validate applies: each row's
+// type column names them.
+func TestDocsBounds(t *testing.T) {
+	doc, err := os.ReadFile(docPath)
+	require.NoError(t, err)
+	n := func(i int) string { return strconv.Itoa(i) }
+	for key, want := range map[string][]string{
+		"repetitions":                    {"1", n(MaxRepetitions)},
+		"repetitions.max":                {n(MaxRepetitions)},
+		"quality.concurrency":            {n(MaxConcurrency)},
+		"cooldown":                       {"0", shortDur(MaxPause)},
+		"target.timeout":                 {shortDur(MaxRequestTimeout)},
+		"stack.ready_timeout":            {shortDur(MaxRunDuration)},
+		"stack.health_interval":          {shortDur(MinHealthInterval), shortDur(MaxHealthInterval)},
+		"stack.health_failures":          {n(MaxHealthFailures)},
+		"stack.stop_grace":               {shortDur(MaxPause)},
+		"warmup.window":                  {shortDur(MinWarmupWindow), shortDur(MaxWarmupWindow)},
+		"warmup.windows":                 {n(MaxWarmupWindows)},
+		"warmup.min":                     {shortDur(MaxRunDuration)},
+		"warmup.max":                     {shortDur(MaxRunDuration)},
+		"telemetry.interval":             {shortDur(MinTelemetryInterval), shortDur(MaxTelemetryInterval)},
+		"scenarios[].name":               {n(MaxNameLength)},
+		"scenarios[].requests":           {n(MaxRequests)},
+		"scenarios[].duration":           {shortDur(MaxRunDuration)},
+		"scenarios[].load.concurrency":   {n(MaxConcurrency)},
+		"scenarios[].load.rate":          {fmtFloat(MinRate), fmtFloat(MaxRate)},
+		"scenarios[].load.burstiness":    {fmtFloat(MinBurstiness), fmtFloat(MaxBurstiness)},
+		"scenarios[].load.max_in_flight": {n(MaxConcurrency)},
+		"scenarios[].load.speedup":       {fmtFloat(MinSpeedup), fmtFloat(MaxSpeedup)},
+		"scenarios[].slo.ttft":           {shortDur(MaxRequestTimeout)},
+		"scenarios[].slo.tpot":           {shortDur(MaxRequestTimeout)},
+		"scenarios[].slo.e2e":            {shortDur(MaxRequestTimeout)},
+		"scenarios[].synth.requests":     {n(workload.MaxSynthRequests)},
+		"scenarios[].synth.input.value":  {n(workload.MaxLength)},
+		"scenarios[].synth.prefix.count": {n(workload.MaxPrefixes)},
+		"cost.usd_per_gpu_hour":          {fmtFloat(MaxUSDPerGPUHour)},
+		"cost.gpus":                      {n(MaxGPUs)},
+	} {
+		row := docRow(string(doc), key)
+		require.NotEmpty(t, row, "docs/config.md has no row for %s", key)
+		cells := strings.Split(row, "|")
+		require.GreaterOrEqual(t, len(cells), 5, "row %q", row)
+		for _, w := range want {
+			assert.Contains(t, cells[2], w, "docs/config.md: bounds of %s", key)
+		}
 	}
 }
 

@@ -157,8 +157,15 @@ func (v *validator) gates(path string, gates map[string]string) {
 			}
 			continue
 		}
-		if _, err := parseGate(name, gates[name]); err != nil {
+		g, err := parseGate(name, gates[name])
+		if err != nil {
 			v.add(path+"."+name, "%v", err)
+			continue
+		}
+		if m, err := metric.Lookup(g.Metric); err == nil {
+			if msg := toleranceProblem(m, g.Tolerance); msg != "" {
+				v.add(path+"."+name, "%s", msg)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"maps"
 	"regexp"
+	"slices"
 )
 
 // Hash identifies the config in results: "sha256:" and the hex SHA-256 of the
@@ -20,7 +21,8 @@ import (
 // values of stack environment variables whose names look secret (TOKEN, KEY,
 // SECRET, PASSWORD, CREDENTIAL, AUTH) are left out; other variables
 // (VLLM_ATTENTION_BACKEND=FLASHINFER) change what is measured and are hashed. Path and Dir are left out
-// too: where the file lies does not change the run.
+// too: where the file lies does not change the run. Salting appears only in
+// the scenarios that turn it off, so adding the salt key changed no hash.
 func (c *Config) Hash() string {
 	cc := *c
 	if len(c.Target.Headers) > 0 {
@@ -38,6 +40,19 @@ func (c *Config) Hash() string {
 		dc := *d
 		dc.Env = redactSecrets(d.Env)
 		cc.Stack.Docker = &dc
+	}
+	// Salting is hashed per scenario, and only where it is off: configs
+	// from before the salt key, and configs that state the default, keep
+	// their hash; one that turns salting off (measuring a warm cache) does
+	// not compare with one that leaves it on.
+	cc.Salt = nil
+	cc.Scenarios = slices.Clone(c.Scenarios)
+	for i := range cc.Scenarios {
+		cc.Scenarios[i].Salt = nil
+		if !c.SaltOf(c.Scenarios[i]) {
+			off := false
+			cc.Scenarios[i].Salt = &off
+		}
 	}
 	b, err := json.Marshal(cc)
 	if err != nil {

@@ -1,17 +1,21 @@
 package config
 
 import (
+	"bytes"
 	"cmp"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/lexer"
 	"github.com/goccy/go-yaml/parser"
+
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // LoadFile reads, decodes, defaults and validates the config file at path. On
@@ -19,8 +23,15 @@ import (
 // config's Path is path and its Dir the absolute directory of the file.
 //
 // (It is not called Load: that name is the load-shape type, Scenario.Load.)
+//
+// Only a regular file is read (a FIFO or a device such as /dev/zero is
+// refused at once, naming the path), and only up to MaxFileBytes.
 func LoadFile(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, MaxFileBytes)
+	var tooLarge *safeio.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, &Errors{Problems: []Problem{tooLargeProblem(path)}}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read config: %w", err)
 	}
@@ -44,6 +55,9 @@ func Parse(data []byte, path string) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("config %s: %w", path, err)
 	}
+	// A byte-order mark is read as one: it marks the file as UTF-8 and is
+	// no part of the first key.
+	data = bytes.TrimPrefix(data, utf8BOM)
 	src, body, probs := parseSource(data, path)
 	if len(probs) > 0 {
 		return nil, src.errors(probs)
@@ -192,8 +206,15 @@ func (s *source) problem(path, format string, args ...any) Problem {
 	return p
 }
 
+// errors makes the *Errors of a parse: the problems in file order, the
+// first maxProblems of them and a count of the rest.
 func (s *source) errors(probs []Problem) *Errors {
 	sortProblems(probs)
+	if len(probs) > maxProblems {
+		more := len(probs) - maxProblems
+		probs = append(probs[:maxProblems:maxProblems], Problem{File: s.file,
+			Msg: fmt.Sprintf("... and %d more problems", more)})
+	}
 	return &Errors{Problems: probs}
 }
 
@@ -209,8 +230,21 @@ func (s *source) decodeProblem(err error) Problem {
 			p.Path = s.lines[p.Line]
 		}
 	}
+	if p.Line == 0 {
+		// An error without a position is about the document: place it at
+		// its start, so that every problem has a line.
+		p.Line, p.Column = s.root.line, s.root.col
+	}
+	if goSyntax.MatchString(p.Msg) {
+		// The shape pass should have caught it; say what is wrong in the
+		// user's terms rather than in Go's.
+		p.Msg = "this value cannot be read as the field's kind of value"
+	}
 	return p
 }
+
+// goSyntax matches the YAML library's messages that speak of Go types.
+var goSyntax = regexp.MustCompile(`Go (struct field|value)|of type |cannot unmarshal|reflect|%!`)
 
 // parentPath is the path of the field that holds path:
 // scenarios[1].load → scenarios[1] → scenarios → "".
@@ -233,7 +267,15 @@ func parseSource(data []byte, file string) (src *source, body ast.Node, probs []
 			probs = []Problem{{File: file, Msg: fmt.Sprintf("yaml parser failed: %v", r)}}
 		}
 	}()
-	f, err := parser.ParseBytes(data, 0)
+	if probs := checkBytes(data, file); len(probs) > 0 {
+		return src, nil, probs
+	}
+	tokens := lexer.Tokenize(string(data))
+	if p, ok := checkTokens(tokens); !ok {
+		p.File = file
+		return src, nil, []Problem{p}
+	}
+	f, err := parser.Parse(tokens, 0)
 	if err != nil {
 		p := src.decodeProblem(err)
 		p.Msg = "invalid YAML: " + p.Msg

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -110,6 +111,13 @@ func (v *validator) quality() {
 			continue
 		}
 		v.file(p, s)
+		base := filepath.Base(s)
+		switch name := strings.TrimSuffix(base, filepath.Ext(base)); {
+		case !namePattern.MatchString(name):
+			v.add(p, "the suite's name (its file's base name, %s) must be letters, digits, '.', '_' and '-', starting with a letter or digit: it names the suite in results and reports", name)
+		case len(name) > MaxNameLength:
+			v.add(p, "the suite's name (its file's base name) must be at most %d characters, got %d", MaxNameLength, len(name))
+		}
 		if j := slices.Index(q.Suites, s); j < i {
 			v.add(p, "%s is listed twice (also quality.suites[%d])", s, j)
 		}
@@ -120,9 +128,7 @@ func (v *validator) quality() {
 	if !(q.Share > 0 && q.Share <= 0.5) {
 		v.add("quality.share", "must be in (0, 0.5] (a fraction of the requests sent: 0.1 is one in ten), got %s", fmtFloat(q.Share))
 	}
-	if q.Concurrency < 1 {
-		v.add("quality.concurrency", "must be >= 1, got %d", q.Concurrency)
-	}
+	v.intIn("quality.concurrency", q.Concurrency, 1, MaxConcurrency, "")
 	if q.Scenario != "" && !slices.ContainsFunc(v.c.Scenarios, func(s Scenario) bool { return s.Name == q.Scenario }) {
 		v.add("quality.scenario", "no scenario is named %q", q.Scenario)
 	}
@@ -136,8 +142,10 @@ func (v *validator) quality() {
 		if strings.TrimSpace(q.Gates[name]) == GateOff {
 			continue
 		}
-		if _, err := metric.ParseTolerance(m, q.Gates[name]); err != nil {
+		if t, err := metric.ParseTolerance(m, q.Gates[name]); err != nil {
 			v.add(p, "%v", err)
+		} else if msg := toleranceProblem(m, t); msg != "" {
+			v.add(p, "%s", msg)
 		}
 	}
 }

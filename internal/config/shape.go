@@ -3,15 +3,19 @@ package config
 import (
 	"encoding"
 	"fmt"
-	"github.com/perfgate/perfgate/internal/suggest"
 	"math"
 	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/goccy/go-yaml"
 	"github.com/goccy/go-yaml/ast"
+	"github.com/goccy/go-yaml/token"
+
+	"github.com/perfgate/perfgate/internal/suggest"
 )
 
 // The shape pass walks the parsed YAML beside the Config type, reporting every
@@ -40,6 +44,10 @@ type shape struct {
 	anchors map[string]ast.Node
 	// depth guards against an alias that contains itself.
 	depth int
+	// values counts the values walked, aliases and merge keys expanded;
+	// past maxValues the walk stops (expanded is then true).
+	values   int
+	expanded bool
 }
 
 // maxDepth is far deeper than Config nests; only a self-referring alias
@@ -84,6 +92,8 @@ func (sh *shape) resolve(n ast.Node) ast.Node {
 	return nil
 }
 
+// add records a problem; past maxProblems it is counted, not kept
+// (source.errors reports the count).
 func (sh *shape) add(path string, at pos, format string, args ...any) {
 	sh.probs = append(sh.probs, Problem{File: sh.src.file, Line: at.line, Column: at.col,
 		Path: path, Msg: fmt.Sprintf(format, args...)})
@@ -92,6 +102,17 @@ func (sh *shape) add(path string, at pos, format string, args ...any) {
 // walk checks node n against type t. path is n's field path and at the
 // position of its key (or list item).
 func (sh *shape) walk(n ast.Node, t reflect.Type, path string, at pos) {
+	if !sh.count() {
+		return
+	}
+	if tag := sh.tag(n); tag != nil {
+		sh.add(path, valuePos(tag, at), "YAML tags such as %s are not supported: write the value alone (quote it for a string)", tokenText(tag))
+		return
+	}
+	if name, ok := sh.danglingAlias(n); ok {
+		sh.add(path, valuePos(n, at), "alias *%s refers to no anchor: define &%s before it", name, name)
+		return
+	}
 	n = sh.resolve(n)
 	sh.src.record(path, at)
 	if n == nil || n.Type() == ast.NullType {
@@ -109,7 +130,7 @@ func (sh *shape) walk(n ast.Node, t reflect.Type, path string, at pos) {
 	}
 	if t == repetitionsType {
 		// A number, or {min, max}.
-		if _, ok := n.(*ast.IntegerNode); ok {
+		if isNumber(n) {
 			sh.integer(n, reflect.TypeFor[int](), path, at)
 		} else if _, ok := mappingPairs(n); ok {
 			sh.structure(n, t, path)
@@ -155,18 +176,57 @@ func (sh *shape) walk(n ast.Node, t reflect.Type, path string, at pos) {
 		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
 		sh.integer(n, t, path, at)
 	case reflect.Float32, reflect.Float64:
-		switch n.(type) {
-		case *ast.IntegerNode, *ast.FloatNode:
-		case *ast.InfinityNode, *ast.NanNode:
-			sh.add(path, valuePos(n, at), "want a finite number, got %s", describe(n))
+		sh.float(n, path, at)
+	}
+}
+
+// count counts one more value walked and reports whether the walk may go
+// on: past maxValues the document has expanded (through aliases and merge
+// keys) far beyond any config, and it is refused once, at its start.
+func (sh *shape) count() bool {
+	if sh.expanded {
+		return false
+	}
+	if sh.values++; sh.values > maxValues {
+		sh.expanded = true
+		sh.add("", sh.src.root, "the document expands, through its aliases and merge keys, to more than %d values; refused (a perfgate config has a few hundred)", maxValues)
+		return false
+	}
+	return true
+}
+
+// danglingAlias reports an alias (n itself, not one inside it) whose
+// anchor the document does not define, and its name.
+func (sh *shape) danglingAlias(n ast.Node) (string, bool) {
+	a, ok := n.(*ast.AliasNode)
+	if !ok || a.Value == nil {
+		return "", false
+	}
+	name := tokenText(a.Value)
+	_, defined := sh.anchors[name]
+	return name, !defined
+}
+
+// tag returns the tag node n carries (looking through an anchor), or nil.
+func (sh *shape) tag(n ast.Node) *ast.TagNode {
+	for hops := 0; hops < 100; hops++ {
+		switch v := n.(type) {
+		case *ast.AnchorNode:
+			n = v.Value
+		case *ast.TagNode:
+			return v
 		default:
-			sh.add(path, valuePos(n, at), "want a number, got %s", describe(n))
+			return nil
 		}
 	}
+	return nil
 }
 
 // structure checks a mapping against a struct's yaml keys.
 func (sh *shape) structure(n ast.Node, t reflect.Type, path string) {
+	if !sh.count() {
+		return
+	}
 	sh.depth++
 	defer func() { sh.depth-- }()
 	if sh.depth > maxDepth {
@@ -181,16 +241,23 @@ func (sh *shape) structure(n ast.Node, t reflect.Type, path string) {
 	fields := yamlFields(t)
 	for _, kv := range pairs {
 		key, kp := keyString(kv.Key), tokenPos(kv.Key)
+		if sh.expanded {
+			return
+		}
 		if key == "<<" {
 			// A merge key (<<: *defaults, or <<: [*a, *b]) adds the keys
 			// of other mappings.
 			merged := sh.resolve(kv.Value)
+			refs := []ast.Node{kv.Value}
 			if seq, ok := merged.(*ast.SequenceNode); ok {
-				for _, m := range seq.Values {
-					sh.structure(sh.resolve(m), t, path)
+				refs = seq.Values
+			}
+			for _, m := range refs {
+				if name, ok := sh.danglingAlias(m); ok {
+					sh.add(path, valuePos(m, kp), "alias *%s refers to no anchor: define &%s before it", name, name)
+				} else if m := sh.resolve(m); m != nil {
+					sh.structure(m, t, path)
 				}
-			} else if merged != nil {
-				sh.structure(merged, t, path)
 			}
 			continue
 		}
@@ -224,31 +291,109 @@ func (sh *shape) mapping(n ast.Node, t reflect.Type, path string) {
 	}
 }
 
+// integer checks a value for an integer field: a YAML integer (1000, 1_000,
+// 0x3e8), or a number in any other form whose value is a whole number
+// (1e3, 1.5e2), that fits the field.
 func (sh *shape) integer(n ast.Node, t reflect.Type, path string, at pos) {
-	in, ok := n.(*ast.IntegerNode)
-	if !ok {
-		sh.add(path, valuePos(n, at), "want an integer, got %s", describe(n))
+	v := reflect.New(t).Elem()
+	text := tokenText(n)
+	if in, ok := n.(*ast.IntegerNode); ok {
+		if leadingZero.MatchString(text) {
+			sh.add(path, valuePos(n, at), "%s has a leading 0, which YAML reads as octal (%v); write it without the 0, or as 0o%s for octal",
+				text, in.Value, strings.TrimLeft(strings.TrimLeft(text, "+-"), "0"))
+			return
+		}
+		fits := false
+		switch x := in.Value.(type) {
+		case int64:
+			if v.CanInt() {
+				fits = !v.OverflowInt(x)
+			} else {
+				fits = x >= 0 && !v.OverflowUint(uint64(x))
+			}
+		case uint64:
+			if v.CanInt() {
+				fits = x <= math.MaxInt64 && !v.OverflowInt(int64(x))
+			} else {
+				fits = !v.OverflowUint(x)
+			}
+		}
+		if !fits {
+			sh.add(path, valuePos(n, at), "integer %s is out of range", text)
+		}
 		return
 	}
-	v := reflect.New(t).Elem()
-	fits := false
-	switch x := in.Value.(type) {
-	case int64:
-		if v.CanInt() {
-			fits = !v.OverflowInt(x)
-		} else {
-			fits = x >= 0 && !v.OverflowUint(uint64(x))
-		}
-	case uint64:
-		if v.CanInt() {
-			fits = x <= math.MaxInt64 && !v.OverflowInt(int64(x))
-		} else {
-			fits = !v.OverflowUint(x)
-		}
+	f, ok, err := number(n)
+	switch {
+	case !ok:
+		sh.add(path, valuePos(n, at), "want an integer, got %s", describe(n))
+	case err != "":
+		sh.add(path, valuePos(n, at), "%s", err)
+	case f != math.Trunc(f):
+		sh.add(path, valuePos(n, at), "want an integer, got %s", text)
+	case math.Abs(f) > 1<<53 || (v.CanInt() && v.OverflowInt(int64(f))) || (!v.CanInt() && (f < 0 || v.OverflowUint(uint64(f)))):
+		sh.add(path, valuePos(n, at), "integer %s is out of range", text)
 	}
-	if !fits {
-		sh.add(path, valuePos(n, at), "integer %s is out of range", tokenText(n))
+}
+
+// float checks a value for a number field: a YAML number in any form (4,
+// 4.5, .5, 1e3, 1_000, 0x10), finite.
+func (sh *shape) float(n ast.Node, path string, at pos) {
+	_, ok, err := number(n)
+	switch {
+	case !ok:
+		sh.add(path, valuePos(n, at), "want a number, got %s", describe(n))
+	case err != "":
+		sh.add(path, valuePos(n, at), "%s", err)
 	}
+}
+
+// yamlFloat matches a plain scalar that YAML 1.2 reads as a number but
+// goccy/go-yaml leaves a string: an exponent without a decimal point (1e3,
+// 1E-3, 1e+3), or an integer too long for 64 bits.
+var yamlFloat = regexp.MustCompile(`^[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$`)
+
+// leadingZero matches an integer with a leading 0 (012), which YAML 1.1 and
+// goccy/go-yaml read as octal but YAML 1.2 and most people as decimal.
+var leadingZero = regexp.MustCompile(`^[-+]?0[0-9_]+$`)
+
+// number reads n as a number. ok is false when n is not a number at all (a
+// quoted string, a mapping, true); a number perfgate cannot use (infinite,
+// not a number, too large for 64 bits) has ok true and err saying why.
+func number(n ast.Node) (v float64, ok bool, err string) {
+	switch x := n.(type) {
+	case *ast.IntegerNode:
+		switch i := x.Value.(type) {
+		case int64:
+			return float64(i), true, ""
+		case uint64:
+			return float64(i), true, ""
+		}
+	case *ast.FloatNode:
+		if math.IsInf(x.Value, 0) || math.IsNaN(x.Value) {
+			return 0, true, fmt.Sprintf("number %s is out of range", tokenText(n))
+		}
+		return x.Value, true, ""
+	case *ast.InfinityNode, *ast.NanNode:
+		return 0, true, fmt.Sprintf("want a finite number, got %s", tokenText(n))
+	case *ast.StringNode:
+		tk := x.GetToken()
+		if tk == nil || tk.Type != token.StringType || !yamlFloat.MatchString(x.Value) {
+			return 0, false, "" // quoted, or not a number
+		}
+		f, perr := strconv.ParseFloat(strings.ReplaceAll(x.Value, "_", ""), 64)
+		if perr != nil || math.IsInf(f, 0) {
+			return 0, true, fmt.Sprintf("number %s is out of range", x.Value)
+		}
+		return f, true, ""
+	}
+	return 0, false, ""
+}
+
+// isNumber reports whether n is a YAML number of any form.
+func isNumber(n ast.Node) bool {
+	_, ok, _ := number(n)
+	return ok
 }
 
 // duration accepts a Go duration string (500ms, 2m, 1h30m) or a bare 0. A bare

@@ -115,12 +115,10 @@ func (v *validator) telemetry() {
 		}
 	}
 	if c := v.c.Cost; c != nil {
-		if !(c.USDPerGPUHour > 0) {
-			v.add("cost.usd_per_gpu_hour", "must be > 0 (US dollars per GPU-hour), got %s", fmtFloat(c.USDPerGPUHour))
+		if !(c.USDPerGPUHour > 0 && c.USDPerGPUHour <= MaxUSDPerGPUHour) {
+			v.add("cost.usd_per_gpu_hour", "must be > 0 and at most %s (US dollars per GPU-hour), got %s", fmtFloat(MaxUSDPerGPUHour), fmtFloat(c.USDPerGPUHour))
 		}
-		if c.GPUs < 1 {
-			v.add("cost.gpus", "must be >= 1 (the number of GPUs paid for while the model is served), got %d", c.GPUs)
-		}
+		v.intIn("cost.gpus", c.GPUs, 1, MaxGPUs, "")
 	}
 }
 

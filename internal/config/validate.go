@@ -5,11 +5,12 @@ import (
 
 	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/metric"
-	"math"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -56,9 +57,7 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	v.target()
 	v.stack()
 	v.warmup()
-	if c.Cooldown < 0 {
-		v.add("cooldown", "must be >= 0, got %s", c.Cooldown)
-	}
+	v.durationIn("cooldown", c.Cooldown, 0, MaxPause)
 	v.repetitions()
 	v.compare()
 	v.quality()
@@ -78,12 +77,14 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 func (v *validator) repetitions() {
 	r := v.c.Repetitions
 	switch {
-	case r.Fixed() && r.Min < 1:
-		v.add("repetitions", "must be >= 1, got %d", r.Min)
+	case r.Fixed() && (r.Min < 1 || r.Min > MaxRepetitions):
+		v.intIn("repetitions", r.Min, 1, MaxRepetitions, "")
 	case r.Min < 1:
 		v.add("repetitions.min", "must be >= 1, got %d", r.Min)
 	case r.Max < r.Min:
 		v.add("repetitions.max", "must be >= min (%d), got %d", r.Min, r.Max)
+	case r.Max > MaxRepetitions:
+		v.intIn("repetitions.max", r.Max, r.Min, MaxRepetitions, "")
 	case r.Max < minSignificantReps:
 		v.warns = append(v.warns, v.src.problem("repetitions",
 			"%s repetitions cannot show a significant difference (the Mann-Whitney U test needs >= %d samples a side): every gate will be inconclusive",
@@ -159,12 +160,13 @@ func (v *validator) target() {
 	if strings.TrimSpace(t.Model) == "" {
 		v.add("target.model", "must not be empty (auto takes the first model of /v1/models)")
 	}
-	if t.Timeout <= 0 {
-		v.add("target.timeout", "must be > 0, got %s", t.Timeout)
-	}
-	for name := range t.Headers {
+	v.positiveAtMost("target.timeout", t.Timeout, MaxRequestTimeout)
+	for _, name := range slices.Sorted(maps.Keys(t.Headers)) {
 		if strings.TrimSpace(name) == "" || strings.ContainsAny(name, " \t\r\n:") {
 			v.add("target.headers", "header name %q is not a valid HTTP header name", name)
+		} else if strings.ContainsAny(t.Headers[name], "\r\n\x00") {
+			// Go's HTTP client would refuse every request at send time.
+			v.add("target.headers."+name, "a header value must not hold a line break or a NUL byte")
 		}
 	}
 }
@@ -178,6 +180,8 @@ func (v *validator) scenario(i int, seen map[string]int) {
 		v.add(p+".name", "required (it names the scenario in results and baselines/<name>.json)")
 	case !namePattern.MatchString(s.Name):
 		v.add(p+".name", "must match %s (it is used in file names), got %q", namePattern, s.Name)
+	case len(s.Name) > MaxNameLength:
+		v.add(p+".name", "must be at most %d characters (it titles reports and names a baseline file), got %d", MaxNameLength, len(s.Name))
 	default:
 		if j, dup := seen[s.Name]; dup {
 			v.add(p+".name", "duplicate name %q (also scenarios[%d])", s.Name, j)
@@ -212,12 +216,8 @@ func (v *validator) scenario(i int, seen map[string]int) {
 
 	v.load(p+".load", s)
 
-	if s.Requests < 0 {
-		v.add(p+".requests", "must be >= 0, got %d", s.Requests)
-	}
-	if s.Duration < 0 {
-		v.add(p+".duration", "must be >= 0, got %s", s.Duration)
-	}
+	v.intIn(p+".requests", s.Requests, 0, MaxRequests, "requests")
+	v.durationIn(p+".duration", s.Duration, 0, MaxRunDuration)
 	if !(s.MaxErrorRate >= 0 && s.MaxErrorRate <= 1) {
 		v.add(p+".max_error_rate", "must be in [0,1] (a fraction: 0.05 is 5%%), got %s", fmtFloat(s.MaxErrorRate))
 	}
@@ -229,9 +229,7 @@ func (v *validator) scenario(i int, seen map[string]int) {
 		key string
 		d   time.Duration
 	}{{"ttft", s.SLO.TTFT}, {"tpot", s.SLO.TPOT}, {"e2e", s.SLO.E2E}} {
-		if o.d < 0 {
-			v.add(p+".slo."+o.key, "must be >= 0, got %s", o.d)
-		}
+		v.durationIn(p+".slo."+o.key, o.d, 0, MaxRequestTimeout)
 	}
 }
 
@@ -295,33 +293,25 @@ func (v *validator) load(p string, s *Scenario) {
 	}
 
 	switch {
-	case typ == LoadClosed && l.Concurrency < 1:
-		if v.set(p+".concurrency", l.Concurrency != 0) {
-			v.add(p+".concurrency", "must be >= 1, got %d", l.Concurrency)
-		} else {
-			v.add(p+".concurrency", "required for a closed load: the number of concurrent users (>= 1)")
-		}
-	case paced && !(l.Rate > 0 && !math.IsInf(l.Rate, 0)):
-		if v.set(p+".rate", l.Rate != 0) {
-			v.add(p+".rate", "must be > 0, got %s", fmtFloat(l.Rate))
-		} else {
-			v.add(p+".rate", "required for a %s load: requests per second (> 0)", typ)
-		}
+	case typ == LoadClosed && !v.set(p+".concurrency", l.Concurrency != 0):
+		v.add(p+".concurrency", "required for a closed load: the number of concurrent users (1 to %d)", MaxConcurrency)
+	case typ == LoadClosed:
+		v.intIn(p+".concurrency", l.Concurrency, 1, MaxConcurrency, "users")
+	case paced && !v.set(p+".rate", l.Rate != 0):
+		v.add(p+".rate", "required for a %s load: requests per second (%s to %s)", typ, fmtFloat(MinRate), fmtFloat(MaxRate))
+	case paced:
+		v.floatIn(p+".rate", l.Rate, MinRate, MaxRate, "requests per second")
 	}
-	if typ == LoadGamma && !(l.Burstiness > 0 && !math.IsInf(l.Burstiness, 0)) {
-		v.add(p+".burstiness", "must be > 0, got %s", fmtFloat(l.Burstiness))
+	if typ == LoadGamma {
+		v.floatIn(p+".burstiness", l.Burstiness, MinBurstiness, MaxBurstiness, "")
 	}
 	if typ == LoadTrace {
-		if !(l.Speedup > 0 && !math.IsInf(l.Speedup, 0)) {
-			v.add(p+".speedup", "must be > 0, got %s", fmtFloat(l.Speedup))
-		}
+		v.floatIn(p+".speedup", l.Speedup, MinSpeedup, MaxSpeedup, "")
 		if s.Synth != nil {
 			v.add(p+".type", "trace replays the workload's arrival_ms, and a synth workload has none; use a workload file or an open-loop load")
 		}
 	}
-	if l.MaxInFlight < 0 {
-		v.add(p+".max_in_flight", "must be >= 0, got %d", l.MaxInFlight)
-	}
+	v.intIn(p+".max_in_flight", l.MaxInFlight, 0, MaxConcurrency, "(0 is no cap)")
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

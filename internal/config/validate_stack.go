@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math"
 	"regexp"
 	"slices"
 	"strings"
@@ -39,14 +38,10 @@ func (v *validator) stack() {
 	if s.HealthPath != "none" && !strings.HasPrefix(s.HealthPath, "/") {
 		v.add("stack.health_path", "must be a path starting with / (or none), got %q", s.HealthPath)
 	}
-	v.positive("stack.ready_timeout", s.ReadyTimeout)
-	v.positive("stack.health_interval", s.HealthInterval)
-	if s.StopGrace < 0 {
-		v.add("stack.stop_grace", "must be >= 0, got %s", s.StopGrace)
-	}
-	if s.HealthFailures < 1 {
-		v.add("stack.health_failures", "must be >= 1, got %d", s.HealthFailures)
-	}
+	v.positiveAtMost("stack.ready_timeout", s.ReadyTimeout, MaxRunDuration)
+	v.durationIn("stack.health_interval", s.HealthInterval, MinHealthInterval, MaxHealthInterval)
+	v.durationIn("stack.stop_grace", s.StopGrace, 0, MaxPause)
+	v.intIn("stack.health_failures", s.HealthFailures, 1, MaxHealthFailures, "")
 	if strings.TrimSpace(s.Log) == "" {
 		v.add("stack.log", "must name a file")
 	}
@@ -78,9 +73,10 @@ func (v *validator) stack() {
 	}
 }
 
-func (v *validator) positive(path string, d time.Duration) {
-	if d <= 0 {
-		v.add(path, "must be > 0, got %s", d)
+// positiveAtMost checks a duration that must be > 0 and at most hi.
+func (v *validator) positiveAtMost(path string, d, hi time.Duration) {
+	if d <= 0 || d > hi {
+		v.add(path, "must be > 0 and at most %s, got %s", shortDur(hi), d)
 	}
 }
 
@@ -142,15 +138,13 @@ func (v *validator) warmup() {
 		return
 	}
 	v.oneOf("warmup.on_unsteady", w.OnUnsteady, onUnsteady)
-	v.positive("warmup.window", w.Window)
-	v.positive("warmup.max", w.Max)
-	if w.Min < 0 {
-		v.add("warmup.min", "must be >= 0, got %s", w.Min)
+	v.durationIn("warmup.window", w.Window, MinWarmupWindow, MaxWarmupWindow)
+	v.positiveAtMost("warmup.max", w.Max, MaxRunDuration)
+	v.durationIn("warmup.min", w.Min, 0, MaxRunDuration)
+	if w.Windows < 2 || w.Windows > MaxWarmupWindows {
+		v.add("warmup.windows", "must be from 2 to %d (steadiness compares windows), got %d", MaxWarmupWindows, w.Windows)
 	}
-	if w.Windows < 2 {
-		v.add("warmup.windows", "must be >= 2 (steadiness compares windows), got %d", w.Windows)
-	}
-	if !(w.Tolerance > 0 && w.Tolerance <= 1) || math.IsNaN(w.Tolerance) {
+	if !(w.Tolerance > 0 && w.Tolerance <= 1) {
 		v.add("warmup.tolerance", "must be in (0,1] (a fraction: 0.1 is 10%%), got %s", fmtFloat(w.Tolerance))
 	}
 	if w.Method == WarmupNone || w.Window <= 0 || w.Max <= 0 {
@@ -158,6 +152,9 @@ func (v *validator) warmup() {
 	}
 	if w.Min > w.Max {
 		v.add("warmup.max", "is %s, shorter than warmup.min %s", w.Max, w.Min)
+	}
+	if w.Windows < 2 || w.Windows > MaxWarmupWindows || w.Window > MaxWarmupWindow {
+		return // reported above; the product below could overflow
 	}
 	need := time.Duration(w.Windows) * w.Window
 	if w.Method == WarmupMSER5 {

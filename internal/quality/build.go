@@ -122,9 +122,16 @@ func (b *builder) jsonSchema() scorer {
 	var sch *jsonschema.Schema
 	switch {
 	case b.opts.schema != nil:
-		var err error
-		if sch, err = b.inlineSchema(b.opts.schema); err != nil {
+		var (
+			err   error
+			nodes int
+		)
+		if sch, nodes, err = b.inlineSchema(b.opts.schema); err != nil {
 			b.errorf("options.schema", "invalid JSON Schema: %s", schemaMessage(err))
+			return nil
+		}
+		if !b.spend(nodes) {
+			b.errorf("options.schema", "the suite's schemas expand to more than %d subschemas in all, more than perfgate checks in one suite", MaxSuiteSchemaNodes)
 			return nil
 		}
 	case b.opts.schemaFile != "":
@@ -137,6 +144,11 @@ func (b *builder) jsonSchema() scorer {
 			b.errorf("options.schema_file", "%s", cs.err)
 			return nil
 		}
+		if !b.spend(cs.nodes) {
+			b.errorf("options.schema_file", "the suite's schemas expand to more than %d subschemas in all, more than perfgate checks in one suite", MaxSuiteSchemaNodes)
+			return nil
+		}
+		cs.nodes = 0 // a file's schema is compiled, and counted, once a suite
 		sch, b.schemaContent = cs.schema, cs.content
 	default:
 		b.errorf("options.schema", "required: set options.schema (an inline JSON Schema) or options.schema_file")
@@ -149,6 +161,10 @@ func (b *builder) jsonSchema() scorer {
 			b.errorf("expected", "not valid JSON: %v", err)
 			return nil
 		}
+		if d := valueDepth(v); d > MaxAnswerDepth {
+			b.errorf("expected", "nests %d levels deep, more than the %d perfgate checks", d, MaxAnswerDepth)
+			return nil
+		}
 		if err := sch.Validate(v); err != nil {
 			b.errorf("expected", "does not match its schema: %s", schemaMessage(err))
 			return nil
@@ -158,14 +174,27 @@ func (b *builder) jsonSchema() scorer {
 	return s
 }
 
-func (b *builder) inlineSchema(raw json.RawMessage) (*jsonschema.Schema, error) {
+// spend takes n subschemas from the suite's budget (MaxSuiteSchemaNodes),
+// and reports whether they fitted. Outside Parse there is no budget.
+func (b *builder) spend(n int) bool {
+	if b.p == nil {
+		return true
+	}
+	b.p.schemaNodes += n
+	return b.p.schemaNodes <= MaxSuiteSchemaNodes
+}
+
+func (b *builder) inlineSchema(raw json.RawMessage) (*jsonschema.Schema, int, error) {
 	file := "suite"
 	if b.p != nil {
 		file = b.p.File
 	}
+	if err := checkSchemaText(raw); err != nil {
+		return nil, 0, err
+	}
 	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(string(raw)))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	return compileSchema(file, doc)
 }

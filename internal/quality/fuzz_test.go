@@ -1,10 +1,18 @@
 package quality
 
 import (
+	"bytes"
+	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/perfgate/perfgate/internal/workload"
 )
 
 // fuzzLines are one item of every scorer, with options that take other
@@ -79,3 +87,65 @@ func TestScoreEveryScorer(t *testing.T) {
 		}
 	}
 }
+
+// FuzzSuite: no suite makes Parse panic or run long (schemas and regular
+// expressions included); every error is a *workload.LineError naming the
+// file and, but for a problem with the file as a whole, a line, in
+// sentences; and an item that loads scores its own correct answer without
+// panicking. The seed corpus (testdata/fuzz/FuzzSuite) holds hostile
+// items: deep and exponential schemas, byte-order marks, huge numbers.
+func FuzzSuite(f *testing.F) {
+	f.Add([]byte(strings.Join(fuzzLines, "\n")))
+	files, _ := filepath.Glob("testdata/bad/*.jsonl")
+	for _, file := range files {
+		if b, err := os.ReadFile(file); err == nil && len(b) < 8<<10 { // big seeds only slow the mutator
+			f.Add(b)
+		}
+	}
+	const name = "testdata/fuzz.jsonl"
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var (
+			s    *Suite
+			err  error
+			done = make(chan struct{})
+		)
+		go func() { s, err = Parse(bytes.NewReader(data), name); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Parse(%q) did not return within 10s", data)
+		}
+		if err == nil {
+			for i := range s.Items {
+				it := &s.Items[i]
+				if right, err := it.CorrectAnswer(); err == nil {
+					_ = it.Score(right)
+				}
+				_ = it.Score(it.WrongAnswer())
+			}
+			return
+		}
+		if s != nil {
+			t.Fatal("Parse returned a suite and an error")
+		}
+		for _, e := range unjoin(err) {
+			var le *workload.LineError
+			if !errors.As(e, &le) {
+				t.Fatalf("error %q is %T, want *workload.LineError", e, e)
+			}
+			whole := le.Msg == "no items" || strings.HasPrefix(le.Msg, "... and ")
+			if le.File != name || (le.Line == 0 && !whole) {
+				t.Errorf("error %q names no file and line", e)
+			}
+			msg := fuzzQuoted.ReplaceAllString(le.Msg, `""`) // the file's own text may say anything
+			for _, goism := range []string{"%!", "json: cannot", "Go struct", "Go value", "float64", "int64", "[]string", "map[", "<nil>", "unmarshal"} {
+				if strings.Contains(msg, goism) {
+					t.Errorf("error %q speaks Go (%s)", e, goism)
+				}
+			}
+		}
+	})
+}
+
+// fuzzQuoted matches a quoted string in a message: text from the file.
+var fuzzQuoted = regexp.MustCompile(`"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'`)

@@ -1,11 +1,9 @@
 package quality
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -28,6 +26,9 @@ func (s *jsonScorer) score(output string) Score {
 	v, err := extractJSON(output)
 	if err != nil {
 		return fail("not JSON: " + err.Error())
+	}
+	if d := valueDepth(v); d > MaxAnswerDepth {
+		return fail(fmt.Sprintf("JSON nested %d levels deep, more than the %d perfgate checks", d, MaxAnswerDepth))
 	}
 	if s.schema != nil {
 		if err := s.schema.Validate(v); err != nil {
@@ -231,6 +232,8 @@ type compiledSchema struct {
 	schema  *jsonschema.Schema
 	content json.RawMessage
 	err     string
+	// nodes is how many subschemas it expands to.
+	nodes int
 }
 
 // newCompiler returns a JSON Schema compiler: draft 2020-12 unless a schema
@@ -238,21 +241,28 @@ type compiledSchema struct {
 func newCompiler() *jsonschema.Compiler {
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(boundedLoader{})
 	return c
 }
 
 // compileSchema compiles the schema doc, stored at path (references resolve
-// relative to it).
-func compileSchema(path string, doc any) (*jsonschema.Schema, error) {
+// relative to it), once it is known not to expand past MaxSchemaNodes. It
+// returns the number of subschemas it expands to, for the suite's budget.
+func compileSchema(path string, doc any) (*jsonschema.Schema, int, error) {
+	nodes, err := checkSchemaSize(doc)
+	if err != nil {
+		return nil, nodes, err
+	}
 	abs, err := filepath.Abs(path)
 	if err != nil {
-		return nil, err
+		return nil, nodes, err
 	}
 	c := newCompiler()
 	if err := c.AddResource(abs, doc); err != nil {
-		return nil, err
+		return nil, nodes, err
 	}
-	return c.Compile(abs)
+	sch, err := c.Compile(abs)
+	return sch, nodes, err
 }
 
 // fileSchema compiles an options.schema_file, relative to the suite's
@@ -267,17 +277,12 @@ func (p *parser) fileSchema(name string) *compiledSchema {
 	}
 	cs := &compiledSchema{}
 	p.schemas[path] = cs
-	data, err := os.ReadFile(path)
+	doc, err := readSchemaFile(path)
 	if err != nil {
-		cs.err = "cannot read schema: " + err.Error()
+		cs.err = err.Error()
 		return cs
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
-	if err != nil {
-		cs.err = fmt.Sprintf("%s is not valid JSON: %v", path, err)
-		return cs
-	}
-	if cs.schema, err = compileSchema(path, doc); err != nil {
+	if cs.schema, cs.nodes, err = compileSchema(path, doc); err != nil {
 		cs.err = fmt.Sprintf("invalid JSON Schema in %s: %s", path, schemaMessage(err))
 		return cs
 	}

@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -23,9 +23,10 @@ var keys = []string{"id", "messages", "prompt", "max_tokens", "temperature", "to
 var scorerNames = []string{"exact", "contains", "regex", "choice", "numeric", "json_valid", "json_schema", "reference"}
 
 // Load reads and validates the eval suite at path. Errors name the file (and
-// the line and field where there is one); see Parse.
+// the line and field where there is one); see Parse. Only a regular file is
+// read (a named pipe or /dev/zero is refused at once, naming the path).
 func Load(path string) (*Suite, error) {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read eval suite: %w", err)
 	}
@@ -37,7 +38,8 @@ func Load(path string) (*Suite, error) {
 // errors, gives the suite its name (the base name without extension) and
 // anchors options.schema_file. It reports every problem it finds (up to 50,
 // then a count), each a *workload.LineError, joined with errors.Join. Blank
-// lines are skipped but still count towards line numbers.
+// lines are skipped but still count towards line numbers. It reads at most
+// MaxSuiteBytes, in lines of at most workload.MaxLineBytes.
 //
 // Every regular expression and JSON Schema is compiled here, and an item's
 // ideal response is checked against its scorer, so that a suite that loads
@@ -48,7 +50,11 @@ func Parse(r io.Reader, path string) (*Suite, error) {
 		name = "suite"
 	}
 	p := &parser{Problems: workload.Problems{File: name}, dir: filepath.Dir(path), ids: map[string]int{}, schemas: map[string]*compiledSchema{}}
-	if err := workload.ReadLines(r, name, p.parseLine); err != nil {
+	if err := workload.ReadLines(safeio.LimitReader(r, MaxSuiteBytes, name), name, p.parseLine); err != nil {
+		if le, ok := err.(*workload.LineError); ok {
+			p.Add(le) // with the problems of the lines before it
+			return nil, p.Err()
+		}
 		return nil, err
 	}
 	if p.Count() == 0 && len(p.items) == 0 {
@@ -73,6 +79,9 @@ type parser struct {
 	canon   [][]byte       // each item's canonical content, for the suite hash
 	ids     map[string]int // id → line of first use
 	schemas map[string]*compiledSchema
+	// schemaNodes is how many subschemas the suite's schemas have expanded
+	// to so far (MaxSuiteSchemaNodes bounds it).
+	schemaNodes int
 }
 
 func (p *parser) errorf(line int, field, format string, args ...any) {
@@ -98,9 +107,9 @@ func (p *parser) parseLine(n int, text []byte) {
 	before := p.Count()
 	bad := func() bool { return p.Count() > before }
 
-	members, msg := workload.ObjectMembers(text)
+	members, msg, col := workload.ObjectMembers(text)
 	if msg != "" {
-		p.errorf(n, "", "%s", msg)
+		p.Add(&workload.LineError{File: p.File, Line: n, Column: col, Msg: msg})
 		return
 	}
 	var (
@@ -151,10 +160,10 @@ func (p *parser) parseLine(n int, text []byte) {
 		case "options":
 			optionsSet = true
 			if m.Raw[0] != '{' {
-				p.errorf(n, "options", "want object, got %s", workload.Describe(m.Raw))
+				p.errorf(n, "options", "want an object, got %s", workload.Describe(m.Raw))
 				continue
 			}
-			l.options, _ = workload.ObjectMembers(m.Raw) // cannot fail: m.Raw is a valid object
+			l.options, _, _ = workload.ObjectMembers(m.Raw) // cannot fail: m.Raw is a valid object
 		default:
 			reqMembers = append(reqMembers, m)
 		}
@@ -289,7 +298,7 @@ func (p *parser) checkExpected(n int, scorer string, raw json.RawMessage) {
 			}
 		case raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'):
 		default:
-			p.errorf(n, field, "want string or number, got %s", workload.Describe(raw))
+			p.errorf(n, field, "want a string or a number, got %s", workload.Describe(raw))
 		}
 	}
 	if raw[0] != '[' {

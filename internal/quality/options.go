@@ -96,7 +96,7 @@ func (p *parser) options(n int, name string, members []workload.Member, set bool
 			}
 		case "schema":
 			if m.Raw[0] != '{' {
-				p.errorf(n, field, "want object (a JSON Schema), got %s", workload.Describe(m.Raw))
+				p.errorf(n, field, "want an object (a JSON Schema), got %s", workload.Describe(m.Raw))
 				continue
 			}
 			o.schema = m.Raw

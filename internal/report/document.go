@@ -13,6 +13,7 @@ import (
 	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // DocumentSchema names the version of the report file format. Readers refuse
@@ -299,11 +300,22 @@ func WriteDocument(path string, d *Document) error {
 // which must be compared before it can be rendered.
 var ErrResultFile = errors.New("this is a result file (" + result.Schema + "), not a report: compare it first with --baseline")
 
+// MaxDocumentBytes is the largest report file ReadDocument reads: 64 MiB,
+// as for a result file (result.MaxFileBytes), which a report holds little
+// more than. A report may be uploaded by a fork's pull request and read by
+// a workflow with write access.
+const MaxDocumentBytes = 64 << 20
+
 // ReadDocument reads a report file written by WriteDocument. A file of
 // another kind (a result file: ErrResultFile) or another schema version is
-// an error that says what it is.
+// an error that says what it is. Only a regular file of at most
+// MaxDocumentBytes is read, and a JSON error names its line and column.
 func ReadDocument(path string) (*Document, error) {
-	b, err := os.ReadFile(path)
+	b, err := safeio.ReadFile(path, MaxDocumentBytes)
+	var tooLarge *safeio.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("read report %s: the file is larger than %s, the most perfgate reads for a report", path, safeio.FormatBytes(MaxDocumentBytes))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
 	}
@@ -311,7 +323,7 @@ func ReadDocument(path string) (*Document, error) {
 		Schema string `json:"schema"`
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
-		return nil, fmt.Errorf("read report %s: not JSON: %w", path, err)
+		return nil, fmt.Errorf("read report: not JSON: %w", result.JSONError(path, b, err))
 	}
 	switch {
 	case probe.Schema == result.Schema:
@@ -321,7 +333,7 @@ func ReadDocument(path string) (*Document, error) {
 	}
 	var d Document
 	if err := json.Unmarshal(b, &d); err != nil {
-		return nil, fmt.Errorf("read report %s: %w", path, err)
+		return nil, fmt.Errorf("read report: %w", result.JSONError(path, b, err))
 	}
 	if d.Verdict == nil {
 		return nil, fmt.Errorf("read report %s: verdict: missing", path)

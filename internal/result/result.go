@@ -9,6 +9,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // Schema names the version of the result format. Readers refuse other values.
@@ -301,21 +303,51 @@ func Write(path string, r *Result) error {
 	return nil
 }
 
-// Read loads a result file, refusing one of another schema.
+// MaxFileBytes is the largest result file Read reads: 64 MiB. A result of
+// eight repetitions with their histograms is about 100 KB; eval outputs add
+// a few KB an item. A result file may come from a fork's pull request, and
+// it is decoded whole.
+const MaxFileBytes = 64 << 20
+
+// Read loads a result file. It reads only a regular file of at most
+// MaxFileBytes, and refuses, with an error that names the file and the line
+// or field, one that is not JSON, of another schema, or whose numbers
+// cannot be true (Validate). Errors about the content wrap ErrInvalid.
 func Read(path string) (*Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, MaxFileBytes)
+	var tooLarge *safeio.TooLargeError
+	if errors.As(err, &tooLarge) {
+		return nil, fmt.Errorf("read result: %w", &Problem{File: path, Msg: fmt.Sprintf(
+			"the file is larger than %s, the most perfgate reads for a result", safeio.FormatBytes(MaxFileBytes))})
+	}
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
 	}
+	return Decode(data, path)
+}
+
+// Decode reads a result from the content of a result file; file names it in
+// errors. It refuses what Read refuses.
+func Decode(data []byte, file string) (*Result, error) {
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")) // a byte-order mark is read as one
+	var probe struct {
+		Schema *string `json:"schema"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, fmt.Errorf("read result: %w", JSONError(file, data, err))
+	}
+	switch {
+	case probe.Schema == nil:
+		return nil, fmt.Errorf("read result: %w", &Problem{File: file, Field: "schema", Msg: "missing: this is not a perfgate result file"})
+	case *probe.Schema != Schema:
+		return nil, fmt.Errorf("read result: %w", &Problem{File: file, Field: "schema", Msg: fmt.Sprintf("%s, want %s", quote(*probe.Schema), Schema)})
+	}
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("read result %s: %w", path, err)
+		return nil, fmt.Errorf("read result: %w", JSONError(file, data, err))
 	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("read result %s: schema %q, want %q", path, r.Schema, Schema)
-	}
-	if len(r.Scenarios) == 0 {
-		return nil, errors.New("read result " + path + ": no scenarios")
+	if err := r.Validate(); err != nil {
+		return nil, fmt.Errorf("read result: %w", inFile(err, file))
 	}
 	return &r, nil
 }

@@ -1,16 +1,17 @@
 package workload
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // Distribution types.
@@ -34,8 +35,9 @@ var distParams = map[string][]string{
 	DistEmpirical: {"file", "min", "max"},
 }
 
-// maxLength caps a sampled length (a lognormal tail could otherwise overflow).
-const maxLength = 1 << 24
+// maxLength caps a sampled length (a lognormal tail could otherwise
+// overflow): a length is at most what a request may ask for.
+const maxLength = MaxLength
 
 // Problem is one thing wrong with a SynthSpec. Field is relative to the spec
 // ("input.stddev"); the config package prefixes its own path.
@@ -59,17 +61,17 @@ func (s SynthSpec) Problems() []Problem {
 	add := func(field, format string, args ...any) {
 		ps = append(ps, Problem{Field: field, Msg: fmt.Sprintf(format, args...)})
 	}
-	if s.Requests <= 0 {
-		add("requests", "must be > 0, got %d", s.Requests)
+	if s.Requests <= 0 || s.Requests > MaxSynthRequests {
+		add("requests", "must be from 1 to %d, got %d", MaxSynthRequests, s.Requests)
 	}
 	ps = append(ps, s.Input.problems("input.")...)
 	ps = append(ps, s.Output.problems("output.")...)
 	if pr := s.Prefix; pr != nil {
-		if pr.Count <= 0 {
-			add("prefix.count", "must be > 0, got %d", pr.Count)
+		if pr.Count <= 0 || pr.Count > MaxPrefixes {
+			add("prefix.count", "must be from 1 to %d, got %d", MaxPrefixes, pr.Count)
 		}
-		if pr.Length <= 0 {
-			add("prefix.length", "must be > 0, got %d", pr.Length)
+		if pr.Length <= 0 || pr.Length > MaxLength {
+			add("prefix.length", "must be from 1 to %d, got %d", MaxLength, pr.Length)
 		}
 		if !(pr.Rate > 0 && pr.Rate <= 1) {
 			add("prefix.rate", "must be in (0, 1], got %s", fmtFloat(pr.Rate))
@@ -112,19 +114,19 @@ func (d Dist) problems(prefix string) []Problem {
 	}
 	switch d.Type {
 	case DistFixed:
-		if d.Value <= 0 {
-			add("value", "must be > 0, got %d", d.Value)
+		if d.Value <= 0 || d.Value > MaxLength {
+			add("value", "must be from 1 to %d, got %d", MaxLength, d.Value)
 		}
 	case DistUniform:
 		if d.Max <= 0 {
 			add("max", "must be > 0, got %d", d.Max)
 		}
 	case DistNormal, DistLognormal:
-		if !(d.Mean > 0) || math.IsInf(d.Mean, 0) {
-			add("mean", "must be > 0, got %s", fmtFloat(d.Mean))
+		if !(d.Mean > 0 && d.Mean <= MaxLength) {
+			add("mean", "must be > 0 and at most %d, got %s", MaxLength, fmtFloat(d.Mean))
 		}
-		if !(d.Stddev >= 0) || math.IsInf(d.Stddev, 0) {
-			add("stddev", "must be >= 0, got %s", fmtFloat(d.Stddev))
+		if !(d.Stddev >= 0 && d.Stddev <= MaxLength) {
+			add("stddev", "must be from 0 to %d, got %s", MaxLength, fmtFloat(d.Stddev))
 		}
 	case DistEmpirical:
 		if d.File == "" {
@@ -132,11 +134,11 @@ func (d Dist) problems(prefix string) []Problem {
 		}
 	}
 	if d.Type != DistFixed {
-		if d.Min < 0 {
-			add("min", "must be >= 0, got %d", d.Min)
+		if d.Min < 0 || d.Min > MaxLength {
+			add("min", "must be from 0 to %d, got %d", MaxLength, d.Min)
 		}
-		if d.Max < 0 {
-			add("max", "must be >= 0, got %d", d.Max)
+		if d.Max < 0 || d.Max > MaxLength {
+			add("max", "must be from 0 to %d, got %d", MaxLength, d.Max)
 		}
 		if d.Min > 0 && d.Max > 0 && d.Min > d.Max {
 			add("min", "must be <= max (%d), got %d", d.Max, d.Min)
@@ -264,6 +266,14 @@ func parseDistFloat(v string) (float64, error) {
 	return f, nil
 }
 
+// Check reads what d draws from (an empirical lengths file, resolved
+// against baseDir) and reports its problems, as Synthesize would: what
+// `perfgate validate` calls so that a bad lengths file is found before a run.
+func (d Dist) Check(baseDir string) error {
+	_, err := d.sampler(baseDir)
+	return err
+}
+
 // sampler returns a function drawing one length from d: an integer >= 1,
 // clamped to [Min, Max] where those are set. baseDir resolves an empirical file.
 func (d Dist) sampler(baseDir string) (func(*rand.Rand) int, error) {
@@ -316,48 +326,50 @@ func (d Dist) sampler(baseDir string) (func(*rand.Rand) int, error) {
 
 // readLengths reads an empirical lengths file: one positive integer a line;
 // blank lines and '#' comments (whole-line or trailing) are ignored. Errors are
-// *LineError, every bad line reported.
+// *LineError, every bad line reported. Only a regular file is read, up to
+// MaxFileBytes.
 func readLengths(path string) ([]int, error) {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read lengths: %w", err)
 	}
 	defer f.Close()
-	var (
-		lengths []int
-		errs    []error
-		dropped int
-	)
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for n := 1; sc.Scan(); n++ {
-		line, _, _ := strings.Cut(sc.Text(), "#")
+	var lengths []int
+	p := &Problems{File: path}
+	err = ReadLines(safeio.LimitReader(f, MaxFileBytes, path), path, func(n int, text []byte) {
+		line, _, _ := strings.Cut(string(text), "#")
 		line = strings.TrimSpace(line)
 		if line == "" {
-			continue
+			return
 		}
 		v, err := strconv.Atoi(line)
-		if err != nil || v <= 0 {
-			if len(errs) < MaxProblems {
-				errs = append(errs, &LineError{File: path, Line: n, Msg: fmt.Sprintf("want a positive integer length, got %q", line)})
-			} else {
-				dropped++
-			}
-			continue
+		if err != nil || v <= 0 || v > MaxLength {
+			p.Errorf(n, "", "want a length from 1 to %d, got %q", MaxLength, clip(line, 32))
+			return
 		}
 		lengths = append(lengths, v)
+	})
+	if le, ok := err.(*LineError); ok {
+		p.Add(le)
+	} else if err != nil {
+		return nil, fmt.Errorf("read lengths: %w", err)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("read lengths %s: %w", path, err)
-	}
-	if dropped > 0 {
-		errs = append(errs, &LineError{File: path, Msg: fmt.Sprintf("... and %d more", dropped)})
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if err := p.Err(); err != nil {
+		return nil, err
 	}
 	if len(lengths) == 0 {
 		return nil, &LineError{File: path, Msg: "no lengths"}
 	}
 	return lengths, nil
+}
+
+// clip cuts s to n bytes (on a character boundary), marking the cut.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "..."
 }

@@ -3,6 +3,7 @@ package workload
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,7 +11,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/suggest"
 )
 
@@ -25,43 +28,63 @@ type Member struct {
 }
 
 // ObjectMembers splits a JSON object into its members, in order, keeping
-// duplicates. It returns a message (not an error: the caller adds the location)
-// when data is not valid JSON or not an object.
-func ObjectMembers(data []byte) ([]Member, string) {
-	var v json.RawMessage
-	if err := json.Unmarshal(data, &v); err != nil {
+// duplicates. When data is not valid JSON or not an object it returns a
+// message (not an error: the caller adds the file and line) and, for a
+// syntax error, the column of the offending character in data (1-based,
+// in characters; 0 when there is none).
+func ObjectMembers(data []byte) (members []Member, msg string, column int) {
+	if !json.Valid(data) {
+		var v json.RawMessage
+		err := json.Unmarshal(data, &v)
 		var se *json.SyntaxError
 		if errors.As(err, &se) {
-			return nil, fmt.Sprintf("invalid JSON (column %d): %s", se.Offset, se.Error())
+			offset := se.Offset
+			if strings.HasPrefix(se.Error(), "unexpected end") {
+				offset = int64(len(data)) + 1 // just after the last character
+			}
+			return nil, "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: "), columnOf(data, offset)
 		}
-		return nil, "invalid JSON: " + strings.TrimPrefix(err.Error(), "json: ")
+		return nil, "invalid JSON", 0
 	}
-	v = bytes.TrimSpace(v)
+	v := bytes.TrimSpace(data)
 	if v[0] != '{' {
-		return nil, "want a JSON object, got " + Describe(v)
+		return nil, "want a JSON object, got " + Describe(v), 0
 	}
 	dec := json.NewDecoder(bytes.NewReader(v))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, "invalid JSON: " + err.Error()
+	if _, err := dec.Token(); err != nil { // '{': cannot fail, v is a valid object
+		return nil, "invalid JSON", 0
 	}
-	var members []Member
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			return nil, "invalid JSON: " + err.Error()
+			return nil, "invalid JSON", 0
 		}
 		key, _ := tok.(string)
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
-			return nil, "invalid JSON: " + err.Error()
+			return nil, "invalid JSON", 0
 		}
 		members = append(members, Member{Key: key, Raw: bytes.TrimSpace(raw)})
 	}
-	return members, ""
+	return members, "", 0
 }
 
-// Describe names the JSON kind of a raw value for messages: "string",
-// "number 12.5", "boolean", "array", "object", "null".
+// columnOf is the 1-based character column of the byte a JSON syntax error
+// stopped at: encoding/json's offset counts the bytes read, the offending
+// one included.
+func columnOf(data []byte, offset int64) int {
+	if offset < 1 {
+		return 1
+	}
+	if offset > int64(len(data)) {
+		offset = int64(len(data)) + 1 // the end of the line
+	}
+	return utf8.RuneCount(data[:offset-1]) + 1
+}
+
+// Describe names a raw JSON value for messages, as a sentence says it: "a
+// string", "an object", "an array", "true", "null", or the number itself
+// ("12.5", cut after 32 characters).
 func Describe(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {
@@ -69,13 +92,15 @@ func Describe(raw json.RawMessage) string {
 	}
 	switch raw[0] {
 	case '"':
-		return "string"
+		return "a string"
 	case '{':
-		return "object"
+		return "an object"
 	case '[':
-		return "array"
-	case 't', 'f':
-		return "boolean"
+		return "an array"
+	case 't':
+		return "true"
+	case 'f':
+		return "false"
 	case 'n':
 		return "null"
 	}
@@ -83,7 +108,15 @@ func Describe(raw json.RawMessage) string {
 	if len(s) > 32 {
 		s = s[:32] + "..."
 	}
-	return "number " + s
+	return s
+}
+
+// kinds says, with its article, each kind of value Decode is asked for.
+var kinds = map[string]string{
+	"string":  "a string",
+	"integer": "an integer",
+	"number":  "a number",
+	"boolean": "true or false",
 }
 
 // DidYouMean returns ` (did you mean "x"?)` for the closest of set within
@@ -141,11 +174,25 @@ func (p *Problems) Err() error {
 
 // ReadLines calls each with every line of r that holds anything, numbered
 // from 1 (blank lines are counted, not passed), without a leading UTF-8 byte
-// order mark. name names the file in a read error.
+// order mark (which is read as one, not as part of the first line). name
+// names the file in errors.
+//
+// A line longer than MaxLineBytes stops the reading with a *LineError at
+// that line; so does a reader that fails with a *safeio.TooLargeError (a
+// file past its size limit), at the line the limit was passed.
 func ReadLines(r io.Reader, name string, each func(n int, line []byte)) error {
-	br := bufio.NewReader(r)
+	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
-		line, err := br.ReadBytes('\n')
+		line, err := readLine(br)
+		if errors.Is(err, errLineTooLong) {
+			return &LineError{File: name, Line: n, Msg: fmt.Sprintf(
+				"the line is longer than %s, the most perfgate reads in one line", safeio.FormatBytes(MaxLineBytes))}
+		}
+		var tooLarge *safeio.TooLargeError
+		if errors.As(err, &tooLarge) {
+			return &LineError{File: name, Line: n, Msg: fmt.Sprintf(
+				"the file is larger than %s, the most perfgate reads in such a file", safeio.FormatBytes(tooLarge.Limit))}
+		}
 		if len(line) > 0 {
 			if n == 1 {
 				line = bytes.TrimPrefix(line, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
@@ -161,22 +208,61 @@ func ReadLines(r io.Reader, name string, each func(n int, line []byte)) error {
 	}
 }
 
+var errLineTooLong = errors.New("line too long")
+
+// readLine reads one line, its line ending included, holding at most
+// MaxLineBytes of it (and the ending): past that it fails with
+// errLineTooLong.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > MaxLineBytes+len("\r\n") {
+			return nil, errLineTooLong
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			if len(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))) > MaxLineBytes {
+				return nil, errLineTooLong
+			}
+			return line, err
+		}
+	}
+}
+
 // Decode unmarshals m.Raw into dst, recording a type error against m.Key at
-// line n in terms of JSON kinds ("want integer, got string"). It reports
-// whether it succeeded.
+// line n in the words of JSON ("want an integer, got a string"). want is
+// "string", "integer", "number" or "boolean". An integer may be written as
+// any JSON number whose value is whole (100, 1e2, 100.0). It reports whether
+// it succeeded.
 func (p *Problems) Decode(n int, m Member, dst any, want string) bool {
 	err := json.Unmarshal(m.Raw, dst)
 	if err == nil {
 		return true
 	}
-	got := Describe(m.Raw)
-	if strings.HasPrefix(got, "number") && (want == "number" || want == "integer") {
+	if want == "integer" && isNumber(m.Raw) {
 		f, perr := strconv.ParseFloat(string(m.Raw), 64)
-		if want == "number" || (perr == nil && f == math.Trunc(f)) || errors.Is(perr, strconv.ErrRange) {
-			p.Errorf(n, m.Key, "out of range, got %s", got)
+		if perr == nil && f == math.Trunc(f) && math.Abs(f) <= 1<<53 {
+			if json.Unmarshal([]byte(strconv.FormatInt(int64(f), 10)), dst) == nil {
+				return true
+			}
+		}
+		if perr == nil && f != math.Trunc(f) {
+			p.Errorf(n, m.Key, "want an integer, got %s", Describe(m.Raw))
 			return false
 		}
+		p.Errorf(n, m.Key, "integer %s is out of range", Describe(m.Raw))
+		return false
 	}
-	p.Errorf(n, m.Key, "want %s, got %s", want, got)
+	if want == "number" && isNumber(m.Raw) {
+		p.Errorf(n, m.Key, "number %s is out of range", Describe(m.Raw))
+		return false
+	}
+	p.Errorf(n, m.Key, "want %s, got %s", cmp.Or(kinds[want], want), Describe(m.Raw))
 	return false
+}
+
+// isNumber reports whether raw is a JSON number.
+func isNumber(raw json.RawMessage) bool {
+	return len(raw) > 0 && (raw[0] == '-' || ('0' <= raw[0] && raw[0] <= '9'))
 }

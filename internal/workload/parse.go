@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // LineError is one problem in a workload (or lengths) file. Every error that
@@ -23,16 +24,23 @@ type LineError struct {
 	// when the problem is about the whole line.
 	Field string
 	Msg   string
+	// Column is the 1-based character column a JSON syntax error is at; 0
+	// for every other problem.
+	Column int
 }
 
-// Error formats the problem as "file:line: field: message", leaving out the line
-// and the field when they are zero.
+// Error formats the problem as "file:line:column: field: message", leaving
+// out the line, the column and the field when they are zero.
 func (e *LineError) Error() string {
 	var b strings.Builder
 	b.WriteString(e.File)
 	if e.Line > 0 {
 		b.WriteString(":")
 		b.WriteString(strconv.Itoa(e.Line))
+		if e.Column > 0 {
+			b.WriteString(":")
+			b.WriteString(strconv.Itoa(e.Column))
+		}
 	}
 	if e.Field != "" {
 		b.WriteString(": ")
@@ -45,8 +53,10 @@ func (e *LineError) Error() string {
 
 // Load reads and validates the workload file at path. The returned Workload has
 // Path set; errors name the file (and the line and field where there is one).
+// Only a regular file is read (a named pipe or a device such as /dev/zero is
+// refused at once), and only up to MaxFileBytes.
 func Load(path string) (*Workload, error) {
-	f, err := os.Open(path)
+	f, err := safeio.OpenRegular(path)
 	if err != nil {
 		return nil, fmt.Errorf("read workload: %w", err)
 	}
@@ -62,13 +72,18 @@ func Load(path string) (*Workload, error) {
 // Parse reads a workload in the JSONL format from r; name is the file name used
 // in errors. It reports every problem it finds (up to 50, then a count), each a
 // *LineError, joined with errors.Join. Blank lines are skipped but still count
-// towards line numbers. A request without an id gets "line-N".
+// towards line numbers. A request without an id gets "line-N". It reads at
+// most MaxFileBytes, and lines of at most MaxLineBytes.
 func Parse(r io.Reader, name string) (*Workload, error) {
 	if name == "" {
 		name = "workload"
 	}
 	p := &parser{Problems: Problems{File: name}, ids: map[string]idUse{}}
-	if err := ReadLines(r, name, p.parseLine); err != nil {
+	if err := ReadLines(safeio.LimitReader(r, MaxFileBytes, name), name, p.parseLine); err != nil {
+		if le, ok := err.(*LineError); ok {
+			p.Add(le) // with the problems of the lines before it
+			return nil, p.Err()
+		}
 		return nil, err
 	}
 	if p.Count() == 0 && len(p.reqs) == 0 {
@@ -110,9 +125,9 @@ func (p *parser) parseLine(n int, line []byte) {
 	before := p.Count()
 	bad := func() bool { return p.Count() > before }
 
-	members, msg := ObjectMembers(line)
+	members, msg, col := ObjectMembers(line)
 	if msg != "" {
-		p.errorf(n, "", "%s", msg)
+		p.Add(&LineError{File: p.File, Line: n, Column: col, Msg: msg})
 		return
 	}
 	var (
@@ -147,35 +162,20 @@ func (p *parser) parseLine(n int, line []byte) {
 			}
 		case "max_tokens":
 			hasMax = true
-			if p.Decode(n, m, &req.MaxTokens, "integer") {
-				if req.MaxTokens <= 0 {
-					p.errorf(n, "max_tokens", "must be > 0, got %d", req.MaxTokens)
-				} else {
-					maxOK = true
-				}
-			}
+			maxOK = p.intIn(n, m, &req.MaxTokens, 1, MaxLength)
 		case "arrival_ms":
 			var v float64
-			if p.Decode(n, m, &v, "number") {
-				if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
-					p.errorf(n, "arrival_ms", "must be >= 0, got %s", fmtFloat(v))
-				}
+			if p.floatIn(n, m, &v, 0, MaxArrivalMS, "from 0 to 1e9 (milliseconds from the start of the trace)") {
 				req.ArrivalMS = &v
 			}
 		case "temperature":
 			var v float64
-			if p.Decode(n, m, &v, "number") {
-				if v < 0 {
-					p.errorf(n, "temperature", "must be >= 0, got %s", fmtFloat(v))
-				}
+			if p.floatIn(n, m, &v, 0, MaxTemperature, "from 0 to 2") {
 				req.Temperature = &v
 			}
 		case "top_p":
 			var v float64
-			if p.Decode(n, m, &v, "number") {
-				if !(v > 0 && v <= 1) {
-					p.errorf(n, "top_p", "must be in (0, 1], got %s", fmtFloat(v))
-				}
+			if p.floatIn(n, m, &v, math.SmallestNonzeroFloat64, 1, "greater than 0 and at most 1") {
 				req.TopP = &v
 			}
 		case "seed":
@@ -190,16 +190,13 @@ func (p *parser) parseLine(n int, line []byte) {
 			}
 		case "min_tokens":
 			var v int
-			if p.Decode(n, m, &v, "integer") {
-				if v < 0 {
-					p.errorf(n, "min_tokens", "must be >= 0, got %d", v)
-				}
+			if p.intIn(n, m, &v, 0, MaxLength) {
 				req.MinTokens = &v
 				minSet = true
 			}
 		case "response_format":
 			if m.Raw[0] != '{' {
-				p.errorf(n, "response_format", "must be a JSON object, got %s", Describe(m.Raw))
+				p.errorf(n, "response_format", "want a JSON object, got %s", Describe(m.Raw))
 				continue
 			}
 			var buf bytes.Buffer
@@ -220,10 +217,10 @@ func (p *parser) parseLine(n int, line []byte) {
 		p.errorf(n, "messages", "required: set messages (chat) or prompt (completions)")
 	}
 	if !hasMax {
-		p.errorf(n, "max_tokens", "required, must be > 0")
+		p.errorf(n, "max_tokens", "required: an integer from 1 to %d", MaxLength)
 	}
 	if maxOK && minSet && *req.MinTokens > req.MaxTokens {
-		p.errorf(n, "min_tokens", "must be <= max_tokens (%d), got %d", req.MaxTokens, *req.MinTokens)
+		p.errorf(n, "min_tokens", "want an integer from 0 to max_tokens (%d), got %d", req.MaxTokens, *req.MinTokens)
 	}
 
 	// Ids: an explicit one must be new; a missing one becomes "line-N".
@@ -254,7 +251,7 @@ func (p *parser) parseLine(n int, line []byte) {
 func (p *parser) messages(n int, raw json.RawMessage) []Message {
 	var elems []json.RawMessage
 	if raw[0] != '[' {
-		p.errorf(n, "messages", "want array, got %s", Describe(raw))
+		p.errorf(n, "messages", "want an array of messages, got %s", Describe(raw))
 		return nil
 	}
 	_ = json.Unmarshal(raw, &elems) // cannot fail: raw is a valid array
@@ -265,7 +262,7 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 	msgs := make([]Message, len(elems))
 	for i, e := range elems {
 		path := fmt.Sprintf("messages[%d]", i)
-		members, msg := ObjectMembers(e)
+		members, msg, _ := ObjectMembers(e)
 		if msg != "" {
 			p.errorf(n, path, "%s", strings.Replace(msg, "a JSON object", "an object", 1))
 			continue
@@ -305,7 +302,7 @@ func (p *parser) messages(n int, raw json.RawMessage) []Message {
 // tags decodes the tags array, checking each element.
 func (p *parser) tags(n int, raw json.RawMessage) []string {
 	if raw[0] != '[' {
-		p.errorf(n, "tags", "want array of strings, got %s", Describe(raw))
+		p.errorf(n, "tags", "want an array of strings, got %s", Describe(raw))
 		return nil
 	}
 	var elems []json.RawMessage
@@ -324,3 +321,25 @@ func (p *parser) tags(n int, raw json.RawMessage) []string {
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
+// intIn decodes an integer member into dst and checks it is in [lo, hi]:
+// "want an integer from 1 to 1048576, got -5" for any value that is not.
+func (p *parser) intIn(n int, m Member, dst *int, lo, hi int) bool {
+	var probe Problems // a type error is said with the bounds, below
+	if probe.Decode(n, m, dst, "integer") && *dst >= lo && *dst <= hi {
+		return true
+	}
+	p.errorf(n, m.Key, "want an integer from %d to %d, got %s", lo, hi, Describe(m.Raw))
+	return false
+}
+
+// floatIn decodes a number member into dst and checks it is in [lo, hi]
+// (which bounds says in words): "want a number from 0 to 2, got 3".
+func (p *parser) floatIn(n int, m Member, dst *float64, lo, hi float64, bounds string) bool {
+	var probe Problems
+	if probe.Decode(n, m, dst, "number") && *dst >= lo && *dst <= hi {
+		return true
+	}
+	p.errorf(n, m.Key, "want a number %s, got %s", bounds, Describe(m.Raw))
+	return false
+}

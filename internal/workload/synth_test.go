@@ -30,7 +30,7 @@ func TestParseDist(t *testing.T) {
 		{in: "gauss:mean=1", wantErr: `unknown distribution "gauss"; want one of fixed, uniform, normal, lognormal, empirical`},
 		{in: "", wantErr: `distribution "": want TYPE:PARAM=VALUE,... with TYPE one of fixed, uniform, normal, lognormal, empirical`},
 		{in: "fixed", wantErr: `fixed: missing parameters; want value`},
-		{in: "fixed:0", wantErr: `fixed: value: must be > 0, got 0`},
+		{in: "fixed:0", wantErr: `fixed: value: must be from 1 to 1048576, got 0`},
 		{in: "fixed:12.5", wantErr: `fixed: value: want an integer, got "12.5"`},
 		{in: "fixed:min=3", wantErr: `fixed: unknown parameter "min"; want value`},
 		{in: "uniform:min=100,max=10", wantErr: `uniform: min: must be <= max (10), got 100`},
@@ -38,10 +38,10 @@ func TestParseDist(t *testing.T) {
 		{in: "uniform:min=1,min=2,max=3", wantErr: `uniform: parameter "min" given twice`},
 		{in: "uniform:min", wantErr: `uniform: parameter "min": want NAME=VALUE`},
 		{in: "normal:mean=200", wantErr: `normal: missing parameter "stddev"; want mean, stddev, min, max`},
-		{in: "normal:mean=200,stddev=-3", wantErr: `normal: stddev: must be >= 0, got -3`},
+		{in: "normal:mean=200,stddev=-3", wantErr: `normal: stddev: must be from 0 to 1048576, got -3`},
 		{in: "normal:mean=abc,stddev=3", wantErr: `normal: mean: want a number, got "abc"`},
 		{in: "lognormal:mean=NaN,stddev=3", wantErr: `lognormal: mean: want a number, got "NaN"`},
-		{in: "lognormal:mean=0,stddev=3", wantErr: `lognormal: mean: must be > 0, got 0`},
+		{in: "lognormal:mean=0,stddev=3", wantErr: `lognormal: mean: must be > 0 and at most 1048576, got 0`},
 		{in: "empirical:file=", wantErr: `empirical: file: want a file name`},
 	}
 	for _, tt := range tests {
@@ -73,20 +73,20 @@ func TestSynthSpecProblems(t *testing.T) {
 		edit func(*SynthSpec)
 		want []string
 	}{
-		{"no requests", func(s *SynthSpec) { s.Requests = 0 }, []string{"requests: must be > 0, got 0"}},
+		{"no requests", func(s *SynthSpec) { s.Requests = 0 }, []string{"requests: must be from 1 to 1000000, got 0"}},
 		{"no type", func(s *SynthSpec) { s.Input = Dist{} }, []string{"input.type: required; want one of fixed, uniform, normal, lognormal, empirical"}},
 		{"bad type", func(s *SynthSpec) { s.Output.Type = "zipf" }, []string{`output.type: unknown distribution "zipf"; want one of fixed, uniform, normal, lognormal, empirical`}},
-		{"fixed zero", func(s *SynthSpec) { s.Output.Value = 0 }, []string{"output.value: must be > 0, got 0"}},
+		{"fixed zero", func(s *SynthSpec) { s.Output.Value = 0 }, []string{"output.value: must be from 1 to 1048576, got 0"}},
 		{"fixed with max", func(s *SynthSpec) { s.Output.Max = 9 }, []string{"output.max: not used by fixed (it takes value)"}},
 		{"uniform min > max", func(s *SynthSpec) { s.Input = Dist{Type: "uniform", Min: 50, Max: 10} }, []string{"input.min: must be <= max (10), got 50"}},
 		{"uniform no max", func(s *SynthSpec) { s.Input = Dist{Type: "uniform", Min: 5} }, []string{"input.max: must be > 0, got 0"}},
-		{"negative stddev", func(s *SynthSpec) { s.Input.Stddev = -3 }, []string{"input.stddev: must be >= 0, got -3"}},
-		{"zero mean", func(s *SynthSpec) { s.Input = Dist{Type: "normal", Stddev: 3} }, []string{"input.mean: must be > 0, got 0"}},
-		{"negative min", func(s *SynthSpec) { s.Input.Min = -1 }, []string{"input.min: must be >= 0, got -1"}},
+		{"negative stddev", func(s *SynthSpec) { s.Input.Stddev = -3 }, []string{"input.stddev: must be from 0 to 1048576, got -3"}},
+		{"zero mean", func(s *SynthSpec) { s.Input = Dist{Type: "normal", Stddev: 3} }, []string{"input.mean: must be > 0 and at most 1048576, got 0"}},
+		{"negative min", func(s *SynthSpec) { s.Input.Min = -1 }, []string{"input.min: must be from 0 to 1048576, got -1"}},
 		{"normal with file", func(s *SynthSpec) { s.Input.File = "x.txt" }, []string{"input.file: not used by lognormal (it takes mean, stddev, min, max)"}},
 		{"empirical no file", func(s *SynthSpec) { s.Input = Dist{Type: "empirical"} }, []string{"input.file: required for empirical (a file of one length a line)"}},
 		{"bad prefix", func(s *SynthSpec) { s.Prefix = &PrefixSpec{Count: 0, Length: -1, Rate: 1.5} }, []string{
-			"prefix.count: must be > 0, got 0", "prefix.length: must be > 0, got -1", "prefix.rate: must be in (0, 1], got 1.5",
+			"prefix.count: must be from 1 to 10000, got 0", "prefix.length: must be from 1 to 1048576, got -1", "prefix.rate: must be in (0, 1], got 1.5",
 		}},
 		{"zero rate", func(s *SynthSpec) { s.Prefix = &PrefixSpec{Count: 1, Length: 1} }, []string{"prefix.rate: must be in (0, 1], got 0"}},
 		{"bad api", func(s *SynthSpec) { s.API = "responses" }, []string{`api: must be chat or completions, got "responses"`}},
@@ -302,9 +302,9 @@ func TestEmpiricalFile(t *testing.T) {
 	spec.Input.File = "lengths/bad.txt"
 	_, err = Synthesize(spec, "testdata", 1)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:3: want a positive integer length, got "abc"`)
-	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:4: want a positive integer length, got "-4"`)
-	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:5: want a positive integer length, got "0"`)
+	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:3: want a length from 1 to 1048576, got "abc"`)
+	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:4: want a length from 1 to 1048576, got "-4"`)
+	assert.Contains(t, err.Error(), `testdata/lengths/bad.txt:5: want a length from 1 to 1048576, got "0"`)
 
 	spec.Input.File = "lengths/empty.txt"
 	_, err = Synthesize(spec, "testdata", 1)
@@ -318,8 +318,8 @@ func TestEmpiricalFile(t *testing.T) {
 func TestSynthesizeInvalidSpec(t *testing.T) {
 	_, err := Synthesize(SynthSpec{Input: Dist{Type: "normal", Mean: 5, Stddev: -3}, Output: Dist{Type: "fixed", Value: 1}}, "", 1)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "requests: must be > 0, got 0")
-	assert.Contains(t, err.Error(), "input.stddev: must be >= 0, got -3")
+	assert.Contains(t, err.Error(), "requests: must be from 1 to 1000000, got 0")
+	assert.Contains(t, err.Error(), "input.stddev: must be from 0 to 1048576, got -3")
 }
 
 func TestVocabulary(t *testing.T) {

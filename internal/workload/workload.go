@@ -8,14 +8,23 @@
 //	{"id":"d7","prompt":"Summarise: ...","max_tokens":256,"arrival_ms":1200.5}
 //
 // Load and Parse are strict, and report every problem with its file, line and
-// key ("workloads/chat.jsonl:12: max_tokens: must be > 0, got 0"), each a
-// *LineError joined with errors.Join (at most 50, then a count). A line is one
-// JSON object with only the keys of Request; exactly one of messages (roles
-// system, user, assistant, tool; a user message's content non-empty) and prompt
-// (non-empty); max_tokens > 0; arrival_ms >= 0; temperature >= 0; top_p in
-// (0, 1]; 0 <= min_tokens <= max_tokens; response_format an object; tags
-// non-empty strings; ids unique (a missing id becomes "line-N"). A null value is
-// the same as leaving the key out. Blank lines are skipped and still counted.
+// key ("workloads/chat.jsonl:12: max_tokens: want an integer from 1 to
+// 1048576, got 0"), each a *LineError joined with errors.Join (at most 50,
+// then a count); a JSON syntax error also has its column
+// ("workloads/chat.jsonl:4:42: invalid JSON: ..."). A line is one JSON object
+// with only the keys of Request; exactly one of messages (roles system, user,
+// assistant, tool; a user message's content non-empty) and prompt
+// (non-empty); max_tokens from 1 to MaxLength; arrival_ms from 0 to
+// MaxArrivalMS; temperature from 0 to 2; top_p in (0, 1]; 0 <= min_tokens <=
+// max_tokens; response_format an object; tags non-empty strings; ids unique (a
+// missing id becomes "line-N"). An integer may be written as any JSON number
+// with a whole value (1e2). A null value is the same as leaving the key out.
+// Blank lines are skipped and still counted; a UTF-8 byte-order mark at the
+// start of the file is read as one.
+//
+// Every reader is bounded (limits.go): Load reads only a regular file (a
+// named pipe or /dev/zero is refused at once), at most MaxFileBytes, in lines
+// of at most MaxLineBytes.
 //
 // Write gives the canonical form of a workload (one compact line a request, keys
 // in field order), and Hash is the SHA-256 of that form, so whitespace and key

@@ -1,0 +1,165 @@
+package result
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/config"
+)
+
+// The baselines committed at the repository's root were written by
+// perfgate itself; every check of Validate must let them through.
+func TestReadCommittedBaselines(t *testing.T) {
+	files, err := filepath.Glob("../../baselines/*.json")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		r, err := Read(f)
+		require.NoError(t, err, "Read(%s)", f)
+		assert.NotEmpty(t, r.Scenarios[0].Repetitions, "Read(%s)", f)
+	}
+}
+
+// A result aggregated and written by today's code reads back: failed
+// requests, open-loop schedule stats, telemetry and quality included.
+func TestWriteReadRoundTrip(t *testing.T) {
+	a := NewAggregator(config.SLO{TTFT: 50 * time.Millisecond}, true, 4)
+	for i := int64(1); i <= 20; i++ {
+		a.Add(rec(i*10, i, 10, 11))
+	}
+	a.Add(&Record{SentNS: 0, EndNS: 5 * ms, ErrorKind: "http", Error: "http 500"})
+	rep := a.Summary(1)
+	zero, one := 0.0, 1.0
+	rep.Engine = &EngineTelemetry{Adapter: "vllm", Scrapes: 3, KVCachePeak: &one, PrefixCacheHitRate: &zero}
+	rep.GPU = &GPUTelemetry{Source: "nvml", Samples: 2, MemoryPeakMiB: 1000, PowerMeanW: &one}
+	rep.Cost = CostOf(&rep, config.Cost{USDPerGPUHour: 2, GPUs: 1})
+	r := &Result{Schema: Schema, Scenarios: []ScenarioResult{{
+		Name: "s", Load: config.Load{Type: config.LoadPoisson, Rate: 4}, Repetitions: []Repetition{rep},
+		Quality: []SuiteResult{{Name: "q", Items: []ItemOutcome{{ID: "a", Score: 1, Pass: true}, {ID: "b", Error: "http 500"}}}},
+	}}}
+	path := filepath.Join(t.TempDir(), "r.json")
+	require.NoError(t, Write(path, r))
+	got, err := Read(path)
+	require.NoError(t, err)
+	assert.Equal(t, rep.Sent, got.Scenarios[0].Repetitions[0].Sent)
+}
+
+// minimal is a valid result with one repetition, as a JSON object that the
+// cases below change one field at a time.
+func minimal(t *testing.T) map[string]any {
+	t.Helper()
+	r := Result{Schema: Schema, Scenarios: []ScenarioResult{{Name: "s", Repetitions: []Repetition{{
+		Index: 1, Duration: 2, Sent: 10, Completed: 9, Failed: 1, Errors: map[string]int{"http": 1}, ErrorRate: 0.1,
+		OutputTokens: 900, OutputThroughput: 450, RequestThroughput: 4.5, Goodput: 4,
+		TTFT: Stats{Count: 9, Mean: 20, Min: 10, P50: 20, P90: 25, P95: 27, P99: 30, P999: 30, Max: 30},
+	}}}}}
+	b, err := json.Marshal(r)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+// rep0 is the first repetition of a minimal result's first scenario.
+func rep0(m map[string]any) map[string]any {
+	return m["scenarios"].([]any)[0].(map[string]any)["repetitions"].([]any)[0].(map[string]any)
+}
+
+// A result file is untrusted: numbers that cannot be true are refused,
+// naming the file and the field, and the error is ErrInvalid.
+func TestReadRefusesImpossibleNumbers(t *testing.T) {
+	cases := []struct {
+		name   string
+		change func(m map[string]any)
+		raw    string // replaces the JSON entirely when set
+		want   string
+	}{
+		{"negative sent", func(m map[string]any) { rep0(m)["sent"] = -10 }, "", "scenarios[0].repetitions[0].sent: want a count >= 0, got -10"},
+		{"failed > sent", func(m map[string]any) { rep0(m)["failed"] = 50 }, "", "scenarios[0].repetitions[0].failed: 50 failed and 9 completed of 10 sent"},
+		{"completed > sent", func(m map[string]any) { rep0(m)["completed"] = 11 }, "", "scenarios[0].repetitions[0].completed: 11 completed of 10 sent"},
+		{"negative throughput", func(m map[string]any) { rep0(m)["output_throughput"] = -1.5e19 }, "", "scenarios[0].repetitions[0].output_throughput: want a finite number >= 0, got -1.5e+19"},
+		{"negative latency", func(m map[string]any) { rep0(m)["ttft_ms"].(map[string]any)["p99"] = -3 }, "", "scenarios[0].repetitions[0].ttft_ms.p99: want a finite number >= 0, got -3"},
+		{"error rate over 1", func(m map[string]any) { rep0(m)["error_rate"] = 2 }, "", "scenarios[0].repetitions[0].error_rate: want a fraction from 0 to 1, got 2"},
+		{"negative tokens", func(m map[string]any) { rep0(m)["output_tokens"] = -1000 }, "", "scenarios[0].repetitions[0].output_tokens: want a count >= 0, got -1000"},
+		{"errors past failed", func(m map[string]any) { rep0(m)["errors"] = map[string]any{"http": 7} }, "", "scenarios[0].repetitions[0].errors: 7 errors by kind for 1 failed requests"},
+		{"infinite number", nil, `{"schema":"perfgate/result/v1","scenarios":[{"name":"s","repetitions":[{"output_throughput":1e400}]}]}`,
+			"r.json:1:93: scenarios.repetitions.output_throughput: want a number in range, got 1e400"},
+		{"string for a count", nil, "{\"schema\":\"perfgate/result/v1\",\n\"scenarios\":[{\"name\":\"s\",\"repetitions\":[{\"sent\":\"ten\"}]}]}",
+			"r.json:2:49: scenarios.repetitions.sent: want an integer in range, got a string"},
+		{"another schema", func(m map[string]any) { m["schema"] = "perfgate/result/v9" }, "", `r.json: schema: "perfgate/result/v9", want perfgate/result/v1`},
+		{"no schema", nil, `{"scenarios":[]}`, "r.json: schema: missing: this is not a perfgate result file"},
+		{"no scenarios", func(m map[string]any) { m["scenarios"] = []any{} }, "", "r.json: scenarios: no scenarios"},
+		{"not JSON", nil, "{\"schema\": \"perfgate/result/v1\",\n  oops}", "r.json:2:3: invalid JSON: invalid character 'o' looking for beginning of object key string"},
+		{"truncated", nil, `{"schema": "perfgate/result/v1", "scenarios": [`, "r.json:1:48: invalid JSON: unexpected end of JSON input"},
+	}
+	dir := t.TempDir()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			data := []byte(tc.raw)
+			if tc.change != nil {
+				m := minimal(t)
+				tc.change(m)
+				var err error
+				data, err = json.Marshal(m)
+				require.NoError(t, err)
+			}
+			path := filepath.Join(dir, "r.json")
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+			r, err := Read(path)
+			assert.Nil(t, r)
+			require.Error(t, err)
+			assert.ErrorIs(t, err, ErrInvalid)
+			assert.Contains(t, err.Error(), tc.want)
+			if !strings.Contains(tc.want, "r.json") {
+				assert.Contains(t, err.Error(), path+": ", "the error names the file")
+			}
+			for _, goism := range []string{"Go struct", "Go value", "float64", "int64", "json: cannot", "%!", "<nil>"} {
+				assert.NotContains(t, err.Error(), goism)
+			}
+		})
+	}
+}
+
+// The minimal result the cases start from is itself valid.
+func TestValidateMinimal(t *testing.T) {
+	b, err := json.Marshal(minimal(t))
+	require.NoError(t, err)
+	_, err = Decode(b, "r.json")
+	assert.NoError(t, err)
+}
+
+// Read reads only regular files, at once, and at most MaxFileBytes.
+func TestReadRefusesWhatIsNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "r.json")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
+	for _, path := range []string{fifo, "/dev/zero", dir} {
+		done := make(chan error, 1)
+		go func() { _, err := Read(path); done <- err }()
+		select {
+		case err := <-done:
+			require.Error(t, err, "Read(%s)", path)
+			assert.Contains(t, err.Error(), path)
+			assert.Contains(t, err.Error(), "not a regular file")
+		case <-time.After(10 * time.Second):
+			t.Fatalf("Read(%s) still blocked after 10s", path)
+		}
+	}
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(MaxFileBytes+1)) // sparse: no disk used
+	require.NoError(t, f.Close())
+	_, err = Read(big)
+	assert.EqualError(t, err, "read result: "+big+": the file is larger than 64 MiB, the most perfgate reads for a result")
+	assert.True(t, errors.Is(err, ErrInvalid))
+}

@@ -1,0 +1,453 @@
+package result
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrInvalid is wrapped by every error about what a result holds (as
+// opposed to failing to read it): a file that is not JSON, of another
+// schema, or whose numbers cannot be true. Callers tell bad input (exit 2)
+// from a failed run with errors.Is(err, ErrInvalid).
+var ErrInvalid = errors.New("invalid result")
+
+// Problem is one thing wrong with a result (or a report) file: the file,
+// the line and column of a JSON error, the field path of a value
+// (scenarios[0].repetitions[2].failed), and what is wrong.
+type Problem struct {
+	File         string
+	Line, Column int
+	Field        string
+	Msg          string
+}
+
+// Error formats the problem as "file:line:column: field: message", leaving
+// out what is unknown.
+func (p *Problem) Error() string {
+	var b strings.Builder
+	if p.File != "" {
+		b.WriteString(p.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+			if p.Column > 0 {
+				fmt.Fprintf(&b, ":%d", p.Column)
+			}
+		}
+		b.WriteString(": ")
+	}
+	if p.Field != "" {
+		b.WriteString(p.Field)
+		b.WriteString(": ")
+	}
+	b.WriteString(p.Msg)
+	return b.String()
+}
+
+// Unwrap makes every Problem an ErrInvalid.
+func (p *Problem) Unwrap() error { return ErrInvalid }
+
+// maxProblems is the most problems Validate reports; a file with more is
+// not a result perfgate wrote.
+const maxProblems = 20
+
+// Validate checks that r holds numbers a run could have measured: counts
+// that are not negative and add up (completed and failed at most sent),
+// finite non-negative throughputs, latencies, durations and telemetry, an
+// error rate and scores in [0, 1]. A result file is untrusted input (it may
+// come from a fork's pull request), and a number that cannot be true is
+// refused rather than averaged into a verdict. The checks are loose enough
+// that every result perfgate writes passes. It returns nil, or the problems
+// (each a *Problem naming the field) joined with errors.Join.
+func (r *Result) Validate() error {
+	v := &checker{}
+	if r.Schema != Schema {
+		v.add("schema", "%s, want %s", quote(r.Schema), Schema)
+	}
+	if len(r.Scenarios) == 0 {
+		v.add("scenarios", "no scenarios")
+	}
+	if c := r.Cost; c != nil {
+		v.nonNegative("cost.usd_per_gpu_hour", c.USDPerGPUHour)
+		v.count("cost.gpus", c.GPUs)
+	}
+	for i := range r.Scenarios {
+		v.scenario(fmt.Sprintf("scenarios[%d]", i), &r.Scenarios[i])
+	}
+	return v.err()
+}
+
+type checker struct {
+	probs   []error
+	dropped int
+}
+
+func (v *checker) add(field, format string, args ...any) {
+	if len(v.probs) >= maxProblems {
+		v.dropped++
+		return
+	}
+	v.probs = append(v.probs, &Problem{Field: field, Msg: fmt.Sprintf(format, args...)})
+}
+
+func (v *checker) err() error {
+	if v.dropped > 0 {
+		v.probs = append(v.probs, &Problem{Msg: fmt.Sprintf("... and %d more problems", v.dropped)})
+	}
+	return errors.Join(v.probs...)
+}
+
+// nonNegative checks a figure that is a finite number >= 0.
+func (v *checker) nonNegative(field string, x float64) {
+	if !(x >= 0) || math.IsInf(x, 0) {
+		v.add(field, "want a finite number >= 0, got %s", fmtNum(x))
+	}
+}
+
+// finite checks a figure that may be negative (a difference of two times).
+func (v *checker) finite(field string, x float64) {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		v.add(field, "want a finite number, got %s", fmtNum(x))
+	}
+}
+
+// fraction checks a share in [0, 1].
+func (v *checker) fraction(field string, x float64) {
+	if !(x >= 0 && x <= 1) {
+		v.add(field, "want a fraction from 0 to 1, got %s", fmtNum(x))
+	}
+}
+
+func (v *checker) count(field string, n int) {
+	if n < 0 {
+		v.add(field, "want a count >= 0, got %d", n)
+	}
+}
+
+func (v *checker) optional(field string, x *float64) {
+	if x != nil {
+		v.nonNegative(field, *x)
+	}
+}
+
+func (v *checker) stats(field string, s Stats) {
+	if s.Count < 0 {
+		v.add(field+".count", "want a count >= 0, got %d", s.Count)
+	}
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{"mean", s.Mean}, {"min", s.Min}, {"p50", s.P50}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"p99_9", s.P999}, {"max", s.Max}} {
+		v.nonNegative(field+"."+f.name, f.x)
+	}
+}
+
+func (v *checker) scenario(p string, s *ScenarioResult) {
+	if strings.TrimSpace(s.Name) == "" {
+		v.add(p+".name", "missing")
+	}
+	v.nonNegative(p+".cold_start_ms", s.ColdStartMS)
+	v.nonNegative(p+".load.rate", s.Load.Rate)
+	v.nonNegative(p+".load.burstiness", s.Load.Burstiness)
+	v.nonNegative(p+".load.speedup", s.Load.Speedup)
+	v.count(p+".load.concurrency", s.Load.Concurrency)
+	v.count(p+".load.max_in_flight", s.Load.MaxInFlight)
+	if w := s.Warmup; w != nil {
+		wp := p + ".warmup"
+		v.nonNegative(wp+".duration_s", float64(w.Duration))
+		v.count(wp+".requests", w.Requests)
+		v.count(wp+".failed", w.Failed)
+		for j, win := range w.Windows {
+			v.nonNegative(fmt.Sprintf("%s.windows[%d].end_s", wp, j), float64(win.End))
+			v.count(fmt.Sprintf("%s.windows[%d].requests", wp, j), win.Requests)
+			v.nonNegative(fmt.Sprintf("%s.windows[%d].output_throughput", wp, j), win.OutputThroughput)
+			v.nonNegative(fmt.Sprintf("%s.windows[%d].ttft_ms", wp, j), win.TTFT)
+		}
+	}
+	for j := range s.Repetitions {
+		v.repetition(fmt.Sprintf("%s.repetitions[%d]", p, j), &s.Repetitions[j])
+	}
+	for j := range s.Quality {
+		q := &s.Quality[j]
+		qp := fmt.Sprintf("%s.quality[%d]", p, j)
+		v.count(qp+".interleaved", q.Interleaved)
+		for k := range q.Items {
+			it := &q.Items[k]
+			ip := fmt.Sprintf("%s.items[%d]", qp, k)
+			v.fraction(ip+".score", it.Score)
+			v.count(ip+".output_tokens", it.OutputTokens)
+			v.count(ip+".repetition", it.Repetition)
+		}
+	}
+}
+
+func (v *checker) repetition(p string, r *Repetition) {
+	v.nonNegative(p+".duration_s", float64(r.Duration))
+	if float64(r.Duration) > float64(math.MaxInt64)/float64(time.Second) {
+		v.add(p+".duration_s", "%s seconds is longer than any run", fmtNum(float64(r.Duration)))
+	}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"sent", r.Sent}, {"completed", r.Completed}, {"failed", r.Failed}, {"prompt_tokens", r.PromptTokens},
+		{"output_tokens", r.OutputTokens}, {"good_requests", r.GoodRequests}, {"good_prompt_tokens", r.GoodPromptTokens},
+		{"good_output_tokens", r.GoodOutputTokens}} {
+		v.count(p+"."+c.name, c.n)
+	}
+	switch {
+	case r.Completed < 0 || r.Failed < 0 || r.Sent < 0:
+	case r.Completed > r.Sent:
+		v.add(p+".completed", "%d completed of %d sent", r.Completed, r.Sent)
+	case r.Failed > r.Sent-r.Completed:
+		v.add(p+".failed", "%d failed and %d completed of %d sent", r.Failed, r.Completed, r.Sent)
+	}
+	if r.GoodRequests > r.Completed && r.Completed >= 0 {
+		v.add(p+".good_requests", "%d met the SLOs of %d completed", r.GoodRequests, r.Completed)
+	}
+	errs := 0
+	for kind, n := range r.Errors {
+		if n < 0 {
+			v.add(p+".errors."+kind, "want a count >= 0, got %d", n)
+		}
+		errs += n
+	}
+	if errs > r.Failed && r.Failed >= 0 {
+		v.add(p+".errors", "%d errors by kind for %d failed requests", errs, r.Failed)
+	}
+	v.fraction(p+".error_rate", r.ErrorRate)
+	for _, f := range []struct {
+		name string
+		x    float64
+	}{{"request_throughput", r.RequestThroughput}, {"output_throughput", r.OutputThroughput},
+		{"input_throughput", r.InputThroughput}, {"goodput", r.Goodput}, {"concurrency", r.Concurrency}} {
+		v.nonNegative(p+"."+f.name, f.x)
+	}
+	v.stats(p+".ttft_ms", r.TTFT)
+	v.stats(p+".tpot_ms", r.TPOT)
+	v.stats(p+".itl_ms", r.ITL)
+	v.stats(p+".e2e_ms", r.E2E)
+	if s := r.Schedule; s != nil {
+		sp := p + ".schedule"
+		v.nonNegative(sp+".offered_rate", s.OfferedRate)
+		v.nonNegative(sp+".scheduled_rate", s.ScheduledRate)
+		v.nonNegative(sp+".achieved_rate", s.AchievedRate)
+		for _, f := range []struct {
+			name string
+			x    float64
+		}{{"mean", s.SendLag.Mean}, {"min", s.SendLag.Min}, {"p50", s.SendLag.P50}, {"p99", s.SendLag.P99}, {"max", s.SendLag.Max}} {
+			v.finite(sp+".send_lag_ms."+f.name, f.x)
+		}
+		v.stats(sp+".ttft_from_schedule_ms", s.TTFTFromSchedule)
+		v.stats(sp+".e2e_from_schedule_ms", s.E2EFromSchedule)
+	}
+	if e := r.Engine; e != nil {
+		ep := p + ".engine"
+		v.count(ep+".scrapes", e.Scrapes)
+		for _, f := range []struct {
+			name string
+			x    *float64
+		}{{"kv_cache_peak", e.KVCachePeak}, {"kv_cache_mean", e.KVCacheMean}, {"prefix_cache_hit_rate", e.PrefixCacheHitRate},
+			{"running_peak", e.RunningPeak}, {"waiting_peak", e.WaitingPeak}, {"preemptions", e.Preemptions}} {
+			v.optional(ep+"."+f.name, f.x)
+		}
+		for _, l := range []struct {
+			name string
+			s    *ServerLatency
+		}{{"server_ttft_ms", e.ServerTTFT}, {"server_itl_ms", e.ServerITL}} {
+			if l.s != nil {
+				for _, x := range []float64{l.s.Count, l.s.Mean, l.s.P50, l.s.P90, l.s.P99} {
+					v.nonNegative(ep+"."+l.name, x)
+				}
+			}
+		}
+		if e.TTFTOverheadMS != nil {
+			v.finite(ep+".ttft_overhead_ms", *e.TTFTOverheadMS)
+		}
+	}
+	if g := r.GPU; g != nil {
+		gp := p + ".gpu"
+		v.nonNegative(gp+".interval_s", float64(g.Interval))
+		v.count(gp+".samples", g.Samples)
+		v.nonNegative(gp+".memory_peak_mib", g.MemoryPeakMiB)
+		v.nonNegative(gp+".memory_total_mib", g.MemoryTotalMiB)
+		for _, f := range []struct {
+			name string
+			x    *float64
+		}{{"utilization_mean", g.UtilizationMean}, {"power_mean_w", g.PowerMeanW}, {"energy_j", g.EnergyJ},
+			{"energy_per_token_j", g.EnergyPerToken}, {"tokens_per_joule", g.TokensPerJoule}} {
+			v.optional(gp+"."+f.name, f.x)
+		}
+		for k, w := range g.PerGPU {
+			wp := fmt.Sprintf("%s.per_gpu[%d]", gp, k)
+			v.nonNegative(wp+".memory_peak_mib", w.MemoryPeakMiB)
+			v.nonNegative(wp+".memory_total_mib", w.MemoryTotalMiB)
+			v.optional(wp+".utilization_mean", w.UtilizationMean)
+			v.optional(wp+".power_mean_w", w.PowerMeanW)
+		}
+	}
+	if c := r.Cost; c != nil {
+		cp := p + ".cost"
+		v.nonNegative(cp+".usd_per_m_output", c.USDPerMOutput)
+		v.optional(cp+".usd_per_m_input", c.USDPerMInput)
+		v.optional(cp+".usd_per_m_output_goodput", c.USDPerMOutputGoodput)
+		v.optional(cp+".usd_per_m_input_goodput", c.USDPerMInputGoodput)
+	}
+}
+
+// inFile names file in every *Problem joined in err, and returns err.
+func inFile(err error, file string) error {
+	errs := []error{err}
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		errs = j.Unwrap()
+	}
+	for _, e := range errs {
+		if p, ok := e.(*Problem); ok {
+			p.File = file
+		}
+	}
+	return err
+}
+
+func fmtNum(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+
+// quote writes a string from a file for a message, cut at 64 bytes.
+func quote(s string) string {
+	if len(s) > 64 {
+		n := 64
+		for n > 0 && !utf8.RuneStart(s[n]) {
+			n--
+		}
+		s = s[:n] + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// JSONError turns an error of encoding/json decoding data (the content of
+// file) into a *Problem in the file's terms: the line and column of a syntax
+// error or of a value of the wrong kind, the field, and what was wanted, in
+// words rather than Go types ("scenarios.repetitions.sent: want an integer,
+// got a string"). Other errors (a field's own decoder refusing its value)
+// keep their message.
+func JSONError(file string, data []byte, err error) error {
+	var (
+		se *json.SyntaxError
+		te *json.UnmarshalTypeError
+	)
+	switch {
+	case errors.As(err, &se):
+		line, col := position(data, se.Offset)
+		if strings.HasPrefix(se.Error(), "unexpected end") {
+			line, col = position(data, int64(len(data))+1)
+		}
+		return &Problem{File: file, Line: line, Column: col, Msg: "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: ")}
+	case errors.As(err, &te):
+		line, col := position(data, valueStart(data, te.Offset, te.Value))
+		return &Problem{File: file, Line: line, Column: col, Field: te.Field,
+			Msg: fmt.Sprintf("want %s, got %s", kindOf(te.Type), gotOf(te.Value))}
+	}
+	var pe *time.ParseError
+	if errors.As(err, &pe) {
+		return &Problem{File: file, Msg: fmt.Sprintf("want %s, got %s", kindOf(reflect.TypeFor[time.Time]()), quote(pe.Value))}
+	}
+	msg := strings.TrimPrefix(err.Error(), "json: ")
+	if strings.Contains(msg, "Go ") || strings.Contains(msg, "unmarshal") {
+		msg = "a value cannot be read"
+	}
+	return &Problem{File: file, Msg: msg}
+}
+
+// position is the 1-based line and character column of the byte at
+// offset-1 (encoding/json's offsets count the bytes read).
+func position(data []byte, offset int64) (line, col int) {
+	if offset < 1 {
+		offset = 1
+	}
+	if offset > int64(len(data)) {
+		offset = int64(len(data)) + 1
+	}
+	before := data[:offset-1]
+	line = bytes.Count(before, []byte("\n")) + 1
+	start := bytes.LastIndexByte(before, '\n') + 1
+	return line, utf8.RuneCount(before[start:]) + 1
+}
+
+// valueStart is the offset (as position takes it) of the start of the value
+// a type error ends at: encoding/json reports the end of a number or a
+// string.
+func valueStart(data []byte, offset int64, value string) int64 {
+	end := offset - 1 // the value's last byte
+	if end < 0 || end >= int64(len(data)) {
+		return offset
+	}
+	if n, ok := strings.CutPrefix(value, "number "); ok && int64(len(n)) <= offset {
+		return offset - int64(len(n)) + 1
+	}
+	if value == "string" && data[end] == '"' {
+		for i := end - 1; i >= 0; i-- {
+			if data[i] != '"' {
+				continue
+			}
+			slashes := 0
+			for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+				slashes++
+			}
+			if slashes%2 == 0 {
+				return i + 1
+			}
+		}
+	}
+	return offset
+}
+
+// kindOf names a Go type the way JSON speaks.
+func kindOf(t reflect.Type) string {
+	if t == nil {
+		return "a value"
+	}
+	if t == reflect.TypeFor[time.Time]() {
+		return "a time such as 2026-01-02T15:04:05Z"
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer in range"
+	case reflect.Float32, reflect.Float64:
+		return "a number in range"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	case reflect.Map, reflect.Struct:
+		return "an object"
+	case reflect.Pointer:
+		return kindOf(t.Elem())
+	}
+	return "a value"
+}
+
+// gotOf names what encoding/json found ("string", "number 1e400").
+func gotOf(value string) string {
+	switch value {
+	case "string":
+		return "a string"
+	case "object":
+		return "an object"
+	case "array":
+		return "an array"
+	case "bool":
+		return "true or false"
+	}
+	if n, ok := strings.CutPrefix(value, "number "); ok {
+		return n
+	}
+	return value
+}

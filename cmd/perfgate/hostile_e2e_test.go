@@ -338,3 +338,36 @@ scenarios:
 		}
 	})
 }
+
+// TestSaltOff: `salt: false` measures a warm cache on purpose: the same
+// prompts are sent in every repetition, and the result says salting was off.
+func TestSaltOff(t *testing.T) {
+	srv := hostile.Start(t, hostile.Options{})
+	conf := hostileConfig(t, srv.URL, 8)
+	data, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, append([]byte("salt: false\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(filepath.Dir(conf), "r.json")
+	var so, se bytes.Buffer
+	if err := Main(context.Background(), []string{"run", "-c", conf, "-o", out}, &so, &se); err != nil {
+		t.Fatalf("run: %v\n%s", err, se.String())
+	}
+	res, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := res.Scenarios[0].Salt; got != result.SaltOff {
+		t.Errorf("result salt = %q, want %q", got, result.SaltOff)
+	}
+	// Two repetitions of the same 8 requests: each sent twice.
+	if rep := srv.RepeatedPrompts(); len(rep) != 8 {
+		t.Errorf("%d prompts sent more than once, want the workload's 8", len(rep))
+	}
+	if !strings.Contains(so.String(), "prompt salting off") {
+		t.Errorf("the summary does not say salting was off:\n%s", so.String())
+	}
+}

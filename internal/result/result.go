@@ -293,6 +293,12 @@ func (s Seconds) Dur() time.Duration { return time.Duration(float64(s) * float64
 
 // Write writes r as indented JSON to path.
 func Write(path string, r *Result) error {
+	// What Read would refuse is never written: a figure that cannot be true
+	// (a negative count, an infinite throughput) is perfgate's own bug, and
+	// must not become a baseline.
+	if err := r.Validate(); err != nil {
+		return fmt.Errorf("perfgate measured a figure that cannot be true, so it writes no result (a bug in perfgate; please report it): %w", err)
+	}
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)

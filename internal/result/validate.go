@@ -211,6 +211,14 @@ func (v *checker) repetition(p string, r *Repetition) {
 	if r.GoodRequests > r.Completed && r.Completed >= 0 {
 		v.add(p+".good_requests", "%d met the SLOs of %d completed", r.GoodRequests, r.Completed)
 	}
+	v.count(p+".usage_refused", r.UsageRefused)
+	if r.UsageRefused > r.Completed && r.Completed >= 0 {
+		v.add(p+".usage_refused", "usage refused for %d of %d completed requests", r.UsageRefused, r.Completed)
+	}
+	v.count(p+".retries", r.Retries)
+	if r.Retries > r.Sent && r.Sent >= 0 {
+		v.add(p+".retries", "%d requests sent again of %d sent", r.Retries, r.Sent)
+	}
 	errs := 0
 	for kind, n := range r.Errors {
 		if n < 0 {

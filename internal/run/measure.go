@@ -46,7 +46,7 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 			continue
 		}
 		delete(missing, sc.Name)
-		s := Scenario{Config: sc, Salt: true}
+		s := Scenario{Config: sc, Salt: cfg.SaltOf(sc)}
 		if sc.Synth != nil {
 			reqs, err := workload.Synthesize(*sc.Synth, cfg.Dir, cfg.Seed)
 			if err != nil {

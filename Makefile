@@ -12,14 +12,16 @@ build:
 demo: build
 	./scripts/demo.sh
 
-# Everything CI runs: formatting, vet, every test with the race detector, and
-# then the timing-precision tests without it (the race detector's
-# instrumentation slows timing several fold, so they skip under -race).
+# Everything CI runs: formatting, vet, every test with the race detector,
+# then the timing-precision and memory tests without it (the race detector's
+# instrumentation slows timing several fold and adds its own memory, so they
+# skip under -race), then every fuzz target for a few seconds.
 test:
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { echo "gofmt needed:"; gofmt -l $$(git ls-files '*.go'); exit 1; }
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
-	$(GO) test -count=1 -run 'TestRunMatchesSimulatorTruth|TestStackColdStartAndWarmUp|TestGateAgainstSimulator' -v ./cmd/perfgate
+	$(GO) test -count=1 -run 'TestRunMatchesSimulatorTruth|TestStackColdStartAndWarmUp|TestGateAgainstSimulator|TestHostileServersBoundedMemory' -v ./cmd/perfgate
+	./scripts/fuzz-smoke.sh
 
 # Benchmarks (not run in CI): the client's ceiling and the pacer.
 bench:

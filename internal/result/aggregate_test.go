@@ -1,8 +1,11 @@
 package result
 
 import (
+	"encoding/json"
 	"math"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,8 +154,35 @@ func TestWriteRead(t *testing.T) {
 		t.Errorf("round trip changed TTFT stats")
 	}
 	in.Schema = "perfgate/result/v0"
-	_ = Write(p, in)
+	if err := Write(p, in); err == nil {
+		t.Errorf("Write wrote schema v0")
+	}
+	data, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := Read(p); err == nil {
 		t.Errorf("Read accepted schema v0")
+	}
+}
+
+// A figure that cannot be true is perfgate's own bug: Write refuses it
+// rather than let it become a baseline, and leaves the file as it was.
+func TestWriteRefusesImpossibleFigures(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "r.json")
+	a := NewAggregator(config.SLO{}, false, 0)
+	a.Add(rec(0, 5, 1, 3))
+	rep := a.Summary(1)
+	rep.OutputThroughput = -1.5e19
+	in := &Result{Schema: Schema, Scenarios: []ScenarioResult{{Name: "s", Repetitions: []Repetition{rep}}}}
+	err := Write(p, in)
+	if err == nil || !strings.Contains(err.Error(), "output_throughput") || !strings.Contains(err.Error(), "cannot be true") {
+		t.Errorf("Write(negative throughput) = %v", err)
+	}
+	if _, statErr := os.Stat(p); !os.IsNotExist(statErr) {
+		t.Errorf("Write left a file behind: %v", statErr)
 	}
 }

@@ -86,7 +86,9 @@ func FuzzStream(f *testing.F) {
 			t.Fatalf("success for a stream without [DONE] or finish_reason")
 		}
 		if e != nil {
-			if msg := e.Error(); strings.Contains(msg, "%!") || !strings.HasPrefix(msg, string(e.Kind)) {
+			// "%!" is a formatting bug of perfgate's, unless the server sent
+			// it (a malformed chunk is quoted).
+			if msg := e.Error(); strings.Contains(msg, "%!") && !bytes.Contains(body, []byte("%!")) || !strings.HasPrefix(msg, string(e.Kind)) {
 				t.Fatalf("Error() = %q", msg)
 			}
 		}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
@@ -46,7 +47,7 @@ func FuzzReadResult(f *testing.F) {
 			}
 			msg := quotedRe.ReplaceAllString(err.Error(), `""`)
 			for _, goism := range []string{"Go struct", "Go value", "float64", "int64", "json: cannot", "%!", "<nil>", "map["} {
-				if strings.Contains(msg, goism) {
+				if strings.Contains(msg, goism) && !bytes.Contains(data, []byte(goism)) { // unless the input says it
 					t.Fatalf("Decode error %q speaks Go (%s)", err, goism)
 				}
 			}

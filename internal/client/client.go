@@ -274,12 +274,14 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 	hresp, err := a.send(c.hc, hreq)
 	resp.Retries = a.transportRetries()
 	if err != nil && a.retryable(rctx) {
-		// The same request was built a moment ago: this cannot fail.
-		if hreq, a, err = c.newStreamRequest(rctx, body, requestID); err == nil {
-			resp.Retries++
-			hresp, err = a.send(c.retryHC, hreq)
-			resp.Retries += a.transportRetries()
+		// The same request was built a moment ago: this should not fail.
+		hreq, a, err = c.newStreamRequest(rctx, body, requestID)
+		if err != nil {
+			return fail(&Error{Kind: ErrRequest, Err: err})
 		}
+		resp.Retries++
+		hresp, err = a.send(c.retryHC, hreq)
+		resp.Retries += a.transportRetries()
 	}
 	resp.Sent = a.sent()
 	if err != nil {
@@ -318,6 +320,7 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 		c.readers.Put(er)
 	}()
 	s := newStream(resp, req.MaxTokens)
+	s.promptBytes, s.promptMessages = promptSize(req)
 	defer s.close()
 	e, rerr := s.read(er, c.eventHook)
 	if er.Done() {
@@ -540,4 +543,16 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 		}
 	}
 	return ids, nil
+}
+
+// promptSize is the bytes of a request's text (its messages' contents, or
+// its prompt) and its number of messages (1 for a prompt).
+func promptSize(req *workload.Request) (bytes, messages int) {
+	if len(req.Messages) == 0 {
+		return len(req.Prompt), 1
+	}
+	for _, m := range req.Messages {
+		bytes += len(m.Content)
+	}
+	return bytes, len(req.Messages)
 }

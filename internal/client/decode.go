@@ -10,9 +10,12 @@ type decoded struct {
 	content   []byte // choices[0].delta.content
 	text      []byte // choices[0].text
 	reasoning bool   // choices[0].delta.reasoning_content or .reasoning is non-empty
-	finish    []byte // choices[0].finish_reason
-	usage     usage
-	hasUsage  bool
+	// reasoningBytes is the length of the reasoning text (as sent, escapes
+	// and all: it only bounds the tokens a usage may claim).
+	reasoningBytes int
+	finish         []byte // choices[0].finish_reason
+	usage          usage
+	hasUsage       bool
 }
 
 // fastDecode decodes a chunk without reflection or allocation, into slices of
@@ -144,6 +147,7 @@ func (s *scanner) delta(d *decoded) bool {
 			v, ok := s.optStr(false)
 			if d != nil && len(v) > 0 {
 				d.reasoning = true
+				d.reasoningBytes += len(v)
 			}
 			return ok
 		case keyUnknown:

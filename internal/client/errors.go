@@ -5,11 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 )
 
 // maxMessage bounds a server message taken verbatim from a body that is not
@@ -117,14 +117,7 @@ func jsonString(raw json.RawMessage) string {
 // truncate returns at most maxMessage bytes of b, cut on a rune boundary, with
 // invalid UTF-8 replaced.
 func truncate(b []byte) string {
-	if len(b) > maxMessage {
-		n := maxMessage
-		for n > 0 && !utf8.RuneStart(b[n]) {
-			n--
-		}
-		b = b[:n]
-	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.ToValidUTF8(string(cutUTF8(b, maxMessage)), "\uFFFD")
 }
 
 // localErrnos are the errors of perfgate's own machine running out of a
@@ -146,9 +139,14 @@ var localErrnos = []struct {
 
 // localError returns an ErrLocal Error when err is one of localErrnos
 // (found through *net.OpError, *os.SyscallError and *url.Error), else nil.
+// A failed name lookup keeps only its cause's text (a *net.DNSError wraps no
+// errno): a target named by host name looks itself up for every new
+// connection, so out of files that is where it fails first.
 func localError(err error) *Error {
+	var dns *net.DNSError
+	isDNS := errors.As(err, &dns)
 	for _, l := range localErrnos {
-		if errors.Is(err, l.errno) {
+		if errors.Is(err, l.errno) || isDNS && dns.Err == l.errno.Error() {
 			return &Error{Kind: ErrLocal, Err: fmt.Errorf("%s (%w); %s. This is perfgate's own limit, not the server's", l.what, err, l.fix)}
 		}
 	}

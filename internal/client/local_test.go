@@ -58,6 +58,15 @@ func TestDoLocalErrors(t *testing.T) {
 			assert.Equal(t, ErrLocal, e.Kind)
 		})
 	}
+	// Out of files while looking up the target's name: a *net.DNSError,
+	// which keeps only the text of its cause.
+	c0 := newClient(t, "http://127.0.0.1:9", APIChat)
+	c0.dial = func(_ context.Context, _, addr string) (net.Conn, error) {
+		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: syscall.EMFILE.Error(), Name: "gpu-box", Server: "127.0.0.53:53"}}
+	}
+	if resp := c0.Do(context.Background(), chatReq(), ""); resp.Err == nil || resp.Err.Kind != ErrLocal {
+		t.Errorf("a lookup that ran out of files = %v, want a local error", resp.Err)
+	}
 	// Other dial errors stay connect errors.
 	c := newClient(t, "http://127.0.0.1:9", APIChat)
 	c.dial = func(_ context.Context, network, _ string) (net.Conn, error) {

@@ -112,7 +112,7 @@ func TestDoUsageProvenance(t *testing.T) {
 		{usage: `{"prompt_tokens":5,"completion_tokens":5}`, prompt: 5, output: 5},
 		{usage: `{"prompt_tokens":5,"completion_tokens":3}`, prompt: 5, output: 3}, // 3 >= 5/2: several tokens a chunk... the other way round is slack
 		{usage: `{"prompt_tokens":5,"completion_tokens":12}`, prompt: 5, output: 12},
-		{usage: `{"prompt_tokens":2147483647,"completion_tokens":12}`, prompt: 2147483647, output: 12},
+		{usage: `{"prompt_tokens":2147483647,"completion_tokens":12}`, refused: "prompt_tokens is 2147483647, more than the request's"},
 		{usage: `{"completion_tokens":5}`, prompt: 0, output: 5},
 		{usage: `{"prompt_tokens":null,"completion_tokens":5}`, prompt: 0, output: 5},
 		{usage: `null`},
@@ -230,4 +230,33 @@ func TestDoFinishReasonCut(t *testing.T) {
 	resp := newClient(t, serveSSE(t, []byte(body)).URL, APIChat).Do(context.Background(), chatReq(), "")
 	require.Nil(t, resp.Err)
 	assert.Equal(t, long[:64], resp.FinishReason)
+}
+
+// A usage that claims more tokens than the text could hold is refused: a
+// token decodes to at least a byte (bar a few special tokens), and a prompt
+// is its text and a chat template.
+func TestCheckUsageSize(t *testing.T) {
+	tests := []struct {
+		name                           string
+		u                              usage
+		outBytes, chunks, prompt, msgs int
+		refused                        string // "" means believed
+	}{
+		{"plausible", usage{PromptTokens: 40, CompletionTokens: 12}, 50, 12, 160, 2, ""},
+		{"one byte a token, and the slack", usage{CompletionTokens: 12 + 12 + 16}, 12, 12, 0, 0, ""},
+		{"past it", usage{CompletionTokens: 12 + 12 + 17}, 12, 12, 0, 0, "completion_tokens is 41, more than the 12 bytes of output text"},
+		{"255 tokens for 'hi' in two chunks", usage{CompletionTokens: 255}, 2, 2, 0, 0, "completion_tokens is 255, more than the 2 bytes"},
+		{"100 times the tokens streamed", usage{CompletionTokens: 800}, 40, 8, 0, 0, "more than the 40 bytes"},
+		{"a prompt and its template", usage{PromptTokens: 160 + 2*64 + 4096}, 0, 0, 160, 2, ""},
+		{"a prompt past its template", usage{PromptTokens: 160 + 2*64 + 4097}, 0, 0, 160, 2, "prompt_tokens is 4385, more than the request's 160 bytes"},
+		{"prompt size unknown", usage{PromptTokens: 1 << 30}, 0, 0, 0, 0, ""},
+	}
+	for _, tt := range tests {
+		got := checkUsageSize(tt.u, tt.outBytes, tt.chunks, tt.prompt, tt.msgs)
+		if tt.refused == "" {
+			assert.Empty(t, got, tt.name)
+		} else {
+			assert.Contains(t, got, tt.refused, tt.name)
+		}
+	}
 }

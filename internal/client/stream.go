@@ -74,9 +74,15 @@ type stream struct {
 	resp      *Response
 	maxTokens int // the request's max_tokens
 	text      strings.Builder
-	events    int  // events handled
-	chunks    int  // events that carried output (content or reasoning)
-	finish    bool // a choice carried a finish_reason
+	events    int // events handled
+	chunks    int // events that carried output (content or reasoning)
+	// outBytes is the output text that arrived, reasoning included: a bound
+	// on the tokens a usage may claim.
+	outBytes int
+	// promptBytes and promptMessages size the request's text (0: unknown):
+	// a bound on the prompt tokens a usage may claim.
+	promptBytes, promptMessages int
+	finish                      bool // a choice carried a finish_reason
 	// usage is the last usage seen, if hasUsage.
 	usage    usage
 	hasUsage bool
@@ -197,6 +203,7 @@ func (s *stream) event(ev Event, now time.Time) *Error {
 			s.resp.FirstToken = now
 		}
 		s.chunks++
+		s.outBytes += len(out) + d.reasoningBytes
 		s.resp.ChunkTimes = append(s.resp.ChunkTimes, now)
 		s.text.Write(out)
 	}
@@ -257,6 +264,7 @@ func slowDecode(data []byte, d *decoded) *Error {
 		d.content = []byte(ch.Delta.Content)
 		d.text = []byte(ch.Text)
 		d.reasoning = ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != ""
+		d.reasoningBytes = len(ch.Delta.ReasoningContent) + len(ch.Delta.Reasoning)
 		d.finish = []byte(ch.FinishReason)
 	}
 	return nil
@@ -268,6 +276,9 @@ func (s *stream) close() {
 	s.resp.Text = s.text.String()
 	if s.hasUsage {
 		why := checkUsage(s.usage, s.chunks, s.maxTokens)
+		if why == "" {
+			why = checkUsageSize(s.usage, s.outBytes, s.chunks, s.promptBytes, s.promptMessages)
+		}
 		if why == "" {
 			s.resp.PromptTokens = int(s.usage.PromptTokens)
 			s.resp.OutputTokens = int(s.usage.CompletionTokens)

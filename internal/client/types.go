@@ -114,6 +114,11 @@ type Response struct {
 	//     A server may put several tokens in one chunk (so fewer chunks than
 	//     tokens is normal), but it does not split one token across more
 	//     than two chunks.
+	//   - completion_tokens is more than the output text could hold: its
+	//     bytes (reasoning included) plus one per chunk plus 16, since a
+	//     token decodes to at least one byte bar special tokens;
+	//   - prompt_tokens is more than the request's text could hold: its
+	//     bytes plus 64 a message plus 4096 for a chat template.
 	// A refused usage is replaced by perfgate's own count (see OutputTokens).
 	UsageRefused string
 	// FinishReason is the last finish_reason the stream carried, cut to 64

@@ -142,6 +142,34 @@ func checkUsage(u usage, chunks, maxTokens int) string {
 	return ""
 }
 
+// A token decodes to at least one byte of text, bar special tokens (an
+// end-of-sequence token, the tokens of a stop string, a chat template's own
+// markers and default system prompt): the slacks cover those.
+const (
+	outputTokenSlack       = 16
+	promptTokensPerMessage = 64
+	promptTemplateSlack    = 4096
+)
+
+// checkUsageSize returns why u claims more tokens than the text could hold:
+// more completion tokens than the outBytes of output text (reasoning
+// included) in chunks chunks, or more prompt tokens than the request's
+// promptBytes of text in promptMessages messages and a chat template (not
+// checked when promptBytes is 0, unknown); "" if neither.
+func checkUsageSize(u usage, outBytes, chunks, promptBytes, promptMessages int) string {
+	if most := int64(outBytes + chunks + outputTokenSlack); u.CompletionTokens > most {
+		return fmt.Sprintf("the server's usage was refused: completion_tokens is %d, more than the %s of output text that arrived can hold (a token is at least a byte)",
+			u.CompletionTokens, plural(outBytes, "byte"))
+	}
+	if promptBytes > 0 {
+		if most := int64(promptBytes + promptTokensPerMessage*promptMessages + promptTemplateSlack); u.PromptTokens > most {
+			return fmt.Sprintf("the server's usage was refused: prompt_tokens is %d, more than the request's %s of text and a chat template can hold",
+				u.PromptTokens, plural(promptBytes, "byte"))
+		}
+	}
+	return ""
+}
+
 // plural writes "1 chunk" or "n chunks".
 func plural(n int, noun string) string {
 	if n == 1 {

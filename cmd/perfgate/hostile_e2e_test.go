@@ -263,6 +263,23 @@ func TestHostileServersBoundedMemory(t *testing.T) {
 			if kib > 256<<10 {
 				t.Errorf("peak RSS %d MiB, want < 256 MiB", kib>>10)
 			}
+			// The run got as far as the load, and ended as it should: the
+			// failing modes fail the run, the others pass it.
+			want := exit.RunFailed
+			if mode == hostile.Healthy || mode == hostile.MetricsEndless || mode == hostile.VersionDeep {
+				want = exit.OK
+			}
+			if code := cmd.ProcessState.ExitCode(); code != want {
+				t.Errorf("exit %d, want %d; stderr:\n%s", code, want, stderr.String())
+			}
+			if n := srv.Requests("/v1/chat/completions"); n < 64 {
+				t.Errorf("the server got %d completion requests, want at least the 64 users' first", n)
+			}
+			// Two rounds of 64 users at most, each ended by target.timeout
+			// (2 s), with room for a busy machine.
+			if took > 30*time.Second {
+				t.Errorf("the run took %s", took)
+			}
 			if strings.Contains(stderr.String(), "panic") {
 				t.Errorf("stderr shows a panic:\n%s", stderr.String())
 			}
@@ -369,5 +386,40 @@ func TestSaltOff(t *testing.T) {
 	}
 	if !strings.Contains(so.String(), "prompt salting off") {
 		t.Errorf("the summary does not say salting was off:\n%s", so.String())
+	}
+}
+
+// TestGateRefusesASaltMismatchBeforeRunning: a salted baseline and a config
+// that turns salting off measure different things (prefills, a warm cache);
+// gate says so before it sends a single request, not after the run.
+func TestGateRefusesASaltMismatchBeforeRunning(t *testing.T) {
+	srv := hostile.Start(t, hostile.Options{})
+	conf := hostileConfig(t, srv.URL, 8)
+	dir := filepath.Dir(conf)
+	var so, se bytes.Buffer
+	if err := Main(context.Background(), []string{"run", "-q", "-c", conf, "-o", filepath.Join(dir, "r.json")}, &so, &se); err != nil {
+		t.Fatalf("run: %v\n%s", err, se.String())
+	}
+	bases := filepath.Join(dir, "baselines")
+	if err := Main(context.Background(), []string{"baseline", "promote", filepath.Join(dir, "r.json"), "--dir", bases}, &so, &se); err != nil {
+		t.Fatalf("promote: %v\n%s", err, se.String())
+	}
+	data, err := os.ReadFile(conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(conf, append([]byte("salt: false\n"), data...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	before := srv.Requests("/v1/chat/completions")
+	err = Main(context.Background(), []string{"gate", "-q", "-c", conf, "--baselines", bases, "-o", filepath.Join(dir, "g.json")}, &so, &se)
+	if code := exit.Code(err); code != exit.Usage {
+		t.Fatalf("gate exit %d (%v), want %d", code, err, exit.Usage)
+	}
+	if !strings.Contains(err.Error(), "prompt salting: per-pass → off") {
+		t.Errorf("error %q does not name the salting", err)
+	}
+	if n := srv.Requests("/v1/chat/completions") - before; n != 0 {
+		t.Errorf("gate sent %d requests before refusing", n)
 	}
 }

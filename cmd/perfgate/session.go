@@ -287,10 +287,7 @@ func (s *session) stopStack() {
 func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
 	c := sc.Config
 	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load, SLO: c.SLO,
-		Gates: s.cfg.GatesOf(c), Sampling: workload.Sampling(sc.Requests), Salt: result.SaltOff}
-	if sc.Salt {
-		res.Salt = result.SaltPerPass
-	}
+		Gates: s.cfg.GatesOf(c), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
 	if s.cfg.Stack.Kind != config.StackExternal {
 		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
 	}

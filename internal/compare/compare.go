@@ -321,6 +321,13 @@ func scenarioWarnings(b, c *result.ScenarioResult) []string {
 			out = append(out, fmt.Sprintf("the %s's client fell behind its arrival schedule in %d of %d repetitions: the offered load was not achieved", side.name, missed, len(side.s.Repetitions)))
 		}
 	}
+	if (b.Salt == "") != (c.Salt == "") {
+		old := "baseline"
+		if c.Salt == "" {
+			old = "candidate"
+		}
+		out = append(out, fmt.Sprintf("the %s was measured by a perfgate from before prompt salting: its repeated prompts may have been served from the engine's prompt cache, so the two sides' TTFT may differ for that alone; promote a new baseline", old))
+	}
 	if tb, tc := tokensFrom(b), tokensFrom(c); tb != tc {
 		out = append(out, fmt.Sprintf("token counts come from %s in the baseline and %s in the candidate: throughputs may not be comparable", tb, tc))
 	}

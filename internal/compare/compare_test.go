@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -281,6 +282,8 @@ func TestSaltMismatch(t *testing.T) {
 	assert.Equal(t, []Difference{{Scenario: "chat", Field: "prompt salting", Baseline: "off", Candidate: "per-pass"}}, mm.Differences)
 
 	base.Scenarios[0].Salt = ""
-	_, err = Compare([]*result.Result{base}, cand, Options{})
-	assert.NoError(t, err)
+	v, err := Compare([]*result.Result{base}, cand, Options{})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios, 1)
+	assert.Contains(t, strings.Join(v.Scenarios[0].Warnings, "\n"), "the baseline was measured by a perfgate from before prompt salting")
 }

@@ -32,6 +32,15 @@ type Scenario struct {
 	Salt bool
 }
 
+// SaltMode is the result's account of Salt: result.SaltPerPass or
+// result.SaltOff.
+func (s *Scenario) SaltMode() string {
+	if s.Salt {
+		return result.SaltPerPass
+	}
+	return result.SaltOff
+}
+
 // Prepare loads (or synthesises) the workload of each scenario of cfg whose
 // name is in only (all of them when only is empty). An unknown name in only is
 // an error.

@@ -141,15 +141,21 @@ func (l *limitReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Buffer collects bytes and never holds more than Limit of them: a Write
-// past it keeps what fits and fails with a *TooLargeError naming What, so
-// that a copy into it (io.Copy, Docker's stdcopy) stops there. It has no
-// ReadFrom, on purpose: io.Copy would take that way round Write, and its
-// limit.
+// Buffer collects bytes and never holds more than Limit of them. A Write
+// past the limit keeps what fits and fails with a *TooLargeError naming
+// What, so that a copy into it (io.Copy, Docker's stdcopy, a command's
+// output) stops there; with Discard set, it drops the rest and succeeds
+// instead, so that the writer goes on (a command's standard error, of which
+// only the first line matters). Truncated says whether anything was dropped.
+// It has no ReadFrom, on purpose: io.Copy would take that way round Write,
+// and its limit.
 type Buffer struct {
-	Limit int64
-	What  string
-	buf   bytes.Buffer
+	Limit   int64
+	What    string
+	Discard bool
+
+	buf       bytes.Buffer
+	truncated bool
 }
 
 // Write appends p, or as much of it as fits under Limit.
@@ -159,8 +165,15 @@ func (b *Buffer) Write(p []byte) (int, error) {
 		return b.buf.Write(p)
 	}
 	n, _ := b.buf.Write(p[:max(room, 0)])
+	b.truncated = true
+	if b.Discard {
+		return len(p), nil
+	}
 	return n, &TooLargeError{What: b.What, Limit: b.Limit}
 }
+
+// Truncated reports whether a Write went past Limit.
+func (b *Buffer) Truncated() bool { return b.truncated }
 
 // Bytes returns what was written; it aliases the buffer.
 func (b *Buffer) Bytes() []byte { return b.buf.Bytes() }

@@ -138,6 +138,13 @@ func TestBuffer(t *testing.T) {
 	if n, err := b.Write([]byte("x")); n != 0 || err == nil {
 		t.Errorf("Write when full = %d, %v; want 0 and an error", n, err)
 	}
+	if !b.Truncated() {
+		t.Error("Truncated() = false after a write past the limit")
+	}
+	d := &Buffer{Limit: 4, Discard: true}
+	if n, err := d.Write([]byte("123456")); n != 6 || err != nil || d.String() != "1234" || !d.Truncated() {
+		t.Errorf("Discard: Write = %d, %v; holds %q, truncated %v", n, err, d.String(), d.Truncated())
+	}
 	// A copy from an endless source stops at the limit.
 	b = &Buffer{Limit: 1 << 20, What: "stdout"}
 	if _, err := io.Copy(b, zeros{}); !errors.As(err, &tl) || b.Len() != 1<<20 {

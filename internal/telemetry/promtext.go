@@ -3,6 +3,7 @@ package telemetry
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -109,7 +110,7 @@ func shorten(line []byte) string {
 	const most = 160
 	s := string(bytes.TrimRight(line, "\r"))
 	if len(s) > most {
-		s = s[:most] + "..."
+		s = strings.ToValidUTF8(s[:most], "") + "..." // a cut rune is dropped
 	}
-	return s
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

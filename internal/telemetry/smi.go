@@ -310,12 +310,14 @@ func LocalCommand(ctx context.Context, argv []string) ([]byte, error) {
 		return nil, errors.New("no command to run")
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	stdout := &cappedBuffer{limit: localCommandOutputLimit}
-	stderr := &cappedBuffer{limit: localCommandStderrLimit, quiet: true}
+	// Output past its limit fails the write, which closes the pipe and stops
+	// the command; standard error past its limit is dropped.
+	stdout := &safeio.Buffer{Limit: localCommandOutputLimit, What: "its output"}
+	stderr := &safeio.Buffer{Limit: localCommandStderrLimit, Discard: true}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.WaitDelay = localCommandWaitDelay
 	err := cmd.Run()
-	if stdout.over {
+	if stdout.Truncated() {
 		return nil, &safeio.TooLargeError{What: "its output", Limit: localCommandOutputLimit}
 	}
 	if err != nil {
@@ -329,32 +331,6 @@ func LocalCommand(ctx context.Context, argv []string) ([]byte, error) {
 	}
 	return stdout.Bytes(), nil
 }
-
-// cappedBuffer keeps what is written to it up to limit bytes. Past it, it
-// notes that it overflowed and fails the write, which stops the command
-// (its pipe closes), or, quiet, drops the rest and lets the command go on.
-// It has only Write: a bytes.Buffer's ReadFrom would let io.Copy read
-// around the limit.
-type cappedBuffer struct {
-	buf   bytes.Buffer
-	limit int
-	quiet bool
-	over  bool
-}
-
-func (b *cappedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.buf.Len(); len(p) > room {
-		b.buf.Write(p[:max(room, 0)])
-		b.over = true
-		if b.quiet {
-			return len(p), nil
-		}
-		return 0, errors.New("output over the limit")
-	}
-	return b.buf.Write(p)
-}
-
-func (b *cappedBuffer) Bytes() []byte { return b.buf.Bytes() }
 
 // commandFirstLine is the first non-blank line of out, trimmed and cut to 200 bytes.
 func commandFirstLine(out []byte) string {

@@ -348,8 +348,8 @@ func parseHistory(r io.Reader, path string, limit int64) ([]Entry, error) {
 	var entries []Entry
 	rd := bufio.NewReaderSize(safeio.LimitReader(r, limit, path), 64<<10)
 	for n := 1; ; n++ {
-		line, err := readLine(rd)
-		if errors.Is(err, errLineTooLong) {
+		line, err := safeio.ReadLine(rd, MaxHistoryLineBytes)
+		if errors.Is(err, safeio.ErrLineTooLong) {
 			return nil, &result.Problem{File: path, Line: n, Msg: fmt.Sprintf(
 				"the line is longer than %s, the most perfgate reads in one line", safeio.FormatBytes(MaxHistoryLineBytes))}
 		}
@@ -412,23 +412,6 @@ func parseEntry(text []byte, path string, n int) (Entry, error) {
 		}
 	}
 	return e, nil
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads one line, holding at most MaxHistoryLineBytes of it.
-func readLine(rd *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := rd.ReadSlice('\n')
-		if len(line)+len(frag) > MaxHistoryLineBytes+len("\r\n") {
-			return nil, errLineTooLong
-		}
-		line = append(line, frag...)
-		if err != bufio.ErrBufferFull {
-			return line, err
-		}
-	}
 }
 
 // List loads every baseline in Dir (each <scenario>.json; not history.jsonl,

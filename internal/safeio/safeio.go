@@ -7,6 +7,7 @@
 package safeio
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -183,3 +184,28 @@ func (b *Buffer) String() string { return b.buf.String() }
 
 // Len is how many bytes the buffer holds.
 func (b *Buffer) Len() int { return b.buf.Len() }
+
+// ErrLineTooLong is ReadLine's error for a line past its limit.
+var ErrLineTooLong = errors.New("line too long")
+
+// ReadLine reads one line from br, its ending ("\n" or "\r\n") included,
+// holding at most limit bytes of it and the ending: past that it fails with
+// ErrLineTooLong, having read no more than limit + 2 bytes beyond the
+// reader's buffer. At the end of the input it returns the last line (maybe
+// empty) and io.EOF.
+func ReadLine(br *bufio.Reader, limit int) ([]byte, error) {
+	var line []byte
+	for {
+		frag, err := br.ReadSlice('\n')
+		if len(line)+len(frag) > limit+len("\r\n") {
+			return nil, ErrLineTooLong
+		}
+		line = append(line, frag...)
+		if err != bufio.ErrBufferFull {
+			if len(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))) > limit {
+				return nil, ErrLineTooLong
+			}
+			return line, err
+		}
+	}
+}

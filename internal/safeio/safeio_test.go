@@ -1,6 +1,7 @@
 package safeio
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -149,5 +150,27 @@ func TestBuffer(t *testing.T) {
 	b = &Buffer{Limit: 1 << 20, What: "stdout"}
 	if _, err := io.Copy(b, zeros{}); !errors.As(err, &tl) || b.Len() != 1<<20 {
 		t.Errorf("io.Copy(endless) = %v with %d bytes held", err, b.Len())
+	}
+}
+
+func TestReadLine(t *testing.T) {
+	in := "short\n" + strings.Repeat("x", 10) + "\r\n" + strings.Repeat("y", 11) + "\nlast"
+	br := bufio.NewReaderSize(strings.NewReader(in), 16)
+	for _, want := range []string{"short\n", strings.Repeat("x", 10) + "\r\n"} {
+		if line, err := ReadLine(br, 10); string(line) != want || err != nil {
+			t.Fatalf("ReadLine = %q, %v; want %q", line, err, want)
+		}
+	}
+	if _, err := ReadLine(br, 10); !errors.Is(err, ErrLineTooLong) {
+		t.Fatalf("ReadLine(11 bytes, limit 10) = %v, want ErrLineTooLong", err)
+	}
+	br = bufio.NewReaderSize(strings.NewReader("last"), 16)
+	if line, err := ReadLine(br, 10); string(line) != "last" || err != io.EOF {
+		t.Errorf("ReadLine(last line) = %q, %v", line, err)
+	}
+	// An endless line is refused once past the limit, not read whole.
+	br = bufio.NewReaderSize(zeros{}, 16)
+	if _, err := ReadLine(br, 1<<20); !errors.Is(err, ErrLineTooLong) {
+		t.Errorf("ReadLine(endless) = %v", err)
 	}
 }

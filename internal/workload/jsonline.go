@@ -183,8 +183,8 @@ func (p *Problems) Err() error {
 func ReadLines(r io.Reader, name string, each func(n int, line []byte)) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	for n := 1; ; n++ {
-		line, err := readLine(br)
-		if errors.Is(err, errLineTooLong) {
+		line, err := safeio.ReadLine(br, MaxLineBytes)
+		if errors.Is(err, safeio.ErrLineTooLong) {
 			return &LineError{File: name, Line: n, Msg: fmt.Sprintf(
 				"the line is longer than %s, the most perfgate reads in one line", safeio.FormatBytes(MaxLineBytes))}
 		}
@@ -204,28 +204,6 @@ func ReadLines(r io.Reader, name string, each func(n int, line []byte)) error {
 		}
 		if err != nil {
 			return fmt.Errorf("read %s: %w", name, err)
-		}
-	}
-}
-
-var errLineTooLong = errors.New("line too long")
-
-// readLine reads one line, its line ending included, holding at most
-// MaxLineBytes of it (and the ending): past that it fails with
-// errLineTooLong.
-func readLine(br *bufio.Reader) ([]byte, error) {
-	var line []byte
-	for {
-		frag, err := br.ReadSlice('\n')
-		if len(line)+len(frag) > MaxLineBytes+len("\r\n") {
-			return nil, errLineTooLong
-		}
-		line = append(line, frag...)
-		if err != bufio.ErrBufferFull {
-			if len(bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))) > MaxLineBytes {
-				return nil, errLineTooLong
-			}
-			return line, err
 		}
 	}
 }

@@ -66,11 +66,11 @@ type FileLimit struct {
 }
 
 // Ensure makes sure perfgate may open the files a run of cfg needs: when
-// the soft limit is lower, it raises it as far as the hard limit allows
-// (the Go runtime raises it to the hard limit at start on most systems, so
-// this is rarely needed), and when even the hard limit is lower it fails
-// with an *OpenFilesError before anything is sent. A limit it cannot read
-// is not checked.
+// the soft limit is lower, it raises it to what the run needs if the hard
+// limit allows (the Go runtime raises it to the hard limit at start on most
+// systems, so this is rarely needed), and when even the hard limit is lower
+// it fails with an *OpenFilesError before anything is sent. A limit it
+// cannot read is not checked.
 func (l FileLimit) Ensure(cfg *config.Config) error {
 	get, set := l.Get, l.Set
 	if get == nil {

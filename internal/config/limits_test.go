@@ -6,12 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/safeio/safeiotest"
 )
 
 // deepBrackets is the document that took goccy/go-yaml 47 s and 15 GB:
@@ -116,20 +116,7 @@ func TestParseByteOrderMark(t *testing.T) {
 // device that never ends and a directory are each refused with the path.
 func TestLoadFileRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "perfgate.yaml")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	for _, path := range []string{fifo, "/dev/zero", dir} {
-		done := make(chan error, 1)
-		go func() { _, err := LoadFile(path); done <- err }()
-		select {
-		case err := <-done:
-			require.Error(t, err, "LoadFile(%s)", path)
-			assert.Contains(t, err.Error(), path)
-			assert.Contains(t, err.Error(), "not a regular file")
-		case <-time.After(10 * time.Second):
-			t.Fatalf("LoadFile(%s) still blocked after 10s", path)
-		}
-	}
+	safeiotest.RefusesWhatIsNotAFile(t, "perfgate.yaml", func(p string) error { _, err := LoadFile(p); return err })
 
 	big := filepath.Join(dir, "big.yaml")
 	require.NoError(t, os.WriteFile(big, make([]byte, MaxFileBytes+1), 0o644))

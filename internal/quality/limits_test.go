@@ -2,37 +2,20 @@ package quality
 
 import (
 	"fmt"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/safeio/safeiotest"
 )
 
 // Load reads only regular files, at once: a named pipe with no writer, a
 // device that never ends and a directory are each refused, naming the path;
 // so is such a file named as a schema_file.
 func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "suite.jsonl")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	for _, path := range []string{fifo, "/dev/zero", dir} {
-		done := make(chan error, 1)
-		go func() { _, err := Load(path); done <- err }()
-		select {
-		case err := <-done:
-			require.Error(t, err, "Load(%s)", path)
-			assert.ErrorIs(t, err, safeio.ErrNotRegular, "Load(%s)", path)
-			assert.Contains(t, err.Error(), path)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Load(%s) still blocked after 10s", path)
-		}
-	}
+	safeiotest.RefusesWhatIsNotAFile(t, "suite.jsonl", func(p string) error { _, err := Load(p); return err })
 
 	_, err := Parse(strings.NewReader(`{"id":"z","prompt":"p","scorer":"json_schema","options":{"schema_file":"/dev/zero"}}`), "s.jsonl")
 	assert.EqualError(t, err, "s.jsonl:1: options.schema_file: cannot read schema: open /dev/zero: not a regular file (it is a character device)")

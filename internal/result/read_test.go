@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/safeio/safeiotest"
 )
 
 // The baselines committed at the repository's root were written by
@@ -140,20 +140,7 @@ func TestValidateMinimal(t *testing.T) {
 // Read reads only regular files, at once, and at most MaxFileBytes.
 func TestReadRefusesWhatIsNotAFile(t *testing.T) {
 	dir := t.TempDir()
-	fifo := filepath.Join(dir, "r.json")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	for _, path := range []string{fifo, "/dev/zero", dir} {
-		done := make(chan error, 1)
-		go func() { _, err := Read(path); done <- err }()
-		select {
-		case err := <-done:
-			require.Error(t, err, "Read(%s)", path)
-			assert.Contains(t, err.Error(), path)
-			assert.Contains(t, err.Error(), "not a regular file")
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Read(%s) still blocked after 10s", path)
-		}
-	}
+	safeiotest.RefusesWhatIsNotAFile(t, "r.json", func(p string) error { _, err := Read(p); return err })
 	big := filepath.Join(dir, "big.json")
 	f, err := os.Create(big)
 	require.NoError(t, err)

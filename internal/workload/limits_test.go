@@ -7,35 +7,20 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/safeio/safeiotest"
 )
 
 // Load reads only regular files, at once: a named pipe with no writer (which
 // would block a plain open forever), a device that never ends (which would
 // exhaust memory) and a directory are each refused, naming the path.
 func TestLoadRefusesWhatIsNotAFile(t *testing.T) {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "w.jsonl")
-	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	for _, path := range []string{fifo, "/dev/zero", dir} {
-		done := make(chan error, 1)
-		go func() { _, err := Load(path); done <- err }()
-		select {
-		case err := <-done:
-			require.Error(t, err, "Load(%s)", path)
-			assert.ErrorIs(t, err, safeio.ErrNotRegular, "Load(%s)", path)
-			assert.Contains(t, err.Error(), path)
-		case <-time.After(10 * time.Second):
-			t.Fatalf("Load(%s) still blocked after 10s", path)
-		}
-	}
+	safeiotest.RefusesWhatIsNotAFile(t, "w.jsonl", func(p string) error { _, err := Load(p); return err })
 }
 
 // A line longer than MaxLineBytes stops the reading at that line, with the

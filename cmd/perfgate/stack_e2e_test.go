@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -47,27 +46,8 @@ func simStack(t *testing.T, simArgs []string, extra string) (conf, log string) {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
-	dir := t.TempDir()
 	addr := freeAddr(t)
-	log = filepath.Join(dir, "stack.log")
-	argv := append([]string{"sh", "-c", stackScript, self, "sim", "--addr", addr}, simArgs...)
-	quoted := make([]string, len(argv))
-	for i, a := range argv {
-		quoted[i] = strconv.Quote(a)
-	}
-	yaml := fmt.Sprintf(`target: {base_url: "http://%s"}
-stack:
-  kind: process
-  engine: sim
-  log: %q
-  stop_grace: 10s
-  process:
-    command: [%s]
-    env: {%s: "1"}
-%s`, addr, log, strings.Join(quoted, ", "), beMain, extra)
-	conf = filepath.Join(dir, "perfgate.yaml")
-	require.NoError(t, os.WriteFile(conf, []byte(yaml), 0o644))
-	return conf, log
+	return processConfig(t, addr, append([]string{"sh", "-c", stackScript, self, "sim", "--addr", addr}, simArgs...), extra)
 }
 
 // stackGroup reads the process group the stack script printed.

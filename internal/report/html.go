@@ -15,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/metric"
 )
 
@@ -218,7 +219,7 @@ func (b *htmlBuilder) page(docs []*Document) htmlPage {
 		Outcome:  htmlOutcomeOf(out),
 		Summary:  summary,
 		Worst:    worst,
-		ExitCode: ExitCode(docs),
+		ExitCode: ExitCode(docs, exit.FailOnConfig),
 		Merged:   len(docs) > 1,
 		Version:  chartJSVersion,
 		CSP:      htmlCSP,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/exit"
 )
 
 // detail is how much of a report the markdown shows: a report too long for
@@ -125,7 +126,7 @@ func writeMergedMarkdown(p *verdictPrinter, docs []*Document, level detail) {
 	case stat.Pass:
 		p.printf("### ✅ perfgate: pass (%s)\n", verdictCount(len(docs), "job"))
 	default:
-		p.printf("### %s perfgate: %s in %d of %s (exit %d)%s\n", outcomeMark(out), out, n, verdictCount(len(docs), "job"), ExitCode(docs), worst)
+		p.printf("### %s perfgate: %s in %d of %s (exit %d)%s\n", outcomeMark(out), out, n, verdictCount(len(docs), "job"), ExitCode(docs, exit.FailOnConfig), worst)
 	}
 	p.println()
 	p.println("| job | verdict |")
@@ -495,7 +496,7 @@ func WriteText(w io.Writer, docs []*Document) error {
 	if out == stat.Pass {
 		p.printf("overall: pass (%s)\n", verdictCount(len(docs), "job"))
 	} else {
-		p.printf("overall: %s in %d of %s (exit %d)\n", out, n, verdictCount(len(docs), "job"), ExitCode(docs))
+		p.printf("overall: %s in %d of %s (exit %d)\n", out, n, verdictCount(len(docs), "job"), ExitCode(docs, exit.FailOnConfig))
 	}
 	return p.err
 }

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -226,4 +227,36 @@ func TestMarkdownEscapesTitlesAndMentions(t *testing.T) {
 
 func TestMarkdownNoDocuments(t *testing.T) {
 	assert.ErrorIs(t, WriteMarkdown(&bytes.Buffer{}, nil, MarkdownOptions{}), errNoDocuments)
+}
+
+// unescapedTag is an HTML tag that markdown would read as one: not after a
+// backslash.
+var unescapedTag = regexp.MustCompile(`(^|[^\\])<img`)
+
+// A unit, an on_inconclusive setting and a percentile's name come from the
+// report file like every other text: a change shown in a metric's unit, a
+// telemetry change from a baseline of 0, the inconclusive headline, the
+// percentile table's header and a chart's axis escape them too.
+func TestMarkdownEscapesFigureText(t *testing.T) {
+	const evil = "<img src=x onerror=alert(1)>"
+	v := inconclusiveVerdict()
+	v.OnInconclusive = "fail" + evil
+	g := &v.Scenarios[0].Gates[0]
+	g.Unit = "ms" + evil
+	g.Change = compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN} // the shift is shown, in its unit
+	d := testDocument(v, 1.1, 0)
+	d.Scenarios[0].Telemetry = []TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W" + evil, Baseline: fptr(0), Candidate: fptr(3)}}
+	d.Scenarios[0].Latency[0].Candidate.Percentiles[0].Name = "p50" + evil
+	d.Scenarios[0].Latency[0].Baseline.Percentiles[0].Name = "p50" + evil
+
+	var doc, verdict bytes.Buffer
+	require.NoError(t, WriteMarkdown(&doc, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, WriteVerdictMarkdown(&verdict, v))
+	for name, out := range map[string]string{"WriteMarkdown": doc.String(), "WriteVerdictMarkdown": verdict.String()} {
+		if loc := unescapedTag.FindStringIndex(out); loc != nil {
+			t.Errorf("%s: unescaped HTML from the report file: …%s…", name, out[max(0, loc[0]-60):min(len(out), loc[1]+40)])
+		}
+	}
+	assert.Contains(t, doc.String(), `on_inconclusive: fail\<img src=x onerror=alert(1)\> → exit 1`, "the setting is shown, escaped")
+	assert.Contains(t, doc.String(), `+3.30 [+2.48, +5.80] ms\<img`, "the change keeps its unit, escaped")
 }

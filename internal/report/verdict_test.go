@@ -369,15 +369,15 @@ func TestVerdictNumbers(t *testing.T) {
 	}
 	g := compare.Gate{Unit: "ms", Change: compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN},
 		Shift: compare.Interval{Estimate: 3.1, Lo: -1, Hi: verdictInf}}
-	if got, want := verdictChange(g), "+3.10 [-1.00, +∞] ms"; got != want {
-		t.Errorf("changeString without a relative change = %q, want %q", got, want)
+	if got, want := changeText(g).raw(), "+3.10 [-1.00, +∞] ms"; got != want {
+		t.Errorf("changeText without a relative change = %q, want %q", got, want)
 	}
 	g = compare.Gate{Unit: "%", Change: compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN},
 		Shift: compare.Interval{Estimate: 0.005, Lo: 0, Hi: 0.012}}
-	if got, want := verdictChange(g), "+0.50 [+0.00, +1.20] points"; got != want {
-		t.Errorf("changeString of a fraction = %q, want %q", got, want)
+	if got, want := changeText(g).raw(), "+0.50 [+0.00, +1.20] points"; got != want {
+		t.Errorf("changeText of a fraction = %q, want %q", got, want)
 	}
-	if got, want := verdictChangeEstimate(g), "+0.50 points"; got != want {
+	if got, want := changeEstimate(g).raw(), "+0.50 points"; got != want {
 		t.Errorf("changeEstimate of a fraction = %q, want %q", got, want)
 	}
 }

@@ -18,22 +18,26 @@ import (
 // The view builder: what a report shows, in what order, for every medium.
 // Adding a section to the reports is adding its blocks here.
 
-// buildView is the view of Docs: one document's report, or several merged
+// buildView is the view of docs: one document's report, or several merged
 // (a job each, under one overall verdict). docs is not empty, and every
 // document has a verdict.
 func buildView(docs []*Document) *view {
 	v := &view{Outcome: Outcome(docs), ExitCode: ExitCode(docs, exit.FailOnConfig), Merged: len(docs) > 1}
 	for i, d := range docs {
-		title := d.Title
+		dv := buildDoc(d.Verdict, d, d.Title)
 		if v.Merged {
-			title = jobName(d, i)
+			dv.Title = jobName(d, i)
+			if dv.PageTitle == "" {
+				dv.PageTitle = "Report " + strconv.Itoa(i+1)
+			}
 		}
-		v.Docs = append(v.Docs, buildDoc(d.Verdict, d, title))
+		v.Docs = append(v.Docs, dv)
 	}
 	v.Headline = v.Docs[0].Headline
 	if v.Merged {
 		v.Headline = mergedHeadline(docs)
 	}
+	v.Page = pageHeadline(docs)
 	v.Footer = footer(docs)
 	return v
 }
@@ -60,7 +64,7 @@ func jobName(d *Document, i int) string {
 // buildDoc is the view of verdict v; d, when not nil, is its document, with
 // the charts, telemetry and percentiles.
 func buildDoc(v *compare.Verdict, d *Document, title string) docView {
-	dv := docView{Title: title, Outcome: v.Outcome, Headline: verdictHeadline(v), Verdict: verdictLine(v)}
+	dv := docView{Title: title, PageTitle: title, Outcome: v.Outcome, Headline: verdictHeadline(v), Verdict: verdictLine(v)}
 	if d != nil {
 		dv.Fields = sourceFields(d)
 	}
@@ -69,7 +73,7 @@ func buildDoc(v *compare.Verdict, d *Document, title string) docView {
 		if d != nil {
 			sd = scenarioData(d, i)
 		}
-		dv.Blocks = append(dv.Blocks, block{Section: scenarioSection(&v.Scenarios[i], sd)})
+		dv.Blocks = append(dv.Blocks, block{Section: scenarioSection(&v.Scenarios[i], sd, d != nil)})
 	}
 	var sources []item
 	if d != nil {
@@ -91,7 +95,7 @@ func buildDoc(v *compare.Verdict, d *Document, title string) docView {
 	return dv
 }
 
-// scenarioData is the chart data of the document's j-th verdict Scenario:
+// scenarioData is the chart data of the document's j-th verdict scenario:
 // the j-th entry when its name matches, else the entry of that name.
 func scenarioData(d *Document, j int) *ScenarioData {
 	name := d.Verdict.Scenarios[j].Name
@@ -146,14 +150,15 @@ func footer(docs []*Document) []link {
 	return out
 }
 
-// scenarioSection is a Scenario: its gates, the notes that qualify them, its
-// eval suites, its charts and its engine, GPU and cost medians (sd, when
-// not nil, is its chart data).
-func scenarioSection(s *compare.Scenario, sd *ScenarioData) *section {
+// scenarioSection is a scenario: its gates, the notes that qualify them, its
+// eval suites, its charts and its engine, GPU and cost medians. sd, when
+// not nil, is its chart data; charts is false for a verdict without a
+// document, which has none.
+func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool) *section {
 	sec := &section{Label: "Scenario", Name: s.Name, Badge: true, Compared: !s.NoBaseline, Outcome: s.Outcome()}
 	add := func(b block) { sec.Blocks = append(sec.Blocks, b) }
 	if s.NoBaseline {
-		sec.Facts = fmt.Sprintf("candidate n=%d · no baseline: not compared", s.CandidateN)
+		sec.Facts, sec.Remark = fmt.Sprintf("candidate n=%d", s.CandidateN), "no baseline: not compared"
 	} else {
 		sec.Facts = fmt.Sprintf("baseline n=%d · candidate n=%d · level %s", s.BaselineN, s.CandidateN, verdictLevel(s.Level))
 		if len(s.Gates) == 0 {
@@ -162,11 +167,18 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData) *section {
 			add(block{Table: gateTable(s.Gates)})
 		}
 	}
+	// A scenario without a baseline has nothing compared to qualify: the
+	// terminal and markdown show its heading and telemetry alone, the HTML
+	// report its notes and suites too.
+	var only medium
+	if s.NoBaseline {
+		only = mediumHTML
+	}
 	if items := scenarioNotes(s); len(items) > 0 {
-		add(block{Drop: detailTables, List: &list{Kind: "notes", Items: items}})
+		add(block{Media: only, Drop: detailTables, List: &list{Kind: "notes", Items: items}})
 	}
 	for _, q := range s.Quality {
-		add(block{Section: suiteSection(q)})
+		add(block{Media: only, Section: suiteSection(q)})
 	}
 	if sd != nil && !s.NoBaseline {
 		if g := mermaidCharts(s, sd); g != nil {
@@ -174,11 +186,17 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData) *section {
 		}
 	}
 	if sd != nil && len(sd.Telemetry) > 0 {
-		add(block{Drop: detailNoDetails, Fold: &fold{Summary: plain("Engine, GPU and cost"), Blocks: []block{{Table: telemetryTable(sd.Telemetry)}}}})
+		// A terminal has no folds: it shows the table under the gates, the
+		// fold's title in its first column's.
+		add(block{Media: mediumText, Table: telemetryTable(sd.Telemetry, "engine, GPU and cost (median of repetitions)", "")})
+		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Engine, GPU and cost"),
+			Blocks: []block{{Table: telemetryTable(sd.Telemetry, "metric (median of repetitions)", "gated")}}}})
 	}
-	for _, b := range distributionCharts(s, sd) {
-		b.Media = mediumHTML
-		add(b)
+	if charts {
+		for _, b := range distributionCharts(s, sd) {
+			b.Media = mediumHTML
+			add(b)
+		}
 	}
 	return sec
 }
@@ -317,19 +335,26 @@ func suiteSection(q compare.Suite) *section {
 	}
 	sec.Blocks = append(sec.Blocks, block{List: &list{Kind: "notes", Items: suiteNotes(q)}})
 	if len(q.Examples) > 0 {
+		examples := q.Examples[:min(len(q.Examples), compare.MaxExamples)]
 		t := &table{Kind: "examples", Columns: []column{
 			{Title: "changed item", Kind: colID},
 			{Title: "baseline", Long: "baseline output"},
 			{Title: "candidate", Long: "candidate output"},
 		}}
-		for _, ex := range q.Examples[:min(len(q.Examples), compare.MaxExamples)] {
+		// A terminal is too narrow for a table of answers: it shows a line
+		// per item.
+		l := &list{Kind: "examples"}
+		for _, ex := range examples {
 			t.Rows = append(t.Rows, row{Cells: []cell{
 				textCell(untrusted(ex.ID)),
 				{Kind: cellOutput, Pass: ex.BaselinePass, Output: ex.BaselineOutput},
 				{Kind: cellOutput, Pass: ex.CandidatePass, Output: ex.CandidateOutput},
 			}})
+			l.Items = append(l.Items, item{Text: cat(plain("changed "), untrusted(ex.ID),
+				plain(" ("+qualityPass(ex.BaselinePass)+" → "+qualityPass(ex.CandidatePass)+"): "),
+				output(ex.BaselineOutput), plain(" → "), output(ex.CandidateOutput))})
 		}
-		sec.Blocks = append(sec.Blocks, block{Drop: detailNoCharts, Table: t})
+		sec.Blocks = append(sec.Blocks, block{Media: mediumText, List: l}, block{Media: mediumMarkdown | mediumHTML, Drop: detailNoCharts, Table: t})
 	}
 	return sec
 }
@@ -360,26 +385,26 @@ func suiteNotes(q compare.Suite) []item {
 }
 
 // telemetryTable is a scenario's engine, GPU and cost medians on both
-// sides.
-func telemetryTable(rows []TelemetryRow) *table {
+// sides, under first and gated, the titles of its first and last columns.
+func telemetryTable(rows []TelemetryRow, first, gated string) *table {
 	t := &table{Kind: "telemetry", Columns: []column{
-		{Title: "metric (median of repetitions)"},
+		{Title: first},
 		{Title: "baseline", Kind: colNumber},
 		{Title: "candidate", Kind: colNumber},
 		{Title: "change", Kind: colNumber},
-		{Title: "gated"},
+		{Title: gated},
 	}}
 	for _, r := range rows {
-		gated := ""
+		flag := cell{Kind: cellFlag}
 		if r.Gated {
-			gated = "✓"
+			flag.Flag = "gated"
 		}
 		t.Rows = append(t.Rows, row{Cells: []cell{
 			textCell(metricLabel(r.Title, r.Unit)),
 			plainCell(telemetryValue(r.Baseline, r.Unit)),
 			plainCell(telemetryValue(r.Candidate, r.Unit)),
 			textCell(telemetryChange(r)),
-			plainCell(gated),
+			flag,
 		}})
 	}
 	return t
@@ -580,7 +605,7 @@ func (sd *ScenarioData) latency(name string) *LatencyData {
 // percentileChart is ld's percentiles: the baseline as bars, the candidate
 // as a line; false when a value is missing.
 func percentileChart(ld *LatencyData) (chart, bool) {
-	c := chart{Kind: "percentiles", Metric: ld.Metric, YTitle: ld.Title + " (ms)"}
+	c := chart{Kind: "percentiles", Metric: ld.Metric, YTitle: cat(untrusted(ld.Title), plain(" (ms)"))}
 	cand := series{Label: "candidate", Role: "candidate"}
 	base := series{Label: "baseline", Role: "baseline"}
 	for i, pc := range ld.Candidate.Percentiles {
@@ -599,9 +624,9 @@ func percentileChart(ld *LatencyData) (chart, bool) {
 	if len(c.Labels) == 0 {
 		return chart{}, false
 	}
-	c.Title = ld.Title + " percentiles (ms): candidate line"
+	c.Title = cat(untrusted(ld.Title), plain(" percentiles (ms): candidate line"))
 	if ld.Baseline != nil {
-		c.Title = ld.Title + " percentiles (ms): baseline bars, candidate line"
+		c.Title = cat(untrusted(ld.Title), plain(" percentiles (ms): baseline bars, candidate line"))
 		c.Series = append(c.Series, base)
 	}
 	c.Series = append(c.Series, cand)
@@ -646,8 +671,8 @@ func historyChart(sd *ScenarioData, name string) (chart, bool) {
 			}
 		}
 	}
-	return chart{Kind: "history", Metric: key, Title: title + " p99 (ms): promoted baselines, then this run",
-		YTitle: title + " p99 (ms)", Labels: labels, Series: []series{line}}, true
+	return chart{Kind: "history", Metric: key, Title: cat(untrusted(title), plain(" p99 (ms): promoted baselines, then this run")),
+		YTitle: cat(untrusted(title), plain(" p99 (ms)")), Labels: labels, Series: []series{line}}, true
 }
 
 // distributionCharts are a scenario's charts for the HTML report: the
@@ -688,8 +713,8 @@ func distributionCharts(s *compare.Scenario, sd *ScenarioData) []block {
 // false when neither side has one. A log axis has no place for 0 ms, so
 // points at or below it are left out.
 func cdfChart(scenario string, ld LatencyData) (chart, bool) {
-	c := chart{Kind: "cdf", Scenario: scenario, Metric: ld.Metric, Title: ld.Title + " distribution",
-		XTitle: ld.Title + " (ms, log scale)", YTitle: "share of requests at or below"}
+	c := chart{Kind: "cdf", Scenario: scenario, Metric: ld.Metric, Title: cat(untrusted(ld.Title), plain(" distribution")),
+		XTitle: ld.Title + " (ms, log scale)", YTitle: plain("share of requests at or below")}
 	for _, side := range []struct {
 		role string
 		d    *Distribution
@@ -717,8 +742,8 @@ func repsChart(scenario string, g compare.Gate) *chart {
 	if g.Unit == "%" {
 		scale = 100
 	}
-	c := &chart{Kind: "reps", Scenario: scenario, Metric: g.Metric, Title: g.Title + " by repetition",
-		Subtitle: "dashed: each side's median", XTitle: "repetition", YTitle: metricLabel(g.Title, g.Unit).raw()}
+	c := &chart{Kind: "reps", Scenario: scenario, Metric: g.Metric, Title: cat(untrusted(g.Title), plain(" by repetition")),
+		Subtitle: "dashed: each side's median", XTitle: "repetition", YTitle: metricLabel(g.Title, g.Unit)}
 	for _, side := range []struct {
 		role string
 		s    compare.Summary
@@ -796,8 +821,8 @@ func trendCharts(s *compare.Scenario, history []baseline.Entry) *chartGroup {
 		if !found {
 			continue
 		}
-		c := chart{Kind: "trend", Scenario: s.Name, Metric: name, Title: title, XTitle: "promoted baseline (date, commit)",
-			YTitle: metricLabel(title, unit).raw(), Labels: labels, Notes: notes}
+		c := chart{Kind: "trend", Scenario: s.Name, Metric: name, Title: untrusted(title), XTitle: "promoted baseline (date, commit)",
+			YTitle: metricLabel(title, unit), Labels: labels, Notes: notes}
 		if bounded {
 			c.Series = append(c.Series, lo, hi)
 		}
@@ -874,6 +899,48 @@ func mergedHeadline(docs []*Document) headline {
 	}
 	if worst != nil {
 		h.Worst = cat(plain("worst: "), untrusted(jobName(docs[doc], doc)), plain(" · "), worst)
+	}
+	return h
+}
+
+// pageHeadline is the HTML report's header: the gates of docs counted
+// together ("1 of 5 gates regressed") and their worst change: the worst
+// regressed latency gate, else the largest quality drop that regressed,
+// else the worst latency change. In a merged page the change is named by
+// its document's title, when it has one.
+func pageHeadline(docs []*Document) headline {
+	var t gateTally
+	for i, d := range docs {
+		t.add(d.Verdict, i)
+	}
+	named := func(doc int, s sentence) sentence {
+		if len(docs) > 1 && docs[doc].Title != "" {
+			return cat(untrusted(docs[doc].Title), plain(": "), s)
+		}
+		return s
+	}
+	var h headline
+	switch Outcome(docs) {
+	case stat.Regression:
+		h.Summary = plain(fmt.Sprintf("%d of %s regressed", t.regressed, verdictCount(t.total, "gate")))
+		switch {
+		case t.worstRegressed != nil:
+			h.Worst = cat(plain("worst: "), named(t.worstRegressedDoc, t.worstRegressed.name()))
+		case t.worstQuality != nil:
+			q := t.worstQuality
+			h.Worst = cat(plain("worst: "), named(t.worstQualityDoc, join(" ", untrusted(q.s.Name), untrusted(q.q.Name), untrusted(q.g.Title), plain(qualityChange(q.g.Change)))))
+		}
+		return h
+	case stat.Pass:
+		h.Summary = plain(verdictCount(t.total, "gate") + " passed")
+	default:
+		h.Summary = plain(fmt.Sprintf("%d of %s undecided", t.undecided, verdictCount(t.total, "gate")))
+		if t.total == 0 {
+			h.Summary = plain("no gate was tested")
+		}
+	}
+	if t.worstAny != nil {
+		h.Worst = cat(plain("worst change: "), named(t.worstAnyDoc, t.worstAny.name()))
 	}
 	return h
 }

@@ -89,7 +89,11 @@ func WriteHTML(w io.Writer, docs []*Document) error {
 			return fmt.Errorf("html report: document %d has no verdict", i+1)
 		}
 	}
-	v := buildView(docs)
+	return writeHTMLView(w, buildView(docs))
+}
+
+// writeHTMLView writes the page of v.
+func writeHTMLView(w io.Writer, v *view) error {
 	charts, ids := htmlCharts(v)
 	data, err := json.Marshal(htmlData{Charts: charts})
 	if err != nil {
@@ -152,6 +156,7 @@ func htmlFuncs(ids map[*chart]string) template.FuncMap {
 		"cellOf":       htmlCellOf,
 		"chartKind":    htmlChartKind,
 		"chartID":      func(c *chart) string { return ids[c] },
+		"chartText":    htmlChartText,
 	}
 }
 
@@ -164,6 +169,10 @@ type htmlBlock struct {
 
 // htmlTextOf is s cleaned for the template to escape.
 func htmlTextOf(s sentence) string { return s.render(verdictClean) }
+
+// htmlChartText is a chart's title cleaned as a whole, and cut short as
+// one, for the template or the chart data to escape.
+func htmlChartText(s sentence) string { return verdictClean(s.raw()) }
 
 // htmlOutcome is an outcome's badge: its class and its word.
 type htmlOutcome struct{ Class, Word string }
@@ -245,6 +254,8 @@ func htmlCellOf(columns []column, i int, c cell) htmlCell {
 			mark = htmlOutcome{"pass", "pass"}
 		}
 		out.Output = &htmlAnswer{Mark: mark, Text: htmlOutput(c.Output)}
+	case cellFlag:
+		out.Text = c.Flag
 	default:
 		out.Text = htmlTextOf(c.Text)
 	}
@@ -344,7 +355,7 @@ func htmlCharts(v *view) ([]htmlChart, map[*chart]string) {
 // cleaned.
 func htmlChartOf(id string, doc int, c *chart) htmlChart {
 	h := htmlChart{ID: id, Kind: c.Kind, Document: doc, Scenario: verdictClean(c.Scenario), Metric: verdictClean(c.Metric),
-		Title: verdictClean(c.Title), Subtitle: verdictClean(c.Subtitle), XTitle: verdictClean(c.XTitle), YTitle: verdictClean(c.YTitle)}
+		Title: htmlChartText(c.Title), Subtitle: verdictClean(c.Subtitle), XTitle: verdictClean(c.XTitle), YTitle: htmlChartText(c.YTitle)}
 	for _, l := range c.Labels {
 		cleaned := make([]string, len(l))
 		for i, s := range l {

@@ -420,9 +420,9 @@ func TestHTMLMerged(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(page, `<section class="doc"`), "one section per document")
 	htmlHas(t, page, `<header class="verdict regression">`, "the worst verdict is on top")
 	htmlHas(t, page, `<title>perfgate: regression</title>`)
-	htmlHas(t, htmlText(page), "regression in 1 of 3 jobs (exit 1) — <strong>worst: mistral-7b on A100 · chat-c16 TTFT p99 +31.2% [+25.0%, +38.1%]</strong>")
+	htmlHas(t, htmlText(page), "1 of 8 gates regressed — <strong>worst: mistral-7b on A100: chat-c16 TTFT p99 +31.2% [+25.0%, +38.1%]</strong>")
 	htmlHas(t, page, "exit code 1 · 3 reports merged")
-	for _, title := range []string{"llama-3-8b on H100", "mistral-7b on A100", "job 3"} {
+	for _, title := range []string{"llama-3-8b on H100", "mistral-7b on A100", "Report 3"} {
 		htmlHas(t, page, title+"</h2>")
 	}
 	// Every document's charts are drawn, with ids unique across the page.
@@ -451,7 +451,7 @@ func TestHTMLOneDocument(t *testing.T) {
 	page := renderHTML(t, htmlDocumentOf("", passVerdict()))
 	assert.Equal(t, 1, strings.Count(page, `<section class="doc"`))
 	htmlHasNot(t, page, "<h2>", "a document of its own has no section title")
-	htmlHas(t, htmlText(page), "pass (2 gates) — <strong>worst change: chat-c16 TTFT p99 +1.0% [-1.0%, +3.0%]</strong>")
+	htmlHas(t, htmlText(page), "2 gates passed — <strong>worst change: chat-c16 TTFT p99 +1.0% [-1.0%, +3.0%]</strong>")
 	htmlHas(t, page, "exit code 0</p>")
 
 	// No histograms kept, no history: the tables only.

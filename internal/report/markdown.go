@@ -29,7 +29,7 @@ type MarkdownOptions struct {
 }
 
 // WriteMarkdown renders docs as GitHub-flavoured markdown for a pull
-// request comment or a step summary. One document is one Verdict: a first
+// request comment or a step summary. One document is one verdict: a first
 // line with the verdict and its worst change, per scenario the gate table,
 // the notes, quality, collapsed mermaid charts (TTFT and TPOT percentiles
 // on both sides, the promoted history) and a collapsed table of the
@@ -64,7 +64,7 @@ func WriteMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
 }
 
 // WriteVerdictMarkdown renders v as GitHub-flavoured markdown, for a pull
-// request comment or a job Summary: a first line with the verdict and the
+// request comment or a job summary: a first line with the verdict and the
 // worst change, a table per scenario, what changed, the warnings, and a
 // collapsed block with every gate's per-repetition values. (WriteMarkdown
 // renders a whole report Document, with its charts.)
@@ -160,6 +160,10 @@ func mdBlocks(p *verdictPrinter, blocks []block, depth int, level detail) {
 				head += " · " + s.Facts
 			}
 			p.println(head)
+			if s.Remark != "" {
+				p.println()
+				p.println(upperFirst(s.Remark) + ".")
+			}
 			mdBlocks(p, s.Blocks, depth+1, level)
 		case b.Table != nil:
 			mdTable(p, b.Table)
@@ -197,7 +201,7 @@ func mdBlocks(p *verdictPrinter, blocks []block, depth int, level detail) {
 	}
 }
 
-// mdTable is a pipe Table: numbers right-aligned, text left.
+// mdTable is a pipe table: numbers right-aligned, text left.
 func mdTable(p *verdictPrinter, t *table) {
 	head := make([]string, len(t.Columns))
 	align := make([]string, len(t.Columns))
@@ -228,6 +232,11 @@ func mdCell(c cell) string {
 		return verdictOutcomeMarkdown(c.Outcome)
 	case cellOutput:
 		return qualityPassMark(c.Pass) + " " + qualityOutputMD(c.Output)
+	case cellFlag:
+		if c.Flag != "" {
+			return "✓"
+		}
+		return ""
 	}
 	return mdOf(c.Text)
 }
@@ -252,7 +261,7 @@ func mdOf(s sentence) string { return s.render(verdictMD) }
 func mermaid(c *chart) string {
 	var b strings.Builder
 	b.WriteString("xychart-beta\n")
-	fmt.Fprintf(&b, "    title %q\n", mermaidText(c.Title))
+	fmt.Fprintf(&b, "    title %q\n", c.Title.render(mermaidText))
 	labels := make([]string, len(c.Labels))
 	for i, l := range c.Labels {
 		if len(l) > 0 {
@@ -260,7 +269,7 @@ func mermaid(c *chart) string {
 		}
 	}
 	fmt.Fprintf(&b, "    x-axis [%s]\n", strings.Join(labels, ", "))
-	fmt.Fprintf(&b, "    y-axis %q\n", mermaidText(c.YTitle))
+	fmt.Fprintf(&b, "    y-axis %q\n", c.YTitle.render(mermaidText))
 	for _, s := range c.Series {
 		values := make([]string, len(s.Points))
 		for i, pt := range s.Points {
@@ -275,7 +284,7 @@ func mermaid(c *chart) string {
 	return b.String()
 }
 
-// outcomeMark is the mark of an Outcome: ❌, ✅ or ⚠️.
+// outcomeMark is the mark of an outcome: ❌, ✅ or ⚠️.
 func outcomeMark(o stat.Outcome) string {
 	switch o {
 	case stat.Regression:

@@ -296,7 +296,7 @@ func TestTelemetryHTML(t *testing.T) {
 	page := renderHTML(t, d)
 	htmlHas(t, page, "<h4>Engine, GPU and cost</h4>")
 	htmlHas(t, page, "<tr><td>GPU memory peak (MiB)</td><td class=\"num\">40500</td><td class=\"num\">—</td><td class=\"num\">—</td><td></td></tr>")
-	htmlHas(t, page, "<tr><td>$ per M output tokens ($/Mtok)</td><td class=\"num\">0.360</td><td class=\"num\">0.378</td><td class=\"num\">&#43;5.0%</td><td>✓</td></tr>")
+	htmlHas(t, page, "<tr><td>$ per M output tokens ($/Mtok)</td><td class=\"num\">0.360</td><td class=\"num\">0.378</td><td class=\"num\">&#43;5.0%</td><td>gated</td></tr>")
 	assert.Equal(t, 1, strings.Count(page, "GPU telemetry: unavailable"))
 	htmlHas(t, page, "not on PATH &lt;b&gt;|&lt;/b&gt;")
 	htmlHasNot(t, page, "<b>|")

@@ -90,8 +90,10 @@ func textBlock(p *verdictPrinter, b block, indent string) {
 	case b.Section != nil:
 		s := b.Section
 		line := indent + lowerFirst(s.Label) + " " + verdictClean(s.Name)
-		if s.Facts != "" {
-			line += " · " + s.Facts
+		for _, f := range []string{s.Facts, s.Remark} {
+			if f != "" {
+				line += " · " + f
+			}
 		}
 		p.println(line)
 		textBlocks(p, s.Blocks, indent+"  ")
@@ -153,11 +155,13 @@ func textOfCell(c cell) string {
 		return verdictOutcomeWord(c.Outcome)
 	case cellOutput:
 		return qualityPass(c.Pass) + " " + qualityOutputText(c.Output)
+	case cellFlag:
+		return c.Flag
 	}
 	return textOf(c.Text)
 }
 
-// textItem is "lead: Subject: text", each part when there is one.
+// textItem is "lead: subject: text", each part when there is one.
 func textItem(it item) string {
 	var parts []string
 	if it.Lead != "" {
@@ -169,8 +173,8 @@ func textItem(it item) string {
 	return strings.Join(append(parts, textOf(it.Text)), ": ")
 }
 
-// textOf is s for a terminal.
-func textOf(s sentence) string { return s.render(verdictClean) }
+// textOf is s for a terminal, a model's answers quoted.
+func textOf(s sentence) string { return s.renderOutputs(verdictClean, qualityOutputText) }
 
 // lowerFirst is s with its first letter in lower case: a terminal's
 // headings are ("scenario", "what changed:").
@@ -180,6 +184,16 @@ func lowerFirst(s string) string {
 		return s
 	}
 	return string(unicode.ToLower(r)) + s[n:]
+}
+
+// upperFirst is s with its first letter in upper case: markdown's remark
+// under a heading is a sentence ("No baseline: not compared.").
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	if n == 0 {
+		return s
+	}
+	return string(unicode.ToUpper(r)) + s[n:]
 }
 
 // verdictOutcomeWord is an outcome as a terminal shows it.

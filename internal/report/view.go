@@ -43,10 +43,14 @@ type view struct {
 	Outcome  stat.Outcome
 	ExitCode int
 	Merged   bool
-	// headline is the verdict and its worst change: markdown's first line,
-	// the HTML report's header and, for several documents, the text's last.
+	// headline is the verdict and its worst change: markdown's first line
+	// and, for several documents, the text's last.
 	Headline headline
-	Docs     []docView
+	// page is the HTML report's header: the gates of every document
+	// counted together ("1 of 8 gates regressed") and the worst change,
+	// named by the document's title.
+	Page headline
+	Docs []docView
 	// footer names the workflow runs and the commits measured, each once.
 	Footer []link
 }
@@ -68,9 +72,12 @@ type link struct {
 type docView struct {
 	// title is the document's title; in a merged report the job's name
 	// (its title, else its key, else its place). Untrusted.
-	Title    string
-	Outcome  stat.Outcome
-	Headline headline
+	Title string
+	// pageTitle is the HTML report's heading for it: its title; in a
+	// merged page "Report N" for a document without one. Untrusted.
+	PageTitle string
+	Outcome   stat.Outcome
+	Headline  headline
 	// verdict is the verdict's line: the text's last, the HTML's first
 	// under the document's title ("REGRESSION (1 gate regressed: …)").
 	Verdict sentence
@@ -131,6 +138,10 @@ type section struct {
 	// label says what it is ("Scenario", "Eval suite"); name which one
 	// (untrusted); facts what it is measured on ("baseline n=15 · …").
 	Label, Name, Facts string
+	// remark qualifies the facts ("no baseline: not compared"): a
+	// terminal and HTML add it to the facts, markdown writes it as a
+	// sentence under the heading.
+	Remark string
 	// outcome is the section's outcome, for the HTML's badge; compared is
 	// false for a scenario without a baseline. A suite has no badge.
 	Outcome  stat.Outcome
@@ -148,7 +159,7 @@ type table struct {
 	Rows    []row
 }
 
-// column is a table's column: its title (treated as Untrusted: a
+// column is a table's column: its title (treated as untrusted: a
 // percentile's name comes from the report file) and, where a medium has
 // room, a longer one.
 type column struct {
@@ -186,6 +197,8 @@ type cell struct {
 	Unit    string
 	// outcome is an outcome cell's.
 	Outcome stat.Outcome
+	// flag is a flag cell's word ("gated"), empty when it is not set.
+	Flag string
 	// pass and output are an eval item's answer on one side; the output
 	// is untrusted.
 	Pass   bool
@@ -200,6 +213,9 @@ const (
 	cellSummary
 	cellOutcome
 	cellOutput
+	// cellFlag is a yes-or-no mark: its word where set, or nothing; markdown,
+	// whose tables are narrow, shows ✓ for the word.
+	cellFlag
 )
 
 // textCell is a cell of text.
@@ -251,11 +267,13 @@ type chartGroup struct {
 // (baseline bars, candidate line) and history (a line over promoted
 // baselines) as mermaid in markdown; cdf (x log-scaled, y a share), reps
 // (x the repetition) and trend (x the labels) by the HTML report's script.
-// Every string in it is untrusted.
+// Every string in it is untrusted; its title and y axis's are sentences,
+// as mermaid cuts each untrusted part short on its own.
 type chart struct {
 	Kind, Scenario, Metric string
-	Title, Subtitle        string
-	XTitle, YTitle         string
+	Title                  sentence
+	Subtitle, XTitle       string
+	YTitle                 sentence
 	// labels are the x axis's categories (trend, percentiles, history),
 	// each one or more lines; notes one line more about each.
 	Labels [][]string
@@ -278,10 +296,12 @@ type point struct{ X, Y compare.Num }
 type sentence []span
 
 // span is a piece of a sentence: perfgate's own words and figures, or
-// untrusted text from a result or a report file.
+// untrusted text from a result or a report file. An output is a model's
+// answer, untrusted: a terminal shows it quoted and cut short.
 type span struct {
 	Text      string
 	Untrusted bool
+	Output    bool
 }
 
 // plain is a sentence of perfgate's own words.
@@ -300,6 +320,9 @@ func untrusted(s string) sentence {
 	return sentence{{Text: s, Untrusted: true}}
 }
 
+// output is a sentence of a model's answer.
+func output(s string) sentence { return sentence{{Text: s, Untrusted: true, Output: true}} }
+
 // join is the sentences one after the other, with sep (perfgate's words)
 // between them.
 func join(sep string, parts ...sentence) sentence {
@@ -316,19 +339,27 @@ func join(sep string, parts ...sentence) sentence {
 // cat is the sentences one after the other.
 func cat(parts ...sentence) sentence { return join("", parts...) }
 
-// render writes s with esc applied to its untrusted spans.
-func (s sentence) render(esc func(string) string) string {
+// render writes s with esc applied to its untrusted spans, outputs
+// included.
+func (s sentence) render(esc func(string) string) string { return s.renderOutputs(esc, esc) }
+
+// renderOutputs writes s with esc applied to its untrusted spans and out to
+// its outputs.
+func (s sentence) renderOutputs(esc, out func(string) string) string {
 	var b strings.Builder
 	for _, sp := range s {
-		if sp.Untrusted {
+		switch {
+		case sp.Output:
+			b.WriteString(out(sp.Text))
+		case sp.Untrusted:
 			b.WriteString(esc(sp.Text))
-		} else {
+		default:
 			b.WriteString(sp.Text)
 		}
 	}
 	return b.String()
 }
 
-// raw is s as it came, nothing escaped: for comparing and for tests, never
-// for output.
+// raw is s as it came, nothing escaped: for comparing and for tests, and
+// for output only through a cleaner (htmlChartText).
 func (s sentence) raw() string { return s.render(func(t string) string { return t }) }

@@ -1,7 +1,3 @@
-// Draws the HTML report's charts (report.html.tmpl) with Chart.js, from the
-// JSON block #perfgate-data: it reads the data with JSON.parse and writes
-// nothing into the page but canvases. A chart's kind (cdf, reps, trend)
-// decides how it is drawn; html.go's htmlChart is the data's shape.
 (function () {
   "use strict";
   var el = document.getElementById("perfgate-data");

@@ -237,15 +237,13 @@ var telemetryCases = []struct {
 	}},
 }
 
-func TestTelemetryReportGolden(t *testing.T) {
+func TestTelemetryReport(t *testing.T) {
 	for _, c := range telemetryCases {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.doc(t)
 			var md, text bytes.Buffer
 			require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit}))
 			require.NoError(t, WriteText(&text, []*Document{d}))
-			golden(t, "report-"+c.name+".md.golden", md.Bytes())
-			golden(t, "report-"+c.name+".txt.golden", text.Bytes())
 			out := md.String()
 			assert.Equal(t, 2, strings.Count(out, "<details><summary>Engine, GPU and cost</summary>"), "one table per scenario")
 			assert.Equal(t, strings.Count(out, "<details>"), strings.Count(out, "</details>"))

@@ -165,7 +165,7 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *g
 		}
 		bs := b.Scenarios[0]
 		if !o.allowMismatch {
-			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load, SLO: sc.Config.SLO,
+			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load.Result(), SLO: sc.Config.SLO.Result(),
 				Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
 			if d := compare.ScenarioMismatches(&bs, &probe); len(d) > 0 {
 				return exit.UsageError(&compare.MismatchError{Differences: d})

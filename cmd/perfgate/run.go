@@ -191,9 +191,11 @@ func execute(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, 
 		StartedAt:  started.UTC(),
 		FinishedAt: time.Now().UTC(),
 		Scenarios:  scenarioResults,
-		Compare:    &cfg.Compare,
+		Compare:    new(cfg.Compare.Result()),
 		Telemetry:  &sess.telemetryInfo,
-		Cost:       cfg.Cost,
+	}
+	if cfg.Cost != nil {
+		res.Cost = new(cfg.Cost.Result())
 	}
 	if err := result.Write(o.output, res); err != nil {
 		return nil, exit.RunError(err)

@@ -225,7 +225,7 @@ func (s *session) observe(ctx context.Context) func(*result.Repetition) {
 	return func(rep *result.Repetition) {
 		end(rep)
 		if rep != nil && s.cfg.Cost != nil {
-			rep.Cost = result.CostOf(rep, *s.cfg.Cost)
+			rep.Cost = result.CostOf(rep, s.cfg.Cost.Result())
 		}
 	}
 }
@@ -286,8 +286,8 @@ func (s *session) stopStack() {
 // scenario warms sc up and measures its repetitions under a crash watch.
 func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
 	c := sc.Config
-	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load, SLO: c.SLO,
-		Gates: s.cfg.GatesOf(c), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load.Result(), SLO: c.SLO.Result(),
+		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
 	if s.cfg.Stack.Kind != config.StackExternal {
 		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
 	}

@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -223,7 +222,7 @@ const summaryTelemetryWidth = 100
 // summaryTelemetry writes a scenario's telemetry block for the terminal
 // summary: per source, each telemetry metric's median over the repetitions
 // that measured it; nothing when no repetition carries telemetry.
-func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *config.Cost) error {
+func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.Price) error {
 	var withTelemetry int
 	var adapter, source string
 	var totals []float64

@@ -34,9 +34,12 @@ type Load struct {
 // against, in milliseconds as every latency of a result is; 0 means not
 // set. (Results of schema v1 stored them in nanoseconds; Read converts.)
 type SLO struct {
+	// TTFT is the longest time to first token a good request may take.
 	TTFT float64 `json:"ttft_ms,omitempty"`
+	// TPOT is the longest time per output token (after the first).
 	TPOT float64 `json:"tpot_ms,omitempty"`
-	E2E  float64 `json:"e2e_ms,omitempty"`
+	// E2E is the longest a good request may take from send to end of stream.
+	E2E float64 `json:"e2e_ms,omitempty"`
 }
 
 // msDuration is a number of milliseconds as a duration, rounded to the
@@ -52,7 +55,9 @@ func msDuration(ms float64) time.Duration {
 // catalogue, and a metric this perfgate no longer knows is then left
 // ungated with a warning rather than making the result unreadable.
 type Gate struct {
-	Metric    string `json:"metric"`
+	// Metric is the metric's name in configs and reports (ttft.p99).
+	Metric string `json:"metric"`
+	// Tolerance is how much worse the metric may get, as written.
 	Tolerance string `json:"tolerance"`
 }
 

@@ -1,0 +1,294 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/stack"
+	"github.com/perfgate/perfgate/internal/telemetry"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// readyPoll is how often readiness is polled while a stack starts: the
+// resolution of the cold-start metric.
+const readyPoll = 200 * time.Millisecond
+
+// session owns the life of one run: it starts the stack (again, for a
+// scenario that asks for a fresh one), waits until it is ready, identifies it,
+// warms each scenario up to steady state under a crash watch, measures the
+// repetitions, and stops the stack on every path out.
+type session struct {
+	cfg      *config.Config
+	runID    string
+	phases   *run.Phases
+	progress *run.Progress
+	onRecord func(*result.Record)
+	out      io.Writer // phase detail (stderr), nil when quiet
+	// more, if set, makes repetitions sequential (see Options.More).
+	more func(partial *result.ScenarioResult) bool
+
+	// The world outside, from Options.
+	startFunc         func(ctx context.Context, cfg config.Stack, o stack.Options) (stack.Instance, error)
+	connectFunc       func(ctx context.Context, cfg *config.Config) (Sender, error)
+	openTelemetryFunc func(ctx context.Context, o telemetry.Options) (*telemetry.Collector, result.TelemetryInfo, []result.GPU)
+	clock             run.Clock
+
+	inst      stack.Instance
+	starts    int
+	coldStart time.Duration
+	shared    bool // the running stack may serve the next scenario
+	client    Sender
+
+	// Identity, from the first start.
+	server  result.Server
+	stackID result.Stack
+	gpus    []result.GPU
+
+	// telemetry samples the engine and the GPUs during each repetition;
+	// opened at the first start.
+	telemetry     *telemetry.Collector
+	telemetryInfo result.TelemetryInfo
+}
+
+// health is the stack's health check, at interval.
+func (s *session) health(interval time.Duration) stack.Health {
+	return stack.Health{BaseURL: s.cfg.Target.BaseURL, Path: s.cfg.Stack.HealthPath, Interval: interval}
+}
+
+// measure runs every scenario and returns their results. The stack is stopped
+// before it returns, whatever happened.
+func (s *session) measure(ctx context.Context, scenarios []run.Scenario) ([]result.ScenarioResult, error) {
+	defer func() {
+		s.stopStack()
+		if err := s.telemetry.Close(); err != nil && s.out != nil {
+			fmt.Fprintf(s.out, "warning: GPU telemetry: %v\n", err)
+		}
+	}()
+	out := make([]result.ScenarioResult, 0, len(scenarios))
+	for _, sc := range scenarios {
+		if s.inst == nil || sc.Config.FreshStack || !s.shared {
+			s.stopStack()
+			if err := s.startStack(ctx); err != nil {
+				return nil, interrupted(ctx, err)
+			}
+		}
+		s.shared = !sc.Config.FreshStack
+		res, err := s.scenario(ctx, sc)
+		if err != nil {
+			return nil, interrupted(ctx, err)
+		}
+		out = append(out, res)
+	}
+	s.phases.End()
+	return out, nil
+}
+
+// interrupted says so when err is perfgate being stopped by a signal.
+func interrupted(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return exit.RunError(fmt.Errorf("interrupted: %w", err))
+	}
+	return exit.RunError(err)
+}
+
+// logPath is where the n-th start's output goes: stack.log as configured for
+// the first, with .2, .3 ... before the extension for later ones.
+func (s *session) logPath(n int) string {
+	p := s.cfg.Stack.Log
+	if n <= 1 {
+		return p
+	}
+	ext := filepath.Ext(p)
+	return fmt.Sprintf("%s.%d%s", strings.TrimSuffix(p, ext), n, ext)
+}
+
+// startStack starts the stack, waits until it is ready and records its cold
+// start and, the first time, its identity.
+func (s *session) startStack(ctx context.Context) error {
+	st := s.cfg.Stack
+	s.starts++
+	managed := st.Kind != config.StackExternal
+	switch {
+	case !managed:
+		s.phases.Begin(fmt.Sprintf("checking the server at %s", s.cfg.Target.BaseURL))
+	case st.Kind == config.StackProcess:
+		s.phases.Begin(fmt.Sprintf("starting stack: %s", strings.Join(st.Process.Command, " ")))
+	default:
+		s.phases.Begin(fmt.Sprintf("starting stack: container %s", st.Docker.Image))
+	}
+	inst, err := s.startFunc(ctx, st, stack.Options{
+		RunID: fmt.Sprintf("%s-%d", s.runID, s.starts), LogPath: s.logPath(s.starts),
+		Dir: s.cfg.StackDir(), Grace: st.StopGrace, Target: s.cfg.Target.BaseURL,
+		Notice: func(msg string) { s.detail("%s", msg) },
+	})
+	if err != nil {
+		return fmt.Errorf("start stack: %w", err)
+	}
+	// The cold start counts from the moment the process or container runs:
+	// an image pull before it depends on the runner's cache, not on the
+	// stack, and would make the metric useless for gating.
+	t0 := s.clock.Now()
+	s.inst = inst
+	if managed {
+		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
+			s.logPath(s.starts), st.ReadyTimeout, healthDesc(st.HealthPath))
+		err = stack.WaitReady(ctx, inst, s.health(readyPoll), st.ReadyTimeout, s.probe)
+	} else {
+		// perfgate does not start an external server, so there is nothing
+		// to wait for: it must be up now.
+		if err = stack.CheckReady(ctx, s.health(readyPoll), s.probe); err != nil {
+			err = fmt.Errorf("target %s is not ready: %w (is the server up? `perfgate sim` starts a simulated one)", s.cfg.Target.BaseURL, err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if managed {
+		s.coldStart = s.clock.Now().Sub(t0)
+		s.detail("ready after %s (cold start)", s.coldStart.Round(time.Millisecond))
+	}
+	if s.starts == 1 {
+		var problems []error
+		s.server, problems = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		for _, p := range problems {
+			s.detail("warning: identity: %v", p)
+		}
+		models, err := s.client.ListModels(ctx)
+		if err != nil {
+			return fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err)
+		}
+		s.server.Models = models
+		s.stackID = inst.Identity()
+		who := s.server.Engine
+		if who == "" {
+			who = "an engine that did not say what it is"
+		} else if s.server.Version != "" {
+			who += " " + s.server.Version
+		}
+		s.detail("serving %s with %s", s.cfg.Target.Model, who)
+		s.openTelemetry(ctx)
+	}
+	return nil
+}
+
+// openTelemetry finds the engine's metrics page and a GPU source, and
+// says once what will be sampled and what is unavailable.
+func (s *session) openTelemetry(ctx context.Context) {
+	t := s.cfg.Telemetry
+	// A stack restarted for a fresh_stack scenario is another container:
+	// nvidia-smi runs in whichever is running when it samples.
+	inContainer := func(ctx context.Context, argv []string) ([]byte, error) {
+		ex, ok := s.inst.(stack.Execer)
+		if !ok {
+			return nil, errors.New("the stack is not a container")
+		}
+		return ex.Exec(ctx, argv)
+	}
+	gpu := telemetry.GPUOptions{
+		Mode: t.GPU, NvidiaSMI: t.NvidiaSMI, DCGMURL: t.DCGMURL,
+		Simulated: s.server.Engine == "perfgate-sim",
+	}
+	if ex, ok := s.inst.(stack.Execer); ok {
+		gpu.Container, gpu.Where = inContainer, ex.ExecWhere()
+	}
+	c, info, gpus := s.openTelemetryFunc(ctx, telemetry.Options{
+		MetricsURL: s.cfg.MetricsURL(), GPU: gpu, Devices: t.Devices, Interval: t.Interval,
+	})
+	if c != nil {
+		c.Warn = func(msg string) { s.detail("warning: %s", msg) }
+	}
+	s.telemetry, s.telemetryInfo, s.gpus = c, info, gpus
+	for _, src := range []struct {
+		name string
+		info result.SourceInfo
+	}{{"engine", info.Engine}, {"GPU", info.GPU}} {
+		switch {
+		case src.info.Available():
+			s.detail("%s telemetry: %s, every %s", src.name, src.info.Source, t.Interval)
+		case src.info.Off():
+			s.detail("%s telemetry: %s", src.name, src.info.Unavailable)
+		default:
+			s.detail("%s telemetry: unavailable: %s", src.name, src.info.Unavailable)
+		}
+	}
+}
+
+// observe is each repetition's telemetry window, and prices it.
+func (s *session) observe(ctx context.Context) func(*result.Repetition) {
+	end := s.telemetry.Begin(ctx)
+	return func(rep *result.Repetition) {
+		end(rep)
+		if rep != nil && s.cfg.Cost != nil {
+			rep.Cost = result.CostOf(rep, *s.cfg.Cost)
+		}
+	}
+}
+
+func healthDesc(path string) string {
+	if path == "none" {
+		return "the server"
+	}
+	return path
+}
+
+// probe is the readiness completion: connect (resolving model: auto on the
+// first success) and send one request for one token.
+func (s *session) probe(ctx context.Context) error {
+	if s.client == nil {
+		c, err := s.connectFunc(ctx, s.cfg)
+		if err != nil {
+			return err
+		}
+		s.client = c
+	}
+	req := &workload.Request{MaxTokens: 1}
+	if s.cfg.Target.API == "completions" {
+		req.Prompt = "Say OK."
+	} else {
+		req.Messages = []workload.Message{{Role: "user", Content: "Say OK."}}
+	}
+	resp := s.client.Do(ctx, req, fmt.Sprintf("perfgate-%s-ready", s.runID))
+	if resp.Err != nil {
+		return resp.Err
+	}
+	return nil
+}
+
+// stopStack stops the running stack, if any, even when perfgate is being
+// interrupted, and reports a failure to stop on the log (it cannot change
+// the run's outcome, which is already decided).
+func (s *session) stopStack() {
+	if s.inst == nil {
+		return
+	}
+	inst := s.inst
+	s.inst = nil
+	if s.cfg.Stack.Kind != config.StackExternal {
+		s.phases.Begin("stopping stack")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Stack.StopGrace+30*time.Second)
+	defer cancel()
+	if err := inst.Stop(ctx); err != nil && s.out != nil {
+		fmt.Fprintf(s.out, "warning: %v\n", err)
+	}
+	if s.client != nil {
+		s.client.CloseIdleConnections() // connections to a stopped server are dead
+	}
+	s.phases.End()
+}
+
+// detail prints one line within the current phase, unless quiet.
+func (s *session) detail(format string, args ...any) {
+	if s.out != nil {
+		s.phases.Printf(format, args...)
+	}
+}

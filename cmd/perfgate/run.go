@@ -38,7 +38,7 @@ func newRunCmd(sys *system) *cobra.Command {
 		Short: "Replay the configured scenarios against the target and write result.json",
 		Long: `run loads perfgate.yaml, replays each scenario's workload against the target
 server at the scenario's load shape for the configured number of repetitions,
-and writes the result file (schema perfgate/result/v1) with every
+and writes the result file (schema perfgate/result/v2) with every
 repetition's summary. It prints progress on stderr and a summary table on
 stdout when done.
 

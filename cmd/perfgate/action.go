@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +9,8 @@ import (
 	"github.com/perfgate/perfgate/internal/github"
 )
 
-func newActionCmd(stdout, stderr io.Writer) *cobra.Command {
+func newActionCmd(sys *system) *cobra.Command {
+	stdout, stderr := sys.stdout, sys.stderr
 	return &cobra.Command{
 		Use:   "action",
 		Short: "Run as the GitHub Action: gate with the step's inputs and set its outputs",
@@ -26,13 +26,13 @@ result, report and comment-url. The exit code is gate's.
 See docs/action.md for the workflow around it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			gh := github.NewAction(getenv, stdout)
+			gh := github.NewAction(sys.getenv, stdout)
 			gateArgs, err := gh.Args()
 			if err != nil {
 				return exit.UsageError(err)
 			}
 			out := &gateOutcome{}
-			gate := newGateCmdWith(stdout, stderr, out)
+			gate := newGateCmdWith(sys, out)
 			gate.SetArgs(gateArgs)
 			gate.SetOut(stdout)
 			gate.SetErr(stderr)

@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -45,7 +43,8 @@ func (f *baselineDirFlags) store() (baseline.Store, error) {
 	return baseline.Store{Dir: config.DefaultBaselines}, nil
 }
 
-func newBaselineCmd(stdout, stderr io.Writer) *cobra.Command {
+func newBaselineCmd(sys *system) *cobra.Command {
+	stdout := sys.stdout
 	cmd := &cobra.Command{
 		Use:   "baseline",
 		Short: "Promote, show and trace the baselines pull requests are compared against",
@@ -60,15 +59,16 @@ baselines/ beside perfgate.yaml), which is committed to the repository:
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
-	cmd.AddCommand(newBaselinePromoteCmd(stdout, stderr), newBaselineRecordCmd(stdout), newBaselineShowCmd(stdout), newBaselineHistoryCmd(stdout))
+	cmd.AddCommand(newBaselinePromoteCmd(sys), newBaselineRecordCmd(sys), newBaselineShowCmd(stdout), newBaselineHistoryCmd(stdout))
 	return cmd
 }
 
-func newBaselinePromoteCmd(stdout, stderr io.Writer) *cobra.Command {
+func newBaselinePromoteCmd(sys *system) *cobra.Command {
 	var (
 		dirs   baselineDirFlags
 		commit string
 	)
+	stdout := sys.stdout
 	cmd := &cobra.Command{
 		Use:   "promote RESULT",
 		Short: "Make a result the baseline of its scenarios",
@@ -81,7 +81,7 @@ current git HEAD. Commit the baselines directory afterwards.`,
   git add baselines && git commit -m "perfgate: new baseline"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, store, meta, err := historyInput(cmd.Context(), args[0], dirs, commit)
+			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, commit)
 			if err != nil {
 				return err
 			}
@@ -101,11 +101,12 @@ current git HEAD. Commit the baselines directory afterwards.`,
 	return cmd
 }
 
-func newBaselineRecordCmd(stdout io.Writer) *cobra.Command {
+func newBaselineRecordCmd(sys *system) *cobra.Command {
 	var (
 		dirs   baselineDirFlags
 		commit string
 	)
+	stdout := sys.stdout
 	cmd := &cobra.Command{
 		Use:   "record RESULT",
 		Short: "Append a result to the history without making it the baseline",
@@ -119,7 +120,7 @@ history.jsonl afterwards.`,
   perfgate baseline history --metric ttft.p99`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, store, meta, err := historyInput(cmd.Context(), args[0], dirs, commit)
+			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, commit)
 			if err != nil {
 				return err
 			}
@@ -149,7 +150,7 @@ func storeError(err error) error {
 // (read and checked by result.Read: a file that is unreadable, not a result,
 // or holds numbers that cannot be true is bad input, exit 2), the baselines
 // store, and the commit and date to record.
-func historyInput(ctx context.Context, path string, dirs baselineDirFlags, commit string) (*result.Result, baseline.Store, baseline.Meta, error) {
+func historyInput(ctx context.Context, sys *system, path string, dirs baselineDirFlags, commit string) (*result.Result, baseline.Store, baseline.Meta, error) {
 	r, err := result.Read(path)
 	if err != nil {
 		return nil, baseline.Store{}, baseline.Meta{}, exit.UsageError(err)
@@ -158,16 +159,16 @@ func historyInput(ctx context.Context, path string, dirs baselineDirFlags, commi
 	if err != nil {
 		return nil, baseline.Store{}, baseline.Meta{}, err
 	}
-	return r, store, baseline.Meta{Commit: commitOf(ctx, commit), Date: time.Now().UTC()}, nil
+	return r, store, baseline.Meta{Commit: commitOf(ctx, sys.getenv, commit), Date: time.Now().UTC()}, nil
 }
 
 // commitOf is the commit to record: the flag, $GITHUB_SHA, or git's HEAD;
 // empty when none is known.
-func commitOf(ctx context.Context, flag string) string {
+func commitOf(ctx context.Context, getenv func(string) string, flag string) string {
 	if flag != "" {
 		return flag
 	}
-	if sha := os.Getenv("GITHUB_SHA"); sha != "" {
+	if sha := getenv("GITHUB_SHA"); sha != "" {
 		return sha
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -177,77 +178,4 @@ func commitOf(ctx context.Context, flag string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(out))
-}
-
-func newBaselineShowCmd(stdout io.Writer) *cobra.Command {
-	var dirs baselineDirFlags
-	cmd := &cobra.Command{
-		Use:   "show",
-		Short: "List the promoted baselines",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			store, err := dirs.store()
-			if err != nil {
-				return err
-			}
-			list, err := store.List()
-			if err != nil {
-				return exit.UsageError(err)
-			}
-			if len(list) == 0 {
-				return exit.UsageError(fmt.Errorf("no baselines in %s (promote one with `perfgate baseline promote RESULT`)", store.Dir))
-			}
-			hist, err := store.History()
-			if err != nil {
-				return exit.UsageError(err)
-			}
-			return baseline.WriteShow(stdout, list, hist)
-		},
-	}
-	dirs.register(cmd)
-	return cmd
-}
-
-func newBaselineHistoryCmd(stdout io.Writer) *cobra.Command {
-	var (
-		dirs baselineDirFlags
-		opts baseline.HistoryOptions
-	)
-	cmd := &cobra.Command{
-		Use:   "history",
-		Short: "Print a metric's history with its trend and change points",
-		Long: `history prints, per scenario, one row per line of history.jsonl: the date,
-the commit, the metric's median with its 95% interval and the change from the
-row before, with a sparkline of the trend. Change points (where the series
-shifts to a new level) are found with the E-divisive means method and marked.`,
-		Example: `  perfgate baseline history --metric ttft.p99 --last 20
-  perfgate baseline history --metric output_throughput --scenario chat`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error {
-			if opts.Last < 0 {
-				return exit.UsageError(fmt.Errorf("--last: must be >= 0, got %d", opts.Last))
-			}
-			store, err := dirs.store()
-			if err != nil {
-				return err
-			}
-			hist, err := store.History()
-			if err != nil {
-				return exit.UsageError(err)
-			}
-			if len(hist) == 0 {
-				return exit.UsageError(fmt.Errorf("no history in %s", filepath.Join(store.Dir, "history.jsonl")))
-			}
-			if err := baseline.WriteHistory(stdout, hist, opts); err != nil {
-				return exit.UsageError(err)
-			}
-			return nil
-		},
-	}
-	dirs.register(cmd)
-	f := cmd.Flags()
-	f.StringVarP(&opts.Metric, "metric", "m", "ttft.p99", "metric to trace (e.g. ttft.p99, tpot.p99, output_throughput, goodput)")
-	f.IntVarP(&opts.Last, "last", "n", 0, "show only the last N entries (0: all)")
-	f.StringVarP(&opts.Scenario, "scenario", "s", "", "only this scenario")
-	return cmd
 }

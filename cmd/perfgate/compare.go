@@ -15,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -107,7 +108,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 		if err != nil {
 			return exit.UsageError(err)
 		}
-		opts.Gates = gatesFrom(cfg)
+		opts.Gates = gating.GatesFrom(cfg)
 		opts.QualityGates = cfg.QualityGates()
 		if o.alpha == 0 {
 			opts.Alpha = cfg.Compare.Alpha
@@ -158,19 +159,6 @@ func loadBaselines(paths []string, cand *result.Result) ([]*result.Result, error
 	return out, nil
 }
 
-// gatesFrom gives each scenario the gates cfg configures for it; a scenario
-// cfg does not have gets the defaults with cfg's top-level changes.
-func gatesFrom(cfg *config.Config) func(string) []config.Gate {
-	return func(name string) []config.Gate {
-		for _, s := range cfg.Scenarios {
-			if s.Name == name {
-				return cfg.GatesOf(s)
-			}
-		}
-		return cfg.GatesOf(config.Scenario{})
-	}
-}
-
 func writeVerdict(w io.Writer, v *compare.Verdict, format string) error {
 	switch format {
 	case "markdown":
@@ -208,7 +196,7 @@ func runCalibrate(o compareOptions, files []string, stdout io.Writer) error {
 		if err != nil {
 			return exit.UsageError(err)
 		}
-		gates = gatesFrom(cfg)
+		gates = gating.GatesFrom(cfg)
 		if alpha == 0 {
 			alpha = cfg.Compare.Alpha
 		}

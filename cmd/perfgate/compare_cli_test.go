@@ -12,7 +12,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -21,7 +20,7 @@ import (
 // given per-repetition values.
 func writeResult(t *testing.T, path string, mutate func(*result.Result), ttftP99 ...float64) {
 	t.Helper()
-	s := result.ScenarioResult{Name: "chat", WorkloadHash: "sha256:w", Load: config.Load{Type: "closed", Concurrency: 4}}
+	s := result.ScenarioResult{Name: "chat", WorkloadHash: "sha256:w", Load: result.Load{Type: "closed", Concurrency: 4}}
 	for i, v := range ttftP99 {
 		s.Repetitions = append(s.Repetitions, result.Repetition{Index: i + 1, Sent: 10, Completed: 10,
 			TTFT: result.Stats{P95: v, P99: v}, TPOT: result.Stats{P99: 10 + float64(i%3)/10}, E2E: result.Stats{P99: 200 + float64(i%4)},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,14 +13,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfgate/perfgate/internal/baseline"
-	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/metric"
+	gating "github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
-	"github.com/perfgate/perfgate/internal/result"
-	"github.com/perfgate/perfgate/internal/workload"
 )
 
+// gateOptions are perfgate gate's flags, and the system it runs in
+// (runOptions.sys).
 type gateOptions struct {
 	runOptions
 	publishOptions
@@ -40,13 +41,15 @@ type gateOutcome struct {
 	commentURL string
 }
 
+// newGateCmd is the gate command with the process's environment.
 func newGateCmd(stdout, stderr io.Writer) *cobra.Command {
-	return newGateCmdWith(stdout, stderr, &gateOutcome{})
+	return newGateCmdWith(&system{stdout: stdout, stderr: stderr, getenv: os.Getenv}, &gateOutcome{})
 }
 
-// newGateCmdWith is the gate command, recording what it produced in out.
-func newGateCmdWith(stdout, stderr io.Writer, out *gateOutcome) *cobra.Command {
-	var o gateOptions
+// newGateCmdWith is the gate command in sys, recording what it produced in
+// out.
+func newGateCmdWith(sys *system, out *gateOutcome) *cobra.Command {
+	o := gateOptions{runOptions: runOptions{sys: sys}}
 	cmd := &cobra.Command{
 		Use:   "gate",
 		Short: "Run the scenarios, compare them with their baselines, and exit with the verdict",
@@ -80,7 +83,7 @@ config's among them, are taken from --workdir.`,
   perfgate gate -c perfgate.yaml --report perfgate-report.json --html report.html --comment`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runGate(cmd, o, stdout, stderr, out)
+			return gateRun(cmd.Context(), &o, out)
 		},
 	}
 	f := cmd.Flags()
@@ -120,11 +123,15 @@ func (o *gateOptions) inWorkdir() error {
 	return nil
 }
 
-func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *gateOutcome) error {
+// gateRun is perfgate gate: the baselines checked (internal/gate), the run
+// measured (execute), the verdict on stdout, the report written and
+// published, and the verdict's exit code.
+func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
+	stdout, stderr := o.sys.stdout, o.sys.stderr
 	if !slices.Contains(verdictFormats, o.format) {
 		return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
 	}
-	if err := o.publishOptions.check(); err != nil {
+	if err := o.publishOptions.check(o.sys.getenv); err != nil {
 		return err
 	}
 	key := o.configPath // the comment's key: the config as the user named it
@@ -141,7 +148,7 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *g
 			return exit.UsageError(fmt.Errorf("remove the old %s: %w", p, err))
 		}
 	}
-	cfg, scenarios, err := loadRun(o.runOptions, stderr)
+	cfg, scenarios, err := loadRun(&o.runOptions)
 	if err != nil {
 		return err
 	}
@@ -149,81 +156,18 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *g
 	if o.baselineDir != "" {
 		store.Dir = o.baselineDir
 	}
-
-	// Every baseline is read before anything runs: a corrupt one, or one
-	// that measured something else, should cost no GPU time.
-	bases := map[string]*result.Result{}
-	var missing []string
-	for _, sc := range scenarios {
-		b, err := store.Load(sc.Config.Name)
-		if errors.Is(err, os.ErrNotExist) {
-			missing = append(missing, sc.Config.Name)
-			continue
-		}
-		if err != nil {
-			return exit.UsageError(err)
-		}
-		bs := b.Scenarios[0]
-		if !o.allowMismatch {
-			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load, SLO: sc.Config.SLO,
-				Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
-			if d := compare.ScenarioMismatches(&bs, &probe); len(d) > 0 {
-				return exit.UsageError(&compare.MismatchError{Differences: d})
-			}
-		}
-		// A telemetry gate the baseline cannot answer would fail only
-		// after the whole run.
-		for _, g := range cfg.GatesOf(sc.Config) {
-			if m, err := metric.Lookup(g.Metric); err == nil && m.Telemetry() {
-				if _, err := bs.Values(g.Metric); err != nil {
-					return exit.UsageError(fmt.Errorf("baseline of scenario %s: %w: promote a baseline measured with it, or turn the gate off (%s: off)", sc.Config.Name, err, g.Metric))
-				}
-			}
-		}
-		bases[sc.Config.Name] = b
+	g, err := gating.Prepare(cfg, scenarios, store, o.allowMismatch)
+	if err != nil {
+		return err
 	}
-	if len(bases) == 0 {
-		return exit.UsageError(fmt.Errorf("no baseline in %s for %s: run `perfgate run` on the base branch and `perfgate baseline promote result.json` first",
-			store.Dir, strings.Join(missing, ", ")))
-	}
-	for _, name := range missing {
-		if !o.quiet {
+	if !o.quiet {
+		for _, name := range g.Missing {
 			fmt.Fprintf(stderr, "warning: scenario %s has no baseline in %s: it is measured but not compared\n", name, store.Dir)
 		}
+		g.Looks = stderr
 	}
 
-	// Sequential looks (see compare.Sequential for the alpha spending).
-	seq := &compare.Sequential{
-		Options: compare.Options{Alpha: cfg.Compare.Alpha, OnInconclusive: cfg.Compare.OnInconclusive, Gates: gatesFrom(cfg),
-			QualityGates: cfg.QualityGates()},
-		Min:       cfg.Repetitions.Min,
-		Max:       cfg.Repetitions.Max,
-		Scenarios: len(bases),
-	}
-	more := func(partial *result.ScenarioResult) bool {
-		b := bases[partial.Name]
-		if b == nil {
-			return false // nothing to compare with: the minimum will do
-		}
-		n := len(partial.Repetitions)
-		if !seq.IsLook(n) {
-			return true // between looks
-		}
-		undecided, level, err := seq.Look(b, partial)
-		if err != nil {
-			return false // the final comparison reports it
-		}
-		if !o.quiet {
-			if len(undecided) == 0 {
-				fmt.Fprintf(stderr, "  look at %d repetitions (level %.3g): every gate decided\n", n, level)
-			} else {
-				fmt.Fprintf(stderr, "  look at %d repetitions (level %.3g): undecided %s; measuring more\n", n, level, strings.Join(undecided, ", "))
-			}
-		}
-		return len(undecided) > 0
-	}
-
-	res, err := execute(cmd.Context(), cfg, scenarios, o.runOptions, stderr, more)
+	res, err := execute(ctx, &o.runOptions, cfg, scenarios, g.More)
 	if err != nil {
 		return err
 	}
@@ -234,30 +178,23 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *g
 		}
 		fmt.Fprintf(stderr, "wrote %s\n\n", o.output)
 	}
-	var baseList []*result.Result
-	for _, s := range res.Scenarios {
-		if b := bases[s.Name]; b != nil {
-			baseList = append(baseList, b)
-		}
-	}
-	v, err := seq.Final(baseList, res, o.allowMismatch)
+	v, err := g.Verdict(res)
 	if err != nil {
-		return exit.UsageError(err)
+		return err
 	}
 	out.verdict = string(v.Outcome)
 	if err := writeVerdict(stdout, v, o.format); err != nil {
 		return err
 	}
 
-	history, err := store.History()
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		fmt.Fprintf(stderr, "warning: the report has no history: %v\n", err)
+	doc, warnings, err := g.Document(v, res)
+	for _, w := range warnings {
+		fmt.Fprintf(stderr, "warning: %v\n", w)
 	}
-	doc, err := report.NewDocument(v, baseList, res, history)
 	if err != nil {
 		return err
 	}
-	doc.Key, doc.Title, doc.Source = key, o.title, eventSource(o.output, stderr)
+	doc.Key, doc.Title, doc.Source = key, o.title, gating.Source(o.output, github.NewAction(o.sys.getenv, stderr))
 	if o.reportPath != "" {
 		if err := report.WriteDocument(o.reportPath, doc); err != nil {
 			return err
@@ -265,7 +202,7 @@ func runGate(cmd *cobra.Command, o gateOptions, stdout, stderr io.Writer, out *g
 		out.report = o.reportPath
 	}
 	docs := []*report.Document{doc}
-	if out.commentURL, err = publish(cmd.Context(), docs, &o.publishOptions, stderr); err != nil {
+	if out.commentURL, err = publish(ctx, o.sys, docs, &o.publishOptions); err != nil {
 		return err
 	}
 	return o.verdictExit(docs)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strings"
@@ -16,9 +15,6 @@ import (
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
 )
-
-// getenv reads the environment; the GitHub runner's variables come through it.
-var getenv = os.Getenv
 
 // publishOptions are the ways a report leaves perfgate besides stdout: the
 // HTML file, the step summary and the pull request comment.
@@ -42,8 +38,9 @@ func addPublishFlags(f *pflag.FlagSet, o *publishOptions) {
 	f.StringVar(&o.failOn, "fail-on", exit.FailOnConfig, "what exits 1: regression, inconclusive (regression or inconclusive), never, or config (compare.on_inconclusive decides)")
 }
 
-// check validates the options, as usage errors.
-func (o *publishOptions) check() error {
+// check validates the options, as usage errors; the token defaults to
+// GITHUB_TOKEN from getenv.
+func (o *publishOptions) check(getenv func(string) string) error {
 	if !slices.Contains(exit.FailOnValues, o.failOn) {
 		return exit.UsageError(fmt.Errorf("--fail-on: want one of %s, got %q", strings.Join(exit.FailOnValues, ", "), o.failOn))
 	}
@@ -70,8 +67,10 @@ func (o *publishOptions) verdictExit(docs []*report.Document) error {
 // publish writes docs where o says: the HTML report, the step summary when
 // running on GitHub Actions, and the pull request comment. It returns the
 // comment's URL ("" when none was posted). Failing to comment never fails
-// the run: the reason is printed and the verdict's exit code stands.
-func publish(ctx context.Context, docs []*report.Document, o *publishOptions, stderr io.Writer) (string, error) {
+// the run: the reason is printed on sys's stderr and the verdict's exit code
+// stands.
+func publish(ctx context.Context, sys *system, docs []*report.Document, o *publishOptions) (string, error) {
+	stderr := sys.stderr
 	if o.html != "" {
 		var page bytes.Buffer
 		if err := report.WriteHTML(&page, docs); err != nil {
@@ -81,7 +80,7 @@ func publish(ctx context.Context, docs []*report.Document, o *publishOptions, st
 			return "", fmt.Errorf("--html: %w", err)
 		}
 	}
-	gh := github.NewAction(getenv, stderr)
+	gh := github.NewAction(sys.getenv, stderr)
 	if gh.InActions() {
 		var md bytes.Buffer
 		if err := report.WriteMarkdown(&md, docs, report.MarkdownOptions{Limit: github.SummaryLimit}); err != nil {
@@ -94,7 +93,7 @@ func publish(ctx context.Context, docs []*report.Document, o *publishOptions, st
 	if !o.comment {
 		return "", nil
 	}
-	url, why := postComment(ctx, docs, o, gh, stderr)
+	url, why := postComment(ctx, sys, docs, o, gh)
 	if why != "" {
 		fmt.Fprintf(stderr, "no pull request comment posted: %s\n", why)
 		if gh.InActions() {
@@ -106,7 +105,7 @@ func publish(ctx context.Context, docs []*report.Document, o *publishOptions, st
 
 // postComment posts or edits the sticky comment; it returns the comment's
 // URL, or why none was posted.
-func postComment(ctx context.Context, docs []*report.Document, o *publishOptions, gh *github.Action, stderr io.Writer) (url, why string) {
+func postComment(ctx context.Context, sys *system, docs []*report.Document, o *publishOptions, gh *github.Action) (url, why string) {
 	if o.token == "" {
 		return "", "no GitHub token (give the github-token input, --github-token or GITHUB_TOKEN)"
 	}
@@ -142,9 +141,9 @@ func postComment(ctx context.Context, docs []*report.Document, o *publishOptions
 	}
 	apiURL := ev.APIURL
 	if apiURL == "" {
-		apiURL = getenv("GITHUB_API_URL")
+		apiURL = sys.getenv("GITHUB_API_URL")
 	}
-	c, err := github.NewCommenter(o.token, apiURL)
+	c, err := github.NewCommenter(o.token, apiURL, github.WithHTTPClient(sys.githubHTTP))
 	if err != nil {
 		return "", err.Error()
 	}
@@ -175,26 +174,6 @@ func postComment(ctx context.Context, docs []*report.Document, o *publishOptions
 	if created {
 		verb = "posted"
 	}
-	fmt.Fprintf(stderr, "%s the pull request comment: %s\n", verb, url)
+	fmt.Fprintf(sys.stderr, "%s the pull request comment: %s\n", verb, url)
 	return url, ""
-}
-
-// eventSource is what the runner says about the run, for a report's Source;
-// empty outside GitHub Actions.
-func eventSource(resultPath string, stderr io.Writer) report.Source {
-	src := report.Source{Result: resultPath}
-	gh := github.NewAction(getenv, stderr)
-	if !gh.InActions() {
-		return src
-	}
-	ev, err := gh.Event()
-	if err != nil {
-		return src
-	}
-	src.Repository = ev.Owner + "/" + ev.Repo
-	src.Commit, src.PullRequest, src.RunURL = ev.Commit, ev.PullRequest, ev.RunURL
-	if ev.HeadSHA != "" {
-		src.Commit = ev.HeadSHA // a pull request's GITHUB_SHA is a merge commit
-	}
-	return src
 }

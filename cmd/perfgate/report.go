@@ -26,7 +26,7 @@ type reportOptions struct {
 	exitCode  bool
 }
 
-func newReportCmd(stdout, stderr io.Writer) *cobra.Command {
+func newReportCmd(sys *system) *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
 		Use:   "report [flags] REPORT.json...",
@@ -59,7 +59,7 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 			if !slices.Contains(verdictFormats, o.format) {
 				return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
 			}
-			if err := o.publishOptions.check(); err != nil {
+			if err := o.publishOptions.check(sys.getenv); err != nil {
 				return err
 			}
 			if len(args) > 1 && !o.merge {
@@ -69,10 +69,10 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 			if err != nil {
 				return err
 			}
-			if err := writeDocuments(stdout, docs, o.format); err != nil {
+			if err := writeDocuments(sys.stdout, docs, o.format); err != nil {
 				return err
 			}
-			if _, err := publish(cmd.Context(), docs, &o.publishOptions, stderr); err != nil {
+			if _, err := publish(cmd.Context(), sys, docs, &o.publishOptions); err != nil {
 				return err
 			}
 			if o.exitCode {

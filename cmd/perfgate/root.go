@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -12,14 +13,28 @@ import (
 )
 
 // Main runs perfgate with args (without the program name), writing to stdout
-// and stderr. Its error carries the exit code (see internal/exit).
+// and stderr, with the process's environment. Its error carries the exit
+// code (see internal/exit).
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRootCmd(stdout, stderr)
+	root := newRootCmd(&system{stdout: stdout, stderr: stderr, getenv: os.Getenv})
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }
 
-func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+// system is what perfgate's commands use of the process around them: its
+// streams, its environment (the GitHub runner's variables come through
+// getenv) and the HTTP client under GitHub's API. Main fills it from the
+// process; each command is given it rather than reaching for os.
+type system struct {
+	stdout, stderr io.Writer
+	getenv         func(string) string
+	// githubHTTP is the HTTP client the pull request comment goes through;
+	// nil is the default (see github.WithHTTPClient).
+	githubHTTP *http.Client
+}
+
+func newRootCmd(sys *system) *cobra.Command {
+	stdout, stderr := sys.stdout, sys.stderr
 	root := &cobra.Command{
 		Use:   "perfgate",
 		Short: "Gate pull requests on LLM-serving performance and quality",
@@ -45,12 +60,12 @@ Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
 		return exit.UsageError(err)
 	})
 	root.AddCommand(
-		newRunCmd(stdout, stderr),
-		newGateCmd(stdout, stderr),
+		newRunCmd(sys),
+		newGateCmdWith(sys, &gateOutcome{}),
 		newCompareCmd(stdout, stderr),
-		newReportCmd(stdout, stderr),
-		newActionCmd(stdout, stderr),
-		newBaselineCmd(stdout, stderr),
+		newReportCmd(sys),
+		newActionCmd(sys),
+		newBaselineCmd(sys),
 		newExportCmd(stdout, stderr),
 		newSimCmd(stderr),
 		newValidateCmd(stdout, stderr),

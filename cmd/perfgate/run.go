@@ -2,29 +2,25 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
-	"github.com/perfgate/perfgate/internal/stack"
-	"github.com/perfgate/perfgate/internal/version"
+	"github.com/perfgate/perfgate/internal/session"
 )
 
+// runOptions are perfgate run's flags, and the system it runs in.
 type runOptions struct {
+	sys         *system
 	configPath  string
 	output      string
 	records     string
@@ -35,14 +31,14 @@ type runOptions struct {
 	json        bool
 }
 
-func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
-	var o runOptions
+func newRunCmd(sys *system) *cobra.Command {
+	o := runOptions{sys: sys}
 	cmd := &cobra.Command{
 		Use:   "run",
 		Short: "Replay the configured scenarios against the target and write result.json",
 		Long: `run loads perfgate.yaml, replays each scenario's workload against the target
 server at the scenario's load shape for the configured number of repetitions,
-and writes the result file (schema perfgate/result/v1) with every
+and writes the result file (schema perfgate/result/v2) with every
 repetition's summary. It prints progress on stderr and a summary table on
 stdout when done.
 
@@ -58,7 +54,7 @@ result file.`,
   perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runRun(cmd.Context(), o, stdout, stderr)
+			return runRun(cmd.Context(), &o)
 		},
 	}
 	f := cmd.Flags()
@@ -73,12 +69,15 @@ result file.`,
 	return cmd
 }
 
-func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
-	cfg, scenarios, err := loadRun(o, stderr)
+// runRun is perfgate run: measure, write the result file, and print the
+// summary (or the result as JSON) on stdout.
+func runRun(ctx context.Context, o *runOptions) error {
+	stdout, stderr := o.sys.stdout, o.sys.stderr
+	cfg, scenarios, err := loadRun(o)
 	if err != nil {
 		return err
 	}
-	res, err := execute(ctx, cfg, scenarios, o, stderr, nil)
+	res, err := execute(ctx, o, cfg, scenarios, nil)
 	if err != nil {
 		return err
 	}
@@ -100,7 +99,8 @@ func runRun(ctx context.Context, o runOptions, stdout, stderr io.Writer) error {
 
 // loadRun loads the config with the flags' overrides and prepares the
 // scenarios' workloads; warnings go to stderr.
-func loadRun(o runOptions, stderr io.Writer) (*config.Config, []run.Scenario, error) {
+func loadRun(o *runOptions) (*config.Config, []run.Scenario, error) {
+	stderr := o.sys.stderr
 	cfg, err := config.LoadFile(o.configPath)
 	if err != nil {
 		return nil, nil, exit.UsageError(err)
@@ -132,25 +132,18 @@ func loadRun(o runOptions, stderr io.Writer) (*config.Config, []run.Scenario, er
 	return cfg, scenarios, nil
 }
 
-// execute measures the scenarios (starting and stopping the stack) and writes
-// the result file, which it returns. more, if set, makes repetitions
-// sequential (see session.more). A failed run leaves no result file.
-func execute(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, o runOptions, stderr io.Writer,
+// execute measures the scenarios (session.Run starts and stops the stack)
+// and writes the result file, which it returns. more, if set, makes
+// repetitions sequential (see session.Options.More). A failed run leaves no
+// result file.
+func execute(ctx context.Context, o *runOptions, cfg *config.Config, scenarios []run.Scenario,
 	more func(*result.ScenarioResult) bool) (*result.Result, error) {
-	configHash := cfg.Hash() // of the config as written, before model: auto is resolved
-
 	// A failed run must not leave an older result behind that a later step
 	// could mistake for this run's.
 	if err := os.Remove(o.output); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, exit.UsageError(fmt.Errorf("--output: %w", err))
 	}
-	// perfgate's own limits are its own errors, found before anything is
-	// sent rather than counted as the server's connect errors.
-	if err := (run.FileLimit{}).Ensure(cfg); err != nil {
-		return nil, exit.RunError(err)
-	}
-	started := time.Now()
-	sess := &session{cfg: cfg, runID: runID(), more: more}
+	opts := session.Options{More: more}
 	var rw *result.RecordWriter
 	if o.records != "" {
 		f, err := os.Create(o.records)
@@ -159,14 +152,14 @@ func execute(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, 
 		}
 		defer f.Close()
 		rw = result.NewRecordWriter(f)
-		sess.onRecord = func(r *result.Record) { _ = rw.Write(r) }
+		opts.OnRecord = func(r *result.Record) { _ = rw.Write(r) }
 	}
-	if !o.quiet {
-		sess.out = stderr
-		sess.phases = run.NewPhases(stderr, os.Getenv("GITHUB_ACTIONS") == "true")
-		sess.progress = run.NewProgress(stderr, isTerminal(stderr))
+	if stderr := o.sys.stderr; !o.quiet {
+		opts.Log = stderr
+		opts.Phases = run.NewPhases(stderr, o.sys.getenv("GITHUB_ACTIONS") == "true")
+		opts.Progress = run.NewProgress(stderr, isTerminal(stderr))
 	}
-	scenarioResults, err := sess.measure(ctx, scenarios)
+	res, err := session.Run(ctx, cfg, scenarios, opts)
 	if rw != nil {
 		if ferr := rw.Flush(); ferr != nil && err == nil {
 			err = exit.RunError(ferr)
@@ -175,85 +168,8 @@ func execute(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, 
 	if err != nil {
 		return nil, err
 	}
-
-	res := &result.Result{
-		Schema: result.Schema,
-		Identity: result.Identity{
-			PerfgateVersion: version.String(),
-			ConfigHash:      configHash,
-			Target:          target(cfg, sess.stackID),
-			Server:          sess.server,
-			Stack:           sess.stackID,
-			Host:            result.LocalHost(),
-			GPUs:            sess.gpus,
-			Simulated:       sess.server.Engine == "perfgate-sim",
-		},
-		StartedAt:  started.UTC(),
-		FinishedAt: time.Now().UTC(),
-		Scenarios:  scenarioResults,
-		Compare:    &cfg.Compare,
-		Telemetry:  &sess.telemetryInfo,
-		Cost:       cfg.Cost,
-	}
 	if err := result.Write(o.output, res); err != nil {
 		return nil, exit.RunError(err)
 	}
 	return res, nil
-}
-
-// target is the result's account of where requests went and what model
-// they asked for: the model's revision and quantisation as configured, or
-// else as the stack's command line gives them.
-func target(cfg *config.Config, st result.Stack) result.Target {
-	t := result.Target{BaseURL: cfg.Target.BaseURL, API: cfg.Target.API, Model: cfg.Target.Model,
-		Revision: cfg.Target.Revision, Quantization: cfg.Target.Quantization}
-	revision, quantization := stack.ModelFlags(append(slices.Clone(st.Command), st.Args...))
-	if t.Revision == "" {
-		t.Revision = revision
-	}
-	if t.Quantization == "" {
-		t.Quantization = quantization
-	}
-	return t
-}
-
-// connect builds the client for cfg's target, checks that the server answers
-// /v1/models, and resolves model: auto to the first model it lists.
-func connect(ctx context.Context, cfg *config.Config) (*client.Client, []string, error) {
-	pool, _ := run.Connections(cfg)
-	newClient := func(model string) (*client.Client, error) {
-		c, err := client.New(client.Options{
-			BaseURL: cfg.Target.BaseURL, API: client.API(cfg.Target.API), Model: model,
-			Headers: cfg.Target.Headers, Timeout: cfg.Target.Timeout, MaxConns: pool,
-		})
-		if err != nil {
-			return nil, exit.UsageError(fmt.Errorf("target: %w", err))
-		}
-		return c, nil
-	}
-	c, err := newClient(cfg.Target.Model)
-	if err != nil {
-		return nil, nil, err
-	}
-	models, err := c.ListModels(ctx)
-	if err != nil {
-		return nil, nil, exit.RunError(fmt.Errorf("target %s is not answering /v1/models: %w (is the server up? `perfgate sim` starts a simulated one)", cfg.Target.BaseURL, err))
-	}
-	if cfg.Target.Model != "auto" {
-		return c, models, nil
-	}
-	if len(models) == 0 {
-		return nil, nil, exit.RunError(fmt.Errorf("target %s lists no models, and target.model is auto", cfg.Target.BaseURL))
-	}
-	cfg.Target.Model = models[0]
-	c.CloseIdleConnections()
-	c, err = newClient(cfg.Target.Model)
-	return c, models, err
-}
-
-// runID is a short random id that makes request ids unique across runs.
-func runID() string {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

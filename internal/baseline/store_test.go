@@ -39,7 +39,7 @@ func rep(i int, ttft, throughput float64) result.Repetition {
 func scenario(name string, ttfts ...float64) result.ScenarioResult {
 	s := result.ScenarioResult{
 		Name: name, Workload: "workloads/chat.jsonl", WorkloadHash: "sha256:0123456789abcdef",
-		Load: config.Load{Type: config.LoadClosed, Concurrency: 8}, SLO: config.SLO{TTFT: 500 * time.Millisecond},
+		Load: result.Load{Type: config.LoadClosed, Concurrency: 8}, SLO: result.SLO{TTFT: 500},
 	}
 	for i, v := range ttfts {
 		s.Repetitions = append(s.Repetitions, rep(i+1, v, 1600+10*float64(i)))
@@ -145,7 +145,7 @@ func TestRecordAppendsHistoryOnly(t *testing.T) {
 	bad := testResult(scenario("a", 1), scenario("a", 2))
 	assert.ErrorContains(t, store.Record(bad, Meta{}), "record: scenarios[1].name: scenario a appears twice")
 	bad.Schema = "other"
-	assert.ErrorContains(t, store.Record(bad, Meta{}), `record: schema: "other", want perfgate/result/v1`)
+	assert.ErrorContains(t, store.Record(bad, Meta{}), `record: schema: "other", want perfgate/result/v2`)
 	entries, err = store.History()
 	require.NoError(t, err)
 	assert.Len(t, entries, 2, "a refused result appends nothing")
@@ -248,7 +248,7 @@ func TestPromoteRefuses(t *testing.T) {
 		{"path in name", testResult(scenario("../a", 30)), "cannot name a baseline file"},
 		{"hidden name", testResult(scenario(".a", 30)), "cannot name a baseline file"},
 		{"duplicate", testResult(scenario("a", 30), scenario("a", 31)), "scenario a appears twice"},
-		{"schema", wrongSchema, `schema: "perfgate/result/v0", want perfgate/result/v1`},
+		{"schema", wrongSchema, `schema: "perfgate/result/v0", want perfgate/result/v2`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -292,7 +292,7 @@ func TestLoadCorrupt(t *testing.T) {
 		{"empty file", "", "empty file"},
 		{"truncated JSON", valid[:len(valid)/2], "unexpected end of JSON input"},
 		{"not JSON", "schema: perfgate/result/v1\n", "invalid character"},
-		{"wrong schema", marshal(t, wrongSchema), `schema: "perfgate/result/v0", want perfgate/result/v1`},
+		{"wrong schema", marshal(t, wrongSchema), `schema: "perfgate/result/v0", want perfgate/result/v2 or an earlier version (perfgate/result/v1)`},
 		{"another scenario", marshal(t, testResult(scenario("other", 30, 31))), "holds scenario other, not chat"},
 		{"no repetitions", marshal(t, testResult(scenario("chat"))), "scenario chat has no repetitions"},
 		{"no scenarios", marshal(t, testResult()), "no scenarios"},

@@ -115,7 +115,10 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 		if len(results) == 1 {
 			cs.Repetitions = len(s.Repetitions) // what a gate with this config would have a side
 		}
-		gs := o.gatesOf(&s)
+		gs, notGated := o.gatesOf(&s)
+		for _, w := range notGated {
+			cal.Notes = append(cal.Notes, "scenario "+s.Name+": "+w)
+		}
 		cs.Gates = len(gs)
 		level := alpha / float64(max(1, cs.Gates))
 		for _, g := range gs {

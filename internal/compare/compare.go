@@ -80,7 +80,7 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		if !checked[br] {
 			checked[br] = true
 			mm, ch := identityDifferences(&br.Identity, &candidate.Identity)
-			if bc, cc := costString(br.Cost), costString(candidate.Cost); bc != cc {
+			if bc, cc := priceString(br.Cost), priceString(candidate.Cost); bc != cc {
 				ch = append(ch, Difference{Field: "GPU price", Baseline: bc, Candidate: cc})
 			}
 			mismatches = append(mismatches, mm...)
@@ -119,7 +119,8 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		if o.Levels != nil {
 			key = sc.Name
 		}
-		gates := o.gatesOf(p.cand)
+		gates, notGated := o.gatesOf(p.cand)
+		sc.Warnings = append(sc.Warnings, notGated...)
 		for _, g := range gates {
 			m, err := metric.Lookup(g.Metric)
 			if err != nil {
@@ -237,15 +238,17 @@ func sortQualityGates(gates []QualityGate) {
 	slices.SortStableFunc(gates, func(a, b QualityGate) int { return cmp.Compare(rank(a.Outcome), rank(b.Outcome)) })
 }
 
-// gatesOf is the gates of a candidate scenario.
-func (o Options) gatesOf(s *result.ScenarioResult) []config.Gate {
+// gatesOf is the gates of a candidate scenario: the options', else those
+// the candidate recorded (with a warning for each it cannot apply), else
+// the defaults.
+func (o Options) gatesOf(s *result.ScenarioResult) ([]config.Gate, []string) {
 	if o.Gates != nil {
-		return o.Gates(s.Name)
+		return o.Gates(s.Name), nil
 	}
 	if s.Gates != nil {
-		return s.Gates
+		return storedGates(s.Gates, false)
 	}
-	return (&config.Config{}).GatesOf(config.Scenario{})
+	return (&config.Config{}).GatesOf(config.Scenario{}), nil
 }
 
 // rank orders gates in a report: regressions first, then inconclusive, then

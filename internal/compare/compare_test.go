@@ -19,7 +19,7 @@ import (
 // fakeResult builds a result of one scenario whose repetitions have the
 // given TTFT p99 values, with the other metrics steady.
 func fakeResult(name string, ttftP99 ...float64) *result.Result {
-	s := result.ScenarioResult{Name: name, WorkloadHash: "sha256:w", Load: config.Load{Type: "closed", Concurrency: 8}}
+	s := result.ScenarioResult{Name: name, WorkloadHash: "sha256:w", Load: result.Load{Type: "closed", Concurrency: 8}}
 	for i, v := range ttftP99 {
 		s.Repetitions = append(s.Repetitions, result.Repetition{
 			Index: i + 1, TTFT: result.Stats{P95: v * 0.9, P99: v}, TPOT: result.Stats{P99: 10}, E2E: result.Stats{P99: 200},
@@ -197,16 +197,8 @@ func withGPUMemory(r *result.Result, mib float64) *result.Result {
 		rep := &r.Scenarios[0].Repetitions[i]
 		rep.GPU = &result.GPUTelemetry{Source: "nvidia-smi", MemoryPeakMiB: mib * (1 + 0.005*float64(i%3-1))}
 	}
-	r.Scenarios[0].Gates = []config.Gate{gate("gpu_memory_peak", "+5%")}
+	r.Scenarios[0].Gates = []result.Gate{{Metric: "gpu_memory_peak", Tolerance: "+5%"}}
 	return r
-}
-
-func gate(name, tol string) config.Gate {
-	var g config.Gate
-	if err := json.Unmarshal([]byte(`{"metric":"`+name+`","tolerance":"`+tol+`"}`), &g); err != nil {
-		panic(err)
-	}
-	return g
 }
 
 // A telemetry metric gates through the same path as a latency: 20% more GPU
@@ -232,7 +224,7 @@ func TestGateGPUMemoryPeak(t *testing.T) {
 	assert.Equal(t, exit.Regression, v.ExitCode())
 
 	none := fakeResult("chat", 100, 100, 100, 100, 100, 100)
-	none.Scenarios[0].Gates = []config.Gate{gate("gpu_memory_peak", "+5%")}
+	none.Scenarios[0].Gates = []result.Gate{{Metric: "gpu_memory_peak", Tolerance: "+5%"}}
 	_, err = Compare([]*result.Result{base}, none, Options{})
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "candidate scenario chat: gpu_memory_peak was not measured in repetition 1: no GPU telemetry")
@@ -249,7 +241,7 @@ func TestIdentityTelemetryFields(t *testing.T) {
 	cand.Identity.GPUs = []result.GPU{{Model: "NVIDIA H100 80GB HBM3", Driver: "560.35.03", CUDA: "12.6"}}
 	base.Identity.Target.Quantization, cand.Identity.Target.Quantization = "", "fp8"
 	base.Identity.Target.Revision, cand.Identity.Target.Revision = "abc", "def"
-	base.Cost, cand.Cost = &config.Cost{USDPerGPUHour: 2.5, GPUs: 1}, &config.Cost{USDPerGPUHour: 3, GPUs: 1}
+	base.Cost, cand.Cost = &result.Price{USDPerGPUHour: 2.5, GPUs: 1}, &result.Price{USDPerGPUHour: 3, GPUs: 1}
 	base.Scenarios[0].Sampling = map[string]string{"temperature": "0"}
 	cand.Scenarios[0].Sampling = map[string]string{"temperature": "0.7", "top_p": "0.9"}
 

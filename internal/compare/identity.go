@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -95,12 +94,12 @@ func gpuField(gpus []result.GPU, f func(result.GPU) string) string {
 	return strings.Join(vals, ", ")
 }
 
-// costString describes a price: "$2.5/GPU-hour × 1 GPU".
-func costString(c *config.Cost) string {
-	if c == nil {
+// priceString describes a price: "$2.5/GPU-hour × 1 GPU".
+func priceString(p *result.Price) string {
+	if p == nil {
 		return ""
 	}
-	return fmt.Sprintf("$%s/GPU-hour × %d GPU", strconv.FormatFloat(c.USDPerGPUHour, 'f', -1, 64), c.GPUs)
+	return fmt.Sprintf("$%s/GPU-hour × %d GPU", strconv.FormatFloat(p.USDPerGPUHour, 'f', -1, 64), p.GPUs)
 }
 
 // ScenarioMismatches lists what makes two results of one scenario measure

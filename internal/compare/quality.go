@@ -147,8 +147,10 @@ func compareSuites(base, cand *result.ScenarioResult, gates []config.Gate) ([]su
 			s.Warnings = append(s.Warnings, fmt.Sprintf("the baseline answered in %s mode and the candidate in %s mode: batching differs", b.Mode, c.Mode))
 		}
 		suiteGates := gates
-		if suiteGates == nil {
-			suiteGates = c.Gates
+		if suiteGates == nil && c.Gates != nil {
+			var notGated []string
+			suiteGates, notGated = storedGates(c.Gates, true)
+			s.Warnings = append(s.Warnings, notGated...)
 		}
 		if suiteGates == nil {
 			suiteGates = (&config.Config{}).QualityGates()

@@ -84,7 +84,7 @@ func TestCompareQuality(t *testing.T) {
 func TestCompareQualityEdges(t *testing.T) {
 	t.Run("every quality gate off, as recorded", func(t *testing.T) {
 		cand := suiteAt(50, 0.5, config.QualityInterleaved)
-		cand.Gates = []config.Gate{}
+		cand.Gates = []result.Gate{}
 		v, err := Compare([]*result.Result{withSuite(suiteAt(50, 0.9, config.QualityInterleaved))}, withSuite(cand), Options{})
 		require.NoError(t, err)
 		assert.Empty(t, v.Scenarios[0].Quality[0].Gates)

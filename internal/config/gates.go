@@ -78,32 +78,11 @@ type Compare struct {
 // GateOff in a gates mapping turns a default gate off.
 const GateOff = "off"
 
-// Gate is one metric gated with its tolerance.
+// Gate is one metric gated with its tolerance. A result records it as a
+// result.Gate (Gate.Result): the metric's name and the tolerance as written.
 type Gate struct {
 	Metric    string           `json:"metric"`
 	Tolerance metric.Tolerance `json:"tolerance"`
-}
-
-// UnmarshalJSON reads a gate as results store it ({"metric", "tolerance"
-// as written}), parsing the tolerance again.
-func (g *Gate) UnmarshalJSON(b []byte) error {
-	var raw struct {
-		Metric    string `json:"metric"`
-		Tolerance string `json:"tolerance"`
-	}
-	if err := json.Unmarshal(b, &raw); err != nil {
-		return err
-	}
-	m, err := metric.Lookup(raw.Metric)
-	if err != nil {
-		return err
-	}
-	t, err := metric.ParseTolerance(m, raw.Tolerance)
-	if err != nil {
-		return fmt.Errorf("gate %s: %w", raw.Metric, err)
-	}
-	*g = Gate{Metric: m.Name, Tolerance: t}
-	return nil
 }
 
 // GatesOf returns the gates of scenario s: the defaults (DefaultGates),

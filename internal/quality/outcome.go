@@ -13,7 +13,7 @@ import (
 // it was sent) or whose request failed scores 0 and fails, with Error
 // saying why: a suite is never scored on the items that happened to work.
 func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, gates []config.Gate) result.SuiteResult {
-	out := result.SuiteResult{Name: s.Name, Path: path, Hash: s.Hash, Mode: mode, Continuous: s.Continuous(), Gates: gates,
+	out := result.SuiteResult{Name: s.Name, Path: path, Hash: s.Hash, Mode: mode, Continuous: s.Continuous(), Gates: config.ResultGates(gates),
 		Items: make([]result.ItemOutcome, 0, len(s.Items))}
 	for i := range s.Items {
 		it := &s.Items[i]

@@ -49,10 +49,10 @@ func benchfmtResult() *result.Result {
 		},
 		StartedAt: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC),
 		Scenarios: []result.ScenarioResult{
-			{Name: "chat-16", Workload: "workloads/chat.jsonl", Load: config.Load{Type: config.LoadClosed, Concurrency: 16},
+			{Name: "chat-16", Workload: "workloads/chat.jsonl", Load: result.Load{Type: config.LoadClosed, Concurrency: 16},
 				ColdStartMS: 3238.6,
 				Repetitions: []result.Repetition{mk(1, 1), mk(2, 1), mk(3, 1)}},
-			{Name: "long_ctx.v2", Workload: "synth", Load: config.Load{Type: config.LoadPoisson, Rate: 4},
+			{Name: "long_ctx.v2", Workload: "synth", Load: result.Load{Type: config.LoadPoisson, Rate: 4},
 				Repetitions: []result.Repetition{mk(1, 3), mk(2, 3), mk(3, 3)}},
 		},
 	}

@@ -319,7 +319,7 @@ func WriteDocument(path string, d *Document) error {
 
 // ErrResultFile is ReadDocument's error for a result file (perfgate run's),
 // which must be compared before it can be rendered.
-var ErrResultFile = errors.New("this is a result file (" + result.Schema + "), not a report: compare it first with --baseline")
+var ErrResultFile = errors.New("this is a result file (perfgate run's), not a report: compare it first with --baseline")
 
 // MaxDocumentBytes is the largest report file ReadDocument reads: 64 MiB,
 // as for a result file (result.MaxFileBytes), which a report holds little
@@ -347,7 +347,7 @@ func ReadDocument(path string) (*Document, error) {
 		return nil, fmt.Errorf("read report: not JSON: %w", result.JSONError(path, b, err))
 	}
 	switch {
-	case probe.Schema == result.Schema:
+	case result.KnownSchema(probe.Schema):
 		return nil, fmt.Errorf("read report %s: %w", path, ErrResultFile)
 	case probe.Schema != DocumentSchema:
 		return nil, fmt.Errorf("read report %s: schema %q, want %q", path, probe.Schema, DocumentSchema)

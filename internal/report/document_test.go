@@ -26,7 +26,7 @@ import (
 func aggregated(name string, reps int, scale float64) result.ScenarioResult {
 	s := result.ScenarioResult{Name: name}
 	for r := 1; r <= reps; r++ {
-		a := result.NewAggregator(config.SLO{}, false, 0)
+		a := result.NewAggregator(result.SLO{}, false, 0)
 		for i := 1; i <= 100; i++ {
 			ttft := int64(float64(i) * scale * 1000)
 			a.Add(&result.Record{SentNS: int64(i) * 1e6, FirstTokenNS: int64(i)*1e6 + ttft*1000, EndNS: int64(i)*1e6 + 2*ttft*1000,
@@ -108,6 +108,7 @@ func TestDocumentRoundTrip(t *testing.T) {
 	}
 	for _, c := range []struct{ name, content, want string }{
 		{"result.json", `{"schema":"perfgate/result/v1"}`, "this is a result file"},
+		{"result2.json", `{"schema":"perfgate/result/v2"}`, "this is a result file"},
 		{"other.json", `{"schema":"perfgate/report/v9"}`, `schema "perfgate/report/v9", want "perfgate/report/v1"`},
 		{"text.json", `hello`, "not JSON"},
 		{"noverdict.json", `{"schema":"perfgate/report/v1","scenarios":[]}`, "verdict: missing"},

@@ -54,7 +54,7 @@ func Summary(w io.Writer, r *result.Result) error {
 	return nil
 }
 
-func scenario(w io.Writer, s *result.ScenarioResult, cost *config.Cost) error {
+func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 	reps := s.Repetitions
 	fmt.Fprintf(w, "== %s · %s · %d repetition%s · workload %s (%s)\n",
 		s.Name, describeLoad(s.Load), len(reps), plural(len(reps)), s.Workload, shortHash(s.WorkloadHash))
@@ -87,7 +87,7 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *config.Cost) error {
 	row("request throughput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.RequestThroughput })
 	row("output throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.OutputThroughput })
 	row("input throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.InputThroughput })
-	if s.SLO != (config.SLO{}) {
+	if s.SLO != (result.SLO{}) {
 		row("goodput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Goodput })
 	}
 	row("mean concurrency", "%.2f", func(r result.Repetition) float64 { return r.Concurrency })
@@ -211,7 +211,7 @@ func preparation(s *result.ScenarioResult) string {
 	return "   " + strings.Join(parts, " · ")
 }
 
-func describeLoad(l config.Load) string {
+func describeLoad(l result.Load) string {
 	var s string
 	switch l.Type {
 	case config.LoadClosed:

@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -155,7 +154,7 @@ const summaryTelemetryWidth = 100
 // summaryTelemetry writes a scenario's telemetry block for the terminal
 // summary: per source, each telemetry metric's median over the repetitions
 // that measured it; nothing when no repetition carries telemetry.
-func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *config.Cost) error {
+func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.Price) error {
 	var withTelemetry int
 	var adapter, source string
 	var totals []float64

@@ -42,8 +42,8 @@ func TestSummaryTelemetry(t *testing.T) {
 		Schema:    result.Schema,
 		Identity:  result.Identity{PerfgateVersion: "v0.1.0", Target: result.Target{BaseURL: "http://127.0.0.1:8000", Model: "llama"}},
 		Telemetry: &result.TelemetryInfo{Engine: result.SourceInfo{Source: "vllm http://127.0.0.1:8000/metrics"}, GPU: result.SourceInfo{Source: "nvml"}},
-		Cost:      &config.Cost{USDPerGPUHour: 2.5, GPUs: 1},
-		Scenarios: []result.ScenarioResult{{Name: "chat", Workload: "synth", Load: config.Load{Type: config.LoadClosed, Concurrency: 16},
+		Cost:      &result.Price{USDPerGPUHour: 2.5, GPUs: 1},
+		Scenarios: []result.ScenarioResult{{Name: "chat", Workload: "synth", Load: result.Load{Type: config.LoadClosed, Concurrency: 16},
 			Repetitions: []result.Repetition{withTelemetry(rep(1, 30), 2), withTelemetry(rep(2, 31), 0), withTelemetry(rep(3, 32), 1)}}},
 	}
 	var buf bytes.Buffer
@@ -135,7 +135,7 @@ func telemetryResults(scale float64) (base, cand *result.Result) {
 		}
 		return &result.Result{Schema: result.Schema,
 			Telemetry: &result.TelemetryInfo{Engine: result.SourceInfo{Source: "vllm http://127.0.0.1:8000/metrics"}, GPU: result.SourceInfo{Source: "nvml"}},
-			Cost:      &config.Cost{USDPerGPUHour: 2.5, GPUs: 1},
+			Cost:      &result.Price{USDPerGPUHour: 2.5, GPUs: 1},
 			Scenarios: []result.ScenarioResult{{Name: "chat", Repetitions: reps}}}
 	}
 	base, cand = mk(1), mk(scale)

@@ -5,8 +5,6 @@ import (
 	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
-	"github.com/perfgate/perfgate/internal/config"
 )
 
 // Histogram range: 1 µs to 1 hour at 3 significant digits (0.1% error).
@@ -36,9 +34,10 @@ const (
 // Aggregator folds the records of one repetition into its summary. It is not
 // safe for concurrent use: feed it from the one goroutine that collects records.
 type Aggregator struct {
-	slo      config.SLO
-	openLoop bool
-	offered  float64
+	// The SLOs as durations; 0 is not set.
+	sloTTFT, sloTPOT, sloE2E time.Duration
+	openLoop                 bool
+	offered                  float64
 
 	hists map[string]*hdrhistogram.Histogram
 
@@ -58,8 +57,8 @@ type Aggregator struct {
 // NewAggregator returns an aggregator for one repetition. For an open-loop
 // shape, offeredRate is the configured rate (requests/s) and schedule
 // statistics are kept; pass openLoop false for closed loop.
-func NewAggregator(slo config.SLO, openLoop bool, offeredRate float64) *Aggregator {
-	a := &Aggregator{slo: slo, openLoop: openLoop, offered: offeredRate, errors: map[string]int{}, hists: map[string]*hdrhistogram.Histogram{}}
+func NewAggregator(slo SLO, openLoop bool, offeredRate float64) *Aggregator {
+	a := &Aggregator{sloTTFT: msDuration(slo.TTFT), sloTPOT: msDuration(slo.TPOT), sloE2E: msDuration(slo.E2E), openLoop: openLoop, offered: offeredRate, errors: map[string]int{}, hists: map[string]*hdrhistogram.Histogram{}}
 	names := []string{HistTTFT, HistTPOT, HistITL, HistE2E}
 	if openLoop {
 		names = append(names, HistSendLag, HistTTFTFromSchedule, HistE2EFromSchedule)
@@ -141,13 +140,13 @@ func TPOT(r *Record) (time.Duration, bool) {
 }
 
 func (a *Aggregator) meetsSLO(hasTTFT bool, ttft, tpot time.Duration, hasTPOT bool, e2e time.Duration) bool {
-	if a.slo.TTFT > 0 && (!hasTTFT || ttft > a.slo.TTFT) {
+	if a.sloTTFT > 0 && (!hasTTFT || ttft > a.sloTTFT) {
 		return false
 	}
-	if a.slo.TPOT > 0 && hasTPOT && tpot > a.slo.TPOT {
+	if a.sloTPOT > 0 && hasTPOT && tpot > a.sloTPOT {
 		return false
 	}
-	if a.slo.E2E > 0 && e2e > a.slo.E2E {
+	if a.sloE2E > 0 && e2e > a.sloE2E {
 		return false
 	}
 	return true

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/perfgate/perfgate/internal/config"
 )
 
 const ms = int64(time.Millisecond)
@@ -29,7 +27,7 @@ func rec(sent, ttft, gap int64, out int) *Record {
 func near(got, want, tol float64) bool { return math.Abs(got-want) <= tol }
 
 func TestAggregatorSummary(t *testing.T) {
-	a := NewAggregator(config.SLO{TTFT: 50 * time.Millisecond}, false, 0)
+	a := NewAggregator(SLO{TTFT: 50}, false, 0)
 	// 100 requests: TTFT 1..100 ms, 11 tokens 10 ms apart.
 	for i := int64(1); i <= 100; i++ {
 		a.Add(rec(0, i, 10, 11))
@@ -89,7 +87,7 @@ func TestAggregatorTokensFrom(t *testing.T) {
 		from []string
 		want string
 	}{{[]string{"usage", "usage"}, "usage"}, {[]string{"chunks"}, "chunks"}, {[]string{"usage", "chunks"}, "mixed"}} {
-		a := NewAggregator(config.SLO{}, false, 0)
+		a := NewAggregator(SLO{}, false, 0)
 		for _, f := range tt.from {
 			r := rec(0, 5, 1, 3)
 			r.TokensFrom = f
@@ -103,7 +101,7 @@ func TestAggregatorTokensFrom(t *testing.T) {
 
 func TestAggregatorSchedule(t *testing.T) {
 	// Scheduled every 10 ms; the first 90 sent on time, the last 10 sent 50 ms late.
-	a := NewAggregator(config.SLO{}, true, 100)
+	a := NewAggregator(SLO{}, true, 100)
 	for i := int64(0); i < 100; i++ {
 		r := rec(i*10, 5, 1, 2)
 		if i >= 90 {
@@ -140,7 +138,7 @@ func TestTPOT(t *testing.T) {
 
 func TestWriteRead(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.json")
-	a := NewAggregator(config.SLO{}, false, 0)
+	a := NewAggregator(SLO{}, false, 0)
 	a.Add(rec(0, 5, 1, 3))
 	in := &Result{Schema: Schema, Scenarios: []ScenarioResult{{Name: "s", Repetitions: []Repetition{a.Summary(1)}}}}
 	if err := Write(p, in); err != nil {
@@ -173,7 +171,7 @@ func TestWriteRead(t *testing.T) {
 // rather than let it become a baseline, and leaves the file as it was.
 func TestWriteRefusesImpossibleFigures(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "r.json")
-	a := NewAggregator(config.SLO{}, false, 0)
+	a := NewAggregator(SLO{}, false, 0)
 	a.Add(rec(0, 5, 1, 3))
 	rep := a.Summary(1)
 	rep.OutputThroughput = -1.5e19
@@ -184,5 +182,22 @@ func TestWriteRefusesImpossibleFigures(t *testing.T) {
 	}
 	if _, statErr := os.Stat(p); !os.IsNotExist(statErr) {
 		t.Errorf("Write left a file behind: %v", statErr)
+	}
+}
+
+// An SLO in milliseconds holds exactly the nanoseconds the config wrote: a
+// TTFT of 4.1 ms (4.1 × 10⁶ is 4099999.9999999995 in floating point) meets
+// an SLO of 4.1 ms, and a nanosecond more does not.
+func TestAggregatorSLOIsExact(t *testing.T) {
+	for _, tc := range []struct {
+		ttftNS int64
+		good   int
+	}{{4_100_000, 1}, {4_100_001, 0}} {
+		a := NewAggregator(SLO{TTFT: 4.1}, false, 0)
+		r := &Record{SentNS: 0, FirstTokenNS: tc.ttftNS, EndNS: tc.ttftNS + ms, OutputTokens: 2, TokensFrom: "usage"}
+		a.Add(r)
+		if got := a.Summary(1).GoodRequests; got != tc.good {
+			t.Errorf("GoodRequests with a TTFT of %d ns against an SLO of 4.1 ms = %d, want %d", tc.ttftNS, got, tc.good)
+		}
 	}
 }

@@ -1,13 +1,11 @@
 package result
 
-import "github.com/perfgate/perfgate/internal/config"
-
-// CostOf prices a repetition at c: the window's GPU time (its duration times
+// CostOf prices a repetition at p: the window's GPU time (its duration times
 // the deployment's dollars per second) over its tokens, per million. It
 // returns nil for a window with no duration or no output tokens, whose cost
 // per token is undefined.
-func CostOf(r *Repetition, c config.Cost) *Cost {
-	usd := c.USDPerSecond() * float64(r.Duration)
+func CostOf(r *Repetition, p Price) *Cost {
+	usd := p.USDPerSecond() * float64(r.Duration)
 	if usd <= 0 || r.OutputTokens == 0 {
 		return nil
 	}

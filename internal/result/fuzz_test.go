@@ -14,13 +14,16 @@ import (
 // FuzzReadResult: no result file makes Decode (what Read does with a file's
 // bytes) panic or run long; every error is ErrInvalid, names the file and
 // speaks in sentences; and a result it accepts is written and read again
-// unchanged. The seed corpus (testdata/fuzz/FuzzReadResult) holds hostile
-// files: huge and negative numbers, counts that do not add up, deep
-// nesting, wrong kinds, byte-order marks.
+// unchanged (a v1 file as v2). The seed corpus (testdata/fuzz/FuzzReadResult)
+// holds hostile files: huge and negative numbers, counts that do not add up,
+// deep nesting, wrong kinds, byte-order marks.
 func FuzzReadResult(f *testing.F) {
-	f.Add([]byte(`{"schema":"perfgate/result/v1","scenarios":[{"name":"s","gates":[],"repetitions":[{"index":1,"sent":2,"completed":1,"failed":1,"error_rate":0.5}]}]}`))
-	if b, err := os.ReadFile("../../baselines/chat-poisson.json"); err == nil {
-		f.Add(b)
+	f.Add([]byte(`{"schema":"perfgate/result/v1","scenarios":[{"name":"s","slo":{"ttft":250000000},"gates":[],"repetitions":[{"index":1,"sent":2,"completed":1,"failed":1,"error_rate":0.5}]}]}`))
+	f.Add([]byte(`{"schema":"perfgate/result/v2","scenarios":[{"name":"s","slo":{"ttft_ms":250},"gates":[{"metric":"ttft.p42","tolerance":"+5 bananas"}],"repetitions":[{"index":1,"sent":2,"completed":1,"failed":1,"error_rate":0.5}]}]}`))
+	for _, p := range []string{"../../baselines/chat-poisson.json", "testdata/v1/quality-cost-telemetry.json"} {
+		if b, err := os.ReadFile(p); err == nil {
+			f.Add(b)
+		}
 	}
 	const name = "fuzz.json"
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -1,7 +1,5 @@
 package result
 
-import "github.com/perfgate/perfgate/internal/config"
-
 // SuiteResult is one eval suite answered in a run: every item's outcome, so
 // that a later comparison can pair each item with the baseline's answer to
 // the same item.
@@ -23,7 +21,7 @@ type SuiteResult struct {
 	// Gates are the quality gates configured when the suite ran, so that
 	// `perfgate compare` needs no config. An empty list means every quality
 	// gate was off.
-	Gates []config.Gate `json:"gates"`
+	Gates []Gate `json:"gates"`
 	// Items are the outcomes, in the suite's order.
 	Items []ItemOutcome `json:"items"`
 }

@@ -7,12 +7,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/safeio/safeiotest"
 )
 
@@ -32,7 +30,7 @@ func TestReadCommittedBaselines(t *testing.T) {
 // A result aggregated and written by today's code reads back: failed
 // requests, open-loop schedule stats, telemetry and quality included.
 func TestWriteReadRoundTrip(t *testing.T) {
-	a := NewAggregator(config.SLO{TTFT: 50 * time.Millisecond}, true, 4)
+	a := NewAggregator(SLO{TTFT: 50}, true, 4)
 	for i := int64(1); i <= 20; i++ {
 		a.Add(rec(i*10, i, 10, 11))
 	}
@@ -41,9 +39,9 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	zero, one := 0.0, 1.0
 	rep.Engine = &EngineTelemetry{Adapter: "vllm", Scrapes: 3, KVCachePeak: &one, PrefixCacheHitRate: &zero}
 	rep.GPU = &GPUTelemetry{Source: "nvml", Samples: 2, MemoryPeakMiB: 1000, PowerMeanW: &one}
-	rep.Cost = CostOf(&rep, config.Cost{USDPerGPUHour: 2, GPUs: 1})
+	rep.Cost = CostOf(&rep, Price{USDPerGPUHour: 2, GPUs: 1})
 	r := &Result{Schema: Schema, Scenarios: []ScenarioResult{{
-		Name: "s", Load: config.Load{Type: config.LoadPoisson, Rate: 4}, Repetitions: []Repetition{rep},
+		Name: "s", Load: Load{Type: "poisson", Rate: 4}, Repetitions: []Repetition{rep},
 		Quality: []SuiteResult{{Name: "q", Items: []ItemOutcome{{ID: "a", Score: 1, Pass: true}, {ID: "b", Error: "http 500"}}}},
 	}}}
 	path := filepath.Join(t.TempDir(), "r.json")
@@ -95,7 +93,12 @@ func TestReadRefusesImpossibleNumbers(t *testing.T) {
 			"r.json:1:93: scenarios.repetitions.output_throughput: want a number in range, got 1e400"},
 		{"string for a count", nil, "{\"schema\":\"perfgate/result/v1\",\n\"scenarios\":[{\"name\":\"s\",\"repetitions\":[{\"sent\":\"ten\"}]}]}",
 			"r.json:2:49: scenarios.repetitions.sent: want an integer in range, got a string"},
-		{"another schema", func(m map[string]any) { m["schema"] = "perfgate/result/v9" }, "", `r.json: schema: "perfgate/result/v9", want perfgate/result/v1`},
+		{"negative SLO", func(m map[string]any) {
+			m["scenarios"].([]any)[0].(map[string]any)["slo"] = map[string]any{"ttft_ms": -250}
+		}, "", "scenarios[0].slo.ttft_ms: want a finite number >= 0, got -250"},
+		{"v1 SLO not in nanoseconds", nil, "{\"schema\":\"perfgate/result/v1\",\n\"scenarios\":[{\"name\":\"s\",\"slo\":{\"ttft\":\"250ms\"},\"repetitions\":[]}]}",
+			"r.json:2:40: scenarios.slo.ttft: want an integer in range, got a string"},
+		{"another schema", func(m map[string]any) { m["schema"] = "perfgate/result/v9" }, "", `r.json: schema: "perfgate/result/v9", want perfgate/result/v2 or an earlier version (perfgate/result/v1)`},
 		{"no schema", nil, `{"scenarios":[]}`, "r.json: schema: missing: this is not a perfgate result file"},
 		{"no scenarios", func(m map[string]any) { m["scenarios"] = []any{} }, "", "r.json: scenarios: no scenarios"},
 		{"not JSON", nil, "{\"schema\": \"perfgate/result/v1\",\n  oops}", "r.json:2:3: invalid JSON: invalid character 'o' looking for beginning of object key string"},

@@ -16,12 +16,22 @@ import (
 	"os"
 	"time"
 
-	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/safeio"
 )
 
-// Schema names the version of the result format. Readers refuse other values.
-const Schema = "perfgate/result/v1"
+// Schema names the version of the result format perfgate writes. Read also
+// reads every earlier version (SchemaV1), converting it to this one, and
+// refuses any other value: a baseline committed years ago still compares.
+const Schema = "perfgate/result/v2"
+
+// SchemaV1 is the first version of the result format, written until the
+// result had types of its own: the same fields, but its SLOs in nanoseconds
+// ("slo": {"ttft": 250000000}) where v2 has milliseconds ({"ttft_ms": 250}).
+const SchemaV1 = "perfgate/result/v1"
+
+// KnownSchema reports whether s names a version of the result format that
+// Read reads.
+func KnownSchema(s string) bool { return s == Schema || s == SchemaV1 }
 
 // Result is the content of result.json.
 type Result struct {
@@ -32,13 +42,13 @@ type Result struct {
 	Scenarios  []ScenarioResult `json:"scenarios"`
 	// Compare is the comparison settings of the config that ran, so that
 	// `perfgate compare` needs no config.
-	Compare *config.Compare `json:"compare,omitempty"`
+	Compare *CompareSettings `json:"compare,omitempty"`
 	// Telemetry says where the repetitions' engine and GPU telemetry came
 	// from, or why there was none; nil in results from before telemetry.
 	Telemetry *TelemetryInfo `json:"telemetry,omitempty"`
 	// Cost is the price the repetitions' cost figures were computed at;
 	// nil when the config set none.
-	Cost *config.Cost `json:"cost,omitempty"`
+	Cost *Price `json:"cost,omitempty"`
 }
 
 // Identity says exactly what was measured, so that two results that differ in
@@ -122,11 +132,11 @@ type Host struct {
 
 // ScenarioResult is one scenario measured over its repetitions.
 type ScenarioResult struct {
-	Name         string      `json:"name"`
-	Workload     string      `json:"workload"` // file path, or "synth"
-	WorkloadHash string      `json:"workload_hash"`
-	Load         config.Load `json:"load"`
-	SLO          config.SLO  `json:"slo"`
+	Name         string `json:"name"`
+	Workload     string `json:"workload"` // file path, or "synth"
+	WorkloadHash string `json:"workload_hash"`
+	Load         Load   `json:"load"`
+	SLO          SLO    `json:"slo"`
 	// ColdStartMS is start → ready of the stack this scenario ran on, in
 	// milliseconds; 0 for an external stack. Scenarios that share one stack
 	// start repeat its value.
@@ -137,7 +147,7 @@ type ScenarioResult struct {
 	// that `perfgate compare` needs no config.
 	// An empty list (every gate off) is kept apart from a missing one
 	// (a result from before gates were recorded: the defaults).
-	Gates []config.Gate `json:"gates"`
+	Gates []Gate `json:"gates"`
 	// Sampling lists the sampling parameters the workload's requests set,
 	// each with its distinct values ("temperature": "0, 0.7"); a parameter
 	// no request sets is left out (the server's default applied).
@@ -315,9 +325,10 @@ func Write(path string, r *Result) error {
 // it is decoded whole.
 const MaxFileBytes = 64 << 20
 
-// Read loads a result file. It reads only a regular file of at most
-// MaxFileBytes, and refuses, with an error that names the file and the line
-// or field, one that is not JSON, of another schema, or whose numbers
+// Read loads a result file of any version perfgate wrote (KnownSchema),
+// converted to this version's types. It reads only a regular file of at
+// most MaxFileBytes, and refuses, with an error that names the file and the
+// line or field, one that is not JSON, of another schema, or whose numbers
 // cannot be true (Validate). Errors about the content wrap ErrInvalid.
 func Read(path string) (*Result, error) {
 	data, err := safeio.ReadFile(path, MaxFileBytes)
@@ -345,12 +356,18 @@ func Decode(data []byte, file string) (*Result, error) {
 	switch {
 	case probe.Schema == nil:
 		return nil, fmt.Errorf("read result: %w", &Problem{File: file, Field: "schema", Msg: "missing: this is not a perfgate result file"})
-	case *probe.Schema != Schema:
-		return nil, fmt.Errorf("read result: %w", &Problem{File: file, Field: "schema", Msg: fmt.Sprintf("%s, want %s", quote(*probe.Schema), Schema)})
+	case !KnownSchema(*probe.Schema):
+		return nil, fmt.Errorf("read result: %w", &Problem{File: file, Field: "schema",
+			Msg: fmt.Sprintf("%s, want %s or an earlier version (%s)", quote(*probe.Schema), Schema, SchemaV1)})
 	}
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, fmt.Errorf("read result: %w", JSONError(file, data, err))
+	}
+	if *probe.Schema == SchemaV1 {
+		if err := fromV1(&r, data); err != nil {
+			return nil, fmt.Errorf("read result: %w", JSONError(file, data, err))
+		}
 	}
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("read result: %w", inFile(err, file))

@@ -154,6 +154,9 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 		v.add(p+".name", "missing")
 	}
 	v.nonNegative(p+".cold_start_ms", s.ColdStartMS)
+	v.nonNegative(p+".slo.ttft_ms", s.SLO.TTFT)
+	v.nonNegative(p+".slo.tpot_ms", s.SLO.TPOT)
+	v.nonNegative(p+".slo.e2e_ms", s.SLO.E2E)
 	v.nonNegative(p+".load.rate", s.Load.Rate)
 	v.nonNegative(p+".load.burstiness", s.Load.Burstiness)
 	v.nonNegative(p+".load.speedup", s.Load.Speedup)

@@ -3,21 +3,17 @@ package result
 import (
 	"fmt"
 	"strings"
-
-	"github.com/perfgate/perfgate/internal/metric"
 )
 
-// Values returns the samples of a metric for the scenario: one value per
-// repetition, in repetition order, in the metric's unit (milliseconds, tokens
-// or requests per second, or a fraction for the error rate). Cold start has
-// one value per stack start, so a scenario has at most one; none for an
-// external stack.
+// Values returns the samples of a metric, named as the metric catalogue
+// (internal/metric) names it, for the scenario: one value per repetition, in
+// repetition order, in the metric's unit (milliseconds, tokens or requests
+// per second, or a fraction for the error rate). Cold start has one value
+// per stack start, so a scenario has at most one; none for an external
+// stack. Which field holds which metric is the result's own knowledge: it
+// does not consult the catalogue.
 func (s *ScenarioResult) Values(name string) ([]float64, error) {
-	m, err := metric.Lookup(name)
-	if err != nil {
-		return nil, err
-	}
-	if m.Name == "cold_start" {
+	if name == "cold_start" {
 		if s.ColdStartMS <= 0 {
 			return nil, nil
 		}
@@ -25,7 +21,7 @@ func (s *ScenarioResult) Values(name string) ([]float64, error) {
 	}
 	out := make([]float64, 0, len(s.Repetitions))
 	for i := range s.Repetitions {
-		v, err := repValue(&s.Repetitions[i], m.Name)
+		v, err := s.Repetitions[i].Value(name)
 		if err != nil {
 			return nil, err
 		}
@@ -38,11 +34,7 @@ func (s *ScenarioResult) Values(name string) ([]float64, error) {
 // start, which is per stack start), or a *NotMeasuredError when the
 // repetition has no figure for it.
 func (r *Repetition) Value(name string) (float64, error) {
-	m, err := metric.Lookup(name)
-	if err != nil {
-		return 0, err
-	}
-	return repValue(r, m.Name)
+	return repValue(r, name)
 }
 
 // repValue is one repetition's value of a per-repetition metric.

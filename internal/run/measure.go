@@ -209,7 +209,7 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		if s.Salt {
 			plan.Salt = SaltSeed(m.Seed, c.Name, rep, 1)
 		}
-		agg := result.NewAggregator(c.SLO, plan.OpenLoop(), c.Load.Rate)
+		agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate)
 		if m.Progress != nil {
 			m.Progress.Begin(fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions), plan.limit())
 		}

@@ -1,4 +1,4 @@
-package main
+package session
 
 import (
 	"context"
@@ -7,13 +7,10 @@ import (
 	"io"
 	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
@@ -36,16 +33,20 @@ type session struct {
 	progress *run.Progress
 	onRecord func(*result.Record)
 	out      io.Writer // phase detail (stderr), nil when quiet
-	// more, if set, makes repetitions sequential: asked after each
-	// repetition from repetitions.min on, with the scenario measured so far,
-	// whether to measure another (perfgate gate). Unset: repetitions.max.
+	// more, if set, makes repetitions sequential (see Options.More).
 	more func(partial *result.ScenarioResult) bool
+
+	// The world outside, from Options.
+	startFunc         func(ctx context.Context, cfg config.Stack, o stack.Options) (stack.Instance, error)
+	connectFunc       func(ctx context.Context, cfg *config.Config) (Sender, error)
+	openTelemetryFunc func(ctx context.Context, o telemetry.Options) (*telemetry.Collector, result.TelemetryInfo, []result.GPU)
+	clock             run.Clock
 
 	inst      stack.Instance
 	starts    int
 	coldStart time.Duration
 	shared    bool // the running stack may serve the next scenario
-	client    *client.Client
+	client    Sender
 
 	// Identity, from the first start.
 	server  result.Server
@@ -124,7 +125,7 @@ func (s *session) startStack(ctx context.Context) error {
 	default:
 		s.phases.Begin(fmt.Sprintf("starting stack: container %s", st.Docker.Image))
 	}
-	inst, err := stack.Start(ctx, st, stack.Options{
+	inst, err := s.startFunc(ctx, st, stack.Options{
 		RunID: fmt.Sprintf("%s-%d", s.runID, s.starts), LogPath: s.logPath(s.starts),
 		Dir: s.cfg.StackDir(), Grace: st.StopGrace, Target: s.cfg.Target.BaseURL,
 		Notice: func(msg string) { s.detail("%s", msg) },
@@ -135,7 +136,7 @@ func (s *session) startStack(ctx context.Context) error {
 	// The cold start counts from the moment the process or container runs:
 	// an image pull before it depends on the runner's cache, not on the
 	// stack, and would make the metric useless for gating.
-	t0 := time.Now()
+	t0 := s.clock.Now()
 	s.inst = inst
 	if managed {
 		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
@@ -152,7 +153,7 @@ func (s *session) startStack(ctx context.Context) error {
 		return err
 	}
 	if managed {
-		s.coldStart = time.Since(t0)
+		s.coldStart = s.clock.Now().Sub(t0)
 		s.detail("ready after %s (cold start)", s.coldStart.Round(time.Millisecond))
 	}
 	if s.starts == 1 {
@@ -179,8 +180,8 @@ func (s *session) startStack(ctx context.Context) error {
 	return nil
 }
 
-// openTelemetry finds the engine's metrics page and a GPU source, and says
-// once what will be sampled and what is unavailable.
+// openTelemetry finds the engine's metrics page and a GPU source, and
+// says once what will be sampled and what is unavailable.
 func (s *session) openTelemetry(ctx context.Context) {
 	t := s.cfg.Telemetry
 	// A stack restarted for a fresh_stack scenario is another container:
@@ -199,10 +200,12 @@ func (s *session) openTelemetry(ctx context.Context) {
 	if ex, ok := s.inst.(stack.Execer); ok {
 		gpu.Container, gpu.Where = inContainer, ex.ExecWhere()
 	}
-	c, info, gpus := telemetry.Open(ctx, telemetry.Options{
+	c, info, gpus := s.openTelemetryFunc(ctx, telemetry.Options{
 		MetricsURL: s.cfg.MetricsURL(), GPU: gpu, Devices: t.Devices, Interval: t.Interval,
 	})
-	c.Warn = func(msg string) { s.detail("warning: %s", msg) }
+	if c != nil {
+		c.Warn = func(msg string) { s.detail("warning: %s", msg) }
+	}
 	s.telemetry, s.telemetryInfo, s.gpus = c, info, gpus
 	for _, src := range []struct {
 		name string
@@ -225,7 +228,7 @@ func (s *session) observe(ctx context.Context) func(*result.Repetition) {
 	return func(rep *result.Repetition) {
 		end(rep)
 		if rep != nil && s.cfg.Cost != nil {
-			rep.Cost = result.CostOf(rep, *s.cfg.Cost)
+			rep.Cost = result.CostOf(rep, s.cfg.Cost.Result())
 		}
 	}
 }
@@ -241,7 +244,7 @@ func healthDesc(path string) string {
 // first success) and send one request for one token.
 func (s *session) probe(ctx context.Context) error {
 	if s.client == nil {
-		c, _, err := connect(ctx, s.cfg)
+		c, err := s.connectFunc(ctx, s.cfg)
 		if err != nil {
 			return err
 		}
@@ -261,8 +264,8 @@ func (s *session) probe(ctx context.Context) error {
 }
 
 // stopStack stops the running stack, if any, even when perfgate is being
-// interrupted, and reports a failure to stop on stderr (it cannot change the
-// run's outcome, which is already decided).
+// interrupted, and reports a failure to stop on the log (it cannot change
+// the run's outcome, which is already decided).
 func (s *session) stopStack() {
 	if s.inst == nil {
 		return
@@ -281,171 +284,6 @@ func (s *session) stopStack() {
 		s.client.CloseIdleConnections() // connections to a stopped server are dead
 	}
 	s.phases.End()
-}
-
-// scenario warms sc up and measures its repetitions under a crash watch.
-func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
-	c := sc.Config
-	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load, SLO: c.SLO,
-		Gates: s.cfg.GatesOf(c), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
-	if s.cfg.Stack.Kind != config.StackExternal {
-		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
-	}
-	watched, stopWatch := stack.Watch(ctx, s.inst, s.health(s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
-	defer stopWatch()
-	crashed := func(err error) error {
-		var crash *stack.CrashError
-		if errors.As(context.Cause(watched), &crash) {
-			return fmt.Errorf("scenario %s: %w", c.Name, crash)
-		}
-		return err
-	}
-	dispatcher := &run.Dispatcher{Sender: s.client}
-
-	w := s.cfg.Warmup
-	if w.Method == config.WarmupNone {
-		s.phases.Begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", c.Name))
-	} else {
-		s.phases.Begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", c.Name, w.Method, w.Window, w.Max))
-	}
-	warm := &run.Warmup{
-		Dispatcher: dispatcher, Config: w, Seed: s.cfg.Seed, RunID: s.runID,
-		OnWindow: func(win result.WarmupWindow, steady bool) {
-			mark := ""
-			if steady {
-				mark = "  steady"
-			}
-			s.detail("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %7.1f ms%s",
-				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
-		},
-	}
-	wres, err := warm.Run(watched, sc)
-	if err != nil {
-		return res, crashed(err)
-	}
-	res.Warmup = wres
-	switch {
-	case w.Method == config.WarmupNone:
-	case wres.Steady:
-		s.detail("steady after %s (%d warm-up requests)", wres.Duration.Dur().Round(100*time.Millisecond), wres.Requests)
-	default:
-		s.detail("warning: not steady after %s; measuring anyway (warmup.on_unsteady: warn)", w.Max)
-	}
-
-	reps := s.cfg.Repetitions
-	m := &run.Measurement{
-		Dispatcher: dispatcher, Repetitions: reps, Cooldown: s.cfg.Cooldown,
-		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
-		Observe: s.observe,
-	}
-	if s.more != nil && !reps.Fixed() {
-		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions, up to %d while a gate is undecided", c.Name, reps.Min, reps.Max))
-		m.More = func(done []result.Repetition) bool {
-			partial := res
-			partial.Repetitions = done
-			return s.more(&partial)
-		}
-	} else {
-		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions", c.Name, reps.Max))
-	}
-	evals := s.evals(sc)
-	if evals != nil && evals.interleaved {
-		m.Evals, m.OnEval = &run.EvalMix{Queue: evals.queue, Share: s.cfg.Quality.Share}, evals.add
-	}
-	measured, err := m.Measure(watched, sc)
-	if err != nil {
-		return res, crashed(err)
-	}
-	res.Repetitions = measured
-	if evals != nil {
-		if res.Quality, err = s.answerEvals(watched, sc, dispatcher, evals); err != nil {
-			return res, crashed(err)
-		}
-	}
-	// A stack that exited as the last request ended crashed too: the watch
-	// may not have seen it yet, its stop does.
-	stopWatch()
-	if err := crashed(nil); err != nil {
-		return res, err
-	}
-	return res, nil
-}
-
-// evalRun collects the answers to a scenario's eval items.
-type evalRun struct {
-	interleaved bool
-	queue       *run.EvalQueue
-	mu          sync.Mutex
-	answers     map[string]map[string]*result.Record // suite → item id → answer
-}
-
-func (e *evalRun) add(r *result.Record) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.answers[r.Eval][r.ID] = r
-}
-
-// evals queues the eval items sc carries; nil when it carries none.
-func (s *session) evals(sc run.Scenario) *evalRun {
-	if len(sc.Suites) == 0 {
-		return nil
-	}
-	e := &evalRun{interleaved: s.cfg.Quality.Mode == config.QualityInterleaved, answers: map[string]map[string]*result.Record{}}
-	var items []run.EvalItem
-	for _, suite := range sc.Suites {
-		e.answers[suite.Name] = map[string]*result.Record{}
-		for i := range suite.Items {
-			items = append(items, run.EvalItem{Suite: suite.Name, Request: &suite.Items[i].Request})
-		}
-	}
-	e.queue = run.NewEvalQueue(items)
-	return e
-}
-
-// answerEvals answers the items the measurement did not carry (all of them in
-// separate mode), scores every item and returns the suites' results. A suite
-// with more failed items than the scenario's max_error_rate fails the run.
-func (s *session) answerEvals(ctx context.Context, sc run.Scenario, d *run.Dispatcher, e *evalRun) ([]result.SuiteResult, error) {
-	rest := e.queue.Rest()
-	if len(rest) > 0 {
-		why := "quality.mode separate"
-		if e.interleaved {
-			why = fmt.Sprintf("the measurement had room for %d of %d at quality.share %g", e.count(), e.count()+len(rest), s.cfg.Quality.Share)
-		}
-		s.phases.Begin(fmt.Sprintf("%s: answering %d eval items alone, %d at a time (%s)", sc.Config.Name, len(rest), s.cfg.Quality.Concurrency, why))
-		onRecord := s.onRecord
-		err := d.AnswerEvals(ctx, sc.Config.Name, s.runID, rest, s.cfg.Quality.Concurrency, func(r *result.Record) {
-			e.add(r)
-			if onRecord != nil {
-				onRecord(r)
-			}
-		})
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: eval items: %w", sc.Config.Name, err)
-		}
-	}
-	out := make([]result.SuiteResult, 0, len(sc.Suites))
-	for i, suite := range sc.Suites {
-		r := suite.Outcomes(sc.SuitePaths[i], s.cfg.Quality.Mode, e.answers[suite.Name], s.cfg.QualityGates())
-		if err := quality.CheckFailures(&r, sc.Config.MaxErrorRate); err != nil {
-			return nil, fmt.Errorf("scenario %s: %w", sc.Config.Name, err)
-		}
-		pass, n := r.Passed()
-		s.detail("eval suite %s: %d of %d items right (%.1f%%), %d answered amid the load", r.Name, pass, n, 100*float64(pass)/float64(max(n, 1)), r.Interleaved)
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// count is how many answers came in so far.
-func (e *evalRun) count() int {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	n := 0
-	for _, a := range e.answers {
-		n += len(a)
-	}
-	return n
 }
 
 // detail prints one line within the current phase, unless quiet.

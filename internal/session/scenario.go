@@ -1,0 +1,181 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/quality"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/stack"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// scenario warms sc up and measures its repetitions under a crash watch.
+func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
+	c := sc.Config
+	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load.Result(), SLO: c.SLO.Result(),
+		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+	if s.cfg.Stack.Kind != config.StackExternal {
+		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
+	}
+	watched, stopWatch := stack.Watch(ctx, s.inst, s.health(s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
+	defer stopWatch()
+	crashed := func(err error) error {
+		var crash *stack.CrashError
+		if errors.As(context.Cause(watched), &crash) {
+			return fmt.Errorf("scenario %s: %w", c.Name, crash)
+		}
+		return err
+	}
+	dispatcher := &run.Dispatcher{Sender: s.client, Clock: s.clock}
+
+	w := s.cfg.Warmup
+	if w.Method == config.WarmupNone {
+		s.phases.Begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", c.Name))
+	} else {
+		s.phases.Begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", c.Name, w.Method, w.Window, w.Max))
+	}
+	warm := &run.Warmup{
+		Dispatcher: dispatcher, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: s.runID,
+		OnWindow: func(win result.WarmupWindow, steady bool) {
+			mark := ""
+			if steady {
+				mark = "  steady"
+			}
+			s.detail("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %7.1f ms%s",
+				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
+		},
+	}
+	wres, err := warm.Run(watched, sc)
+	if err != nil {
+		return res, crashed(err)
+	}
+	res.Warmup = wres
+	switch {
+	case w.Method == config.WarmupNone:
+	case wres.Steady:
+		s.detail("steady after %s (%d warm-up requests)", wres.Duration.Dur().Round(100*time.Millisecond), wres.Requests)
+	default:
+		s.detail("warning: not steady after %s; measuring anyway (warmup.on_unsteady: warn)", w.Max)
+	}
+
+	reps := s.cfg.Repetitions
+	m := &run.Measurement{
+		Dispatcher: dispatcher, Repetitions: reps, Cooldown: s.cfg.Cooldown, Clock: s.clock,
+		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
+		Observe: s.observe,
+	}
+	if s.more != nil && !reps.Fixed() {
+		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions, up to %d while a gate is undecided", c.Name, reps.Min, reps.Max))
+		m.More = func(done []result.Repetition) bool {
+			partial := res
+			partial.Repetitions = done
+			return s.more(&partial)
+		}
+	} else {
+		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions", c.Name, reps.Max))
+	}
+	evals := s.evals(sc)
+	if evals != nil && evals.interleaved {
+		m.Evals, m.OnEval = &run.EvalMix{Queue: evals.queue, Share: s.cfg.Quality.Share}, evals.add
+	}
+	measured, err := m.Measure(watched, sc)
+	if err != nil {
+		return res, crashed(err)
+	}
+	res.Repetitions = measured
+	if evals != nil {
+		if res.Quality, err = s.answerEvals(watched, sc, dispatcher, evals); err != nil {
+			return res, crashed(err)
+		}
+	}
+	// A stack that exited as the last request ended crashed too: the watch
+	// may not have seen it yet, its stop does.
+	stopWatch()
+	if err := crashed(nil); err != nil {
+		return res, err
+	}
+	return res, nil
+}
+
+// evalRun collects the answers to a scenario's eval items.
+type evalRun struct {
+	interleaved bool
+	queue       *run.EvalQueue
+	mu          sync.Mutex
+	answers     map[string]map[string]*result.Record // suite → item id → answer
+}
+
+func (e *evalRun) add(r *result.Record) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.answers[r.Eval][r.ID] = r
+}
+
+// evals queues the eval items sc carries; nil when it carries none.
+func (s *session) evals(sc run.Scenario) *evalRun {
+	if len(sc.Suites) == 0 {
+		return nil
+	}
+	e := &evalRun{interleaved: s.cfg.Quality.Mode == config.QualityInterleaved, answers: map[string]map[string]*result.Record{}}
+	var items []run.EvalItem
+	for _, suite := range sc.Suites {
+		e.answers[suite.Name] = map[string]*result.Record{}
+		for i := range suite.Items {
+			items = append(items, run.EvalItem{Suite: suite.Name, Request: &suite.Items[i].Request})
+		}
+	}
+	e.queue = run.NewEvalQueue(items)
+	return e
+}
+
+// answerEvals answers the items the measurement did not carry (all of them in
+// separate mode), scores every item and returns the suites' results. A suite
+// with more failed items than the scenario's max_error_rate fails the run.
+func (s *session) answerEvals(ctx context.Context, sc run.Scenario, d *run.Dispatcher, e *evalRun) ([]result.SuiteResult, error) {
+	rest := e.queue.Rest()
+	if len(rest) > 0 {
+		why := "quality.mode separate"
+		if e.interleaved {
+			why = fmt.Sprintf("the measurement had room for %d of %d at quality.share %g", e.count(), e.count()+len(rest), s.cfg.Quality.Share)
+		}
+		s.phases.Begin(fmt.Sprintf("%s: answering %d eval items alone, %d at a time (%s)", sc.Config.Name, len(rest), s.cfg.Quality.Concurrency, why))
+		onRecord := s.onRecord
+		err := d.AnswerEvals(ctx, sc.Config.Name, s.runID, rest, s.cfg.Quality.Concurrency, func(r *result.Record) {
+			e.add(r)
+			if onRecord != nil {
+				onRecord(r)
+			}
+		})
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: eval items: %w", sc.Config.Name, err)
+		}
+	}
+	out := make([]result.SuiteResult, 0, len(sc.Suites))
+	for i, suite := range sc.Suites {
+		r := suite.Outcomes(sc.SuitePaths[i], s.cfg.Quality.Mode, e.answers[suite.Name], s.cfg.QualityGates())
+		if err := quality.CheckFailures(&r, sc.Config.MaxErrorRate); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.Config.Name, err)
+		}
+		pass, n := r.Passed()
+		s.detail("eval suite %s: %d of %d items right (%.1f%%), %d answered amid the load", r.Name, pass, n, 100*float64(pass)/float64(max(n, 1)), r.Interleaved)
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// count is how many answers came in so far.
+func (e *evalRun) count() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, a := range e.answers {
+		n += len(a)
+	}
+	return n
+}

@@ -1,0 +1,233 @@
+// Package session runs one measurement of perfgate as a library: Run turns a
+// config and its prepared scenarios into a *result.Result.
+//
+// A run owns the life of the serving stack: it starts it (again, for a
+// scenario that asks for a fresh one), waits until it is ready, identifies
+// it, opens telemetry, warms each scenario up to steady state under a crash
+// watch, measures its repetitions, answers its eval items, and stops the
+// stack on every path out. `perfgate run` and `perfgate gate` drive it; so
+// can any other way of running the pipeline (an A/B of two stacks, a
+// capacity search).
+//
+// Everything a run reaches outside itself is a field of Options, with the
+// real one as the default: the stack starter, the sender, telemetry, the
+// clock, the limit on open files, and where progress goes. A test runs a
+// whole session against a fake stack and the in-process simulator:
+//
+//	cfg, _ := config.Parse(yaml, "perfgate.yaml")
+//	scenarios, _ := run.Prepare(cfg, nil)
+//	res, err := session.Run(ctx, cfg, scenarios, session.Options{
+//		StartStack: fakeStart, // else stack.Start
+//		More:       func(p *result.ScenarioResult) bool { return len(p.Repetitions) < 3 },
+//	})
+//
+// Its errors carry their exit codes (internal/exit): a run that failed is
+// exit.RunError, a target that cannot be built from the config is
+// exit.UsageError.
+package session
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/perfgate/perfgate/internal/client"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/stack"
+	"github.com/perfgate/perfgate/internal/telemetry"
+	"github.com/perfgate/perfgate/internal/version"
+)
+
+// Sender sends the run's requests and asks the target what it serves.
+// *client.Client is the real one.
+type Sender interface {
+	run.Sender
+	// ListModels asks the target for the models it serves (/v1/models).
+	ListModels(ctx context.Context) ([]string, error)
+	// CloseIdleConnections drops kept-alive connections: those to a
+	// stopped stack are dead.
+	CloseIdleConnections()
+}
+
+var _ Sender = (*client.Client)(nil)
+
+// Options are what a run needs besides the config and the scenarios. The
+// zero value is a quiet run against the real world.
+type Options struct {
+	// RunID makes request ids unique across runs and names the stack's
+	// starts (RunID-1, RunID-2 ...); empty draws a random one.
+	RunID string
+
+	// StartStack starts the stack (nil: stack.Start). It is called once,
+	// and again before each scenario that asks for a fresh stack.
+	StartStack func(ctx context.Context, cfg config.Stack, o stack.Options) (stack.Instance, error)
+	// Connect builds the sender for cfg's target once the stack answers
+	// (nil: Connect, a *client.Client). It may resolve target.model: auto
+	// in cfg.
+	Connect func(ctx context.Context, cfg *config.Config) (Sender, error)
+	// OpenTelemetry opens the engine and GPU telemetry at the first start
+	// (nil: telemetry.Open). It may return a nil collector, which samples
+	// nothing.
+	OpenTelemetry func(ctx context.Context, o telemetry.Options) (*telemetry.Collector, result.TelemetryInfo, []result.GPU)
+	// Clock times the run: its start and end, the cold start, the warm-up,
+	// the load and the cool-downs (nil: run.RealClock).
+	Clock run.Clock
+	// FileLimit checks perfgate's own limit on open files before anything
+	// is sent (zero value: the process's).
+	FileLimit run.FileLimit
+
+	// Phases prints where the run is; Progress the progress of each
+	// repetition; Log, the detail within a phase and the warnings. Each is
+	// silent when nil (perfgate run -q sets none).
+	Phases   *run.Phases
+	Progress *run.Progress
+	Log      io.Writer
+	// OnRecord, if set, receives every request's record, eval items' too.
+	OnRecord func(*result.Record)
+	// More, if set, makes repetitions sequential: asked after each
+	// repetition from repetitions.min on, with the scenario measured so far,
+	// whether to measure another (perfgate gate). Unset: repetitions.max.
+	More func(partial *result.ScenarioResult) bool
+}
+
+// Run measures every scenario of cfg and returns the result, identity
+// included; it writes no file. scenarios are run.Prepare's. It checks the
+// limit on open files before anything is sent, and stops the stack before
+// it returns, whatever happened. cfg's target.model: auto is resolved in
+// place to the model the target serves first.
+//
+// Errors carry their exit code: a run that failed (the stack did not get
+// ready or crashed, a repetition broke, perfgate ran out of open files) is
+// exit.RunError, "interrupted: ..." when ctx was cancelled; a target the
+// config cannot build a client for is exit.UsageError.
+func Run(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, o Options) (*result.Result, error) {
+	configHash := cfg.Hash() // of the config as written, before model: auto is resolved
+
+	// perfgate's own limits are its own errors, found before anything is
+	// sent rather than counted as the server's connect errors.
+	if err := o.FileLimit.Ensure(cfg); err != nil {
+		return nil, exit.RunError(err)
+	}
+	s := newSession(cfg, o)
+	started := s.clock.Now()
+	scenarioResults, err := s.measure(ctx, scenarios)
+	if err != nil {
+		return nil, err
+	}
+
+	res := &result.Result{
+		Schema: result.Schema,
+		Identity: result.Identity{
+			PerfgateVersion: version.String(),
+			ConfigHash:      configHash,
+			Target:          target(cfg, s.stackID),
+			Server:          s.server,
+			Stack:           s.stackID,
+			Host:            result.LocalHost(),
+			GPUs:            s.gpus,
+			Simulated:       s.server.Engine == "perfgate-sim",
+		},
+		StartedAt:  started.UTC(),
+		FinishedAt: s.clock.Now().UTC(),
+		Scenarios:  scenarioResults,
+		Compare:    new(cfg.Compare.Result()),
+		Telemetry:  &s.telemetryInfo,
+	}
+	if cfg.Cost != nil {
+		res.Cost = new(cfg.Cost.Result())
+	}
+	return res, nil
+}
+
+// newSession is a session of cfg with o's defaults filled in.
+func newSession(cfg *config.Config, o Options) *session {
+	s := &session{cfg: cfg, runID: o.RunID, phases: o.Phases, progress: o.Progress, out: o.Log,
+		onRecord: o.OnRecord, more: o.More, startFunc: o.StartStack, connectFunc: o.Connect,
+		openTelemetryFunc: o.OpenTelemetry, clock: o.Clock}
+	if s.runID == "" {
+		s.runID = runID()
+	}
+	if s.startFunc == nil {
+		s.startFunc = stack.Start
+	}
+	if s.connectFunc == nil {
+		s.connectFunc = func(ctx context.Context, cfg *config.Config) (Sender, error) {
+			c, err := Connect(ctx, cfg)
+			if err != nil {
+				return nil, err // not a typed nil in the interface
+			}
+			return c, nil
+		}
+	}
+	if s.openTelemetryFunc == nil {
+		s.openTelemetryFunc = telemetry.Open
+	}
+	if s.clock == nil {
+		s.clock = run.RealClock{}
+	}
+	return s
+}
+
+// target is the result's account of where requests went and what model
+// they asked for: the model's revision and quantisation as configured, or
+// else as the stack's command line gives them.
+func target(cfg *config.Config, st result.Stack) result.Target {
+	t := result.Target{BaseURL: cfg.Target.BaseURL, API: cfg.Target.API, Model: cfg.Target.Model,
+		Revision: cfg.Target.Revision, Quantization: cfg.Target.Quantization}
+	revision, quantization := stack.ModelFlags(append(slices.Clone(st.Command), st.Args...))
+	if t.Revision == "" {
+		t.Revision = revision
+	}
+	if t.Quantization == "" {
+		t.Quantization = quantization
+	}
+	return t
+}
+
+// Connect builds the client for cfg's target, checks that the server answers
+// /v1/models, and resolves model: auto to the first model it lists (in cfg).
+// It is the default of Options.Connect; its connection pool is sized for the
+// run (run.Connections).
+func Connect(ctx context.Context, cfg *config.Config) (*client.Client, error) {
+	pool, _ := run.Connections(cfg)
+	newClient := func(model string) (*client.Client, error) {
+		c, err := client.New(client.Options{
+			BaseURL: cfg.Target.BaseURL, API: client.API(cfg.Target.API), Model: model,
+			Headers: cfg.Target.Headers, Timeout: cfg.Target.Timeout, MaxConns: pool,
+		})
+		if err != nil {
+			return nil, exit.UsageError(fmt.Errorf("target: %w", err))
+		}
+		return c, nil
+	}
+	c, err := newClient(cfg.Target.Model)
+	if err != nil {
+		return nil, err
+	}
+	models, err := c.ListModels(ctx)
+	if err != nil {
+		return nil, exit.RunError(fmt.Errorf("target %s is not answering /v1/models: %w (is the server up? `perfgate sim` starts a simulated one)", cfg.Target.BaseURL, err))
+	}
+	if cfg.Target.Model != "auto" {
+		return c, nil
+	}
+	if len(models) == 0 {
+		return nil, exit.RunError(fmt.Errorf("target %s lists no models, and target.model is auto", cfg.Target.BaseURL))
+	}
+	cfg.Target.Model = models[0]
+	c.CloseIdleConnections()
+	return newClient(cfg.Target.Model)
+}
+
+// runID is a short random id that makes request ids unique across runs.
+func runID() string {
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

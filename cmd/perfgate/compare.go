@@ -13,7 +13,6 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	gating "github.com/perfgate/perfgate/internal/gate"
@@ -171,22 +170,10 @@ func writeVerdict(w io.Writer, v *compare.Verdict, format string) error {
 	}
 }
 
-// verdictError is the error that carries the verdict's exit code, or nil
-// for a pass.
+// verdictError is the error that carries the verdict's exit code under its
+// own compare.on_inconclusive (exit.OutcomeError), or nil for a pass.
 func verdictError(v *compare.Verdict) error {
-	return outcomeExit(v.ExitCode(), v.Outcome, "compare.on_inconclusive is "+v.OnInconclusive)
-}
-
-// outcomeExit is the error carrying exit code code for a verdict of outcome
-// out, or nil for exit 0; why says what made an inconclusive verdict fail.
-func outcomeExit(code int, out stat.Outcome, why string) error {
-	if code == exit.OK {
-		return nil
-	}
-	if out == stat.Regression {
-		return exit.WithCode(code, errors.New("regression"))
-	}
-	return exit.WithCode(code, fmt.Errorf("inconclusive, and %s", why))
+	return exit.OutcomeError(string(v.Outcome), exit.Policy{FailOn: exit.FailOnConfig, OnInconclusive: v.OnInconclusive})
 }
 
 // runCalibrate is compare --aa: the calibration of A/A results.

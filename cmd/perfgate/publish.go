@@ -11,14 +11,10 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
 )
-
-// failOnValues are what --fail-on takes.
-var failOnValues = []string{"config", "regression", "inconclusive", "never"}
 
 // publishOptions are the ways a report leaves perfgate besides stdout: the
 // HTML file, the step summary and the pull request comment.
@@ -39,14 +35,14 @@ func addPublishFlags(f *pflag.FlagSet, o *publishOptions) {
 	f.StringVar(&o.token, "github-token", "", "token for the comment (default: $GITHUB_TOKEN); needs pull-requests: write")
 	f.IntVar(&o.pr, "pr", 0, "pull request to comment on (default: from the event payload, or the report's own)")
 	f.StringVar(&o.repo, "repo", "", "repository owner/name to comment in (default: $GITHUB_REPOSITORY, or the report's own)")
-	f.StringVar(&o.failOn, "fail-on", "config", "what exits 1: regression, inconclusive (regression or inconclusive), never, or config (compare.on_inconclusive decides)")
+	f.StringVar(&o.failOn, "fail-on", exit.FailOnConfig, "what exits 1: regression, inconclusive (regression or inconclusive), never, or config (compare.on_inconclusive decides)")
 }
 
 // check validates the options, as usage errors; the token defaults to
 // GITHUB_TOKEN from getenv.
 func (o *publishOptions) check(getenv func(string) string) error {
-	if !slices.Contains(failOnValues, o.failOn) {
-		return exit.UsageError(fmt.Errorf("--fail-on: want one of %s, got %q", strings.Join(failOnValues, ", "), o.failOn))
+	if !slices.Contains(exit.FailOnValues, o.failOn) {
+		return exit.UsageError(fmt.Errorf("--fail-on: want one of %s, got %q", strings.Join(exit.FailOnValues, ", "), o.failOn))
 	}
 	if o.pr < 0 {
 		return exit.UsageError(fmt.Errorf("--pr: must be a pull request number, got %d", o.pr))
@@ -62,33 +58,10 @@ func (o *publishOptions) check(getenv func(string) string) error {
 	return nil
 }
 
-// exitCode is the exit code docs give under --fail-on.
-func (o *publishOptions) exitCode(docs []*report.Document) int {
-	switch o.failOn {
-	case "never":
-		return exit.OK
-	case "regression":
-		if report.Outcome(docs) == stat.Regression {
-			return exit.Regression
-		}
-		return exit.OK
-	case "inconclusive":
-		if report.Outcome(docs) != stat.Pass {
-			return exit.Regression
-		}
-		return exit.OK
-	}
-	return report.ExitCode(docs)
-}
-
-// verdictExit is the error carrying the exit code of docs under --fail-on,
-// or nil.
+// verdictExit is the error carrying the exit code of docs under --fail-on
+// (report.ExitError, which exit.ForOutcome decides), or nil.
 func (o *publishOptions) verdictExit(docs []*report.Document) error {
-	why := "--fail-on " + o.failOn
-	if o.failOn == "config" {
-		why = "compare.on_inconclusive is fail"
-	}
-	return outcomeExit(o.exitCode(docs), report.Outcome(docs), why)
+	return report.ExitError(docs, o.failOn)
 }
 
 // publish writes docs where o says: the HTML report, the step summary when

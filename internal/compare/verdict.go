@@ -13,7 +13,6 @@ import (
 	"math"
 
 	"github.com/perfgate/perfgate/internal/compare/stat"
-	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 )
 
@@ -223,16 +222,11 @@ func unbounded(estimate, lo, hi Num) (Num, Num) {
 // Finite reports whether n is a number (not NaN or infinite).
 func (n Num) Finite() bool { return !math.IsNaN(float64(n)) && !math.IsInf(float64(n), 0) }
 
-// ExitCode is the process's exit code for the verdict: 1 for a regression, 1
-// for an inconclusive verdict with on_inconclusive fail, else 0.
+// ExitCode is the process's exit code for the verdict under its own
+// on_inconclusive (exit.ForOutcome with --fail-on config): 1 for a
+// regression, 1 for an inconclusive verdict with on_inconclusive fail, else 0.
 func (v *Verdict) ExitCode() int {
-	switch {
-	case v.Outcome == stat.Regression:
-		return exit.Regression
-	case v.Outcome == stat.Inconclusive && v.OnInconclusive != config.InconclusivePass:
-		return exit.Regression
-	}
-	return exit.OK
+	return exit.ForOutcome(string(v.Outcome), exit.Policy{FailOn: exit.FailOnConfig, OnInconclusive: v.OnInconclusive})
 }
 
 // Undecided reports whether some gate is still inconclusive: what makes a

@@ -1,11 +1,20 @@
-// Package exit maps errors to perfgate's process exit codes, in one place.
+// Package exit maps errors and verdicts to perfgate's process exit codes, in
+// one place.
 //
 // The codes (DESIGN.md): 0 pass, 1 regression, 2 usage or input error, 3 the run
 // itself failed. Code wraps nothing it does not know about as a pass: an error
 // that carries no code is a failed run (3), so a broken run can never exit 0.
+//
+// ForOutcome is the one mapping from a verdict's outcome and the policy in
+// force (--fail-on, compare.on_inconclusive) to an exit code; compare,
+// report and the commands all ask it. It takes the outcome as a string so
+// that this package imports nothing of perfgate's.
 package exit
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Exit codes.
 const (
@@ -49,4 +58,89 @@ func Code(err error) int {
 		return e.Code
 	}
 	return RunFailed
+}
+
+// The outcomes of a verdict, as compare names them (stat.Outcome's values).
+const (
+	OutcomePass         = "pass"
+	OutcomeInconclusive = "inconclusive"
+	OutcomeRegression   = "regression"
+)
+
+// The values of --fail-on: which outcomes exit 1.
+const (
+	// FailOnConfig fails a regression, and an inconclusive verdict unless
+	// its compare.on_inconclusive is pass.
+	FailOnConfig = "config"
+	// FailOnRegression fails a regression only.
+	FailOnRegression = "regression"
+	// FailOnInconclusive fails a regression or an inconclusive verdict.
+	FailOnInconclusive = "inconclusive"
+	// FailOnNever fails nothing: the verdict is reported, not enforced.
+	FailOnNever = "never"
+)
+
+// FailOnValues are what --fail-on takes, in the order its help lists them.
+var FailOnValues = []string{FailOnConfig, FailOnRegression, FailOnInconclusive, FailOnNever}
+
+// Policy is what decides whether an outcome fails the process.
+type Policy struct {
+	// FailOn is one of FailOnValues; "" (and any value not among them,
+	// which the flag's check refuses first) is FailOnConfig.
+	FailOn string
+	// OnInconclusive is the verdict's compare.on_inconclusive, fail or
+	// pass: what an inconclusive verdict does under FailOnConfig. ""
+	// (a verdict from before the setting) is fail, the default.
+	OnInconclusive string
+}
+
+// onInconclusivePass is compare.on_inconclusive's value that lets an
+// inconclusive verdict pass (config.InconclusivePass; report's tests check
+// that the two agree).
+const onInconclusivePass = "pass"
+
+// ForOutcome is the exit code of a verdict with outcome under policy p:
+// Regression when p fails the outcome, else OK. An outcome it does not
+// know (none of pass, inconclusive, regression) fails under no policy, as
+// before this mapping was one function.
+func ForOutcome(outcome string, p Policy) int {
+	var fails bool
+	switch p.FailOn {
+	case FailOnNever:
+		fails = false
+	case FailOnRegression:
+		fails = outcome == OutcomeRegression
+	case FailOnInconclusive:
+		fails = outcome == OutcomeRegression || outcome == OutcomeInconclusive
+	default:
+		fails = outcome == OutcomeRegression || (outcome == OutcomeInconclusive && p.OnInconclusive != onInconclusivePass)
+	}
+	if fails {
+		return Regression
+	}
+	return OK
+}
+
+// OutcomeError is the error that makes the process exit with
+// ForOutcome(outcome, p), or nil when that is OK. It says why: "regression",
+// or what made an inconclusive verdict fail ("inconclusive, and
+// compare.on_inconclusive is fail", "inconclusive, and --fail-on
+// inconclusive").
+func OutcomeError(outcome string, p Policy) error {
+	code := ForOutcome(outcome, p)
+	switch {
+	case code == OK:
+		return nil
+	case outcome == OutcomeRegression:
+		return WithCode(code, errors.New("regression"))
+	}
+	why := "--fail-on " + p.FailOn
+	if p.FailOn != FailOnInconclusive {
+		setting := p.OnInconclusive
+		if setting == "" {
+			setting = "fail"
+		}
+		why = "compare.on_inconclusive is " + setting
+	}
+	return WithCode(code, fmt.Errorf("inconclusive, and %s", why))
 }

@@ -273,15 +273,36 @@ func Outcome(docs []*Document) stat.Outcome {
 	return out
 }
 
-// ExitCode is the exit code of docs together: the highest of their
-// verdicts' (each verdict's on_inconclusive decides what its inconclusive
-// gates do).
-func ExitCode(docs []*Document) int {
+// ExitCode is the exit code of docs together under failOn (one of
+// exit.FailOnValues; "" is config): the highest of their verdicts' by
+// exit.ForOutcome, each verdict under its own on_inconclusive.
+func ExitCode(docs []*Document, failOn string) int {
 	code := exit.OK
 	for _, d := range docs {
-		code = max(code, d.Verdict.ExitCode())
+		code = max(code, exit.ForOutcome(string(d.Verdict.Outcome), policy(d, failOn)))
 	}
 	return code
+}
+
+// ExitError is the error that exits with ExitCode(docs, failOn), or nil
+// when that is 0; it names the overall outcome and, for an inconclusive
+// one, what made it fail (exit.OutcomeError of a verdict with that outcome).
+func ExitError(docs []*Document, failOn string) error {
+	out := Outcome(docs)
+	for _, d := range docs {
+		if d.Verdict.Outcome != out {
+			continue
+		}
+		if err := exit.OutcomeError(string(out), policy(d, failOn)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// policy is the exit policy of document d under failOn.
+func policy(d *Document, failOn string) exit.Policy {
+	return exit.Policy{FailOn: failOn, OnInconclusive: d.Verdict.OnInconclusive}
 }
 
 // WriteDocument writes d as indented JSON to path.

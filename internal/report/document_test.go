@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +15,9 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -123,8 +127,65 @@ func TestOutcomeAndExitCode(t *testing.T) {
 	assert.Equal(t, "pass", string(Outcome([]*Document{pass, pass})))
 	assert.Equal(t, "inconclusive", string(Outcome([]*Document{pass, inc})))
 	assert.Equal(t, "regression", string(Outcome([]*Document{inc, reg, pass})))
-	assert.Equal(t, 0, ExitCode([]*Document{pass, inc}), "the inconclusive verdict's on_inconclusive is pass")
-	assert.Equal(t, 1, ExitCode([]*Document{pass, reg}))
+	incFail := testDocument(inconclusiveVerdict(), 1, 0)
+	incFail.Verdict.OnInconclusive = config.InconclusiveFail
+	for _, c := range []struct {
+		docs   []*Document
+		failOn string
+		code   int
+		err    string // ExitError's message, "" for none
+	}{
+		{[]*Document{pass, inc}, exit.FailOnConfig, 0, ""}, // the inconclusive verdict's on_inconclusive is pass
+		{[]*Document{pass, inc}, "", 0, ""},
+		{[]*Document{pass, reg}, exit.FailOnConfig, 1, "regression"},
+		{[]*Document{pass, incFail}, exit.FailOnConfig, 1, "inconclusive, and compare.on_inconclusive is fail"},
+		{[]*Document{inc, incFail}, exit.FailOnConfig, 1, "inconclusive, and compare.on_inconclusive is fail"},
+		{[]*Document{incFail, reg}, exit.FailOnConfig, 1, "regression"},
+		{[]*Document{pass, inc}, exit.FailOnInconclusive, 1, "inconclusive, and --fail-on inconclusive"},
+		{[]*Document{pass, incFail}, exit.FailOnRegression, 0, ""},
+		{[]*Document{inc, reg}, exit.FailOnRegression, 1, "regression"},
+		{[]*Document{reg, incFail}, exit.FailOnNever, 0, ""},
+		{[]*Document{pass, pass}, exit.FailOnInconclusive, 0, ""},
+	} {
+		var outcomes []string
+		for _, d := range c.docs {
+			outcomes = append(outcomes, string(d.Verdict.Outcome)+"/"+d.Verdict.OnInconclusive)
+		}
+		if got := ExitCode(c.docs, c.failOn); got != c.code {
+			t.Errorf("ExitCode(%v, %q) = %d, want %d", outcomes, c.failOn, got, c.code)
+		}
+		err := ExitError(c.docs, c.failOn)
+		switch {
+		case c.err == "" && err != nil:
+			t.Errorf("ExitError(%v, %q) = %v, want nil", outcomes, c.failOn, err)
+		case c.err != "" && (err == nil || err.Error() != c.err || exit.Code(err) != c.code):
+			t.Errorf("ExitError(%v, %q) = %v (exit %d), want %q (exit %d)", outcomes, c.failOn, err, exit.Code(err), c.err, c.code)
+		}
+	}
+}
+
+// exit.ForOutcome knows compare.on_inconclusive's values as strings: they
+// must be config's.
+func TestExitPolicyMatchesConfig(t *testing.T) {
+	for _, c := range []struct {
+		onInconclusive string
+		want           int
+	}{
+		{config.InconclusivePass, exit.OK},
+		{config.InconclusiveFail, exit.Regression},
+		{config.DefaultOnInconclusive, exit.Regression},
+		{"", exit.Regression}, // a verdict from before the setting: the default
+	} {
+		got := exit.ForOutcome(string(stat.Inconclusive), exit.Policy{OnInconclusive: c.onInconclusive})
+		if got != c.want {
+			t.Errorf("exit.ForOutcome(inconclusive, on_inconclusive %q) = %d, want %d", c.onInconclusive, got, c.want)
+		}
+	}
+	for _, o := range []stat.Outcome{stat.Pass, stat.Inconclusive, stat.Regression} {
+		if !slices.Contains([]string{exit.OutcomePass, exit.OutcomeInconclusive, exit.OutcomeRegression}, string(o)) {
+			t.Errorf("outcome %q is not one exit knows", o)
+		}
+	}
 }
 
 func TestWriteTextAndJSON(t *testing.T) {

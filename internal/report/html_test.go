@@ -122,6 +122,7 @@ func renderHTML(t *testing.T, docs ...*Document) string {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, WriteHTML(&buf, docs))
+	htmlWellFormed(t, buf.String())
 	return buf.String()
 }
 
@@ -164,29 +165,6 @@ func htmlHasNot(t *testing.T, page, bad string, why ...string) {
 	if i := strings.Index(page, bad); i >= 0 {
 		t.Errorf("the page holds %q %s: …%s…", bad, strings.Join(why, " "), page[max(0, i-80):min(len(page), i+len(bad)+80)])
 	}
-}
-
-// TestHTMLGolden keeps the whole page but the library; its CDFs are thinned
-// to a few points so that the golden stays readable.
-func TestHTMLGolden(t *testing.T) {
-	d := htmlDocument()
-	for i := range d.Scenarios {
-		for j := range d.Scenarios[i].Latency {
-			ld := &d.Scenarios[i].Latency[j]
-			for _, dist := range []*Distribution{ld.Baseline, ld.Candidate} {
-				var thin []CDFPoint
-				for _, p := range dist.CDF {
-					switch p.Fraction {
-					case 0.001, 0.1, 0.5, 0.9, 0.99, 0.999, 1:
-						thin = append(thin, p)
-					}
-				}
-				dist.CDF = thin
-			}
-		}
-	}
-	page := renderHTML(t, d)
-	golden(t, "html-regression.golden", []byte(htmlWithoutLibrary(t, page)))
 }
 
 // The page fetches nothing: the library is inlined once, nothing names a

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,22 +13,10 @@ import (
 	"github.com/perfgate/perfgate/internal/compare/stat"
 )
 
-// detail is how much of a report the markdown shows: a report too long for
-// its limit is rendered again with less, and the verdict is never cut.
-type detail int
-
-const (
-	// detailFull is everything.
-	detailFull detail = iota
-	// detailNoDetails leaves out the collapsed per-repetition, percentile
-	// and telemetry tables.
-	detailNoDetails
-	// detailNoCharts also leaves out the charts and the eval suites'
-	// changed items.
-	detailNoCharts
-	// detailTables keeps the headlines and the gate tables alone.
-	detailTables
-)
+// The markdown renderer: a view as GitHub-flavoured markdown, for a pull
+// request comment or a step summary. Every untrusted text goes through
+// verdictMD (mermaidText inside a chart, qualityOutputMD for a model's
+// output).
 
 // MarkdownOptions say where a markdown report goes.
 type MarkdownOptions struct {
@@ -41,28 +28,30 @@ type MarkdownOptions struct {
 	Marker string
 }
 
-// WriteMarkdown renders docs as GitHub-flavoured markdown for a pull request
-// comment or a step summary. One document is one verdict: a first line with
-// the verdict and its worst change, per scenario the gate table, quality,
-// collapsed mermaid charts (TTFT and TPOT percentiles on both sides, the
-// promoted history) and a collapsed table of the engine, GPU and cost
-// medians, the telemetry sources that were unavailable, what changed,
-// warnings, and collapsed details with every percentile and per-repetition
-// value. Several documents (a matrix of jobs,
-// merged) get one overall verdict, a table of the jobs and a section each.
+// WriteMarkdown renders docs as GitHub-flavoured markdown for a pull
+// request comment or a step summary. One document is one verdict: a first
+// line with the verdict and its worst change, per scenario the gate table,
+// the notes, quality, collapsed mermaid charts (TTFT and TPOT percentiles
+// on both sides, the promoted history) and a collapsed table of the
+// engine, GPU and cost medians, then the telemetry sources that were
+// unavailable, what changed, warnings, and collapsed details with every
+// percentile and per-repetition value. Several documents (a matrix of
+// jobs, merged) get one overall verdict, a table of the jobs and a section
+// each.
 //
 // When the result is longer than o.Limit, it is rendered again with less
 // detail (the details and the telemetry tables first, then the charts and
-// examples, then everything
-// but the gate tables), and as a last resort cut at a line, with a note
-// saying so; the first line, the verdict, always stays.
+// examples, then everything but the gate tables), and as a last resort cut
+// at a line, with a note saying so; the first line, the verdict, always
+// stays.
 func WriteMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}
+	v := buildView(docs)
 	var out string
 	for level := detailFull; level <= detailTables; level++ {
-		out = renderMarkdown(docs, level, o)
+		out = renderMarkdown(v, level, o)
 		if o.Limit <= 0 || len(out) <= o.Limit {
 			break
 		}
@@ -74,105 +63,74 @@ func WriteMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
 	return err
 }
 
-// cutNote ends a report that was rendered with less than everything.
-const cutNote = "_Cut to fit GitHub's size limit: the HTML report and the report file have everything._"
+// WriteVerdictMarkdown renders v as GitHub-flavoured markdown, for a pull
+// request comment or a job summary: a first line with the verdict and the
+// worst change, a table per scenario, what changed, the warnings, and a
+// collapsed block with every gate's per-repetition values. (WriteMarkdown
+// renders a whole report Document, with its charts.)
+func WriteVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
+	_, err := io.WriteString(w, renderMarkdown(verdictView(v), detailFull, MarkdownOptions{}))
+	return err
+}
 
 // renderMarkdown is the report at one level of detail.
-func renderMarkdown(docs []*Document, level detail, o MarkdownOptions) string {
+func renderMarkdown(v *view, level detail, o MarkdownOptions) string {
 	var buf bytes.Buffer
 	p := &verdictPrinter{w: &buf}
 	if o.Marker != "" {
 		p.println(o.Marker)
 	}
-	if len(docs) == 1 {
-		d := docs[0]
-		mark, text := verdictHeadlineParts(d.Verdict)
+	if !v.Merged {
+		d := &v.Docs[0]
 		name := "perfgate"
 		if d.Title != "" {
 			name += " · " + verdictMD(d.Title)
 		}
-		p.printf("### %s %s: %s\n", mark, name, text)
-		writeMarkdownBody(p, d.Verdict, d, level)
+		p.printf("### %s %s: %s\n", outcomeMark(d.Outcome), name, mdHeadline(d.Headline))
+		mdBlocks(p, d.Blocks, 0, level)
 	} else {
-		writeMergedMarkdown(p, docs, level)
+		p.printf("### %s perfgate: %s\n", outcomeMark(v.Outcome), mdHeadline(v.Headline))
+		p.println()
+		p.println("| job | verdict |")
+		p.println("|:--|:--|")
+		for _, d := range v.Docs {
+			p.printf("| %s %s | %s |\n", outcomeMark(d.Outcome), verdictMD(d.Title), mdOf(d.Headline.Summary))
+		}
+		for i := range v.Docs {
+			d := &v.Docs[i]
+			p.println()
+			p.println("---")
+			p.println()
+			p.printf("### %s %s: %s\n", outcomeMark(d.Outcome), verdictMD(d.Title), mdHeadline(d.Headline))
+			mdBlocks(p, d.Blocks, 0, level)
+		}
 	}
 	if level > detailFull {
 		p.println()
 		p.println(cutNote)
 	}
-	writeSource(p, docs)
+	mdFooter(p, v.Footer)
 	return buf.String()
 }
 
-// writeMergedMarkdown is the report of several jobs: the overall verdict, a
-// table with one row per job, and each job's report as a section.
-func writeMergedMarkdown(p *verdictPrinter, docs []*Document, level detail) {
-	out, n := overall(docs)
-	var worst string
-	for i, d := range docs {
-		if d.Verdict.Outcome != out {
-			continue
-		}
-		if worst == "" {
-			_, text := verdictHeadlineParts(d.Verdict)
-			if _, w, ok := strings.Cut(text, " — "); ok {
-				w = strings.TrimPrefix(strings.TrimPrefix(w, "worst change: "), "worst: ")
-				worst = " — worst: " + jobTitle(d, i) + " · " + w
-			}
-		}
+// mdHeadline is "summary — worst".
+func mdHeadline(h headline) string {
+	s := mdOf(h.Summary)
+	if len(h.Worst) > 0 {
+		s += " — " + mdOf(h.Worst)
 	}
-	switch out {
-	case stat.Pass:
-		p.printf("### ✅ perfgate: pass (%s)\n", verdictCount(len(docs), "job"))
-	default:
-		p.printf("### %s perfgate: %s in %d of %s (exit %d)%s\n", outcomeMark(out), out, n, verdictCount(len(docs), "job"), ExitCode(docs), worst)
-	}
-	p.println()
-	p.println("| job | verdict |")
-	p.println("|:--|:--|")
-	for i, d := range docs {
-		mark, text := verdictHeadlineParts(d.Verdict)
-		summary, _, _ := strings.Cut(text, " — ")
-		p.printf("| %s %s | %s |\n", mark, jobTitle(d, i), summary)
-	}
-	for i, d := range docs {
-		mark, text := verdictHeadlineParts(d.Verdict)
-		p.println()
-		p.println("---")
-		p.println()
-		p.printf("### %s %s: %s\n", mark, jobTitle(d, i), text)
-		writeMarkdownBody(p, d.Verdict, d, level)
-	}
+	return s
 }
 
-// jobName names document i of a merged report: its title, else its key,
-// else its place.
-func jobName(d *Document, i int) string {
-	switch {
-	case d.Title != "":
-		return d.Title
-	case d.Key != "":
-		return d.Key
-	}
-	return fmt.Sprintf("job %d", i+1)
-}
-
-// jobTitle is jobName escaped for markdown.
-func jobTitle(d *Document, i int) string { return verdictMD(jobName(d, i)) }
-
-// writeSource is the last line: the run and commit measured, when known.
-func writeSource(p *verdictPrinter, docs []*Document) {
+// mdFooter is the last line: the runs and commits measured, when known.
+func mdFooter(p *verdictPrinter, links []link) {
 	var parts []string
-	seen := map[string]bool{}
-	for _, d := range docs {
-		src := d.Source
-		if src.RunURL != "" && safeURL(src.RunURL) && !seen[src.RunURL] {
-			seen[src.RunURL] = true
-			parts = append(parts, fmt.Sprintf("[workflow run](%s)", src.RunURL))
-		}
-		if src.Commit != "" && !seen[src.Commit] {
-			seen[src.Commit] = true
-			parts = append(parts, "commit "+verdictMD(shortCommit(src.Commit)))
+	for _, l := range links {
+		switch {
+		case l.RunURL != "" && safeURL(l.RunURL):
+			parts = append(parts, fmt.Sprintf("[workflow run](%s)", l.RunURL))
+		case l.Commit != "":
+			parts = append(parts, "commit "+verdictMD(l.Commit))
 		}
 	}
 	if len(parts) > 0 {
@@ -181,6 +139,186 @@ func writeSource(p *verdictPrinter, docs []*Document) {
 	}
 }
 
+// mdBlocks writes the blocks markdown shows at level, each after a blank
+// line; depth is how many sections and folds they are inside.
+func mdBlocks(p *verdictPrinter, blocks []block, depth int, level detail) {
+	for _, b := range blocks {
+		if !b.shows(mediumMarkdown, level) {
+			continue
+		}
+		p.println()
+		switch {
+		case b.Section != nil:
+			s := b.Section
+			head := s.Label + " " + verdictMD(s.Name)
+			if depth == 0 {
+				head = "#### " + head
+			} else {
+				head = "**" + head + "**"
+			}
+			if s.Facts != "" {
+				head += " · " + s.Facts
+			}
+			p.println(head)
+			if s.Remark != "" {
+				p.println()
+				p.println(upperFirst(s.Remark) + ".")
+			}
+			mdBlocks(p, s.Blocks, depth+1, level)
+		case b.Table != nil:
+			mdTable(p, b.Table)
+		case b.List != nil:
+			l := b.List
+			if l.Title != "" {
+				title := "**" + l.Title + "**"
+				if l.Aside != "" {
+					title += " (" + l.Aside + ")"
+				}
+				p.println(title)
+				p.println()
+			}
+			for _, it := range l.Items {
+				p.println("- " + mdItem(it))
+			}
+		case b.Para != nil:
+			p.println(mdOf(b.Para.Text))
+		case b.Fold != nil:
+			p.printf("<details><summary>%s</summary>\n", mdOf(b.Fold.Summary))
+			mdBlocks(p, b.Fold.Blocks, depth+1, level)
+			p.println()
+			p.println("</details>")
+		case b.Charts != nil:
+			p.printf("<details><summary>%s</summary>\n", mdOf(b.Charts.Title))
+			for _, c := range b.Charts.Charts {
+				p.println()
+				p.println("```mermaid")
+				p.print(mermaid(c))
+				p.println("```")
+			}
+			p.println()
+			p.println("</details>")
+		}
+	}
+}
+
+// mdTable is a pipe table: numbers right-aligned, text left.
+func mdTable(p *verdictPrinter, t *table) {
+	head := make([]string, len(t.Columns))
+	align := make([]string, len(t.Columns))
+	for i, c := range t.Columns {
+		head[i] = verdictMD(c.Title)
+		align[i] = ":--"
+		if c.Kind == colNumber {
+			align[i] = "--:"
+		}
+	}
+	p.println("| " + strings.Join(head, " | ") + " |")
+	p.println("|" + strings.Join(align, "|") + "|")
+	for _, r := range t.Rows {
+		cells := make([]string, len(r.Cells))
+		for i, c := range r.Cells {
+			cells[i] = mdCell(c)
+		}
+		p.println("| " + strings.Join(cells, " | ") + " |")
+	}
+}
+
+// mdCell is a cell as markdown shows it.
+func mdCell(c cell) string {
+	switch c.Kind {
+	case cellSummary:
+		return verdictSummary(c.Summary, c.Unit)
+	case cellOutcome:
+		return verdictOutcomeMarkdown(c.Outcome)
+	case cellOutput:
+		return qualityPassMark(c.Pass) + " " + qualityOutputMD(c.Output)
+	case cellFlag:
+		if c.Flag != "" {
+			return "✓"
+		}
+		return ""
+	}
+	return mdOf(c.Text)
+}
+
+// mdItem is "lead: **subject**: text", each part when there is one.
+func mdItem(it item) string {
+	var parts []string
+	if it.Lead != "" {
+		parts = append(parts, it.Lead)
+	}
+	if len(it.Subject) > 0 {
+		parts = append(parts, "**"+mdOf(it.Subject)+"**")
+	}
+	return strings.Join(append(parts, mdOf(it.Text)), ": ")
+}
+
+// mdOf is s for markdown.
+func mdOf(s sentence) string { return s.render(verdictMD) }
+
+// mermaid is a chart as a mermaid xychart: its series with role baseline
+// as bars, the others as lines, over its labels.
+func mermaid(c *chart) string {
+	var b strings.Builder
+	b.WriteString("xychart-beta\n")
+	fmt.Fprintf(&b, "    title %q\n", c.Title.render(mermaidText))
+	labels := make([]string, len(c.Labels))
+	for i, l := range c.Labels {
+		if len(l) > 0 {
+			labels[i] = strconv.Quote(mermaidText(l[0]))
+		}
+	}
+	fmt.Fprintf(&b, "    x-axis [%s]\n", strings.Join(labels, ", "))
+	fmt.Fprintf(&b, "    y-axis %q\n", c.YTitle.render(mermaidText))
+	for _, s := range c.Series {
+		values := make([]string, len(s.Points))
+		for i, pt := range s.Points {
+			values[i] = mermaidNumber(float64(pt.Y))
+		}
+		kind := "line"
+		if s.Role == "baseline" {
+			kind = "bar"
+		}
+		fmt.Fprintf(&b, "    %s [%s]\n", kind, strings.Join(values, ", "))
+	}
+	return b.String()
+}
+
+// outcomeMark is the mark of an outcome: ❌, ✅ or ⚠️.
+func outcomeMark(o stat.Outcome) string {
+	switch o {
+	case stat.Regression:
+		return "❌"
+	case stat.Pass:
+		return "✅"
+	}
+	return "⚠️"
+}
+
+// verdictOutcomeMarkdown is an outcome in a table.
+func verdictOutcomeMarkdown(o stat.Outcome) string {
+	switch o {
+	case stat.Regression:
+		return "❌ **regression**"
+	case stat.Pass:
+		return "✅ pass"
+	case stat.Inconclusive:
+		return "⚠️ inconclusive"
+	}
+	return verdictMD(string(o))
+}
+
+// qualityPassMark is an eval item's result as a mark.
+func qualityPassMark(pass bool) string {
+	if pass {
+		return "✅"
+	}
+	return "❌"
+}
+
+// cutNote ends a report that was rendered with less than everything.
+const cutNote = "_Cut to fit GitHub's size limit: the HTML report and the report file have everything._"
+
 // safeURL reports whether u is an http(s) URL with nothing in it that could
 // leave a markdown link.
 func safeURL(u string) bool {
@@ -188,14 +326,6 @@ func safeURL(u string) bool {
 		return false
 	}
 	return !strings.ContainsAny(u, " ()<>[]\"'`\\\n\r\t")
-}
-
-// shortCommit is a commit's first 7 characters.
-func shortCommit(c string) string {
-	if len(c) > 7 {
-		return c[:7]
-	}
-	return c
 }
 
 // cutMarkdown cuts s at a line so that it and cutNote fit in limit bytes.
@@ -226,280 +356,6 @@ func truncateBytes(s string, n int) string {
 	return s[:n]
 }
 
-// scenario is the chart data of the scenario named name, or nil.
-func (d *Document) scenario(name string) *ScenarioData {
-	if d == nil {
-		return nil
-	}
-	for i := range d.Scenarios {
-		if d.Scenarios[i].Name == name {
-			return &d.Scenarios[i]
-		}
-	}
-	return nil
-}
-
-// chartMetrics are the latency metrics the markdown charts.
-var chartMetrics = []string{"ttft", "tpot"}
-
-// historyShown is how many of the latest history entries a chart shows.
-const historyShown = 20
-
-// writeCharts is a scenario's collapsed block of mermaid charts: TTFT and
-// TPOT percentiles (baseline bars, candidate line) and, with history, each
-// one's promoted p99 over time ending at this run.
-func writeCharts(p *verdictPrinter, s *compare.Scenario, sd *ScenarioData) {
-	if sd == nil {
-		return
-	}
-	var charts []string
-	for _, name := range chartMetrics {
-		ld := sd.latency(name)
-		if ld == nil || ld.Candidate == nil {
-			continue
-		}
-		if c := percentileChart(ld); c != "" {
-			charts = append(charts, c)
-		}
-	}
-	for _, name := range chartMetrics {
-		if c := historyChart(sd, name); c != "" {
-			charts = append(charts, c)
-		}
-	}
-	if len(charts) == 0 {
-		return
-	}
-	p.println()
-	p.printf("<details><summary>Charts: %s</summary>\n", verdictMD(s.Name))
-	for _, c := range charts {
-		p.println()
-		p.println("```mermaid")
-		p.print(c)
-		p.println("```")
-	}
-	p.println()
-	p.println("</details>")
-}
-
-// latency is the scenario's data of latency metric name, or nil.
-func (sd *ScenarioData) latency(name string) *LatencyData {
-	for i := range sd.Latency {
-		if sd.Latency[i].Metric == name {
-			return &sd.Latency[i]
-		}
-	}
-	return nil
-}
-
-// percentileChart is a mermaid xychart of ld's percentiles: the baseline as
-// bars, the candidate as a line; "" when a value is missing.
-func percentileChart(ld *LatencyData) string {
-	var names, cand, base []string
-	for i, pc := range ld.Candidate.Percentiles {
-		if !finite(pc.Value) {
-			return ""
-		}
-		names = append(names, strconv.Quote(pc.Name))
-		cand = append(cand, mermaidNumber(pc.Value))
-		if ld.Baseline != nil {
-			if i >= len(ld.Baseline.Percentiles) || !finite(ld.Baseline.Percentiles[i].Value) {
-				return ""
-			}
-			base = append(base, mermaidNumber(ld.Baseline.Percentiles[i].Value))
-		}
-	}
-	if len(names) == 0 {
-		return ""
-	}
-	var b strings.Builder
-	b.WriteString("xychart-beta\n")
-	title := mermaidText(ld.Title) + " percentiles (ms): candidate line"
-	if base != nil {
-		title = mermaidText(ld.Title) + " percentiles (ms): baseline bars, candidate line"
-	}
-	fmt.Fprintf(&b, "    title %q\n", title)
-	fmt.Fprintf(&b, "    x-axis [%s]\n", strings.Join(names, ", "))
-	fmt.Fprintf(&b, "    y-axis %q\n", mermaidText(ld.Title)+" (ms)")
-	if base != nil {
-		fmt.Fprintf(&b, "    bar [%s]\n", strings.Join(base, ", "))
-	}
-	fmt.Fprintf(&b, "    line [%s]\n", strings.Join(cand, ", "))
-	return b.String()
-}
-
-// historyChart is a mermaid line chart of metric name's p99 over the
-// scenario's promoted history (the latest historyShown entries), ending with
-// this run's candidate; "" without history.
-func historyChart(sd *ScenarioData, name string) string {
-	key := name + ".p99"
-	var labels, values []string
-	hist := sd.History
-	if len(hist) > historyShown {
-		hist = hist[len(hist)-historyShown:]
-	}
-	for _, e := range hist {
-		m, ok := e.Metrics[key]
-		if !ok || !finite(m.Median) {
-			continue
-		}
-		label := shortCommit(e.Commit)
-		if label == "" {
-			label = e.Date.UTC().Format("01-02")
-		}
-		labels = append(labels, strconv.Quote(mermaidText(label)))
-		values = append(values, mermaidNumber(m.Median))
-	}
-	if len(values) == 0 {
-		return ""
-	}
-	ld := sd.latency(name)
-	title := strings.ToUpper(name)
-	if ld != nil {
-		title = ld.Title
-		if ld.Candidate != nil {
-			for _, pc := range ld.Candidate.Percentiles {
-				if pc.Name == "p99" && finite(pc.Value) {
-					labels = append(labels, strconv.Quote("this run"))
-					values = append(values, mermaidNumber(pc.Value))
-				}
-			}
-		}
-	}
-	var b strings.Builder
-	b.WriteString("xychart-beta\n")
-	fmt.Fprintf(&b, "    title %q\n", mermaidText(title)+" p99 (ms): promoted baselines, then this run")
-	fmt.Fprintf(&b, "    x-axis [%s]\n", strings.Join(labels, ", "))
-	fmt.Fprintf(&b, "    y-axis %q\n", mermaidText(title)+" p99 (ms)")
-	fmt.Fprintf(&b, "    line [%s]\n", strings.Join(values, ", "))
-	return b.String()
-}
-
-// mermaidText keeps what a mermaid string can safely hold: letters, digits,
-// spaces and a little punctuation, cut to 60 runes.
-func mermaidText(s string) string {
-	s = strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', strings.ContainsRune(" .,:/()%+-_", r):
-			return r
-		}
-		return ' '
-	}, s)
-	return clean(s, 60)
-}
-
-// mermaidNumber is a chart value: at most 4 significant digits, no exponent.
-func mermaidNumber(x float64) string {
-	return strconv.FormatFloat(roundSig(x, 4), 'f', -1, 64)
-}
-
-// roundSig rounds x to n significant digits.
-func roundSig(x float64, n int) float64 {
-	if x == 0 || !finite(x) {
-		return x
-	}
-	scale := math.Pow(10, float64(n-1)-math.Floor(math.Log10(math.Abs(x))))
-	return math.Round(x*scale) / scale
-}
-
-func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
-
-// writePercentiles is a scenario's table of every latency percentile,
-// baseline → candidate with the change.
-func writePercentiles(p *verdictPrinter, sd *ScenarioData) {
-	if sd == nil || len(sd.Latency) == 0 {
-		return
-	}
-	var names []string
-	for _, ld := range sd.Latency {
-		if ld.Candidate != nil && len(ld.Candidate.Percentiles) > len(names) {
-			names = nil
-			for _, pc := range ld.Candidate.Percentiles {
-				names = append(names, pc.Name)
-			}
-		}
-	}
-	if len(names) == 0 {
-		return
-	}
-	p.println()
-	p.printf("| latency (ms, median of repetitions) | %s |\n", strings.Join(names, " | "))
-	p.println("|:--" + strings.Repeat("|--:", len(names)) + "|")
-	for _, ld := range sd.Latency {
-		if ld.Candidate == nil {
-			continue
-		}
-		cells := make([]string, len(names))
-		for i := range names {
-			cells[i] = "—"
-			if i >= len(ld.Candidate.Percentiles) {
-				continue
-			}
-			c := ld.Candidate.Percentiles[i].Value
-			if ld.Baseline == nil || i >= len(ld.Baseline.Percentiles) {
-				cells[i] = verdictValue(c, "ms")
-				continue
-			}
-			b := ld.Baseline.Percentiles[i].Value
-			cells[i] = verdictValue(b, "ms") + " → " + verdictValue(c, "ms")
-			if b > 0 && finite(b) && finite(c) {
-				cells[i] += fmt.Sprintf(" (%+.1f%%)", 100*(c/b-1))
-			}
-		}
-		p.printf("| %s | %s |\n", verdictMD(ld.Title), strings.Join(cells, " | "))
-	}
-}
-
-// overall is the outcome of docs together and how many of them have it.
-func overall(docs []*Document) (out stat.Outcome, n int) {
-	out = Outcome(docs)
-	for _, d := range docs {
-		if d.Verdict.Outcome == out {
-			n++
-		}
-	}
-	return out, n
-}
-
-// outcomeMark is the mark of an outcome: ❌, ✅ or ⚠️.
-func outcomeMark(o stat.Outcome) string {
-	switch o {
-	case stat.Regression:
-		return "❌"
-	case stat.Pass:
-		return "✅"
-	}
-	return "⚠️"
-}
-
-// WriteText renders docs for a terminal: one document is its verdict's text,
-// with each scenario's engine, GPU and cost medians and the telemetry
-// sources that were unavailable; several get a section each, headed by the
-// job's title, and a last line with the overall verdict.
-func WriteText(w io.Writer, docs []*Document) error {
-	if len(docs) == 0 {
-		return errNoDocuments
-	}
-	if len(docs) == 1 {
-		return writeVerdictText(w, docs[0].Verdict, docs[0])
-	}
-	p := &verdictPrinter{w: w}
-	for i, d := range docs {
-		p.printf("=== %s\n\n", verdictClean(jobName(d, i)))
-		if err := writeVerdictText(p, d.Verdict, d); err != nil {
-			return err
-		}
-		p.println()
-	}
-	out, n := overall(docs)
-	if out == stat.Pass {
-		p.printf("overall: pass (%s)\n", verdictCount(len(docs), "job"))
-	} else {
-		p.printf("overall: %s in %d of %s (exit %d)\n", out, n, verdictCount(len(docs), "job"), ExitCode(docs))
-	}
-	return p.err
-}
-
 // WriteDocumentsJSON writes one document as indented JSON, or several as a
 // JSON array of documents.
 func WriteDocumentsJSON(w io.Writer, docs []*Document) error {
@@ -512,4 +368,13 @@ func WriteDocumentsJSON(w io.Writer, docs []*Document) error {
 		return enc.Encode(docs[0])
 	}
 	return enc.Encode(docs)
+}
+
+// WriteVerdictJSON writes v as indented JSON, with the model's own field
+// names; NaN and infinite numbers (no estimate, an unbounded interval) are
+// null.
+func WriteVerdictJSON(w io.Writer, v *compare.Verdict) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
 }

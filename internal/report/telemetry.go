@@ -1,14 +1,12 @@
 package report
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/metric"
@@ -18,8 +16,8 @@ import (
 // Telemetry in the reports: the engine's, the GPUs' and the cost's metrics
 // (metric.Info.Telemetry), which a repetition may lack when its source was
 // unavailable. The terminal summary shows a run's own; a Document keeps
-// each scenario's medians on both sides as TelemetryRows, which the
-// markdown, text and HTML renderings show as one table.
+// each scenario's medians on both sides as TelemetryRows, which the view
+// shows as one table (build.go's telemetryTable).
 
 // repetitionValues is metric name's value in each repetition of s;
 // measured[i] is false where repetition i has none (a telemetry or cost
@@ -104,116 +102,50 @@ func telemetryRows(vs *compare.Scenario, bs, cs *result.ScenarioResult) ([]Telem
 	return rows, nil
 }
 
-// unavailableSources are the lines that say which telemetry sources of a run
-// were not read and why ("GPU telemetry: unavailable (no GPU tool: ...)"),
-// engine first; a source turned off says "off" when withOff is set and
-// nothing otherwise. esc makes the reason safe for the output.
-func unavailableSources(info *result.TelemetryInfo, withOff bool, esc func(string) string) []string {
+// telemetrySource is a telemetry source of a run that was not read: its
+// name, why (untrusted: the result's own words), and whether it was turned
+// off rather than unavailable.
+type telemetrySource struct {
+	name, why string
+	off       bool
+}
+
+// telemetryInfo is where a run's telemetry came from.
+type telemetryInfo = result.TelemetryInfo
+
+// telemetrySources are the telemetry sources of a run that were not read,
+// engine first.
+func telemetrySources(info *telemetryInfo) []telemetrySource {
 	if info == nil {
 		return nil
 	}
-	var out []string
+	var out []telemetrySource
 	for _, src := range []struct {
 		name string
 		info result.SourceInfo
 	}{{"engine telemetry", info.Engine}, {"GPU telemetry", info.GPU}} {
-		switch why := strings.TrimSpace(src.info.Unavailable); {
-		case why == "":
-			continue
-		case src.info.Off():
-			if withOff {
-				out = append(out, src.name+": "+esc(why))
-			}
-		default:
-			out = append(out, src.name+": unavailable ("+esc(why)+")")
+		if why := strings.TrimSpace(src.info.Unavailable); why != "" {
+			out = append(out, telemetrySource{name: src.name, why: why, off: src.info.Off()})
 		}
 	}
 	return out
 }
 
-// telemetryValue is a row's median on one side as the tables show it; "—"
-// when that side has none.
-func telemetryValue(v *float64, unit string) string {
-	if v == nil {
-		return "—"
-	}
-	return verdictValue(*v, unit)
-}
-
-// telemetryChange is a row's change from baseline to candidate: relative,
-// in percent of the baseline ("+3.1%"), or, from a baseline of 0, the
-// absolute shift in the metric's unit ("+2", "+0.50 points"); "—" unless
-// both sides have a value.
-func telemetryChange(r TelemetryRow) string {
-	if r.Baseline == nil || r.Candidate == nil {
-		return "—"
-	}
-	b, c := *r.Baseline, *r.Candidate
-	switch {
-	case !finite(b) || !finite(c):
-		return "—"
-	case b == c:
-		return "+0.0%"
-	case b != 0:
-		return verdictPercent((c - b) / math.Abs(b))
-	}
-	f, unit := verdictShiftFormat(r.Unit)
-	if unit != "" {
-		return f(c-b) + " " + unit
-	}
-	return f(c - b)
-}
-
-// telemetryGated is the mark of a gated row.
-func telemetryGated(r TelemetryRow) string {
-	if r.Gated {
-		return "gated"
-	}
-	return ""
-}
-
-// writeTelemetryText is a scenario's telemetry table for a terminal.
-func writeTelemetryText(p *verdictPrinter, sd *ScenarioData) error {
-	if sd == nil || len(sd.Telemetry) == 0 {
-		return p.err
-	}
-	var buf bytes.Buffer
-	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "  engine, GPU and cost (median of repetitions)\tbaseline\tcandidate\tchange\t")
-	for _, r := range sd.Telemetry {
-		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", verdictMetricLabel(r.Title, r.Unit), telemetryValue(r.Baseline, r.Unit),
-			telemetryValue(r.Candidate, r.Unit), telemetryChange(r), telemetryGated(r))
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	// The last column is empty but for gated rows: no trailing blanks.
-	for line := range bytes.Lines(buf.Bytes()) {
-		p.println(string(bytes.TrimRight(line, " \n")))
-	}
-	return p.err
-}
-
-// writeTelemetryMarkdown is a scenario's collapsed telemetry table.
-func writeTelemetryMarkdown(p *verdictPrinter, sd *ScenarioData) {
-	if sd == nil || len(sd.Telemetry) == 0 {
-		return
-	}
-	p.println()
-	p.println("<details><summary>Engine, GPU and cost</summary>")
-	p.println()
-	p.println("| metric (median of repetitions) | baseline | candidate | change | gated |")
-	p.println("|:--|--:|--:|--:|:--|")
-	for _, r := range sd.Telemetry {
-		gated := ""
-		if r.Gated {
-			gated = "✓"
+// unavailableSources are the lines that say which telemetry sources of a run
+// were not read and why ("GPU telemetry: unavailable (no GPU tool: ...)"),
+// engine first; a source turned off says "off" when withOff is set and
+// nothing otherwise. esc makes the reason safe for the output.
+func unavailableSources(info *result.TelemetryInfo, withOff bool, esc func(string) string) []string {
+	var out []string
+	for _, s := range telemetrySources(info) {
+		switch {
+		case !s.off:
+			out = append(out, s.name+": unavailable ("+esc(s.why)+")")
+		case withOff:
+			out = append(out, s.name+": "+esc(s.why))
 		}
-		p.printf("| %s | %s | %s | %s | %s |\n", verdictMD(verdictMetricLabel(r.Title, r.Unit)), verdictMD(telemetryValue(r.Baseline, r.Unit)),
-			verdictMD(telemetryValue(r.Candidate, r.Unit)), telemetryChange(r), gated)
 	}
-	p.println()
-	p.println("</details>")
+	return out
 }
 
 // summaryTelemetryWidth is the width the summary's telemetry lines wrap at.

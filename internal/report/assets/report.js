@@ -1,0 +1,165 @@
+(function () {
+  "use strict";
+  var el = document.getElementById("perfgate-data");
+  if (!el || typeof Chart === "undefined") { return; }
+  document.documentElement.classList.add("js");
+  var data = JSON.parse(el.textContent);
+  var colour = { baseline: "#4e79a7", candidate: "#e8590c", history: "#4e79a7", band: "rgba(78, 121, 167, 0.18)" };
+  Chart.defaults.font.family = 'system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif';
+  Chart.defaults.font.size = 12;
+  Chart.defaults.color = "#1f2328";
+  Chart.defaults.animation = false;
+  Chart.defaults.maintainAspectRatio = false;
+  Chart.defaults.responsive = true;
+
+  function num(x) {
+    if (x === null || x === undefined) { return "—"; }
+    var a = Math.abs(x);
+    if (a === 0) { return "0"; }
+    if (a >= 100) { return x.toFixed(0); }
+    return x.toPrecision(3);
+  }
+  function pct(x) {
+    var p = 100 * x;
+    return (p >= 99 || p < 1 ? String(Math.round(p * 100) / 100) : p.toFixed(0)) + "%";
+  }
+  // padded widens a value axis by a tenth of its range each way, but not
+  // below zero when no value is.
+  function padded(scale) {
+    var r = scale.max - scale.min || Math.abs(scale.max) || 1;
+    var lo = scale.min - 0.1 * r;
+    scale.min = scale.min >= 0 && lo < 0 ? 0 : lo;
+    scale.max += 0.1 * r;
+  }
+  function axis(text) { return { display: true, text: text, font: { weight: "bold" } }; }
+  function plugins(c) {
+    return {
+      title: { display: true, text: c.title, font: { size: 14, weight: "bold" } },
+      subtitle: { display: !!c.subtitle, text: c.subtitle || "", color: "#59636e" },
+      legend: { position: "bottom", labels: { boxWidth: 14, filter: function (item, d) { var r = d.datasets[item.datasetIndex].role; return r !== "lo" && r.indexOf("-median") < 0; } } }
+    };
+  }
+  function line(role) {
+    var col = colour[role.replace("-median", "")] || colour.baseline;
+    var ds = { borderColor: col, backgroundColor: col, borderWidth: 2, pointRadius: 0, fill: false };
+    if (role === "baseline" || role === "candidate") { ds.borderWidth = 1.5; ds.pointRadius = 4; ds.pointHoverRadius = 6; }
+    if (role.indexOf("-median") > 0) { ds.borderDash = [6, 4]; ds.borderWidth = 1.5; ds.pointRadius = 0; ds.pointHitRadius = 0; }
+    return ds;
+  }
+
+  function cdf(c) {
+    var datasets = c.series.map(function (s) {
+      var ds = line(s.role);
+      ds.label = s.label;
+      ds.role = s.role;
+      ds.data = s.points;
+      ds.pointRadius = 0;
+      ds.pointHitRadius = 6;
+      ds.borderWidth = 2.5;
+      return ds;
+    });
+    return {
+      type: "line",
+      data: { datasets: datasets },
+      options: {
+        interaction: { mode: "nearest", intersect: false },
+        scales: {
+          x: { type: "logarithmic", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true } },
+          y: { type: "linear", min: 0, max: 1, title: axis(c.y_title), ticks: { stepSize: 0.2, callback: function (v) { return Math.round(100 * v) + "%"; } } }
+        },
+        plugins: Object.assign(plugins(c), {
+          tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + ": " + pct(ctx.parsed.y) + " at or below " + num(ctx.parsed.x) + " ms"; } } }
+        })
+      }
+    };
+  }
+
+  function reps(c) {
+    var n = 1;
+    var datasets = c.series.map(function (s) {
+      var ds = line(s.role);
+      ds.label = s.label;
+      ds.role = s.role;
+      ds.data = s.points;
+      s.points.forEach(function (p) { if (p.x > n) { n = p.x; } });
+      return ds;
+    });
+    return {
+      type: "line",
+      data: { datasets: datasets },
+      options: {
+        interaction: { mode: "nearest", intersect: true },
+        scales: {
+          x: { type: "linear", min: 0.5, max: n + 0.5, title: axis(c.x_title),
+               afterBuildTicks: function (scale) {
+                 var step = Math.max(1, Math.ceil(n / 20)), ticks = [];
+                 for (var i = 1; i <= n; i += step) { ticks.push({ value: i }); }
+                 scale.ticks = ticks;
+               } },
+          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
+        },
+        plugins: Object.assign(plugins(c), {
+          tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + (ctx.dataset.label.indexOf("median") < 0 ? " #" + ctx.parsed.x : "") + ": " + num(ctx.parsed.y); } } }
+        })
+      }
+    };
+  }
+
+  function trend(c) {
+    var labels = c.labels || [];
+    var datasets = c.series.map(function (s) {
+      var ys = labels.map(function () { return null; });
+      s.points.forEach(function (p) { if (p.x >= 0 && p.x < ys.length) { ys[p.x] = p.y; } });
+      var ds;
+      if (s.role === "lo" || s.role === "hi") {
+        ds = { borderWidth: 0, pointRadius: 0, pointHitRadius: 0, backgroundColor: colour.band, borderColor: colour.band,
+               fill: s.role === "hi" ? "-1" : false, spanGaps: false };
+      } else if (s.role === "candidate") {
+        ds = { borderColor: colour.candidate, backgroundColor: colour.candidate, showLine: false, pointRadius: 6, pointHoverRadius: 8, pointStyle: "rectRot" };
+      } else {
+        ds = { borderColor: colour.history, backgroundColor: colour.history, borderWidth: 2, pointRadius: 3, pointHoverRadius: 5, spanGaps: true };
+      }
+      ds.label = s.label;
+      ds.role = s.role;
+      ds.data = ys;
+      return ds;
+    });
+    return {
+      type: "line",
+      data: { labels: labels, datasets: datasets },
+      options: {
+        interaction: { mode: "index", intersect: false },
+        scales: {
+          x: { type: "category", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 8 } },
+          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
+        },
+        plugins: Object.assign(plugins(c), {
+          tooltip: {
+            filter: function (item) { return item.dataset.label !== "" && item.parsed.y !== null; },
+            callbacks: {
+              afterTitle: function (items) { var i = items.length ? items[0].dataIndex : -1; return c.notes && c.notes[i] ? c.notes[i] : ""; },
+              label: function (ctx) {
+                if (ctx.dataset.label === "95% interval") {
+                  var lo = ctx.chart.data.datasets[ctx.datasetIndex - 1].data[ctx.dataIndex];
+                  return "95% interval: " + num(lo) + " to " + num(ctx.parsed.y);
+                }
+                return ctx.dataset.label + ": " + num(ctx.parsed.y);
+              }
+            }
+          }
+        })
+      }
+    };
+  }
+
+  var build = { cdf: cdf, reps: reps, trend: trend };
+  data.charts.forEach(function (c) {
+    var canvas = document.getElementById(c.id);
+    if (!canvas || !build[c.kind]) { return; }
+    try {
+      new Chart(canvas, build[c.kind](c));
+    } catch (e) {
+      canvas.parentNode.textContent = "chart failed: " + e;
+    }
+  });
+})();

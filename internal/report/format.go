@@ -1,0 +1,372 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/compare"
+)
+
+// Numbers for people: how the reports write values, changes, intervals and
+// p-values. These are perfgate's own figures, the same in every medium; a
+// unit beside one is the metric's (untrusted), so a figure with its unit is
+// a sentence.
+
+// verdictMaxShown is the most runes of any text from a result (scenario names,
+// identity strings, reasons) that a report shows.
+const verdictMaxShown = 200
+
+// metricLabel is "TTFT p99 (ms)".
+func metricLabel(title, unit string) sentence {
+	if unit == "" {
+		return untrusted(title)
+	}
+	return cat(untrusted(title), plain(" ("), untrusted(unit), plain(")"))
+}
+
+// withUnit is a figure followed by its unit, if any.
+func withUnit(figure, unit string) sentence {
+	if unit == "" {
+		return plain(figure)
+	}
+	return cat(plain(figure+" "), untrusted(unit))
+}
+
+// changeText is the Hodges-Lehmann change relative to the baseline median
+// with its interval ("+31.2% [+25.0%, +38.1%]"); when there is no relative
+// change (the baseline median is 0), the absolute shift in the metric's unit
+// ("+3.10 [+1.00, +5.20] ms").
+func changeText(g compare.Gate) sentence {
+	if g.Change.Estimate.Finite() {
+		return plain(verdictInterval(g.Change, verdictPercent))
+	}
+	if g.Shift.Estimate.Finite() {
+		f, unit := verdictShiftFormat(g.Unit)
+		return withUnit(verdictInterval(g.Shift, f), unit)
+	}
+	return plain("—")
+}
+
+// changeEstimate is the change without its interval ("+31.2%", "+3.10 ms").
+func changeEstimate(g compare.Gate) sentence {
+	if g.Change.Estimate.Finite() {
+		return plain(verdictPercent(float64(g.Change.Estimate)))
+	}
+	if g.Shift.Estimate.Finite() {
+		f, unit := verdictShiftFormat(g.Unit)
+		return withUnit(f(float64(g.Shift.Estimate)), unit)
+	}
+	return plain("—")
+}
+
+// telemetryChange is a telemetry row's change from baseline to candidate:
+// relative, in percent of the baseline ("+3.1%"), or, from a baseline of 0,
+// the absolute shift in the metric's unit ("+2", "+0.50 points"); "—"
+// unless both sides have a value.
+func telemetryChange(r TelemetryRow) sentence {
+	if r.Baseline == nil || r.Candidate == nil {
+		return plain("—")
+	}
+	b, c := *r.Baseline, *r.Candidate
+	switch {
+	case !finite(b) || !finite(c):
+		return plain("—")
+	case b == c:
+		return plain("+0.0%")
+	case b != 0:
+		return plain(verdictPercent((c - b) / math.Abs(b)))
+	}
+	f, unit := verdictShiftFormat(r.Unit)
+	return withUnit(f(c-b), unit)
+}
+
+// verdictSummary is a side's median with its interval as a ± percent of it,
+// as benchstat prints it ("41.2 ± 3%", "41.2 ± ∞" for an unbounded interval).
+func verdictSummary(s compare.Summary, unit string) string {
+	if !s.Median.Finite() {
+		return "—"
+	}
+	m := verdictValue(float64(s.Median), unit)
+	if math.IsNaN(float64(s.Lo)) || math.IsNaN(float64(s.Hi)) {
+		return m
+	}
+	return m + " ± " + verdictPctRange(float64(s.Median), float64(s.Lo), float64(s.Hi))
+}
+
+// verdictPctRange is benchmath.Summary.PctRangeString: the interval's larger
+// distance from the center, as a percent of it.
+func verdictPctRange(center, lo, hi float64) string {
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
+		return "∞"
+	}
+	sign := func(x float64) int {
+		switch {
+		case x > 0:
+			return 1
+		case x < 0:
+			return -1
+		}
+		return 0
+	}
+	if cs := sign(center); cs != sign(lo) || cs != sign(hi) {
+		return "?"
+	}
+	if center == 0 {
+		return "0%"
+	}
+	return fmt.Sprintf("%.0f%%", 100*math.Max(hi/center-1, 1-lo/center))
+}
+
+// verdictShiftFormat is how an absolute change of a metric in unit is shown:
+// a fraction's change in percentage points ("+0.50 points"), a count's as a
+// signed number with no unit ("+3"), anything else with a few significant
+// figures in its own unit ("+3.10 ms").
+func verdictShiftFormat(unit string) (format func(float64) string, shown string) {
+	switch unit {
+	case "%":
+		return func(x float64) string { return verdictSigned(100*x, true) }, "points"
+	case "count":
+		return func(x float64) string {
+			if finite(x) && x == math.Trunc(x) {
+				return fmt.Sprintf("%+.0f", x)
+			}
+			return verdictSigned(x, false)
+		}, ""
+	}
+	return func(x float64) string { return verdictSigned(x, false) }, unit
+}
+
+func verdictInterval(iv compare.Interval, f func(float64) string) string {
+	s := f(float64(iv.Estimate))
+	lo, hi := float64(iv.Lo), float64(iv.Hi)
+	if math.IsNaN(lo) && math.IsNaN(hi) {
+		return s
+	}
+	return s + " [" + f(lo) + ", " + f(hi) + "]"
+}
+
+// verdictPercent is a relative change as a signed percent with one decimal.
+func verdictPercent(x float64) string {
+	if math.IsNaN(x) || math.IsInf(x, 0) {
+		return verdictSigned(x, false)
+	}
+	return fmt.Sprintf("%+.1f%%", 100*x)
+}
+
+// verdictSigned is x with an explicit sign: two decimals when points, else a few
+// significant figures.
+func verdictSigned(x float64, points bool) string {
+	switch {
+	case math.IsNaN(x):
+		return "?"
+	case math.IsInf(x, 1):
+		return "+∞"
+	case math.IsInf(x, -1):
+		return "-∞"
+	case points:
+		return fmt.Sprintf("%+.2f", x)
+	case x < 0:
+		return "-" + verdictSigFigs(-x)
+	}
+	return "+" + verdictSigFigs(x)
+}
+
+// verdictValue is one value of a metric for people: a few significant figures
+// (71234 MiB, 0.0352 $/Mtok), a fraction as a percent, a whole count as a
+// whole number.
+func verdictValue(x float64, unit string) string {
+	switch {
+	case !finite(x):
+	case unit == "%":
+		return fmt.Sprintf("%.2f%%", 100*x)
+	case unit == "count" && x == math.Trunc(x):
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return verdictSigFigs(x)
+}
+
+func verdictValues(xs []compare.Num, unit string) string {
+	if len(xs) == 0 {
+		return "—"
+	}
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = verdictValue(float64(x), unit)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// verdictNotGatedValues is "baseline 3239 · candidate 3401, 3390".
+func verdictNotGatedValues(ng compare.NotGated) string {
+	return "baseline " + verdictValues(ng.Baseline, ng.Unit) + " · candidate " + verdictValues(ng.Candidate, ng.Unit)
+}
+
+// verdictSigFigs formats x with three significant figures, but never rounds away
+// digits before the point: 41.2, 1235, 0.450.
+func verdictSigFigs(x float64) string {
+	switch {
+	case math.IsNaN(x):
+		return "?"
+	case math.IsInf(x, 1):
+		return "∞"
+	case math.IsInf(x, -1):
+		return "-∞"
+	case x == 0:
+		return "0"
+	}
+	decimals := 0
+	if a := math.Abs(x); a < 100 {
+		decimals = min(2-int(math.Floor(math.Log10(a))), 9)
+	}
+	scale := math.Pow10(decimals)
+	return strconv.FormatFloat(math.Round(x*scale)/scale, 'f', decimals, 64)
+}
+
+// verdictPString is the adjusted p-value as the table shows it ("p=0.002").
+func verdictPString(p compare.Num) string {
+	if !p.Finite() {
+		return "—"
+	}
+	if p < 0.001 {
+		return "p<0.001"
+	}
+	return "p=" + verdictP(float64(p))
+}
+
+func verdictP(p float64) string {
+	if p < 0.001 {
+		return "<0.001"
+	}
+	return fmt.Sprintf("%.3f", p)
+}
+
+func verdictLevel(l float64) string { return strconv.FormatFloat(l, 'g', 3, 64) }
+
+func verdictConfidence(c float64) string { return fmt.Sprintf("%.1f%%", 100*c) }
+
+// number formats a Num with f, or "—" when it is not a number.
+func verdictNumber(n compare.Num, f func(float64) string) string {
+	if !n.Finite() {
+		return "—"
+	}
+	return f(float64(n))
+}
+
+// verdictCount is "1 gate", "3 gates".
+func verdictCount(n int, noun string) string { return strconv.Itoa(n) + " " + noun + plural(n) }
+
+// qualityAccuracy is "90.0% (180/200)".
+func qualityAccuracy(a compare.Accuracy) string {
+	if a.N == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f%% (%d/%d)", 100*float64(a.Rate.Estimate), a.Pass, a.N)
+}
+
+// qualityRate is a mean as a percent with its interval: "90.0% [85.1, 93.4]".
+func qualityRate(iv compare.Interval) string {
+	if !iv.Estimate.Finite() {
+		return "—"
+	}
+	s := fmt.Sprintf("%.1f%%", 100*float64(iv.Estimate))
+	if iv.Lo.Finite() && iv.Hi.Finite() {
+		s += fmt.Sprintf(" [%.1f, %.1f]", 100*float64(iv.Lo), 100*float64(iv.Hi))
+	}
+	return s
+}
+
+// qualityChange is a change in points with its interval: "-30.0 [-36.2, -23.8] points".
+func qualityChange(iv compare.Interval) string {
+	pts := func(x compare.Num) string {
+		v := float64(x)
+		switch {
+		case math.IsNaN(v):
+			return "?"
+		case math.IsInf(v, 0):
+			return verdictSigned(v, false)
+		}
+		return fmt.Sprintf("%+.1f", 100*v)
+	}
+	if !iv.Estimate.Finite() {
+		return "—"
+	}
+	return pts(iv.Estimate) + " [" + pts(iv.Lo) + ", " + pts(iv.Hi) + "] points"
+}
+
+// qualityDrift is the output drift line.
+func qualityDrift(q compare.Suite) string {
+	if q.N == 0 {
+		return "output drift: no items compared"
+	}
+	s := fmt.Sprintf("outputs identical to the baseline's: %d of %d (%s)", q.Drift.Identical, q.N, qualityRate(q.Drift.Share))
+	if q.Drift.Differ > 0 {
+		s += fmt.Sprintf("; where they differ, the first difference is at character %d, word %d (medians)",
+			q.Drift.FirstDiffChar, q.Drift.FirstDiffWord)
+	}
+	return s
+}
+
+// qualityChangeEstimate is "-30.0 points".
+func qualityChangeEstimate(g compare.QualityGate) string {
+	if !g.Change.Estimate.Finite() {
+		return "—"
+	}
+	return fmt.Sprintf("%+.1f points", 100*float64(g.Change.Estimate))
+}
+
+// telemetryValue is a row's median on one side as the tables show it; "—"
+// when that side has none.
+func telemetryValue(v *float64, unit string) string {
+	if v == nil {
+		return "—"
+	}
+	return verdictValue(*v, unit)
+}
+
+// mermaidNumber is a chart value: at most 4 significant digits, no exponent.
+func mermaidNumber(x float64) string {
+	return strconv.FormatFloat(roundSig(x, 4), 'f', -1, 64)
+}
+
+// roundSig rounds x to n significant digits.
+func roundSig(x float64, n int) float64 {
+	if x == 0 || !finite(x) {
+		return x
+	}
+	scale := math.Pow(10, float64(n-1)-math.Floor(math.Log10(math.Abs(x))))
+	return math.Round(x*scale) / scale
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }
+
+// shortCommit is a commit's first 7 characters.
+func shortCommit(c string) string {
+	if len(c) > 7 {
+		return c[:7]
+	}
+	return c
+}
+
+// verdictPrinter writes lines, keeping the first error.
+type verdictPrinter struct {
+	w   io.Writer
+	err error
+}
+
+func (p *verdictPrinter) Write(b []byte) (int, error) {
+	if p.err != nil {
+		return 0, p.err
+	}
+	n, err := p.w.Write(b)
+	p.err = err
+	return n, err
+}
+
+func (p *verdictPrinter) printf(format string, args ...any) { fmt.Fprintf(p, format, args...) }
+
+func (p *verdictPrinter) println(args ...any) { fmt.Fprintln(p, args...) }
+
+func (p *verdictPrinter) print(s string) { _, _ = io.WriteString(p, s) }

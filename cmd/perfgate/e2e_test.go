@@ -336,10 +336,10 @@ scenarios:
 	if sch == nil || sch.OfferedRate != rate {
 		t.Fatalf("result schedule = %+v, want offered %v", sch, rate)
 	}
-	// On a quiet machine the client keeps up, and the result says so; on a
-	// busy one it may say the client fell behind (p99 send lag over 10 ms),
-	// which is the truth.
-	if lagP99 <= time.Millisecond && !sch.Achieved {
+	// On a quiet machine the client keeps up, and the result says so (its
+	// rule: p99 send lag under 10 ms, which is the lag's p99 and a write);
+	// on a busy one it may say the client fell behind, which is the truth.
+	if lagP99 <= 2*time.Millisecond && !sch.Achieved {
 		t.Errorf("result schedule = %+v, want achieved: the scheduling lag was p99 %v", sch, lagP99)
 	}
 }

@@ -8,7 +8,8 @@ LDFLAGS := -X github.com/perfgate/perfgate/internal/version.Version=$(VERSION)
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/perfgate ./cmd/perfgate
 
-# Start the simulator, run examples/perfgate.yaml against it, stop it.
+# perfgate in about a minute, no GPU: a baseline from the simulator, an A/A
+# gate that passes, and a 30% slower engine that fails its gate (scripts/demo.sh).
 demo: build
 	./scripts/demo.sh
 

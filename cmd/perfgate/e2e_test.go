@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -88,6 +89,10 @@ func median(v []float64) float64 {
 	return s[len(s)/2]
 }
 
+// ms is d in milliseconds, the unit of the differences the timing tests
+// compare.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
 func p99(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
@@ -117,11 +122,15 @@ scenarios:
 `, url))
 	dir := filepath.Dir(conf)
 	var stdout, stderr bytes.Buffer
+	probe := startLagProbe(t)
 	err := Main(context.Background(), []string{"run", "-c", conf, "-o", filepath.Join(dir, "r.json"),
 		"--records", filepath.Join(dir, "rec.jsonl"), "--quiet"}, &stdout, &stderr)
 	if err != nil {
 		t.Fatalf("perfgate run: %v\n%s", err, stderr.String())
 	}
+	probe.Stop()
+	lagP50, lagP99, lagMax := probe.Quantile(0.5), probe.Quantile(0.99), probe.Quantile(1)
+	t.Logf("scheduling lag during the run: p50 %v, p99 %v, max %v", lagP50, lagP99, lagMax)
 	recs := readRecords(t, filepath.Join(dir, "rec.jsonl"))
 	truths := truth()
 	if len(recs) != 256 {
@@ -171,14 +180,23 @@ scenarios:
 	}
 	worstDial := slices.Max(dialTTFT)
 	t.Logf("first wave (%d requests, new connections): max |client − server| TTFT = %.3f ms", len(dialTTFT), worstDial)
-	if worstDial > 250 {
-		t.Errorf("first wave: max |client − server| TTFT = %.3f ms, want <= 250 ms (connection set-up only)", worstDial)
+	if want := 250*time.Millisecond + 3*lagMax; worstDial > ms(want) {
+		t.Errorf("first wave: max |client − server| TTFT = %.3f ms, want <= %v (connection set-up only; scheduling lag max %v)", worstDial, want, lagMax)
 	}
-	// Tolerances that hold on the 2-vCPU CI machine, under -race too. The
+	// Tolerances that hold on the 2-vCPU CI machine when it is quiet. The
 	// issue's target is 1 ms for all three; measured here without -race: ITL
 	// p99 ≈ 1.0 ms, TTFT and E2E p99 2-5 ms. TTFT and E2E include the server's
 	// side of the request (client write → server handler entry), where wake-up
 	// latency of an idle VM lands; ITL is pure read-side timing.
+	//
+	// On a busy machine every goroutine wakes late: the client's reader (its
+	// clock) and the simulator's handler (the server's) each by a draw of the
+	// scheduling lag, so each bound widens by twice the lag measured during
+	// the run at the same quantile (three times for the p99, which also meets
+	// the odd wake-up of the step loop). Quiet, the lag is tens of µs and the
+	// bounds are as tight as before; a client that timed the role-only chunk
+	// as the first token (off by a step and a prefill, >= 8 ms) still fails
+	// the median unless the machine's median wake-up is itself 3 ms late.
 	for _, m := range []struct {
 		name string
 		d    []float64
@@ -189,24 +207,34 @@ scenarios:
 		{"E2E", dE2E, 15 * time.Millisecond, 3 * time.Millisecond},
 		{"ITL", dITL, 5 * time.Millisecond, 500 * time.Microsecond},
 	} {
-		got := p99(m.d)
+		got, tol := p99(m.d), m.tol+3*lagP99
 		t.Logf("%s: p99 |client − server| = %.3f ms over %d values", m.name, got, len(m.d))
-		if got > m.tol.Seconds()*1e3 {
-			t.Errorf("%s: p99 |client − server| = %.3f ms, want <= %v", m.name, got, m.tol)
+		if got > ms(tol) {
+			t.Errorf("%s: p99 |client − server| = %.3f ms, want <= %v (%v, scheduling lag p99 %v)", m.name, got, tol, m.tol, lagP99)
 		}
 		// The median is free of the odd scheduling stall (measured: ITL 0.12-0.15,
 		// TTFT 0.4-0.6, E2E 0.7-1.0 ms). Counting the role-only chunk as the
 		// first token would move TTFT by a step and a prefill, >= 8 ms here.
-		med := median(m.d)
+		med, medTol := median(m.d), m.med+2*lagP50
 		t.Logf("%s: median |client − server| = %.3f ms", m.name, med)
-		if med > m.med.Seconds()*1e3 {
-			t.Errorf("%s: median |client − server| = %.3f ms, want <= %v", m.name, med, m.med)
+		if med > ms(medTol) {
+			t.Errorf("%s: median |client − server| = %.3f ms, want <= %v (%v, scheduling lag p50 %v)", m.name, med, medTol, m.med, lagP50)
 		}
 	}
 }
 
-// Open-loop Poisson at a fixed rate achieves that rate within 2% over 2,000
-// requests, with exponential inter-arrival times (coefficient of variation 1).
+// Open-loop Poisson at 250 requests/s over 2,000 requests (8 s): the
+// schedule perfgate draws has that rate and exponential inter-arrival times
+// (coefficient of variation 1), and perfgate sends each request on time, so
+// the achieved rate is the schedule's.
+//
+// The schedule is seeded, so its figures hold on any machine. The sends are
+// wall-clock behaviour, judged against the scheduling lag measured while the
+// run lasts (lagProbe): a timer-woken goroutine of this process that wakes
+// late, as every goroutine does on a loaded machine, is not a pacing bug.
+// A sender that slept relative durations (drifting by every wake-up's
+// lateness, hundreds of ms over 2,000 sends) or sent requests early still
+// fails, on an idle machine and a busy one alike.
 func TestPoissonAchievesRate(t *testing.T) {
 	cfg := sim.DefaultConfig()
 	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = time.Millisecond, 0, 0
@@ -227,46 +255,92 @@ scenarios:
 `, url, rate))
 	dir := filepath.Dir(conf)
 	var stdout, stderr bytes.Buffer
+	probe := startLagProbe(t)
 	if err := Main(context.Background(), []string{"run", "-c", conf, "-o", filepath.Join(dir, "r.json"),
 		"--records", filepath.Join(dir, "rec.jsonl"), "--quiet"}, &stdout, &stderr); err != nil {
 		t.Fatalf("perfgate run: %v\n%s", err, stderr.String())
 	}
+	probe.Stop()
 	recs := readRecords(t, filepath.Join(dir, "rec.jsonl"))
 	if len(recs) != 2000 {
 		t.Fatalf("%d records, want 2000", len(recs))
 	}
-	sent := make([]int64, len(recs))
-	for i, r := range recs {
-		sent[i] = r.SentNS
-	}
-	slices.Sort(sent)
-	achieved := float64(len(sent)-1) / (float64(sent[len(sent)-1]-sent[0]) / 1e9)
-	if math.Abs(achieved-rate)/rate > 0.02 {
-		t.Errorf("achieved rate %.2f/s, want %.0f/s ±2%%", achieved, rate)
+	slices.SortFunc(recs, func(a, b result.Record) int { return cmp.Compare(a.ScheduledNS, b.ScheduledNS) })
+
+	// The schedule: its rate, mean gap and CV, from the scheduled times.
+	sched := func(i int) float64 { return float64(recs[i].ScheduledNS) / 1e9 }
+	span := sched(len(recs)-1) - sched(0)
+	scheduled := float64(len(recs)-1) / span
+	if math.Abs(scheduled-rate)/rate > 0.02 {
+		t.Errorf("scheduled rate %.2f/s, want %.0f/s ±2%%", scheduled, rate)
 	}
 	var sum, sumSq float64
-	for i := 1; i < len(sent); i++ {
-		g := float64(sent[i]-sent[i-1]) / 1e9
+	for i := 1; i < len(recs); i++ {
+		g := sched(i) - sched(i-1)
 		sum += g
 		sumSq += g * g
 	}
-	n := float64(len(sent) - 1)
+	n := float64(len(recs) - 1)
 	mean := sum / n
 	cv := math.Sqrt(sumSq/n-mean*mean) / mean
-	t.Logf("achieved %.2f req/s, inter-arrival mean %.3f ms, CV %.3f", achieved, mean*1e3, cv)
-	if math.Abs(mean-1/rate)*rate > 0.02 {
-		t.Errorf("mean inter-arrival %.3f ms, want %.3f ms ±2%%", mean*1e3, 1e3/rate)
-	}
 	if math.Abs(cv-1) > 0.08 {
-		t.Errorf("inter-arrival CV %.3f, want 1 ±0.08 (exponential)", cv)
+		t.Errorf("scheduled inter-arrival CV %.3f, want 1 ±0.08 (exponential)", cv)
 	}
+
+	// The sends: never early, and late by no more than the machine's own
+	// scheduling lag allows. A send is a timer wake-up of the dispatcher,
+	// then its request's goroutine, then the write: at most a few of the
+	// probe's wake-ups, plus a fixed allowance for the write itself.
+	late := make([]time.Duration, len(recs))
+	for i, r := range recs {
+		late[i] = time.Duration(r.SentNS - r.ScheduledNS)
+		if late[i] < 0 {
+			t.Fatalf("request %s sent %v before its scheduled time", r.RequestID, -late[i])
+		}
+	}
+	slices.Sort(late)
+	lateP50, lateP99, lateMax := late[len(late)/2], late[len(late)*99/100], late[len(late)-1]
+	lagP50, lagP99, lagMax := probe.Quantile(0.5), probe.Quantile(0.99), probe.Quantile(1)
+	t.Logf("scheduled %.2f req/s (CV %.3f); send lateness p50 %v, p99 %v, max %v; scheduling lag p50 %v, p99 %v, max %v",
+		scheduled, cv, lateP50, lateP99, lateMax, lagP50, lagP99, lagMax)
+	for _, c := range []struct {
+		what      string
+		got, want time.Duration
+	}{
+		{"p50", lateP50, 2*time.Millisecond + 3*lagP50},
+		{"p99", lateP99, 10*time.Millisecond + 3*lagP99},
+	} {
+		if c.got > c.want {
+			t.Errorf("send lateness %s = %v, want <= %v (from the scheduling lag: p50 %v, p99 %v)", c.what, c.got, c.want, lagP50, lagP99)
+		}
+	}
+
+	// The achieved rate differs from the schedule's only by how late the
+	// first and last sends were: their lateness over the 8 s span.
+	first, last := recs[0].SentNS, recs[0].SentNS
+	for _, r := range recs {
+		first, last = min(first, r.SentNS), max(last, r.SentNS)
+	}
+	achieved := n / (float64(last-first) / 1e9)
+	slack := 20*time.Millisecond + 3*lagMax
+	if tol := slack.Seconds() / span; math.Abs(achieved-scheduled)/scheduled > tol {
+		t.Errorf("achieved rate %.2f/s, want the schedule's %.2f/s ±%.2f%% (%v over %.1f s, from the scheduling lag: max %v)",
+			achieved, scheduled, 100*tol, slack, span, lagMax)
+	}
+
 	res, err := result.Read(filepath.Join(dir, "r.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	sch := res.Scenarios[0].Repetitions[0].Schedule
-	if sch == nil || !sch.Achieved || sch.OfferedRate != rate {
-		t.Errorf("result schedule = %+v, want offered %v and achieved", sch, rate)
+	if sch == nil || sch.OfferedRate != rate {
+		t.Fatalf("result schedule = %+v, want offered %v", sch, rate)
+	}
+	// On a quiet machine the client keeps up, and the result says so (its
+	// rule: p99 send lag under 10 ms, which is the lag's p99 and a write);
+	// on a busy one it may say the client fell behind, which is the truth.
+	if lagP99 <= 2*time.Millisecond && !sch.Achieved {
+		t.Errorf("result schedule = %+v, want achieved: the scheduling lag was p99 %v", sch, lagP99)
 	}
 }
 

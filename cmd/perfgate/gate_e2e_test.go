@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -83,6 +84,8 @@ func TestGateAgainstSimulator(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the simulated gates measure latency; make test runs them without -race")
 	}
+	// The scheduling lag from the baseline's run to the 1.03 gate's.
+	probe := startLagProbe(t)
 	base := gateSim(t, 1)
 	conf := writeConfig(t, fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", "{cold_start: off}"))
 	promoteBaseline(t, conf)
@@ -122,8 +125,24 @@ func TestGateAgainstSimulator(t *testing.T) {
 		gates := "{cold_start: off, ttft.p95: +10%, ttft.p99: +10%, tpot.p99: +10%, e2e.p99: +10%, output_throughput: -10%, goodput: -10%}"
 		require.NoError(t, os.WriteFile(conf10, []byte(fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", gates)), 0o644))
 		v, stderr, err := gate(t, conf10, gateSim(t, 1.03))
+		probe.Stop()
 		for _, g := range v.Scenarios[0].Gates {
 			assert.NotEqual(t, stat.Regression, g.Outcome, "%s: %s", g.Metric, g.Reason)
+		}
+		// On a quiet machine every interval is narrow enough to rule out
+		// +10%: a pass. On a busy one a stalled wake-up lands in one
+		// repetition's p99 (the slowest of 40 requests) and widens that
+		// gate's interval past the tolerance, so the gate cannot rule out
+		// +10% and says so: inconclusive, which is the truth, and never a
+		// regression (checked above).
+		// Even then each gate's estimate is the 3% the simulator was slowed
+		// by, well within the 10% tolerance.
+		if lagP99 := probe.Quantile(0.99); lagP99 > time.Millisecond && v.Outcome == stat.Inconclusive {
+			for _, g := range v.Scenarios[0].Gates {
+				assert.Less(t, math.Abs(float64(g.Change.Estimate)), 0.08, "%s: estimated change, want about 3%%", g.Metric)
+			}
+			t.Logf("scheduling lag p99 %v: inconclusive accepted (%v)", lagP99, err)
+			return
 		}
 		require.NoError(t, err, stderr)
 		assert.Equal(t, stat.Pass, v.Outcome)

@@ -221,8 +221,14 @@ scenarios:
 `)
 	out, records := filepath.Join(dir, "result.json"), filepath.Join(dir, "records.jsonl")
 	var stdout, stderr bytes.Buffer
+	probe := startLagProbe(t)
 	err := Main(context.Background(), []string{"run", "-c", conf, "-o", out, "--records", records}, &stdout, &stderr)
 	require.NoError(t, err, "stderr:\n%s", stderr.String())
+	probe.Stop()
+	// The wall-clock bounds below widen by the scheduling lag measured
+	// during the run (lagProbe): quiet, by tens of µs.
+	lagP50, lagMax := probe.Quantile(0.5), probe.Quantile(1)
+	t.Logf("scheduling lag during the run: p50 %v, max %v", lagP50, lagMax)
 
 	res, err := result.Read(out)
 	require.NoError(t, err)
@@ -232,21 +238,20 @@ scenarios:
 	assert.Equal(t, "/version", res.Identity.Server.Endpoint)
 	assert.Contains(t, res.Identity.Stack.Command, "--cold-start")
 
-	// Cold start: readiness is polled every 200 ms, plus one tiny completion.
+	// Cold start: readiness is polled every 200 ms, plus one tiny completion;
+	// each poll a timer wake-up of perfgate and a request the simulator
+	// answers, so late by a few wake-ups at most.
 	assert.GreaterOrEqual(t, s.ColdStartMS, 3000.0)
-	assert.Less(t, s.ColdStartMS, 4500.0)
+	assert.Less(t, s.ColdStartMS, 4500+ms(3*lagMax), "cold start (ms), scheduling lag max %v", lagMax)
 
 	// Warm-up saw the transient and outlasted it.
 	w := s.Warmup
 	require.NotNil(t, w)
 	assert.True(t, w.Steady)
-	assert.GreaterOrEqual(t, w.Duration.Dur(), 18*time.Second, "warm-up ended inside the 20 s transient")
 	require.NotEmpty(t, w.Windows)
 	steadyTTFT := w.Windows[len(w.Windows)-1].TTFT
 	assert.Greater(t, w.Windows[0].TTFT, 1.5*steadyTTFT, "the first warm-up window should show the 3x transient")
 
-	// Every measured request arrived after the simulator's warm-up ended
-	// (ground truth), and measured TTFT agrees with the server's.
 	recs := readRecords(t, records)
 	tr, err := os.Open(truth)
 	require.NoError(t, err)
@@ -255,21 +260,55 @@ scenarios:
 	require.NoError(t, err)
 	end := (coldStart + warmUp).Nanoseconds()
 	var client, server []float64
+	rep1 := []float64{}                     // client TTFT of repetition 1 (ms)
+	gaps := map[int][]float64{1: {}, 2: {}} // the server's inter-token gaps by repetition (ms)
+	early := 0                              // measured requests that arrived inside the transient
 	for _, r := range recs {
 		if r.Repetition == 0 {
 			continue
 		}
 		tru, ok := byID[r.RequestID]
 		require.True(t, ok, "no truth for %s", r.RequestID)
-		assert.GreaterOrEqual(t, tru.ArrivalNS, end, "measured request %s arrived during the simulator's warm-up", r.RequestID)
+		if tru.ArrivalNS < end {
+			early++
+		}
 		client = append(client, float64(r.TTFTUS)/1000)
 		server = append(server, float64(tru.FirstTokenNS-tru.ArrivalNS)/1e6)
+		if r.Repetition == 1 {
+			rep1 = append(rep1, float64(r.TTFTUS)/1000)
+		}
+		for k := 1; k < len(tru.TokenNS); k++ {
+			gaps[r.Repetition] = append(gaps[r.Repetition], float64(tru.TokenNS[k]-tru.TokenNS[k-1])/1e6)
+		}
 	}
 	require.Len(t, client, 2*96)
-	t.Logf("cold start %.0f ms; warm-up %.1f s over %d windows, TTFT p50 %.1f ms first window, %.1f ms last; measured TTFT p50 client %.2f ms, server %.2f ms",
-		s.ColdStartMS, float64(w.Duration), len(w.Windows), w.Windows[0].TTFT, steadyTTFT, median(client), median(server))
-	assert.InDelta(t, median(server), median(client), 5, "median TTFT, client vs server (ms)")
-	assert.InDelta(t, median(client), s.Repetitions[0].TTFT.P50, 0.05*median(client)+1)
+	t.Logf("cold start %.0f ms; warm-up %.1f s over %d windows, TTFT p50 %.1f ms first window, %.1f ms last; measured TTFT p50 client %.2f ms, server %.2f ms; server's median token gap %.2f ms in repetition 1, %.2f ms in 2; %d measured requests arrived inside the transient",
+		s.ColdStartMS, float64(w.Duration), len(w.Windows), w.Windows[0].TTFT, steadyTTFT, median(client), median(server), median(gaps[1]), median(gaps[2]), early)
+
+	// The measured requests show no trace of the transient, in the
+	// simulator's own truth: the server decoded the first repetition as fast
+	// as the second, within the warm-up's tolerance (10%) and the lag of the
+	// step loop's wake-ups. Measured from the start of the transient (3x,
+	// then 2.9x...), the first repetition's steps would be 10-30% slower.
+	assert.LessOrEqual(t, median(gaps[1]), 1.1*median(gaps[2])+ms(2*lagP50),
+		"the server's median token gap (ms) in repetition 1, against 1.1x repetition 2's (scheduling lag p50 %v)", lagP50)
+	// On a quiet machine perfgate sees the transient end where the simulator
+	// ends it: warm-up lasts the transient and no measured request arrives
+	// inside it. On a busy one the machine, not the model, sets the pace of
+	// the transient's last seconds, and the check above is the one that
+	// holds: the server was steady when measurement began.
+	if lagP99 := probe.Quantile(0.99); lagP99 <= time.Millisecond {
+		assert.GreaterOrEqual(t, w.Duration.Dur(), 18*time.Second, "warm-up ended inside the 20 s transient")
+		assert.Zero(t, early, "measured requests that arrived during the simulator's warm-up")
+	} else {
+		t.Logf("scheduling lag p99 %v: not checking that warm-up outlasted the transient", lagP99)
+	}
+
+	// The client's and the server's clocks are read by goroutines that each
+	// wake late by a draw of the lag.
+	assert.InDelta(t, median(server), median(client), 5+ms(2*lagP50), "median TTFT, client vs server (ms), scheduling lag p50 %v", lagP50)
+	// The result's repetition 1 summarises its records.
+	assert.InDelta(t, median(rep1), s.Repetitions[0].TTFT.P50, 0.05*median(rep1)+1, "repetition 1's TTFT p50 (ms), records against result")
 }
 
 // A scenario with fresh_stack gets a start of its own, with its own cold

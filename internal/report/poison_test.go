@@ -75,8 +75,9 @@ func fillStructure(v reflect.Value, depth int) {
 }
 
 // stringPaths lists every string of a JSON tree, map keys included (a
-// path ending in a key marked keyMark), after cutting every array to two
-// elements so that a history of many entries costs no more than one of two.
+// path ending in a key marked keyMark), after cutting every array to one
+// element: a history of many entries costs no more than one of one, and
+// every field is still there to poison.
 func stringPaths(v any, path []string, out *[][]string) any {
 	switch x := v.(type) {
 	case map[string]any:
@@ -85,7 +86,7 @@ func stringPaths(v any, path []string, out *[][]string) any {
 			x[k] = stringPaths(e, append(slices.Clone(path), k), out)
 		}
 	case []any:
-		x = x[:min(len(x), 2)]
+		x = x[:min(len(x), 1)]
 		for i, e := range x {
 			x[i] = stringPaths(e, append(slices.Clone(path), strconv.Itoa(i)), out)
 		}

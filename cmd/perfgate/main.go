@@ -18,6 +18,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/stack"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 func main() {
@@ -28,14 +29,23 @@ func main() {
 // runProcess runs Main as the process: with SIGINT and SIGTERM cancelling its
 // context, its error on stderr, and the exit code to exit with.
 func runProcess() (code int) {
-	defer recoverPanic(os.Stderr, &code)
+	// An error's text can carry a server's: it is printed through the
+	// same sanitiser as everything else.
+	stderr := textsafe.NewWriter(os.Stderr)
+	defer stderr.Flush()
+	defer recoverPanic(stderr, &code)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := Main(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	err := Main(ctx, os.Args[1:], os.Stdout, stderr)
 	stop()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "perfgate: "+err.Error())
-	}
+	printError(stderr, err)
 	return exit.Code(err)
+}
+
+// printError prints err, if any, as perfgate's last word on w.
+func printError(w io.Writer, err error) {
+	if err != nil {
+		fmt.Fprintln(w, "perfgate: "+err.Error())
+	}
 }
 
 // recoverPanic turns a panic of the main goroutine (a bug in perfgate) into

@@ -10,13 +10,23 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // Main runs perfgate with args (without the program name), writing to stdout
 // and stderr, with the process's environment. Its error carries the exit
 // code (see internal/exit).
+//
+// Everything perfgate prints passes through a textsafe.Writer: model ids,
+// engine versions and servers' errors reach a terminal or a runner's log
+// with no control characters and no workflow commands but perfgate's own.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	root := newRootCmd(&system{stdout: stdout, stderr: stderr, getenv: os.Getenv})
+	out, errw := textsafe.NewWriter(stdout), textsafe.NewWriter(stderr)
+	defer func() {
+		_ = out.Flush()
+		_ = errw.Flush()
+	}()
+	root := newRootCmd(&system{stdout: out, stderr: errw, getenv: os.Getenv})
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }
@@ -94,7 +104,7 @@ func wrapArgs(c *cobra.Command) {
 // isTerminal reports whether w is a character device (a terminal), for
 // in-place progress lines.
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := textsafe.Unwrap(w).(*os.File)
 	if !ok {
 		return false
 	}

@@ -10,12 +10,12 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/suggest"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // showMetrics are the columns of WriteShow after the identity.
@@ -396,20 +396,9 @@ func plural(n int) string {
 }
 
 // clean makes untrusted text (from a result file or the history, so in the
-// end from a server) safe for a terminal: control characters become spaces,
-// and it is cut to at most n runes.
-func clean(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return ' '
-		}
-		return r
-	}, s)
-	if utf8.RuneCountInString(s) > n {
-		return string([]rune(s)[:n-1]) + "…"
-	}
-	return s
-}
+// end from a server) safe for a terminal: control and format characters
+// become spaces, and it is cut to at most n runes.
+func clean(s string, n int) string { return textsafe.Cut(s, n) }
 
 // table is a text table written through a tabwriter: left-aligned columns
 // are padded by the tabwriter, right-aligned ones are padded here first.

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/sethvargo/go-githubactions"
+
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // SummaryLimit is GitHub's cap on a step summary: 1 MiB. A step whose summary
@@ -41,7 +43,10 @@ type Action struct {
 
 // NewAction returns an Action reading the environment through getenv and
 // writing workflow commands (groups, annotations) to w. A nil getenv is
-// os.Getenv and a nil w is os.Stdout, which is what a real step wants.
+// os.Getenv and a nil w is os.Stdout, which is what a real step wants. When
+// w is a textsafe.Writer the commands go through textsafe.Commands: they
+// stay commands, while go-githubactions' escaping of newlines and the
+// writer's cleaning keep their messages from starting others.
 func NewAction(getenv func(string) string, w io.Writer) *Action {
 	if getenv == nil {
 		getenv = os.Getenv
@@ -50,7 +55,7 @@ func NewAction(getenv func(string) string, w io.Writer) *Action {
 		w = os.Stdout
 	}
 	return &Action{
-		gha:    githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(w)),
+		gha:    githubactions.New(githubactions.WithGetenv(getenv), githubactions.WithWriter(textsafe.Commands(w))),
 		getenv: getenv,
 	}
 }

@@ -3,7 +3,8 @@ package report
 import (
 	"strconv"
 	"strings"
-	"unicode"
+
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // Untrusted text, made safe for each medium. Every renderer passes what
@@ -78,16 +79,7 @@ func qualityOutputText(s string) string { return strconv.Quote(clean(s, qualityM
 // format characters other than newlines and tabs made spaces, cut to
 // htmlMaxOutput runes; "(empty)" for nothing. The template escapes it.
 func htmlOutput(s string) string {
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\t' {
-			return r
-		}
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return ' '
-		}
-		return r
-	}, s)
+	s = textsafe.Lines(s)
 	if r := []rune(s); len(r) > htmlMaxOutput {
 		s = string(r[:htmlMaxOutput-1]) + "…"
 	}

@@ -13,10 +13,10 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"unicode"
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // Summary writes the terminal summary of a run: per scenario, the throughput
@@ -255,20 +255,6 @@ func shortHash(h string) string {
 	return h
 }
 
-// clean makes untrusted text safe for a terminal: control characters become
-// spaces, and it is cut to at most n runes.
-func clean(s string, n int) string {
-	s = strings.Map(func(r rune) rune {
-		// Format characters (bidirectional overrides, zero-width
-		// spaces) go too: text from a model or a result could use them
-		// to make a report read other than it is.
-		if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-			return ' '
-		}
-		return r
-	}, s)
-	if r := []rune(s); len(r) > n {
-		return string(r[:n-1]) + "…"
-	}
-	return s
-}
+// clean makes untrusted text safe for a terminal: control and format
+// characters become spaces, and it is cut to at most n runes.
+func clean(s string, n int) string { return textsafe.Cut(s, n) }

@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // Progress prints one status line per repetition while it runs: requests done
@@ -28,10 +30,14 @@ type Progress struct {
 }
 
 // NewProgress returns a reporter writing to w; tty selects in-place redraws.
+// A redraw is perfgate's own control sequence, so on a terminal the
+// reporter writes to the stream under a textsafe.Writer; its label is
+// cleaned with textsafe.Line.
 func NewProgress(w io.Writer, tty bool) *Progress {
 	iv := 5 * time.Second
 	if tty {
 		iv = 250 * time.Millisecond
+		w = textsafe.Unwrap(w)
 	}
 	return &Progress{w: w, tty: tty, interval: iv}
 }
@@ -39,7 +45,7 @@ func NewProgress(w io.Writer, tty bool) *Progress {
 // Begin starts reporting a repetition; target < 0 means bounded by time.
 func (p *Progress) Begin(label string, target int) {
 	p.mu.Lock()
-	p.label, p.target, p.start = label, target, time.Now()
+	p.label, p.target, p.start = textsafe.Line(label), target, time.Now()
 	p.done.Store(0)
 	p.failed.Store(0)
 	p.stop, p.ended = make(chan struct{}), make(chan struct{})
@@ -129,20 +135,23 @@ func (p *Phases) Begin(title string) {
 		return
 	}
 	p.End()
+	title = textsafe.Line(title)
 	if p.gha {
-		fmt.Fprintf(p.w, "::group::%s\n", title)
+		fmt.Fprintf(textsafe.Commands(p.w), "::group::%s\n", title)
 		p.open = true
 		return
 	}
 	fmt.Fprintf(p.w, "==> %s  [%s]\n", title, time.Since(p.start).Round(time.Second))
 }
 
-// Printf prints one line of detail within the current phase.
+// Printf prints one line of detail within the current phase: the args can
+// hold what a server said (a model id, an engine's version), so a newline
+// or a control character in them is made a space.
 func (p *Phases) Printf(format string, args ...any) {
 	if p == nil {
 		return
 	}
-	fmt.Fprintf(p.w, "    "+format+"\n", args...)
+	fmt.Fprintln(p.w, "    "+textsafe.Line(fmt.Sprintf(format, args...)))
 }
 
 // End closes the current phase's group, if one is open.
@@ -150,6 +159,6 @@ func (p *Phases) End() {
 	if p == nil || !p.open {
 		return
 	}
-	fmt.Fprintln(p.w, "::endgroup::")
+	fmt.Fprintln(textsafe.Commands(p.w), "::endgroup::")
 	p.open = false
 }

@@ -1,0 +1,85 @@
+// Package textsafe makes untrusted text safe to print on a terminal or in a
+// CI runner's log.
+//
+// perfgate prints what a model, an engine, a result file or a pull request's
+// author controls: a model id, an engine's version, a server's error text.
+// On a terminal, an escape sequence in such text can rewrite the screen or
+// hide a link; in a GitHub Actions log, a line beginning with "::" (or
+// holding "##[") is a workflow command the runner executes, which could set
+// an output, fake an annotation or stop command processing. Two layers
+// prevent both:
+//
+//   - Line and Cut clean one value: every control character (C0, DEL, C1,
+//     newlines and tabs included), every Unicode format character (bidi
+//     overrides, zero-width characters) and the line and paragraph
+//     separators become spaces. Lines does the same but keeps newlines and
+//     tabs, for multi-line text.
+//   - Writer cleans a whole stream at the edge: cmd/perfgate wraps its
+//     stdout and stderr in one, so every line perfgate prints has no
+//     control or format characters but newlines and tabs, and no line
+//     begins with "::" or holds "##[" unless perfgate itself wrote it as a
+//     workflow command through Commands.
+//
+// Characters become spaces rather than vanish, so that cleaning never joins
+// two halves of a command (":\u200b:" is ": :", not "::").
+package textsafe
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// wordJoiner is U+2060, which perfgate's markdown writes after '@' and '#'
+// so that GitHub links neither a user nor an issue. It is invisible and
+// changes neither the order nor the meaning of text, so a Writer keeps it:
+// markdown printed on stdout stays the markdown written to a file.
+const wordJoiner = '\u2060'
+
+// unsafe reports whether r must not reach a terminal or a log: a control
+// character (C0, DEL, C1), a format character (Cf: bidi overrides and
+// isolates, zero-width spaces and joiners, the byte order mark, the soft
+// hyphen) or a line or paragraph separator (U+2028, U+2029), which some
+// viewers break lines on.
+func unsafe(r rune) bool {
+	return unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
+}
+
+// Line returns s with every unsafe character, newlines and tabs included,
+// made a space: one line's worth of untrusted text, safe to print within a
+// line. Invalid UTF-8 becomes U+FFFD.
+func Line(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unsafe(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// Lines returns s with every unsafe character but newline and tab made a
+// space ("\r\n" becomes "\n"): multi-line untrusted text, such as a model's
+// output shown as a block.
+func Lines(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		if r != '\n' && r != '\t' && unsafe(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// Cut returns Line(s) cut to at most n runes, ending with "…" when it was
+// longer: a value from a file or a server shown in a table or a sentence,
+// where its length is the layout's to bound. n < 1 is taken as 1.
+func Cut(s string, n int) string {
+	s = Line(s)
+	if n < 1 {
+		n = 1
+	}
+	if utf8.RuneCountInString(s) > n {
+		return string([]rune(s)[:n-1]) + "…"
+	}
+	return s
+}

@@ -101,7 +101,7 @@ func commentEnv(t *testing.T, fake *githubtest.Server, token, head string) map[s
 // reportWithin runs `perfgate report --comment --exit-code file` with sys's
 // environment and HTTP client, failing the test if it has not returned
 // within limit.
-func reportWithin(t *testing.T, sys *system, file string, limit time.Duration) (err error, took time.Duration) {
+func reportWithin(t *testing.T, sys *system, file string, limit time.Duration) (took time.Duration, err error) {
 	t.Helper()
 	root := newRootCmd(sys)
 	root.SetArgs([]string{"report", "--comment", "--exit-code", file})
@@ -110,10 +110,10 @@ func reportWithin(t *testing.T, sys *system, file string, limit time.Duration) (
 	go func() { done <- root.ExecuteContext(t.Context()) }()
 	select {
 	case err := <-done:
-		return err, time.Since(start)
+		return time.Since(start), err
 	case <-time.After(limit):
 		t.Fatalf("perfgate report --comment still running after %s, want it bounded by the comment's budget", limit)
-		return nil, 0
+		return 0, nil
 	}
 }
 
@@ -144,7 +144,7 @@ func TestPublishSlowGitHubKeepsTheVerdict(t *testing.T) {
 			sys := &system{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return env[k] },
 				githubHTTP: fake.Client(), commentBudget: budget}
 
-			err, took := reportWithin(t, sys, tt.file, time.Minute)
+			took, err := reportWithin(t, sys, tt.file, time.Minute)
 			assert.Equal(t, tt.wantCode, exit.Code(err), "exit code of report --comment --exit-code (%v); stderr:\n%s", err, stderr.String())
 			assert.GreaterOrEqual(t, took, budget, "returned before the budget was spent")
 			assert.Contains(t, stderr.String(), "no pull request comment posted: GitHub's API did not answer within the comment step's budget of 300ms")

@@ -242,7 +242,7 @@ func itoa(n int64) string { return strconv.FormatInt(n, 10) }
 
 // upsertWithin runs Upsert in a goroutine and fails the test if it has not
 // returned within limit: a hang is a failure, not a test that never ends.
-func upsertWithin(t *testing.T, ctx context.Context, c *Commenter, limit time.Duration) (Posted, error, time.Duration) {
+func upsertWithin(t *testing.T, ctx context.Context, c *Commenter, limit time.Duration) (Posted, time.Duration, error) {
 	t.Helper()
 	type answer struct {
 		posted Posted
@@ -256,10 +256,10 @@ func upsertWithin(t *testing.T, ctx context.Context, c *Commenter, limit time.Du
 	}()
 	select {
 	case a := <-done:
-		return a.posted, a.err, time.Since(start)
+		return a.posted, time.Since(start), a.err
 	case <-time.After(limit):
 		t.Fatalf("Upsert still running after %s, want it bounded by its deadline", limit)
-		return Posted{}, nil, 0
+		return Posted{}, 0, nil
 	}
 }
 
@@ -283,7 +283,7 @@ func TestSlowBodyHitsTheRequestTimeout(t *testing.T) {
 
 			// Far more than the timeout, far less than a hang: a busy
 			// machine is slow, not a minute late.
-			_, err, took := upsertWithin(t, t.Context(), c, time.Minute)
+			_, took, err := upsertWithin(t, t.Context(), c, time.Minute)
 			require.Error(t, err)
 			assert.ErrorIs(t, err, context.DeadlineExceeded)
 			assert.Contains(t, err.Error(), "GitHub's whole answer to GET /repos/o/r/issues/1/comments did not arrive within 200ms")
@@ -303,7 +303,7 @@ func TestSlowBodyStopsAtTheCallersDeadline(t *testing.T) {
 	c, _ := newTestCommenter(t, f) // the default request timeout, 30s
 	ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
-	_, err, _ := upsertWithin(t, ctx, c, DefaultRequestTimeout/2)
+	_, _, err := upsertWithin(t, ctx, c, DefaultRequestTimeout/2)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 
@@ -15,6 +16,12 @@ import (
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
 )
+
+// commentBudget is the most time the pull request comment may take in all
+// (finding the identity, listing, editing or posting, retries and their
+// waits): a slow or broken GitHub API costs the job at most this, and the
+// verdict stands.
+const commentBudget = 3 * time.Minute
 
 // publishOptions are the ways a report leaves perfgate besides stdout: the
 // HTML file, the step summary and the pull request comment.
@@ -67,8 +74,10 @@ func (o *publishOptions) verdictExit(docs []*report.Document) error {
 // publish writes docs where o says: the HTML report, the step summary when
 // running on GitHub Actions, and the pull request comment. It returns the
 // comment's URL ("" when none was posted). Failing to comment never fails
-// the run: the reason is printed on sys's stderr and the verdict's exit code
-// stands.
+// the run: the reason is printed on sys's stderr (and as a notice on the
+// run) and the verdict's exit code stands. The comment has commentBudget in
+// all (sys.commentBudget in tests), each request to GitHub a deadline of its
+// own, body included (github.DefaultRequestTimeout).
 func publish(ctx context.Context, sys *system, docs []*report.Document, o *publishOptions) (string, error) {
 	stderr := sys.stderr
 	if o.html != "" {
@@ -93,7 +102,16 @@ func publish(ctx context.Context, sys *system, docs []*report.Document, o *publi
 	if !o.comment {
 		return "", nil
 	}
-	url, why := postComment(ctx, sys, docs, o, gh)
+	budget := commentBudget
+	if sys.commentBudget > 0 {
+		budget = sys.commentBudget
+	}
+	cctx, cancel := context.WithTimeout(ctx, budget)
+	url, why := postComment(cctx, sys, docs, o, gh)
+	if why != "" && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		why = fmt.Sprintf("GitHub's API did not answer within the comment step's budget of %s (%s)", budget, why)
+	}
+	cancel()
 	if why != "" {
 		fmt.Fprintf(stderr, "no pull request comment posted: %s\n", why)
 		if gh.InActions() {
@@ -163,17 +181,28 @@ func postComment(ctx context.Context, sys *system, docs []*report.Document, o *p
 	if err := report.WriteMarkdown(&body, docs, report.MarkdownOptions{Limit: github.CommentLimit, Marker: github.Marker(key)}); err != nil {
 		return "", err.Error()
 	}
-	url, created, err := c.Upsert(ctx, owner, repo, number, key, body.String())
+	posted, err := c.Upsert(ctx, owner, repo, number, key, body.String())
 	switch {
+	case errors.Is(err, github.ErrForbidden) && ev.Fork():
+		return "", fmt.Sprintf("the token may not comment on pull request #%d: a pull request from a fork gets a read-only token; the verdict is in the step summary, and docs/action.md shows the fork-safe workflow", number)
 	case errors.Is(err, github.ErrForbidden):
-		return "", fmt.Sprintf("the token may not comment on pull request #%d (a fork's pull request gets a read-only token); the verdict is in the step summary, and docs/action.md shows the fork-safe workflow", number)
+		return "", fmt.Sprintf("the token may not comment on pull request #%d (it needs pull-requests: write): %v", number, err)
 	case err != nil:
 		return "", err.Error()
 	}
+	if posted.Ignored > 0 {
+		fmt.Fprintf(sys.stderr, "left alone %d comment(s) holding perfgate's marker that perfgate did not write\n", posted.Ignored)
+	}
+	if posted.EditRefused != nil {
+		fmt.Fprintf(sys.stderr, "warning: %v; posted a new comment instead\n", posted.EditRefused)
+		if gh.InActions() {
+			gh.Warningf("perfgate: %v; posted a new comment instead", posted.EditRefused)
+		}
+	}
 	verb := "updated"
-	if created {
+	if posted.Created {
 		verb = "posted"
 	}
-	fmt.Fprintf(sys.stderr, "%s the pull request comment: %s\n", verb, url)
-	return url, ""
+	fmt.Fprintf(sys.stderr, "%s the pull request comment: %s\n", verb, posted.URL)
+	return posted.URL, ""
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -41,6 +42,9 @@ type system struct {
 	// githubHTTP is the HTTP client the pull request comment goes through;
 	// nil is the default (see github.WithHTTPClient).
 	githubHTTP *http.Client
+	// commentBudget bounds the whole pull request comment step; 0 is
+	// commentBudget, 3 minutes. Tests make it short.
+	commentBudget time.Duration
 }
 
 func newRootCmd(sys *system) *cobra.Command {

@@ -39,6 +39,12 @@ func newTestCommenter(t *testing.T, f *githubtest.Server, opts ...CommenterOptio
 	return c, &sleeps
 }
 
+// upsert is c.Upsert with the URL and Created of what it posted.
+func upsert(ctx context.Context, c *Commenter, owner, repo string, number int, key, body string) (url string, created bool, err error) {
+	p, err := c.Upsert(ctx, owner, repo, number, key, body)
+	return p.URL, p.Created, err
+}
+
 func TestMarker(t *testing.T) {
 	tests := []struct {
 		key, want string
@@ -95,11 +101,11 @@ func TestUpsertCreatesThenEdits(t *testing.T) {
 	c, sleeps := newTestCommenter(t, f)
 	ctx := t.Context()
 
-	url1, created, err := c.Upsert(ctx, "o", "r", 7, "", "first run")
+	url1, created, err := upsert(ctx, c, "o", "r", 7, "", "first run")
 	require.NoError(t, err)
 	assert.True(t, created, "first Upsert created = false, want true")
 
-	url2, created, err := c.Upsert(ctx, "o", "r", 7, "", "second run")
+	url2, created, err := upsert(ctx, c, "o", "r", 7, "", "second run")
 	require.NoError(t, err)
 	assert.False(t, created, "second Upsert created = true, want false")
 	assert.Equal(t, url1, url2, "the edited comment's URL")
@@ -195,7 +201,7 @@ func TestUpsert(t *testing.T) {
 			tt.seed(f)
 			c, _ := newTestCommenter(t, f)
 
-			url, created, err := c.Upsert(t.Context(), "o", "r", 1, tt.key, tt.body)
+			url, created, err := upsert(t.Context(), c, "o", "r", 1, tt.key, tt.body)
 			require.NoError(t, err)
 			assert.Equal(t, tt.wantCreated, created, "created")
 
@@ -224,7 +230,7 @@ func TestUpsertKeysStayApart(t *testing.T) {
 	for _, step := range []struct{ key, body string }{
 		{"a", "a1"}, {"b", "b1"}, {"a", "a2"}, {"b", "b2"},
 	} {
-		_, _, err := c.Upsert(ctx, "o", "r", 3, step.key, step.body)
+		_, _, err := upsert(ctx, c, "o", "r", 3, step.key, step.body)
 		require.NoError(t, err, "Upsert(%s, %s)", step.key, step.body)
 	}
 	got := f.Comments("o", "r", 3)
@@ -249,7 +255,7 @@ func TestUpsertRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := githubtest.NewServer(t, testToken)
 			c, _ := newTestCommenter(t, f)
-			_, _, err := c.Upsert(t.Context(), tt.owner, tt.repo, tt.number, "", tt.body)
+			_, _, err := upsert(t.Context(), c, tt.owner, tt.repo, tt.number, "", tt.body)
 			require.ErrorContains(t, err, tt.wantErr)
 			assert.Empty(t, f.Requests(""), "requests sent for a rejected comment")
 		})
@@ -281,7 +287,7 @@ func TestUpsertForbidden(t *testing.T) {
 			f.Fail(tt.failure)
 			c, sleeps := newTestCommenter(t, f)
 
-			_, _, err := c.Upsert(t.Context(), "o", "r", 1, "", "body")
+			_, _, err := upsert(t.Context(), c, "o", "r", 1, "", "body")
 			require.ErrorIs(t, err, ErrForbidden)
 			assert.NotContains(t, err.Error(), testToken)
 			assert.Contains(t, err.Error(), "***", "the masked token")
@@ -301,7 +307,7 @@ func TestUpsertBadCredentials(t *testing.T) {
 	f := githubtest.NewServer(t, testToken)
 	c, err := NewCommenter("ghs_wrong", f.URL, WithHTTPClient(f.Client()))
 	require.NoError(t, err)
-	_, _, err = c.Upsert(t.Context(), "o", "r", 1, "", "body")
+	_, _, err = upsert(t.Context(), c, "o", "r", 1, "", "body")
 	require.ErrorContains(t, err, "401")
 	assert.NotErrorIs(t, err, ErrForbidden, "bad credentials are not a read-only token")
 	assert.NotContains(t, err.Error(), "ghs_wrong")
@@ -374,7 +380,7 @@ func TestRetries(t *testing.T) {
 			f.Fail(tt.failure)
 			c, sleeps := newTestCommenter(t, f)
 
-			_, created, err := c.Upsert(t.Context(), "o", "r", 1, "", "body")
+			_, created, err := upsert(t.Context(), c, "o", "r", 1, "", "body")
 			if tt.wantErr == "" {
 				require.NoError(t, err)
 				assert.True(t, created)
@@ -395,7 +401,7 @@ func TestRetryMaxAttempts(t *testing.T) {
 	f := githubtest.NewServer(t, testToken)
 	f.Fail(githubtest.Failure{Times: -1, Status: http.StatusServiceUnavailable})
 	c, sleeps := newTestCommenter(t, f, WithMaxAttempts(2))
-	_, _, err := c.Upsert(t.Context(), "o", "r", 1, "", "body")
+	_, _, err := upsert(t.Context(), c, "o", "r", 1, "", "body")
 	require.ErrorContains(t, err, "giving up after 2 attempts")
 	assert.Len(t, f.Requests(""), 2)
 	assert.Equal(t, []time.Duration{time.Second}, *sleeps)
@@ -407,7 +413,7 @@ func TestRetryReplaysBody(t *testing.T) {
 	c, _ := newTestCommenter(t, f)
 	body := strings.Repeat("| p95 | 123 ms | +4.2% |\n", 2000)
 
-	_, _, err := c.Upsert(t.Context(), "o", "r", 1, "", body)
+	_, _, err := upsert(t.Context(), c, "o", "r", 1, "", body)
 	require.NoError(t, err)
 
 	posts := f.Requests(http.MethodPost)
@@ -430,7 +436,7 @@ func TestRetryCancelledWhileWaiting(t *testing.T) {
 		}))
 	require.NoError(t, err)
 
-	_, _, err = c.Upsert(ctx, "o", "r", 1, "", "body")
+	_, _, err = upsert(ctx, c, "o", "r", 1, "", "body")
 	require.ErrorIs(t, err, context.Canceled)
 	assert.Len(t, f.Requests(""), 1)
 }

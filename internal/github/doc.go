@@ -13,23 +13,30 @@
 //     GITHUB_OUTPUT and GITHUB_STEP_SUMMARY files, and [Action.Event] reads what
 //     the triggering event says (pull request number, head commit, fork or not).
 //   - [Commenter] posts or edits perfgate's comment on a pull request through
-//     go-github. The comment is found again by a hidden [Marker] line, so each
-//     run edits the same comment instead of adding one. Requests are retried on
-//     server errors and rate limits with backoff; a token that may not comment
-//     (a fork's read-only token) is [ErrForbidden], and the caller falls back to
-//     the step summary. The token never appears in an error.
+//     go-github. The comment is found again by a hidden [Marker] line at its
+//     start and by its author, the token's own identity, so each run edits
+//     the same comment instead of adding one, and a comment someone else
+//     wrote with the marker in it is never edited. Requests are retried on
+//     server errors and rate limits with backoff, and each has a deadline,
+//     body included ([DefaultRequestTimeout]); a token that may not comment
+//     (a fork's read-only token) is [ErrForbidden], and the caller falls back
+//     to the step summary; a refused edit is [ErrEditRefused], after which a
+//     new comment is posted. The token never appears in an error.
 //
-// A typical run inside the action:
+// A typical run inside the action, with the whole comment step under one
+// budget:
 //
 //	a := github.NewAction(os.Getenv, os.Stdout)
 //	args, err := a.Args()               // perfgate gate <args>
 //	ev, err := a.Event()                // which pull request, which head
 //	c, err := github.NewCommenter(token, ev.APIURL)
-//	url, _, err := c.Upsert(ctx, ev.Owner, ev.Repo, ev.PullRequest, "default", markdown)
+//	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
+//	posted, err := c.Upsert(ctx, ev.Owner, ev.Repo, ev.PullRequest, "default", markdown)
+//	cancel()
 //	if errors.Is(err, github.ErrForbidden) {
 //		err = a.WriteSummary(markdown)
 //	}
-//	err = a.SetOutput(github.OutputCommentURL, url)
+//	err = a.SetOutput(github.OutputCommentURL, posted.URL)
 //
 // The package knows nothing of results or verdicts: it moves strings that the
 // report package renders.

@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // Retry timing: backoff doubles from firstBackoff up to maxBackoff; a rate
@@ -31,11 +34,19 @@ const (
 // It waits Retry-After when given, else until X-RateLimit-Reset for an
 // exhausted primary limit, else 1s, 2s, 4s … capped at maxBackoff. It makes at
 // most maxAttempts attempts, re-sending the body through req.GetBody.
+//
+// Each attempt has a deadline of its own, timeout from sending the request to
+// the last byte of the answer: the response's body is read under it, and
+// fails with a clear error when the answer is not in by then or is larger
+// than bodyLimit. A slow answer is not retried: the caller's context, the
+// budget of the whole comment step, is what a second try would eat into.
 type retryTransport struct {
 	base        http.RoundTripper
 	maxAttempts int
 	sleep       func(ctx context.Context, d time.Duration) error
 	now         func() time.Time
+	timeout     time.Duration // per attempt, body included; 0: none
+	bodyLimit   int64         // bytes of an answer's body; 0: no limit
 }
 
 // rateLimitError is a rate limit that resets too far away to wait for.
@@ -55,42 +66,98 @@ func (t *retryTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	ctx := req.Context()
 	hasBody := req.Body != nil && req.Body != http.NoBody
 	for attempt := 1; ; attempt++ {
-		r := req
-		if attempt > 1 {
-			r = req.Clone(ctx)
-			if hasBody {
-				body, err := req.GetBody()
-				if err != nil {
-					return nil, fmt.Errorf("replaying the request body for attempt %d: %w", attempt, err)
-				}
-				r.Body = body
+		actx, cancel := t.attemptContext(ctx)
+		r := req.Clone(actx)
+		if attempt > 1 && hasBody {
+			body, err := req.GetBody()
+			if err != nil {
+				cancel()
+				return nil, fmt.Errorf("replaying the request body for attempt %d: %w", attempt, err)
 			}
+			r.Body = body
 		}
 		resp, err := t.base.RoundTrip(r)
 		if err != nil {
-			return nil, err
+			cancel()
+			return nil, t.late(ctx, actx, r, "answer", err)
 		}
 		wait, retry, err := t.decide(resp, attempt)
 		if err != nil {
 			discard(resp)
+			cancel()
 			return nil, err
 		}
-		if !retry {
+		if !retry || (hasBody && req.GetBody == nil) {
+			// An answer, or a failure whose body cannot be replayed: the
+			// caller reads it, within this attempt's deadline.
+			resp.Body = t.guard(ctx, actx, cancel, r, resp.Body)
 			return resp, nil
-		}
-		if hasBody && req.GetBody == nil {
-			return resp, nil // cannot replay the body: let the caller see the failure
 		}
 		if attempt >= t.maxAttempts {
 			msg := errorMessage(resp)
 			discard(resp)
+			cancel()
 			return nil, fmt.Errorf("giving up after %d attempts: %s%s", attempt, resp.Status, msg)
 		}
 		discard(resp)
+		cancel()
 		if err := t.sleep(ctx, wait); err != nil {
 			return nil, fmt.Errorf("waiting %s to retry after %s: %w", wait, resp.Status, err)
 		}
 	}
+}
+
+// attemptContext returns the context of one attempt: ctx with t.timeout.
+func (t *retryTransport) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if t.timeout <= 0 {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, t.timeout)
+}
+
+// late turns err, met while waiting for part of r's answer, into an error
+// that says the answer was too slow when the attempt's own deadline (not the
+// caller's context) is what ended it; other errors pass unchanged.
+func (t *retryTransport) late(ctx, actx context.Context, r *http.Request, part string, err error) error {
+	if ctx.Err() != nil || !errors.Is(actx.Err(), context.DeadlineExceeded) {
+		return err
+	}
+	return fmt.Errorf("GitHub's %s to %s %s did not arrive within %s: %w", part, r.Method, r.URL.Path, t.timeout, context.DeadlineExceeded)
+}
+
+// guard returns body, read under the attempt's deadline and cut at
+// t.bodyLimit; closing it ends the attempt.
+func (t *retryTransport) guard(ctx, actx context.Context, cancel context.CancelFunc, r *http.Request, body io.ReadCloser) io.ReadCloser {
+	var rd io.Reader = body
+	if t.bodyLimit > 0 {
+		what := fmt.Sprintf("GitHub's answer to %s %s", r.Method, r.URL.Path)
+		rd = safeio.LimitReader(body, t.bodyLimit, what)
+	}
+	return &guardedBody{t: t, ctx: ctx, actx: actx, cancel: cancel, req: r, body: body, r: rd}
+}
+
+// guardedBody is an answer's body read within its attempt's deadline.
+type guardedBody struct {
+	t         *retryTransport
+	ctx, actx context.Context
+	cancel    context.CancelFunc
+	req       *http.Request
+	body      io.ReadCloser // closed by Close
+	r         io.Reader     // body, limited
+}
+
+func (b *guardedBody) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF {
+		err = b.t.late(b.ctx, b.actx, b.req, "whole answer", err)
+	}
+	return n, err
+}
+
+func (b *guardedBody) Close() error {
+	err := b.body.Close()
+	b.cancel()
+	return err
 }
 
 // decide says whether resp, the answer to attempt, is worth another attempt

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Server is an in-memory fake of the slice of GitHub's REST API that the
@@ -22,11 +23,25 @@ import (
 //	POST  /repos/{owner}/{repo}/issues/{number}/comments
 //	PATCH /repos/{owner}/{repo}/issues/comments/{id}
 //	GET   /repos/{owner}/{repo}/pulls/{number}
+//	GET   /user
 //
 // Every request must carry "Authorization: Bearer <token>"; one without it gets
-// 401 Bad credentials, as from GitHub. Seed state with AddComment and SetHead,
-// inspect it with Comments and Requests, and inject failures with Fail. It is
-// safe for concurrent use; the server closes when the test ends.
+// 401 Bad credentials, as from GitHub.
+//
+// The token belongs to no user by default, like the GITHUB_TOKEN of Actions:
+// GET /user answers 403 "Resource not accessible by integration" and the
+// comments it posts are by "github-actions[bot]". SetUser makes it a user's
+// token (a personal access token): GET /user answers that login, and so do
+// the comments it posts. Like GitHub for a token that may write to the
+// repository, the fake lets the token edit anyone's comment; RefuseEdit
+// makes it refuse to edit one.
+//
+// Seed state with AddComment (another user's comment holding perfgate's
+// marker, say) and SetHead, inspect it with Comments and Requests, and inject
+// failures with Fail: an error status, a refused edit, or a slow answer
+// whose body dribbles in or never ends (Failure.Slow). It is safe for
+// concurrent use; the server closes when the test ends, ending any slow
+// answer still being sent.
 type Server struct {
 	t     testing.TB
 	token string
@@ -38,6 +53,11 @@ type Server struct {
 	byPR     map[string][]*Comment // "owner/repo#number" → comments, oldest first
 	heads    map[string]string     // "owner/repo#number" → head SHA
 	failures []*Failure
+	user     string // the token's login; "" for the Actions token
+
+	// stop is closed when the test ends, so that a slow answer still being
+	// sent returns and the server can close.
+	stop chan struct{}
 
 	// reqMu guards reqs apart from mu: a handler writes its answer (and
 	// so its status) while holding mu.
@@ -61,6 +81,10 @@ type Request struct {
 	Status              int // the status the fake answered
 }
 
+// ActionsBot is the login of the comments that the Actions GITHUB_TOKEN
+// posts, and of those the fake posts while no SetUser names another.
+const ActionsBot = "github-actions[bot]"
+
 // Failure is an answer the fake gives instead of the real one to the next
 // Times requests matching Method (any when "") and whose path contains Path.
 type Failure struct {
@@ -70,6 +94,20 @@ type Failure struct {
 	Status int
 	Header http.Header
 	Body   string // the response body, typically {"message": ...}
+
+	// Slow, when not nil, sends the status and headers at once and the body
+	// slowly, as it says.
+	Slow *Slow
+}
+
+// Slow is how a slow answer sends its body once the headers are out.
+type Slow struct {
+	// Every is the wait before each further byte of the body. Zero sends
+	// the first Prefix bytes and then nothing more: the answer never ends,
+	// until the client hangs up or the test ends.
+	Every time.Duration
+	// Prefix is how many bytes of the body go out at once with the headers.
+	Prefix int
 }
 
 // NewServer starts a fake GitHub expecting token.
@@ -81,16 +119,44 @@ func NewServer(t testing.TB, token string) *Server {
 		nextID: 1000,
 		byPR:   map[string][]*Comment{},
 		heads:  map[string]string{},
+		stop:   make(chan struct{}),
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /repos/{owner}/{repo}/issues/{number}/comments", f.listComments)
 	mux.HandleFunc("POST /repos/{owner}/{repo}/issues/{number}/comments", f.createComment)
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", f.editComment)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{number}", f.getPull)
+	mux.HandleFunc("GET /user", f.getUser)
 	f.srv = httptest.NewServer(f.middleware(mux))
 	f.URL = f.srv.URL
-	t.Cleanup(f.srv.Close)
+	t.Cleanup(func() {
+		close(f.stop) // slow answers return first: Close waits for every handler
+		f.srv.Close()
+	})
 	return f
+}
+
+// SetUser makes the token a user's (a personal access token's): GET /user
+// answers login, and the comments the token posts are by login. With "" the
+// token is the Actions GITHUB_TOKEN again, the default.
+func (f *Server) SetUser(login string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.user = login
+}
+
+// RefuseEdit makes the fake answer status (403 or 404, say) with message to
+// the next times requests that edit comment id (times < 0: all of them), as
+// GitHub does when the token may not edit that comment or it is gone.
+func (f *Server) RefuseEdit(id int64, status, times int, message string) {
+	body, _ := json.Marshal(map[string]string{"message": message})
+	f.Fail(Failure{
+		Method: http.MethodPatch,
+		Path:   fmt.Sprintf("/issues/comments/%d", id),
+		Times:  times,
+		Status: status,
+		Body:   string(body),
+	})
 }
 
 // Client returns an HTTP client for the fake's server.
@@ -160,13 +226,15 @@ func prKey(owner, repo string, number int) string {
 	return fmt.Sprintf("%s/%s#%d", owner, repo, number)
 }
 
-// statusRecorder remembers the status a handler wrote.
 // statusRecorder notes the status of a recorded request as it is written,
 // before any of the response can reach the client.
 type statusRecorder struct {
 	http.ResponseWriter
 	setStatus func(code int)
 }
+
+// Unwrap gives http.ResponseController the writer underneath, to flush.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 func (s *statusRecorder) WriteHeader(code int) {
 	s.setStatus(code)
@@ -209,12 +277,48 @@ func (f *Server) middleware(next http.Handler) http.Handler {
 				}
 			}
 			rec.Header().Set("Content-Type", "application/json")
+			if ff.Slow != nil {
+				f.writeSlowly(rec, r, ff.Status, ff.Body, *ff.Slow)
+				return
+			}
 			rec.WriteHeader(ff.Status)
 			_, _ = io.WriteString(rec, ff.Body)
 			return
 		}
 		next.ServeHTTP(rec, r)
 	})
+}
+
+// writeSlowly sends status and the headers, then body as slow says. It
+// returns when the body is all sent, the client has hung up, or the test has
+// ended.
+func (f *Server) writeSlowly(w http.ResponseWriter, r *http.Request, status int, body string, slow Slow) {
+	w.Header().Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	flush := func() { _ = http.NewResponseController(w).Flush() }
+	sent := min(max(slow.Prefix, 0), len(body))
+	_, _ = io.WriteString(w, body[:sent])
+	flush()
+	var tick <-chan time.Time
+	if slow.Every > 0 {
+		ticker := time.NewTicker(slow.Every)
+		defer ticker.Stop()
+		tick = ticker.C
+	}
+	for sent < len(body) {
+		select {
+		case <-r.Context().Done():
+			return
+		case <-f.stop:
+			return
+		case <-tick:
+			if _, err := io.WriteString(w, body[sent:sent+1]); err != nil {
+				return
+			}
+			sent++
+			flush()
+		}
+	}
 }
 
 // takeFailure returns the first queued failure matching r, using it up.
@@ -309,7 +413,7 @@ func (f *Server) createComment(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	f.mu.Lock()
-	c := f.add(r.PathValue("owner"), r.PathValue("repo"), number, "github-actions[bot]", body)
+	c := f.add(r.PathValue("owner"), r.PathValue("repo"), number, f.login(), body)
 	out := commentJSON(c)
 	f.mu.Unlock()
 	writeJSON(w, http.StatusCreated, out)
@@ -355,6 +459,30 @@ func (f *Server) getPull(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"number": number, "head": map[string]any{"sha": sha}})
+}
+
+// login is the login of the token's comments; f.mu must be held.
+func (f *Server) login() string {
+	if f.user == "" {
+		return ActionsBot
+	}
+	return f.user
+}
+
+// getUser answers GET /user: the user's login, or for the Actions token the
+// 403 GitHub gives an installation token.
+func (f *Server) getUser(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	user := f.user
+	f.mu.Unlock()
+	if user == "" {
+		writeJSON(w, http.StatusForbidden, map[string]string{
+			"message":           "Resource not accessible by integration",
+			"documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+		})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"login": user, "id": 1, "type": "User"})
 }
 
 // pathInt reads the path value name as an integer, answering 404 when it is not.

@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"maps"
-	"regexp"
 	"slices"
 )
 
@@ -64,8 +63,6 @@ func (c *Config) Hash() string {
 	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
-var secretName = regexp.MustCompile(`(?i)token|key|secret|password|passwd|credential|auth`)
-
 // redactSecrets returns env with the values of secret-looking names blanked.
 func redactSecrets(env map[string]string) map[string]string {
 	if len(env) == 0 {
@@ -73,7 +70,7 @@ func redactSecrets(env map[string]string) map[string]string {
 	}
 	out := maps.Clone(env)
 	for k := range out {
-		if secretName.MatchString(k) {
+		if LooksSecret(k) {
 			out[k] = ""
 		}
 	}

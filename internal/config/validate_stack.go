@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"strings"
@@ -80,10 +81,27 @@ func (v *validator) positiveAtMost(path string, d, hi time.Duration) {
 	}
 }
 
+// neverPassedWhy says why a name is refused in a stack's env.
+const neverPassedWhy = "the GitHub token, the action's inputs (INPUT_*), the runner's variables (ACTIONS_*) and its command files stay with perfgate, since the stack is third-party code"
+
+// env checks a stack's env mapping: valid names, and none that perfgate
+// never gives a stack (the GitHub token, INPUT_*, ACTIONS_*: see
+// NeverPassedToStack), neither as a name nor as a ${NAME} in a value.
 func (v *validator) env(path string, env map[string]string) {
-	for k := range env {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
 		if k == "" || strings.ContainsAny(k, "=\x00") {
 			v.add(path, "variable name %q is not valid (no '=' or NUL, not empty)", k)
+			continue
+		}
+		if NeverPassedToStack(k) {
+			v.add(path+"."+k, "perfgate never gives a stack %s: %s; remove it", k, neverPassedWhy)
+			continue // whatever its value refers to, it goes
+		}
+		refs := EnvRefs(env[k])
+		for i, ref := range refs {
+			if NeverPassedToStack(ref) && !slices.Contains(refs[:i], ref) {
+				v.add(path+"."+k, "refers to ${%s}, which perfgate never gives a stack: %s; remove the reference", ref, neverPassedWhy)
+			}
 		}
 	}
 }

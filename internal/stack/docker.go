@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"math"
 	"net/netip"
 	"os"
@@ -502,33 +501,14 @@ func buildDockerCreate(d *config.DockerStack, name, runID string, lookupEnv func
 	}, nil
 }
 
-// dockerEnvRef is a reference to one of perfgate's environment variables in a
-// stack.docker.env value.
-var dockerEnvRef = regexp.MustCompile(`\$\{([A-Za-z_][A-Za-z0-9_]*)\}`)
-
-// containerEnv renders env as KEY=VALUE, sorted by key so that the request
-// does not change from run to run. ${NAME} in a value is replaced by
-// perfgate's own variable NAME, which is how a secret (HF_TOKEN) reaches the
-// container without being written in perfgate.yaml; a reference to a variable
-// that is not set is an error, not an empty value.
+// containerEnv is the container's environment: only what stack.docker.env
+// names, rendered by configuredEnv (sorted; ${NAME} filled from perfgate's
+// own variable NAME, which is how a secret such as HF_TOKEN reaches the
+// container without being written in perfgate.yaml; never the GitHub token).
 func containerEnv(env map[string]string, lookup func(string) (string, bool)) ([]string, error) {
-	keys := slices.Sorted(maps.Keys(env))
-	out := make([]string, 0, len(keys))
-	var missing []string
-	for _, k := range keys {
-		v := dockerEnvRef.ReplaceAllStringFunc(env[k], func(ref string) string {
-			name := dockerEnvRef.FindStringSubmatch(ref)[1]
-			val, ok := lookup(name)
-			if !ok {
-				missing = append(missing, fmt.Sprintf("%s (in %s)", name, k))
-			}
-			return val
-		})
-		out = append(out, k+"="+v)
-	}
-	if len(missing) > 0 {
-		return nil, fmt.Errorf("docker: stack.docker.env refers to variables that are not set in perfgate's environment: %s",
-			strings.Join(missing, ", "))
+	out, err := configuredEnv("stack.docker.env", env, lookup)
+	if err != nil {
+		return nil, fmt.Errorf("docker: %w", err)
 	}
 	return out, nil
 }

@@ -705,6 +705,56 @@ func TestDockerEnvMissingVariable(t *testing.T) {
 	assert.Zero(t, e.count())
 }
 
+// A container gets only what stack.docker.env names: with the GitHub token,
+// the action's inputs and the runner's tokens in perfgate's environment, the
+// create request carries none of them. A config that names one, or refers to
+// one as ${NAME}, is refused before the engine is asked anything. On the code
+// before this test the refusals did not exist: ${GITHUB_TOKEN} was filled in
+// and the token went to the container.
+func TestDockerEnvNeverPassesTheGitHubToken(t *testing.T) {
+	t.Setenv("GITHUB_TOKEN", "ghs_secret")
+	t.Setenv("INPUT_GITHUB-TOKEN", "ghs_input")
+	t.Setenv("ACTIONS_RUNTIME_TOKEN", "runtime")
+	t.Setenv("ACTIONS_ID_TOKEN_REQUEST_TOKEN", "oidc")
+	t.Setenv("PERFGATE_TEST_HF_TOKEN", "hf_secret")
+
+	e := newFakeDockerEngine(t)
+	e.imagePresent = true
+	startDockerFake(t, e, config.DockerStack{Image: dockerTestImage,
+		Env: map[string]string{"HF_TOKEN": "${PERFGATE_TEST_HF_TOKEN}"}}, dockerOptions(t))
+	req, _ := e.createRequest(t)
+	assert.Equal(t, []string{"HF_TOKEN=hf_secret"}, req.Config.Env, "the container's environment")
+
+	tests := []struct {
+		name, key, value, wantErr string
+	}{
+		{"a reference to the token", "HF_TOKEN", "${GITHUB_TOKEN}",
+			"stack.docker.env.HF_TOKEN: refers to ${GITHUB_TOKEN}, which perfgate never gives a stack"},
+		{"a reference inside a value", "AUTH", "Bearer ${ACTIONS_ID_TOKEN_REQUEST_TOKEN}",
+			"stack.docker.env.AUTH: refers to ${ACTIONS_ID_TOKEN_REQUEST_TOKEN}"},
+		{"the token's own name", "GITHUB_TOKEN", "ghs_written_in_the_file",
+			"stack.docker.env.GITHUB_TOKEN: perfgate never gives a stack GITHUB_TOKEN"},
+		{"an input", "INPUT_GITHUB-TOKEN", "x", "stack.docker.env.INPUT_GITHUB-TOKEN: perfgate never gives a stack"},
+		{"a runner variable", "ACTIONS_RUNTIME_TOKEN", "${ACTIONS_RUNTIME_TOKEN}", "stack.docker.env.ACTIONS_RUNTIME_TOKEN: perfgate never gives a stack"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newFakeDockerEngine(t)
+			e.imagePresent = true
+			d := config.DockerStack{Image: dockerTestImage, Host: e.host, Env: map[string]string{tt.key: tt.value}}
+			inst, err := startDocker(context.Background(), &d, dockerOptions(t))
+			if err == nil {
+				_ = inst.Stop(context.Background())
+				req, _ := e.createRequest(t)
+				t.Fatalf("startDocker(env %s: %q) started a container with env %q, want an error", tt.key, tt.value, req.Config.Env)
+			}
+			assert.Contains(t, err.Error(), tt.wantErr)
+			assert.NotContains(t, err.Error(), "ghs_", "the error must not quote the token")
+			assert.Zero(t, e.count(), "a config problem is found before the engine is asked anything")
+		})
+	}
+}
+
 func TestDockerIdentity(t *testing.T) {
 	e := newFakeDockerEngine(t)
 	e.imagePresent = true

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -37,9 +36,11 @@ type process struct {
 	stopErr  error
 }
 
-// startProcess starts p.Command with p.Env added to perfgate's environment, in
-// o.Dir, in a new process group, its stdout and stderr both going to the log.
-// It refuses when something already answers at o.Target.
+// startProcess starts p.Command in o.Dir, in a new process group, its stdout
+// and stderr both going to the log. Its environment is explicit (see
+// env.go): the variables of perfgate's that every stack inherits, and p.Env,
+// never the GitHub token. It refuses when something already answers at
+// o.Target.
 func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Instance, error) {
 	if len(p.Command) == 0 {
 		return nil, errors.New("stack: stack.process.command is empty")
@@ -52,18 +53,18 @@ func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Insta
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmdline, err)
 	}
+	env, err := processEnv(os.Environ(), p.Env, os.LookupEnv)
+	if err != nil {
+		return nil, fmt.Errorf("start %s: %w", cmdline, err)
+	}
 	log, err := newLogSink(o.LogPath)
 	if err != nil {
 		return nil, err
 	}
-	env := os.Environ()
-	for _, k := range slices.Sorted(maps.Keys(p.Env)) {
-		env = append(env, k+"="+p.Env[k])
-	}
 	pr := &process{argv: slices.Clone(p.Command), log: log, grace: o.Grace, exitState: newExitState()}
 	// Not tied to ctx: the stack must outlive a cancelled start context
 	// long enough to be stopped politely, by Stop.
-	if err := pr.launch(path, dedupEnv(env), o); err != nil {
+	if err := pr.launch(path, env, o); err != nil {
 		log.Close()
 		return nil, fmt.Errorf("start %s: %w", cmdline, err)
 	}
@@ -85,7 +86,7 @@ func commandPath(name string) (string, error) {
 }
 
 // dedupEnv keeps the last value of each variable, as exec.Cmd does, so that
-// stack.process.env overrides perfgate's own.
+// stack.process.env overrides what the stack inherits from perfgate.
 func dedupEnv(env []string) []string {
 	last := map[string]int{}
 	for i, kv := range env {

@@ -22,10 +22,10 @@ import (
 // the file at Path is untouched. Call Abort in a defer: after Commit it does
 // nothing.
 type AtomicFile struct {
-	f    *os.File
-	path string
-	mode fs.FileMode // set on the temporary file before the rename; 0: leave it
-	done bool
+	f      *os.File
+	path   string
+	synced bool // Sync succeeded and nothing was written since
+	done   bool
 }
 
 // Create starts an AtomicFile that will replace path. The temporary file
@@ -45,8 +45,9 @@ func Create(path string, perm fs.FileMode) (*AtomicFile, error) {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("is a directory")}
 	}
 	a := &AtomicFile{path: path}
+	var keep fs.FileMode // the mode of the file replaced; 0 for none
 	if st, err := os.Lstat(path); err == nil && st.Mode().IsRegular() {
-		a.mode = st.Mode().Perm()
+		keep = st.Mode().Perm()
 	}
 	for range 100 {
 		name := filepath.Join(dir, "."+base+".tmp-"+randomSuffix())
@@ -58,6 +59,13 @@ func Create(path string, perm fs.FileMode) (*AtomicFile, error) {
 		}
 		if err != nil {
 			return nil, &fs.PathError{Op: "create", Path: path, Err: unwrapPath(err)}
+		}
+		if keep != 0 {
+			if err := f.Chmod(keep); err != nil {
+				f.Close()
+				os.Remove(name)
+				return nil, &fs.PathError{Op: "chmod", Path: path, Err: unwrapPath(err)}
+			}
 		}
 		a.f = f
 		return a, nil
@@ -86,6 +94,7 @@ func (a *AtomicFile) Path() string { return a.path }
 
 // Write writes to the temporary file.
 func (a *AtomicFile) Write(p []byte) (int, error) {
+	a.synced = false
 	n, err := a.f.Write(p)
 	if err != nil {
 		err = &fs.PathError{Op: "write", Path: a.path, Err: unwrapPath(err)}
@@ -95,6 +104,20 @@ func (a *AtomicFile) Write(p []byte) (int, error) {
 
 // syncFile syncs a file to disk; a variable so that tests can make it fail.
 var syncFile = (*os.File).Sync
+
+// Sync flushes what was written to disk now, so that a caller replacing
+// several files learns of a failure (a full disk) before it renames any of
+// them; Commit then does not sync again. Path is left as it was.
+func (a *AtomicFile) Sync() error {
+	if a.done {
+		return &fs.PathError{Op: "sync", Path: a.path, Err: os.ErrClosed}
+	}
+	if err := syncFile(a.f); err != nil {
+		return &fs.PathError{Op: "sync", Path: a.path, Err: unwrapPath(err)}
+	}
+	a.synced = true
+	return nil
+}
 
 // Commit makes what was written the content of Path: it syncs the temporary
 // file, renames it over Path and syncs the directory, so that the rename
@@ -110,13 +133,10 @@ func (a *AtomicFile) Commit() error {
 		os.Remove(a.f.Name())
 		return &fs.PathError{Op: op, Path: a.path, Err: unwrapPath(err)}
 	}
-	if a.mode != 0 {
-		if err := a.f.Chmod(a.mode); err != nil {
-			return fail("chmod", err)
+	if !a.synced {
+		if err := syncFile(a.f); err != nil {
+			return fail("sync", err)
 		}
-	}
-	if err := syncFile(a.f); err != nil {
-		return fail("sync", err)
 	}
 	if err := a.f.Close(); err != nil {
 		return fail("close", err)

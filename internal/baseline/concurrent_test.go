@@ -11,7 +11,7 @@ import (
 // take turns: afterwards every baseline is from one promotion, the last in
 // history.jsonl, and each promotion's history lines are together.
 func TestConcurrentPromotionsAgree(t *testing.T) {
-	const rounds, promotions, scenarios = 25, 4, 12
+	const rounds, promotions, scenarios = 12, 4, 8
 	for round := range rounds {
 		store := Store{Dir: filepath.Join(t.TempDir(), "baselines")}
 		var wg sync.WaitGroup

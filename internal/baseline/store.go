@@ -170,12 +170,13 @@ func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 		}
 		files = append(files, f)
 	}
-	paths := make([]string, 0, len(files))
-	for _, f := range files {
-		if err := f.Commit(); err != nil {
-			return paths, fmt.Errorf("baseline: %w", err)
-		}
+	n, err := safeio.CommitAll(files)
+	paths := make([]string, 0, n)
+	for _, f := range files[:n] {
 		paths = append(paths, f.Path())
+	}
+	if err != nil {
+		return paths, fmt.Errorf("baseline: %w", err)
 	}
 	if err := appendLines(s.HistoryPath(), lines); err != nil {
 		return paths, fmt.Errorf("history %s: %w", s.HistoryPath(), err)

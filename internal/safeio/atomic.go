@@ -124,6 +124,40 @@ func (a *AtomicFile) Sync() error {
 // survives a crash. On an error the temporary file is removed and Path is
 // as it was (unless the error is the directory's sync, after the rename).
 func (a *AtomicFile) Commit() error {
+	if err := a.rename(); err != nil {
+		return err
+	}
+	if err := SyncDir(filepath.Dir(a.path)); err != nil {
+		return fmt.Errorf("%s: %w", a.path, err)
+	}
+	return nil
+}
+
+// CommitAll commits files in order, as Commit does each, but syncs their
+// directories once at the end. It stops at the first error and returns the
+// number of files committed; those after it are left uncommitted (Abort
+// them).
+func CommitAll(files []*AtomicFile) (int, error) {
+	dirs := map[string]bool{}
+	for i, a := range files {
+		if err := a.rename(); err != nil {
+			return i, err
+		}
+		dirs[filepath.Dir(a.path)] = true
+	}
+	for _, a := range files {
+		if dir := filepath.Dir(a.path); dirs[dir] {
+			delete(dirs, dir)
+			if err := SyncDir(dir); err != nil {
+				return len(files), fmt.Errorf("%s: %w", a.path, err)
+			}
+		}
+	}
+	return len(files), nil
+}
+
+// rename syncs the temporary file unless Sync did, and renames it over Path.
+func (a *AtomicFile) rename() error {
 	if a.done {
 		return &fs.PathError{Op: "commit", Path: a.path, Err: os.ErrClosed}
 	}
@@ -144,9 +178,6 @@ func (a *AtomicFile) Commit() error {
 	if err := os.Rename(a.f.Name(), a.path); err != nil {
 		os.Remove(a.f.Name())
 		return &fs.PathError{Op: "rename", Path: a.path, Err: unwrapPath(err)}
-	}
-	if err := SyncDir(filepath.Dir(a.path)); err != nil {
-		return fmt.Errorf("%s: %w", a.path, err)
 	}
 	return nil
 }

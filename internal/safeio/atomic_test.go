@@ -297,3 +297,33 @@ func TestLockRefusesWhatIsNotAFile(t *testing.T) {
 		return err
 	})
 }
+
+func TestCommitAll(t *testing.T) {
+	dir := t.TempDir()
+	var files []*AtomicFile
+	for _, name := range []string{"a.json", "b.json", "c.json"} {
+		f, err := Create(filepath.Join(dir, name), 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Abort()
+		f.Write([]byte(name))
+		files = append(files, f)
+	}
+	files[2].Abort() // a file that cannot be committed stops CommitAll there
+	n, err := CommitAll(files)
+	if n != 2 || err == nil || !strings.Contains(err.Error(), "c.json") {
+		t.Errorf("CommitAll(a, b, aborted c) = %d, %v; want 2 and an error naming c.json", n, err)
+	}
+	for _, name := range []string{"a.json", "b.json"} {
+		if got := readString(t, filepath.Join(dir, name)); got != name {
+			t.Errorf("%s = %q, want %q", name, got, name)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c.json")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("c.json: stat = %v, want no file", err)
+	}
+	if l := leftovers(t, dir); len(l) > 0 {
+		t.Errorf("temporary files left: %v", l)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // publishOptions are the ways a report leaves perfgate besides stdout: the
@@ -76,7 +76,7 @@ func publish(ctx context.Context, sys *system, docs []*report.Document, o *publi
 		if err := report.WriteHTML(&page, docs); err != nil {
 			return "", fmt.Errorf("--html: %w", err)
 		}
-		if err := os.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
+		if err := safeio.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
 			return "", fmt.Errorf("--html: %w", err)
 		}
 	}

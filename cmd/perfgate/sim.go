@@ -112,7 +112,7 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
 	cmd.Flags().DurationVar(&exitAfter, "exit-after", 0, "exit with status 3 this long after start, as a crashing engine would (duration; 0 = never)")
-	cmd.Flags().StringVar(&truth, "truth", "", "write each request's server-side times as JSON lines to this file")
+	cmd.Flags().StringVar(&truth, "truth", "", "write each request's server-side times as JSON lines to this file, when the simulator shuts down")
 	cmd.Flags().StringSliceVar(&answers, "answers", nil, "answer the items of the eval suite `FILE` (JSONL), right with probability --accuracy, filler for other prompts (repeatable or comma-separated; for testing perfgate's quality gates, not models)")
 	sim.RegisterFlags(cmd.Flags(), &cfg)
 	return cmd

@@ -3,8 +3,10 @@ package safeio
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -325,5 +327,51 @@ func TestCommitAll(t *testing.T) {
 	}
 	if l := leftovers(t, dir); len(l) > 0 {
 		t.Errorf("temporary files left: %v", l)
+	}
+}
+
+// The lock holds between processes, as two `perfgate baseline promote` are:
+// a child process (this test binary) cannot take it while this one holds it,
+// and can once it is let go.
+func TestLockHoldsAcrossProcesses(t *testing.T) {
+	if path := os.Getenv("SAFEIO_TEST_LOCK_PATH"); path != "" {
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		l, err := Lock(ctx, path)
+		if err != nil {
+			fmt.Println("lock-result: refused")
+			return
+		}
+		l.Unlock()
+		fmt.Println("lock-result: taken")
+		return
+	}
+	path := filepath.Join(t.TempDir(), "history.jsonl")
+	child := func() string {
+		t.Helper()
+		cmd := exec.Command(os.Args[0], "-test.run=^TestLockHoldsAcrossProcesses$", "-test.count=1")
+		cmd.Env = append(os.Environ(), "SAFEIO_TEST_LOCK_PATH="+path)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("child: %v\n%s", err, out)
+		}
+		for _, line := range strings.Split(string(out), "\n") {
+			if r, ok := strings.CutPrefix(line, "lock-result: "); ok {
+				return r
+			}
+		}
+		t.Fatalf("the child did not say whether it took the lock:\n%s", out)
+		return ""
+	}
+	l, err := Lock(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := child(); got != "refused" {
+		t.Errorf("another process's Lock while this one holds it: %s, want refused", got)
+	}
+	l.Unlock()
+	if got := child(); got != "taken" {
+		t.Errorf("another process's Lock once this one let go: %s, want taken", got)
 	}
 }

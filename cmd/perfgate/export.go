@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -13,6 +12,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // exportFormats are the formats `perfgate export --format` writes.
@@ -89,7 +89,7 @@ func runExport(format, path, output string, stdout io.Writer) error {
 		}
 		return nil
 	}
-	if err := os.WriteFile(output, buf.Bytes(), 0o644); err != nil {
+	if err := safeio.WriteFile(output, buf.Bytes(), 0o644); err != nil {
 		return exit.UsageError(fmt.Errorf("--output: %w", err))
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // commentBudget is the most time the pull request comment may take in all
@@ -85,7 +85,7 @@ func publish(ctx context.Context, sys *system, docs []*report.Document, o *publi
 		if err := report.WriteHTML(&page, docs); err != nil {
 			return "", fmt.Errorf("--html: %w", err)
 		}
-		if err := os.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
+		if err := safeio.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
 			return "", fmt.Errorf("--html: %w", err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/session"
 )
 
@@ -135,7 +136,10 @@ func loadRun(o *runOptions) (*config.Config, []run.Scenario, error) {
 // execute measures the scenarios (session.Run starts and stops the stack)
 // and writes the result file, which it returns. more, if set, makes
 // repetitions sequential (see session.Options.More). A failed run leaves no
-// result file.
+// result file. The records file (--records) is written to a temporary file
+// and put in place at the end, when all its lines are written, whether the
+// run passed or failed (they say why it failed); a failed write of the
+// records leaves none.
 func execute(ctx context.Context, o *runOptions, cfg *config.Config, scenarios []run.Scenario,
 	more func(*result.ScenarioResult) bool) (*result.Result, error) {
 	// A failed run must not leave an older result behind that a later step
@@ -145,12 +149,18 @@ func execute(ctx context.Context, o *runOptions, cfg *config.Config, scenarios [
 	}
 	opts := session.Options{More: more}
 	var rw *result.RecordWriter
+	var records *safeio.AtomicFile
 	if o.records != "" {
-		f, err := os.Create(o.records)
+		// Nor older records: these are put in place only when whole.
+		if err := os.Remove(o.records); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, exit.UsageError(fmt.Errorf("--records: %w", err))
+		}
+		f, err := safeio.Create(o.records, 0o644)
 		if err != nil {
 			return nil, exit.UsageError(fmt.Errorf("--records: %w", err))
 		}
-		defer f.Close()
+		defer f.Abort() // unless committed below
+		records = f
 		rw = result.NewRecordWriter(f)
 		opts.OnRecord = func(r *result.Record) { _ = rw.Write(r) }
 	}
@@ -161,8 +171,12 @@ func execute(ctx context.Context, o *runOptions, cfg *config.Config, scenarios [
 	}
 	res, err := session.Run(ctx, cfg, scenarios, opts)
 	if rw != nil {
-		if ferr := rw.Flush(); ferr != nil && err == nil {
-			err = exit.RunError(ferr)
+		ferr := rw.Flush()
+		if ferr == nil {
+			ferr = records.Commit()
+		}
+		if ferr != nil && err == nil {
+			err = exit.RunError(fmt.Errorf("--records: %w", ferr))
 		}
 	}
 	if err != nil {

@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/sim"
 	"github.com/perfgate/perfgate/internal/version"
 )
@@ -59,12 +59,16 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 				}
 				cfg.Answers = suites
 			}
+			var truthFile *safeio.AtomicFile
 			if truth != "" {
-				f, err := os.Create(truth)
+				// Put in place when the simulator shuts down, whole; a
+				// crash (--exit-after) or a failed write leaves none.
+				f, err := safeio.Create(truth, 0o644)
 				if err != nil {
 					return exit.UsageError(fmt.Errorf("--truth: %w", err))
 				}
-				defer f.Close()
+				defer f.Abort()
+				truthFile = f
 				cfg.Truth = f // the simulator buffers it and flushes on Close
 			}
 			if err := cfg.Validate(); err != nil {
@@ -90,7 +94,15 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 			select {
 			case <-ctx.Done():
 				fmt.Fprintln(stderr, "perfgate sim: shutting down")
-				return s.Close()
+				if err := s.Close(); err != nil {
+					return err
+				}
+				if truthFile != nil {
+					if err := truthFile.Commit(); err != nil {
+						return exit.RunError(fmt.Errorf("--truth: %w", err))
+					}
+				}
+				return nil
 			case <-crash:
 				// A crash: no graceful shutdown, streams cut, exit status 3.
 				fmt.Fprintf(stderr, "perfgate sim: simulated crash after %s (--exit-after)\n", exitAfter)
@@ -100,7 +112,7 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 	}
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8000", "listen address (host:port; port 0 picks a free one)")
 	cmd.Flags().DurationVar(&exitAfter, "exit-after", 0, "exit with status 3 this long after start, as a crashing engine would (duration; 0 = never)")
-	cmd.Flags().StringVar(&truth, "truth", "", "write each request's server-side times as JSON lines to this file")
+	cmd.Flags().StringVar(&truth, "truth", "", "write each request's server-side times as JSON lines to this file, when the simulator shuts down")
 	cmd.Flags().StringSliceVar(&answers, "answers", nil, "answer the items of the eval suite `FILE` (JSONL), right with probability --accuracy, filler for other prompts (repeatable or comma-separated; for testing perfgate's quality gates, not models)")
 	sim.RegisterFlags(cmd.Flags(), &cfg)
 	return cmd

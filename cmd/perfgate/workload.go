@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -99,16 +99,22 @@ func runSynth(o synthOptions, stdout io.Writer) error {
 	if err != nil {
 		return exit.UsageError(err)
 	}
-	w := stdout
-	if o.out != "-" {
-		f, err := os.Create(o.out)
-		if err != nil {
-			return exit.UsageError(fmt.Errorf("--out: %w", err))
+	if o.out == "-" {
+		if err := workload.Write(stdout, reqs); err != nil {
+			return exit.RunError(fmt.Errorf("write workload: %w", err))
 		}
-		defer f.Close()
-		w = f
+		return nil
 	}
-	if err := workload.Write(w, reqs); err != nil {
+	// Written whole or not at all: a failed write leaves the old file.
+	f, err := safeio.Create(o.out, 0o644)
+	if err != nil {
+		return exit.UsageError(fmt.Errorf("--out: %w", err))
+	}
+	defer f.Abort()
+	if err := workload.Write(f, reqs); err != nil {
+		return exit.RunError(fmt.Errorf("write workload: %w", err))
+	}
+	if err := f.Commit(); err != nil {
 		return exit.RunError(fmt.Errorf("write workload: %w", err))
 	}
 	return nil

@@ -3,6 +3,7 @@ package baseline
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,11 +124,14 @@ type Meta struct {
 // fsync of Dir), so a reader or a killed promotion never sees half a
 // baseline; all the new files are written before any is renamed, so a failed
 // write leaves the old baselines as they were. The history gets one O_APPEND
-// write of whole lines, fsynced, after the renames. A result that cannot be
-// a baseline (another schema, a scenario without repetitions, two scenarios
-// of one name, numbers that cannot be true: Result.Validate) is refused
-// before anything is written, with an error that wraps result.ErrInvalid. On
-// an error, the paths returned are those already replaced.
+// write of whole lines, fsynced, after the renames. The whole promotion holds
+// the store's lock (Lock), so promotions into one directory at once take
+// turns: the baselines are all from the last, and it is last in the history.
+// A result that cannot be a baseline (another schema, a scenario without
+// repetitions, two scenarios of one name, numbers that cannot be true:
+// Result.Validate) is refused before anything is written, with an error that
+// wraps result.ErrInvalid. On an error, the paths returned are those already
+// replaced.
 func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("promote: %w", err)
@@ -139,16 +143,20 @@ func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 	if err := os.MkdirAll(s.dir(), 0o755); err != nil {
 		return nil, fmt.Errorf("promote: %w", err)
 	}
+	lock, err := s.Lock()
+	if err != nil {
+		return nil, fmt.Errorf("promote: %w", err)
+	}
+	defer lock.Unlock()
 	// Every new baseline is written to a synced temporary file first, and
 	// only when all are whole are they renamed into place: a failure while
 	// writing leaves every old baseline as it was.
-	temps := make([]string, 0, len(r.Scenarios))
+	files := make([]*safeio.AtomicFile, 0, len(r.Scenarios))
 	defer func() {
-		for _, t := range temps {
-			os.Remove(t) // those not renamed; harmless for the others
+		for _, f := range files {
+			f.Abort() // those not renamed; nothing for the others
 		}
 	}()
-	paths := make([]string, 0, len(r.Scenarios))
 	for i := range r.Scenarios {
 		one := *r
 		one.Scenarios = r.Scenarios[i : i+1]
@@ -156,26 +164,39 @@ func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("promote: encode baseline of %s: %w", r.Scenarios[i].Name, err)
 		}
-		path := s.Path(r.Scenarios[i].Name)
-		tmp, err := writeTemp(path, append(data, '\n'))
+		f, err := writeTemp(s.Path(r.Scenarios[i].Name), append(data, '\n'))
 		if err != nil {
-			return nil, fmt.Errorf("baseline %s: %w", path, err)
+			return nil, fmt.Errorf("baseline: %w", err)
 		}
-		temps = append(temps, tmp)
-		paths = append(paths, path)
+		files = append(files, f)
 	}
-	for i, tmp := range temps {
-		if err := os.Rename(tmp, paths[i]); err != nil {
-			return paths[:i], fmt.Errorf("baseline %s: %w", paths[i], err)
-		}
+	n, err := safeio.CommitAll(files)
+	paths := make([]string, 0, n)
+	for _, f := range files[:n] {
+		paths = append(paths, f.Path())
 	}
-	if err := syncDir(s.dir()); err != nil {
-		return paths, fmt.Errorf("baselines %s: %w", s.dir(), err)
+	if err != nil {
+		return paths, fmt.Errorf("baseline: %w", err)
 	}
 	if err := appendLines(s.HistoryPath(), lines); err != nil {
 		return paths, fmt.Errorf("history %s: %w", s.HistoryPath(), err)
 	}
 	return paths, nil
+}
+
+// lockWait is how long Lock waits for another promotion into the same
+// directory to finish: a promotion takes well under a second.
+const lockWait = 2 * time.Minute
+
+// Lock takes the store's lock, which Promote and Record hold while they
+// write: an flock on history.jsonl (created empty if missing), which every
+// promotion appends to, so the lock adds no file to the directory. It waits
+// at most lockWait for another holder. Dir must exist.
+func (s Store) Lock() (*safeio.FileLock, error) {
+	ctx, cancel := context.WithTimeoutCause(context.Background(), lockWait,
+		fmt.Errorf("waited %s for another perfgate writing %s to finish", lockWait, s.dir()))
+	defer cancel()
+	return safeio.Lock(ctx, s.HistoryPath())
 }
 
 // Record appends one Entry per scenario of r to history.jsonl without
@@ -193,6 +214,11 @@ func (s Store) Record(r *result.Result, meta Meta) error {
 	if err := os.MkdirAll(s.dir(), 0o755); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
+	lock, err := s.Lock()
+	if err != nil {
+		return fmt.Errorf("record: %w", err)
+	}
+	defer lock.Unlock()
 	if err := appendLines(s.HistoryPath(), lines); err != nil {
 		return fmt.Errorf("history %s: %w", s.HistoryPath(), err)
 	}
@@ -232,54 +258,30 @@ func historyLines(r *result.Result, meta Meta) ([]byte, error) {
 	return lines.Bytes(), nil
 }
 
-// fsync syncs a file to disk; a variable so tests can make it fail.
-var fsync = (*os.File).Sync
+// fsync syncs history.jsonl to disk, and syncTemp a new baseline; variables
+// so tests can make them fail.
+var (
+	fsync    = (*os.File).Sync
+	syncTemp = (*safeio.AtomicFile).Sync
+)
 
 // writeTemp writes data to a new temporary file beside path (hidden, so List
-// skips it), synced and readable like any baseline, and returns its name;
-// renaming it over path then replaces path atomically: path holds either its
-// old content or all of data, whatever happens.
-func writeTemp(path string, data []byte) (name string, err error) {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+// skips it) and syncs it; its Commit then replaces path atomically: path
+// holds either its old content or all of data, whatever happens.
+func writeTemp(path string, data []byte) (*safeio.AtomicFile, error) {
+	f, err := safeio.Create(path, 0o644)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if _, err = f.Write(data); err != nil {
-		return "", err
+	if _, err := f.Write(data); err != nil {
+		f.Abort()
+		return nil, err
 	}
-	if err = f.Chmod(0o644); err != nil {
-		return "", err
+	if err := syncTemp(f); err != nil {
+		f.Abort()
+		return nil, err
 	}
-	if err = fsync(f); err != nil {
-		return "", err
-	}
-	if err = f.Close(); err != nil {
-		return "", err
-	}
-	return f.Name(), nil
-}
-
-// syncDir makes a rename or creation in dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, errors.ErrUnsupported) {
-		return err
-	}
-	return nil
+	return f, nil
 }
 
 // appendLines appends whole lines to path in one O_APPEND write and syncs it.

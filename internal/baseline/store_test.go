@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // stats is a latency distribution around base milliseconds.
@@ -191,14 +192,14 @@ func TestPromoteFailureKeepsOldBaseline(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			calls := 0
-			fsync = func(f *os.File) error {
+			syncTemp = func(f *safeio.AtomicFile) error {
 				calls++
 				if calls == tt.failN {
 					return errors.New("disk on fire")
 				}
 				return f.Sync()
 			}
-			t.Cleanup(func() { fsync = (*os.File).Sync })
+			t.Cleanup(func() { syncTemp = (*safeio.AtomicFile).Sync })
 			_, err := store.Promote(testResult(scenario("a", 90, 91, 92), scenario("b", 99, 98, 97)), Meta{Commit: "new"})
 			require.Error(t, err)
 			assert.Contains(t, err.Error(), "disk on fire")

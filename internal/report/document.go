@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -305,14 +304,16 @@ func policy(d *Document, failOn string) exit.Policy {
 	return exit.Policy{FailOn: failOn, OnInconclusive: d.Verdict.OnInconclusive}
 }
 
-// WriteDocument writes d as indented JSON to path.
+// WriteDocument writes d as indented JSON to path, atomically
+// (safeio.WriteFile): a write that fails midway leaves the old file at path,
+// or none, never part of d.
 func WriteDocument(path string, d *Document) error {
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report %s: %w", path, err)
 	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write report %s: %w", path, err)
+	if err := safeio.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write report: %w", err)
 	}
 	return nil
 }

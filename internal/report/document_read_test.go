@@ -1,8 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -21,4 +23,34 @@ func TestReadDocumentBounded(t *testing.T) {
 	require.NoError(t, os.WriteFile(wrong, []byte("{\"schema\":\"perfgate/report/v1\",\n\"verdict\":{\"scenarios\":\"none\"}}"), 0o644))
 	_, err := ReadDocument(wrong)
 	assert.EqualError(t, err, "read report: "+wrong+":2:24: verdict.scenarios: want an array, got a string")
+}
+
+// A report whose write fails midway (past a file size limit, as on a full
+// disk) leaves the old report whole, and no temporary file.
+func TestWriteDocumentFailingMidwayLeavesTheOldReport(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	if err := WriteDocument(path, testDocument(passVerdict(), 1, 0)); err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := safeiotest.WithFileSizeLimit(t, uint64(len(before))+512, dir, func(dir string) error {
+		return WriteDocument(filepath.Join(dir, "report.json"), testDocument(passVerdict(), 1, 200))
+	})
+	if !strings.Contains(got, "file too large") || !strings.Contains(got, path) {
+		t.Errorf("WriteDocument(past the size limit) = %q, want an error naming %s, file too large", got, path)
+	}
+	after, err := os.ReadFile(path)
+	if err != nil || !bytes.Equal(after, before) {
+		t.Errorf("after a failed WriteDocument %s holds %d bytes (%v), want the old %d", path, len(after), err, len(before))
+	}
+	if _, err := ReadDocument(path); err != nil {
+		t.Errorf("ReadDocument after a failed write = %v, want the old report", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("after a failed WriteDocument %s holds %d files, want only report.json", dir, len(ents))
+	}
 }

@@ -13,7 +13,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/perfgate/perfgate/internal/safeio"
@@ -301,7 +300,9 @@ type Seconds float64
 // Dur converts it to a time.Duration.
 func (s Seconds) Dur() time.Duration { return time.Duration(float64(s) * float64(time.Second)) }
 
-// Write writes r as indented JSON to path.
+// Write writes r as indented JSON to path, atomically (safeio.WriteFile):
+// a write that fails midway, on a full disk say, leaves the file that was
+// at path, or none, never part of r.
 func Write(path string, r *Result) error {
 	// What Read would refuse is never written: a figure that cannot be true
 	// (a negative count, an infinite throughput) is perfgate's own bug, and
@@ -313,7 +314,7 @@ func Write(path string, r *Result) error {
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+	if err := safeio.WriteFile(path, append(data, '\n'), 0o644); err != nil {
 		return fmt.Errorf("write result: %w", err)
 	}
 	return nil

@@ -4,6 +4,12 @@
 // regular file (not a FIFO, a device such as /dev/zero, or a directory), and
 // every read stops at a stated limit with a *TooLargeError that names what
 // was read and the limit.
+//
+// It also writes what perfgate leaves behind, whole or not at all:
+// WriteFile, and Create for a file written as a stream (an AtomicFile,
+// committed or aborted), replace a file by renaming a synced temporary file
+// over it; Lock takes an exclusive lock (flock) that writers of one
+// directory share, such as two promotions of baselines.
 package safeio
 
 import (

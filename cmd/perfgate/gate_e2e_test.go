@@ -84,8 +84,9 @@ func TestGateAgainstSimulator(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the simulated gates measure latency; make test runs them without -race")
 	}
-	// The scheduling lag from the baseline's run to the 1.03 gate's.
-	probe := startLagProbe(t)
+	// The scheduling lag from the baseline's run to the A/A gate's, and to
+	// the 1.03 gate's.
+	probeAA, probe := startLagProbe(t), startLagProbe(t)
 	base := gateSim(t, 1)
 	conf := writeConfig(t, fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", "{cold_start: off}"))
 	promoteBaseline(t, conf)
@@ -100,10 +101,10 @@ func TestGateAgainstSimulator(t *testing.T) {
 
 	t.Run("A/A passes", func(t *testing.T) {
 		v, stderr, err := gate(t, conf, gateSim(t, 1))
-		require.NoError(t, err, stderr)
-		assert.Equal(t, stat.Pass, v.Outcome)
+		probeAA.Stop()
 		assert.Equal(t, 10, v.Scenarios[0].BaselineN)
 		assert.True(t, v.Sequential)
+		passOrBusyInconclusive(t, probeAA, v, stderr, err)
 	})
 
 	t.Run("slowdown 1.3 regresses", func(t *testing.T) {
@@ -126,26 +127,7 @@ func TestGateAgainstSimulator(t *testing.T) {
 		require.NoError(t, os.WriteFile(conf10, []byte(fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", gates)), 0o644))
 		v, stderr, err := gate(t, conf10, gateSim(t, 1.03))
 		probe.Stop()
-		for _, g := range v.Scenarios[0].Gates {
-			assert.NotEqual(t, stat.Regression, g.Outcome, "%s: %s", g.Metric, g.Reason)
-		}
-		// On a quiet machine every interval is narrow enough to rule out
-		// +10%: a pass. On a busy one a stalled wake-up lands in one
-		// repetition's p99 (the slowest of 40 requests) and widens that
-		// gate's interval past the tolerance, so the gate cannot rule out
-		// +10% and says so: inconclusive, which is the truth, and never a
-		// regression (checked above).
-		// Even then each gate's estimate is the 3% the simulator was slowed
-		// by, well within the 10% tolerance.
-		if lagP99 := probe.Quantile(0.99); lagP99 > time.Millisecond && v.Outcome == stat.Inconclusive {
-			for _, g := range v.Scenarios[0].Gates {
-				assert.Less(t, math.Abs(float64(g.Change.Estimate)), 0.08, "%s: estimated change, want about 3%%", g.Metric)
-			}
-			t.Logf("scheduling lag p99 %v: inconclusive accepted (%v)", lagP99, err)
-			return
-		}
-		require.NoError(t, err, stderr)
-		assert.Equal(t, stat.Pass, v.Outcome)
+		passOrBusyInconclusive(t, probe, v, stderr, err)
 	})
 
 	t.Run("2 repetitions are inconclusive, never a pass", func(t *testing.T) {
@@ -163,6 +145,32 @@ func TestGateAgainstSimulator(t *testing.T) {
 			assert.Equal(t, 2, g.Candidate.N)
 		}
 	})
+}
+
+// passOrBusyInconclusive checks a gate that should pass: the simulator
+// was not slowed, or by 3%, within every gate's tolerance. No gate may
+// ever call it a regression. On a quiet machine every interval is narrow
+// enough to rule the tolerance out: a pass. On a busy one (the probe saw a
+// scheduling lag p99 over 1 ms while the gate and its baseline ran) a
+// stalled wake-up lands in one repetition's p99 (the slowest of 40
+// requests) and widens that gate's interval past the tolerance, so the
+// gate cannot rule it out and says so: inconclusive, which is the truth.
+// Even then each gate's estimate is near the true change (0 or 3%), well
+// within the tolerance.
+func passOrBusyInconclusive(t *testing.T, probe *lagProbe, v *compare.Verdict, stderr string, err error) {
+	t.Helper()
+	for _, g := range v.Scenarios[0].Gates {
+		assert.NotEqual(t, stat.Regression, g.Outcome, "%s: %s", g.Metric, g.Reason)
+	}
+	if lagP99 := probe.Quantile(0.99); lagP99 > time.Millisecond && v.Outcome == stat.Inconclusive {
+		for _, g := range v.Scenarios[0].Gates {
+			assert.Less(t, math.Abs(float64(g.Change.Estimate)), 0.08, "%s: estimated change, want within 8%%", g.Metric)
+		}
+		t.Logf("scheduling lag p99 %v: inconclusive accepted (%v)", lagP99, err)
+		return
+	}
+	require.NoError(t, err, stderr)
+	assert.Equal(t, stat.Pass, v.Outcome)
 }
 
 func containsAny(list []string, sub string) bool {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -17,6 +16,7 @@ import (
 	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // gateOptions are perfgate gate's flags, and the system it runs in
@@ -144,7 +144,7 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 		if p == "" {
 			continue
 		}
-		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := safeio.RemoveOld(p); err != nil {
 			return exit.UsageError(fmt.Errorf("remove the old %s: %w", p, err))
 		}
 	}

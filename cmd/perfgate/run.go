@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
@@ -144,7 +142,7 @@ func execute(ctx context.Context, o *runOptions, cfg *config.Config, scenarios [
 	more func(*result.ScenarioResult) bool) (*result.Result, error) {
 	// A failed run must not leave an older result behind that a later step
 	// could mistake for this run's.
-	if err := os.Remove(o.output); err != nil && !errors.Is(err, os.ErrNotExist) {
+	if err := safeio.RemoveOld(o.output); err != nil {
 		return nil, exit.UsageError(fmt.Errorf("--output: %w", err))
 	}
 	opts := session.Options{More: more}
@@ -152,7 +150,7 @@ func execute(ctx context.Context, o *runOptions, cfg *config.Config, scenarios [
 	var records *safeio.AtomicFile
 	if o.records != "" {
 		// Nor older records: these are put in place only when whole.
-		if err := os.Remove(o.records); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := safeio.RemoveOld(o.records); err != nil {
 			return nil, exit.UsageError(fmt.Errorf("--records: %w", err))
 		}
 		f, err := safeio.Create(o.records, 0o644)

@@ -24,6 +24,7 @@ import (
 type AtomicFile struct {
 	f      *os.File
 	path   string
+	direct bool // path is a device or a pipe, written as it is (see Create)
 	synced bool // Sync succeeded and nothing was written since
 	done   bool
 }
@@ -33,6 +34,11 @@ type AtomicFile struct {
 // path already exists as a regular file, the new one keeps its mode, as
 // os.WriteFile would. A symbolic link at path is replaced by the new file,
 // not written through.
+//
+// A path that exists and is not a regular file or a directory (a device such
+// as /dev/null or /dev/stdout, a named pipe) is written directly: a stream
+// has no half of a file to leave behind, and renaming over it would replace
+// the device itself (as root, /dev/null for every process of the machine).
 func Create(path string, perm fs.FileMode) (*AtomicFile, error) {
 	dir, base := filepath.Split(path)
 	if dir == "" {
@@ -43,6 +49,12 @@ func Create(path string, perm fs.FileMode) (*AtomicFile, error) {
 	}
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: errors.New("is a directory")}
+	} else if err == nil && !st.Mode().IsRegular() {
+		f, err := os.OpenFile(path, os.O_WRONLY, 0)
+		if err != nil {
+			return nil, &fs.PathError{Op: "open", Path: path, Err: unwrapPath(err)}
+		}
+		return &AtomicFile{f: f, path: path, direct: true}, nil
 	}
 	a := &AtomicFile{path: path}
 	var keep fs.FileMode // the mode of the file replaced; 0 for none
@@ -112,6 +124,10 @@ func (a *AtomicFile) Sync() error {
 	if a.done {
 		return &fs.PathError{Op: "sync", Path: a.path, Err: os.ErrClosed}
 	}
+	if a.direct { // a device or a pipe: nothing to make durable
+		a.synced = true
+		return nil
+	}
 	if err := syncFile(a.f); err != nil {
 		return &fs.PathError{Op: "sync", Path: a.path, Err: unwrapPath(err)}
 	}
@@ -126,6 +142,9 @@ func (a *AtomicFile) Sync() error {
 func (a *AtomicFile) Commit() error {
 	if err := a.rename(); err != nil {
 		return err
+	}
+	if a.direct {
+		return nil
 	}
 	if err := SyncDir(filepath.Dir(a.path)); err != nil {
 		return fmt.Errorf("%s: %w", a.path, err)
@@ -143,7 +162,9 @@ func CommitAll(files []*AtomicFile) (int, error) {
 		if err := a.rename(); err != nil {
 			return i, err
 		}
-		dirs[filepath.Dir(a.path)] = true
+		if !a.direct {
+			dirs[filepath.Dir(a.path)] = true
+		}
 	}
 	for _, a := range files {
 		if dir := filepath.Dir(a.path); dirs[dir] {
@@ -162,6 +183,12 @@ func (a *AtomicFile) rename() error {
 		return &fs.PathError{Op: "commit", Path: a.path, Err: os.ErrClosed}
 	}
 	a.done = true
+	if a.direct {
+		if err := a.f.Close(); err != nil {
+			return &fs.PathError{Op: "close", Path: a.path, Err: unwrapPath(err)}
+		}
+		return nil
+	}
 	fail := func(op string, err error) error {
 		a.f.Close()
 		os.Remove(a.f.Name())
@@ -190,7 +217,30 @@ func (a *AtomicFile) Abort() {
 	}
 	a.done = true
 	a.f.Close()
-	os.Remove(a.f.Name())
+	if !a.direct {
+		os.Remove(a.f.Name())
+	}
+}
+
+// RemoveOld removes an earlier output at path, so that a run that fails
+// leaves no file a later step could mistake for its own. Only a regular file
+// (or a link to one) is removed: a device or a pipe named as the output
+// (/dev/null, /dev/stdout) is left as it is, and no file is not an error.
+func RemoveOld(path string) error {
+	st, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return nil
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // WriteFile writes data to path atomically: path holds either what it held

@@ -375,3 +375,82 @@ func TestLockHoldsAcrossProcesses(t *testing.T) {
 		t.Errorf("another process's Lock once this one let go: %s, want taken", got)
 	}
 }
+
+// A path that is a device or a pipe (--html /dev/stdout, --records
+// /dev/null) is written to as it is, never renamed over: as root, replacing
+// /dev/null would replace it for the whole machine. A named pipe stands for
+// every such path here, so that the test never touches /dev.
+func TestWriteFileToAPipeWritesThrough(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "out")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	// A reader that does not block on open, so that the test cannot hang
+	// whatever WriteFile does; the writer's open then finds it.
+	r, err := os.OpenFile(fifo, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+
+	if err := WriteFile(fifo, []byte("through the pipe\n"), 0o644); err != nil {
+		t.Fatalf("WriteFile(fifo) = %v, want nil", err)
+	}
+	st, err := os.Lstat(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode()&fs.ModeNamedPipe == 0 {
+		t.Fatalf("after WriteFile the path is %v, want the named pipe it was", st.Mode())
+	}
+	buf := make([]byte, 64)
+	n, _ := r.Read(buf)
+	if got := string(buf[:n]); got != "through the pipe\n" {
+		t.Errorf("the pipe carried %q, want %q", got, "through the pipe\n")
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".out.tmp-*")); len(left) > 0 {
+		t.Errorf("temporary files left: %v", left)
+	}
+
+	// Abort of a pipe closes it and removes nothing.
+	a, err := Create(fifo, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Abort()
+	if _, err := os.Lstat(fifo); err != nil {
+		t.Errorf("after Abort: %v, want the pipe still there", err)
+	}
+}
+
+// RemoveOld removes an earlier output only when it is a regular file (or a
+// link to one): a pipe or a device named as the output stays.
+func TestRemoveOld(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "result.json")
+	if err := os.WriteFile(file, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skipf("mkfifo: %v", err)
+	}
+	link := filepath.Join(dir, "stdout")
+	if err := os.Symlink(fifo, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{file, fifo, link, filepath.Join(dir, "missing")} {
+		if err := RemoveOld(p); err != nil {
+			t.Errorf("RemoveOld(%s) = %v, want nil", filepath.Base(p), err)
+		}
+	}
+	if _, err := os.Lstat(file); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("RemoveOld left the regular file: %v", err)
+	}
+	for _, p := range []string{fifo, link} {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("RemoveOld(%s) removed it: %v, want it left", filepath.Base(p), err)
+		}
+	}
+}

@@ -285,8 +285,10 @@ func writeTemp(path string, data []byte) (*safeio.AtomicFile, error) {
 }
 
 // appendLines appends whole lines to path in one O_APPEND write and syncs it.
-// When the file does not end in a newline (a torn earlier write), a newline
-// goes first so the new lines stay whole and History reports only the bad one.
+// A write or sync that fails (a full disk) is undone: the file is cut back to
+// its old size, so it never keeps part of a line. When the file does not end
+// in a newline (torn by a crash mid-write), a newline goes first so the new
+// lines stay whole and History reports only the bad one.
 func appendLines(path string, lines []byte) error {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -297,7 +299,8 @@ func appendLines(path string, lines []byte) error {
 	if err != nil {
 		return err
 	}
-	if size := info.Size(); size > 0 {
+	size := info.Size()
+	if size > 0 {
 		last := make([]byte, 1)
 		if _, err := f.ReadAt(last, size-1); err != nil {
 			return err
@@ -306,11 +309,18 @@ func appendLines(path string, lines []byte) error {
 			lines = append([]byte{'\n'}, lines...)
 		}
 	}
-	if _, err := f.Write(lines); err != nil {
+	undo := func(err error) error {
+		if terr := f.Truncate(size); terr != nil {
+			return fmt.Errorf("%w (and cutting it back to its old size failed: %v)", err, terr)
+		}
+		_ = fsync(f)
 		return err
 	}
+	if _, err := f.Write(lines); err != nil {
+		return undo(err)
+	}
 	if err := fsync(f); err != nil {
-		return err
+		return undo(err)
 	}
 	return f.Close()
 }

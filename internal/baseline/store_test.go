@@ -455,3 +455,21 @@ func sortedKeys(m map[string]Summary) []string {
 	}
 	return out
 }
+
+// A history append whose sync fails (a full disk) is undone: history.jsonl
+// is cut back to what it held, never left with part of a line.
+func TestRecordFailureLeavesTheOldHistory(t *testing.T) {
+	store := Store{Dir: t.TempDir()}
+	require.NoError(t, store.Record(testResult(scenario("a", 30, 31, 32)), Meta{Commit: "one"}))
+	before, err := os.ReadFile(store.HistoryPath())
+	require.NoError(t, err)
+
+	fsync = func(*os.File) error { return errors.New("no space left on device") }
+	t.Cleanup(func() { fsync = (*os.File).Sync })
+	err = store.Record(testResult(scenario("a", 50, 51, 52)), Meta{Commit: "two"})
+	require.ErrorContains(t, err, "no space left on device")
+
+	after, err := os.ReadFile(store.HistoryPath())
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "history.jsonl after a failed append")
+}

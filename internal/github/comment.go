@@ -306,9 +306,12 @@ func (c *Commenter) Upsert(ctx context.Context, owner, repo string, number int, 
 	return posted, nil
 }
 
-// find returns the first comment on the pull request that starts with marker
-// and was written by the token's identity, or nil; and how many comments
-// holding the marker, written by others, came before it.
+// find returns the newest comment on the pull request that starts with
+// marker and was written by the token's identity, or nil; and how many
+// comments holding the marker, written by others, it left alone. The newest,
+// not the first: when an edit of an older one was refused for good, Upsert
+// posted a new comment, and the next run edits that one rather than being
+// refused again and posting yet another.
 func (c *Commenter) find(ctx context.Context, owner, repo string, number int, marker string) (found *gogithub.IssueComment, ignored int, err error) {
 	opts := &gogithub.IssueListCommentsOptions{ListOptions: gogithub.ListOptions{PerPage: 100}}
 	for {
@@ -332,10 +335,10 @@ func (c *Commenter) find(ctx context.Context, owner, repo string, number int, ma
 				ignored++
 				continue
 			}
-			return cm, ignored, nil
+			found = cm // listed oldest first: the last one seen is the newest
 		}
 		if resp.NextPage == 0 || resp.NextPage <= opts.Page {
-			return nil, ignored, nil
+			return found, ignored, nil
 		}
 		opts.Page = resp.NextPage
 	}

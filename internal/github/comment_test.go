@@ -172,14 +172,15 @@ func TestUpsert(t *testing.T) {
 			wantGets:    1,
 		},
 		{
-			name: "the first of two markers",
+			// The newest: see TestUpsertRefusedEditPostsOnce.
+			name: "the newest of two markers",
 			seed: func(f *githubtest.Server) {
 				f.AddComment("o", "r", 1, "github-actions[bot]", Marker("k")+"\nfirst")
 				f.AddComment("o", "r", 1, "github-actions[bot]", Marker("k")+"\nsecond")
 			},
 			key:        "k",
 			body:       "updated",
-			wantEdited: 1,
+			wantEdited: 2,
 			wantCount:  2,
 			wantGets:   1,
 		},

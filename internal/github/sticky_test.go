@@ -324,3 +324,25 @@ func TestAnswerSizeIsBounded(t *testing.T) {
 	require.ErrorAs(t, err, &tooLarge)
 	assert.Equal(t, "GitHub's answer to GET /user is larger than 16 bytes, the most perfgate reads", err.Error())
 }
+
+// An edit refused for good (a locked comment, an identity guessed wrong)
+// costs one extra comment, not one per run: the run after it edits the
+// comment it posted, the newest of its own, rather than being refused on
+// the old one again and posting yet another.
+func TestUpsertRefusedEditPostsOnce(t *testing.T) {
+	f := githubtest.NewServer(t, testToken)
+	old := f.AddComment("o", "r", 1, ActionsBot, Marker("")+"\nold verdict")
+	f.RefuseEdit(old.ID, http.StatusForbidden, -1, "Resource not accessible by integration")
+	c, _ := newTestCommenter(t, f)
+
+	for run := 1; run <= 3; run++ {
+		posted, err := c.Upsert(t.Context(), "o", "r", 1, "", "verdict of run "+itoa(int64(run)))
+		require.NoError(t, err, "run %d", run)
+		assert.Equal(t, run == 1, posted.Created, "run %d: Upsert(...).Created", run)
+	}
+	got := f.Comments("o", "r", 1)
+	require.Len(t, got, 2, "comments after three runs")
+	assert.Equal(t, Marker("")+"\nold verdict", got[0].Body)
+	assert.Equal(t, Marker("")+"\nverdict of run 3", got[1].Body)
+	assert.Len(t, f.Requests(http.MethodPost), 1, "posts over three runs")
+}

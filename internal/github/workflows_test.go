@@ -231,6 +231,40 @@ func TestWorkflowSelfHostedJobsGuardAgainstForks(t *testing.T) {
 	}
 }
 
+// A job that runs perfgate (and so a stack: an engine, a model's code) and
+// pushes nothing checks out with persist-credentials: false, so that the
+// workflow's token is not left in .git/config for the stack to read.
+func TestWorkflowPerfgateJobsDoNotPersistCredentials(t *testing.T) {
+	runsPerfgate := regexp.MustCompile(`\bperfgate (run|gate)\b`)
+	checked := 0
+	for _, wf := range loadWorkflows(t) {
+		jobs := mapping(wf.doc["jobs"])
+		for _, id := range sortedKeys(jobs) {
+			perfgate, pushes := false, false
+			for _, st := range steps(mapping(jobs[id])) {
+				run := flatten(st["run"])
+				perfgate = perfgate || isPerfgateAction(fmt.Sprint(st["uses"])) || runsPerfgate.MatchString(run)
+				pushes = pushes || strings.Contains(run, "git push")
+			}
+			if !perfgate || pushes {
+				continue
+			}
+			for i, st := range steps(mapping(jobs[id])) {
+				if !strings.HasPrefix(fmt.Sprint(st["uses"]), "actions/checkout@") {
+					continue
+				}
+				checked++
+				if got := flatten(mapping(st["with"])["persist-credentials"]); got != "false" {
+					t.Errorf("%s: jobs.%s.steps[%d] checks out with persist-credentials: %q, want false: the job runs perfgate's stack, which could read the token from .git/config", wf.path, id, i, got)
+				}
+			}
+		}
+	}
+	if checked == 0 {
+		t.Error("no checkout in a job that runs perfgate: the test checks nothing")
+	}
+}
+
 // A workflow started by workflow_run or pull_request_target has a write token
 // on behalf of a pull request that may come from a fork: it must not check out
 // (and so must not run) that pull request's code.

@@ -249,6 +249,16 @@ scenarios:
 	require.NotNil(t, w)
 	assert.True(t, w.Steady)
 	require.NotEmpty(t, w.Windows)
+	// What the warm-up saw, when the test fails: which windows it judged
+	// steady, for the failure's reader (a transient taken for steady).
+	t.Cleanup(func() {
+		if t.Failed() {
+			for _, win := range w.Windows {
+				t.Logf("warm-up window ending at %.1f s: %d requests, output %.0f tok/s, TTFT p50 %.1f ms",
+					float64(win.End), win.Requests, win.OutputThroughput, win.TTFT)
+			}
+		}
+	})
 	steadyTTFT := w.Windows[len(w.Windows)-1].TTFT
 	assert.Greater(t, w.Windows[0].TTFT, 1.5*steadyTTFT, "the first warm-up window should show the 3x transient")
 

@@ -196,3 +196,20 @@ func FuzzWriter(f *testing.F) {
 		}
 	})
 }
+
+// A Write that ended within a UTF-8 sequence cannot spoil the next command:
+// the sequence ends as U+FFFD on its line, and the command starts its own.
+func TestCommandsAfterAPartialRune(t *testing.T) {
+	var b bytes.Buffer
+	w := NewWriter(&b)
+	if _, err := w.Write([]byte("model \xe2\x82")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Commands(w).Write([]byte("::notice::perfgate: hi\n")); err != nil {
+		t.Fatal(err)
+	}
+	want := "model \uFFFD\n::notice::perfgate: hi\n"
+	if got := b.String(); got != want {
+		t.Errorf("output = %q, want %q", got, want)
+	}
+}

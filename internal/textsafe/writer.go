@@ -105,7 +105,14 @@ func (w *Writer) write(p []byte, command bool) (int, error) {
 	defer w.mu.Unlock()
 	w.buf = w.buf[:0]
 	data := p
-	if len(w.partial) > 0 {
+	switch {
+	case len(w.partial) > 0 && command:
+		// The last Write ended within a UTF-8 sequence, which a command
+		// cannot complete: it ends as U+FFFD on its own line, before the
+		// command's, so that it cannot spoil the command's "::".
+		w.rune(utf8.RuneError)
+		w.partial = nil
+	case len(w.partial) > 0:
 		// The last Write ended within a UTF-8 sequence: decode on from it.
 		data = append(w.partial, p...)
 		w.partial = nil

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // verdictFormats are the renderings of a verdict.
@@ -213,7 +215,14 @@ func runCalibrate(o compareOptions, files []string, stdout io.Writer) error {
 
 // writeJSON writes v as indented JSON.
 func writeJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
 	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	// Characters the output's sanitiser would make spaces are escaped
+	// instead: the JSON keeps its values, and still prints safely.
+	_, err := w.Write(textsafe.JSON(buf.Bytes()))
+	return err
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -82,9 +81,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 	}
 	switch {
 	case o.json:
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(res); err != nil {
+		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}
 	case !o.quiet:

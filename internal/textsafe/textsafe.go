@@ -25,8 +25,10 @@
 package textsafe
 
 import (
+	"fmt"
 	"strings"
 	"unicode"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -82,4 +84,55 @@ func Cut(s string, n int) string {
 		return string([]rune(s)[:n-1]) + "…"
 	}
 	return s
+}
+
+// JSON returns encoded JSON (as encoding/json writes it: valid UTF-8, control
+// characters inside strings already escaped) with every other character a
+// Writer would change written as a \u escape instead, and "##[" as
+// "#\u0023[": the same JSON value, byte for byte what a Writer passes on. A
+// Writer would turn those characters into spaces, changing the values a
+// program reads from perfgate's JSON on stdout (an emoji's zero-width
+// joiner, a soft hyphen); escaped, they survive and still never reach the
+// terminal or the log as themselves. Outside strings JSON holds only
+// ASCII, so every such character is within a string, where an escape means
+// the character itself.
+func JSON(data []byte) []byte {
+	var out []byte // nil until something changes
+	for i := 0; i < len(data); {
+		r, size := utf8.DecodeRune(data[i:])
+		var esc string
+		switch {
+		case r == '\n' || r == '\t' || r == '\r' || r == ' ':
+		case r == utf8.RuneError && size == 1:
+			esc = `\ufffd`
+		case unsafe(r):
+			esc = jsonEscape(r)
+		case r == '#' && i >= 1 && data[i-1] == '#' && i+1 < len(data) && data[i+1] == '[':
+			esc = `\u0023`
+		}
+		if esc != "" && out == nil {
+			out = append(make([]byte, 0, len(data)+16), data[:i]...)
+		}
+		switch {
+		case esc != "":
+			out = append(out, esc...)
+		case out != nil:
+			out = append(out, data[i:i+size]...)
+		}
+		i += size
+	}
+	if out == nil {
+		return data
+	}
+	return out
+}
+
+// jsonEscape is r as JSON's \u escape: a UTF-16 surrogate pair beyond the
+// Basic Multilingual Plane.
+func jsonEscape(r rune) string {
+	if r > 0xFFFF {
+		r1, r2 := utf16.EncodeRune(r)
+		return fmt.Sprintf(`\u%04x\u%04x`, r1, r2)
+	}
+	return fmt.Sprintf(`\u%04x`, r)
 }

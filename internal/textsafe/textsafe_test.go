@@ -2,6 +2,7 @@ package textsafe
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 	"unicode"
@@ -211,5 +212,55 @@ func TestCommandsAfterAPartialRune(t *testing.T) {
 	want := "model \uFFFD\n::notice::perfgate: hi\n"
 	if got := b.String(); got != want {
 		t.Errorf("output = %q, want %q", got, want)
+	}
+}
+
+// JSON escapes what a Writer would change, losslessly: the JSON decodes to
+// the same value, and a Writer passes it on byte for byte.
+func TestJSON(t *testing.T) {
+	values := []string{
+		"plain",
+		"family \U0001F468\u200d\U0001F469 with a joiner",
+		"soft\u00adhyphen, bidi \u202eevil\u202c, nel \u0085, del \x7f",
+		"##[set-env name=x]##[ and ###[",
+		"tag \U000E0041 character",
+		"line\nbreak\r::error::x\t",
+		"a word\u2060joiner",
+	}
+	for _, v := range values {
+		for _, indent := range []bool{false, true} {
+			var raw []byte
+			var err error
+			if indent {
+				raw, err = json.MarshalIndent(map[string]string{v: v}, "", "  ")
+			} else {
+				raw, err = json.Marshal(map[string]string{v: v})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := JSON(raw)
+			var back map[string]string
+			if err := json.Unmarshal(got, &back); err != nil {
+				t.Fatalf("JSON(%q) = %q, not JSON: %v", raw, got, err)
+			}
+			if back[v] != v {
+				t.Errorf("JSON(%q) decodes to %q, want %q", raw, back[v], v)
+			}
+			var b bytes.Buffer
+			w := NewWriter(&b)
+			if _, err := w.Write(got); err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Flush(); err != nil {
+				t.Fatal(err)
+			}
+			if b.String() != string(got) {
+				t.Errorf("a Writer changed JSON(%q):\n got %q\nwant %q", raw, b.String(), got)
+			}
+		}
+	}
+	if in := []byte(`{"a":1}`); &JSON(in)[0] != &in[0] {
+		t.Error("JSON copied JSON that needed no change")
 	}
 }

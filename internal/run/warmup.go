@@ -600,7 +600,8 @@ func newJudge(cfg config.Warmup) (judgeFunc, error) {
 // noise of a median: the last n windows each had at least one request, and
 //
 //   - each one's output throughput is within tol of those windows' mean:
-//     |x - mean| <= tol*mean;
+//     |x - mean| <= tol*mean, and the last's within tol*mean of the first's
+//     (no trend);
 //   - each one's median TTFT is within max(tol*mean, 2*se) of their mean,
 //     where se is ttftSE of that window, the standard error of its median (see
 //     medianSE; 0, so tol alone, when the window had fewer than minSEN
@@ -638,6 +639,13 @@ func steadyWindows(ws []result.WarmupWindow, ttftSE []float64, n int, tol float6
 		if math.Abs(w.OutputThroughput-tput) > tol*tput || math.Abs(w.TTFT-ttft) > band {
 			return false, 0
 		}
+	}
+	// Nor a trend: a transient still settling climbs through the band
+	// (366, 390, 418 tok/s are each within 10% of their mean, and the
+	// simulator's 20 s transient was 8 s from its end), while a steady
+	// server's smooth throughput ends about where it began.
+	if math.Abs(last[n-1].OutputThroughput-last[0].OutputThroughput) > tol*tput {
+		return false, 0
 	}
 	return true, from
 }

@@ -73,8 +73,19 @@ func TestSteadyWindows(t *testing.T) {
 		},
 		{
 			name: "exactly at the tolerance",
-			ws:   []result.WarmupWindow{win(10, 90, 100), win(10, 110, 100)},
-			n:    2, tol: 0.1, steady: true, wantFrom: 0,
+			ws:   []result.WarmupWindow{win(10, 90, 100), win(10, 110, 100), win(10, 100, 100)},
+			n:    3, tol: 0.1, steady: true, wantFrom: 0,
+		},
+		{
+			// The windows of a run that took the simulator's 20 s transient
+			// for steady, 8 s before its end: each within 10% of the mean,
+			// throughput climbing through the band; TTFT within twice the
+			// standard error of its medians (about 8 ms for ~24 requests of
+			// mixed prompts).
+			name: "a climb through the band is a trend",
+			ws:   []result.WarmupWindow{win(26, 299, 377.6), win(24, 366, 97.1), win(22, 390, 91.2), win(26, 418, 80.7)},
+			se:   []float64{40, 8, 8, 8},
+			n:    3, tol: 0.1, steady: false,
 		},
 		{
 			// Medians of ten requests of very different prompts: 40 ms from

@@ -34,6 +34,12 @@ type Options struct {
 	// QualityGates, if set, are the eval suites' gates (from a config);
 	// otherwise those recorded with each suite, else the defaults.
 	QualityGates []config.Gate
+	// AB, if set, compares pair by pair (perfgate ab): repetition r of the
+	// baseline and of the candidate were measured in the same round, so
+	// each gate tests the paired differences (stat.DecideRounds) rather
+	// than two independent samples, and cold starts pair by their order.
+	// The verdict carries it.
+	AB *AB
 	// Levels, if set, is a sequential gate's level for each scenario at this
 	// look (its share of alpha, spent over looks): Holm then runs within each
 	// scenario. Unset: one family, Holm across every gate of the run at

@@ -29,6 +29,10 @@ type Verdict struct {
 	// Sequential is true when the verdict came from a sequential gate (with
 	// alpha spent over looks).
 	Sequential bool `json:"sequential,omitempty"`
+	// AB is set when the verdict is an A/B (perfgate ab): the two sides
+	// were measured interleaved on one runner and compared pair by pair;
+	// nil for a comparison with a stored baseline.
+	AB *AB `json:"ab,omitempty"`
 	// Scenarios holds one comparison per scenario of the candidate.
 	Scenarios []Scenario `json:"scenarios"`
 	// Changes lists identity differences that a pull request is expected to
@@ -115,6 +119,30 @@ type Gate struct {
 	Outcome  stat.Outcome `json:"outcome"`
 	Reason   string       `json:"reason"`
 	Warnings []string     `json:"warnings,omitempty"`
+
+	// Drift is, in an A/B, the baseline arm's own trend across the rounds:
+	// the Theil-Sen slope of its values against the round, times the rounds
+	// less one, relative to its median (0.24 is +24% from the first round
+	// to the last). It is the drift the pairing cancelled, which a stored
+	// baseline would have counted as a change. Zero (absent) outside an
+	// A/B; NaN (null) with fewer than 2 rounds.
+	Drift Num `json:"drift,omitempty"`
+}
+
+// AB says how an A/B verdict was measured.
+type AB struct {
+	// Mode is how the two stacks were held: co-resident (both up at once)
+	// or swap (one at a time, restarted at every change of arm).
+	Mode string `json:"mode"`
+	// Rounds is the most rounds any scenario measured: round r measured one
+	// repetition of the scenario on each arm, and the pair is compared.
+	Rounds int `json:"rounds"`
+	// Order is the arms' order in each round, "AB" (base first) or "BA":
+	// ABBA across rounds, so a drift in time favours neither arm.
+	Order []string `json:"order"`
+	// Base and Candidate name the arms' configs as the user gave them.
+	Base      string `json:"base"`
+	Candidate string `json:"candidate"`
 }
 
 // Summary is one side's samples of a metric: the median with its 95%

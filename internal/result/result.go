@@ -48,6 +48,19 @@ type Result struct {
 	// Cost is the price the repetitions' cost figures were computed at;
 	// nil when the config set none.
 	Cost *Price `json:"cost,omitempty"`
+	// AB is set when the result is one arm of an A/B (perfgate ab): its
+	// repetition r was measured in round r, beside the other arm's.
+	AB *ABArm `json:"ab,omitempty"`
+}
+
+// ABArm says which arm of an A/B a result is, and how the A/B ran.
+type ABArm struct {
+	// Arm is base or candidate.
+	Arm string `json:"arm"`
+	// Mode is co-resident or swap.
+	Mode string `json:"mode"`
+	// First lists, for each round, whether this arm went first in it.
+	First []bool `json:"first"`
 }
 
 // Identity says exactly what was measured, so that two results that differ in
@@ -140,6 +153,11 @@ type ScenarioResult struct {
 	// milliseconds; 0 for an external stack. Scenarios that share one stack
 	// start repeat its value.
 	ColdStartMS float64 `json:"cold_start_ms,omitempty"`
+	// ColdStartsMS are the cold starts of every start of the stack the
+	// scenario's repetitions ran on, in order, when there was more than one
+	// (an A/B in swap mode restarts its stacks at every change of arm): the
+	// cold_start gate's samples. Empty otherwise.
+	ColdStartsMS []float64 `json:"cold_starts_ms,omitempty"`
 	// Warmup is how the scenario was brought to steady state.
 	Warmup *Warmup `json:"warmup,omitempty"`
 	// Gates are the gates configured for the scenario when it was run, so

@@ -154,6 +154,11 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 		v.add(p+".name", "missing")
 	}
 	v.nonNegative(p+".cold_start_ms", s.ColdStartMS)
+	for i, c := range s.ColdStartsMS {
+		if !(c > 0) || math.IsInf(c, 0) {
+			v.add(fmt.Sprintf("%s.cold_starts_ms[%d]", p, i), "want a finite duration > 0, got %s", fmtNum(c))
+		}
+	}
 	v.nonNegative(p+".slo.ttft_ms", s.SLO.TTFT)
 	v.nonNegative(p+".slo.tpot_ms", s.SLO.TPOT)
 	v.nonNegative(p+".slo.e2e_ms", s.SLO.E2E)

@@ -9,11 +9,14 @@ import (
 // (internal/metric) names it, for the scenario: one value per repetition, in
 // repetition order, in the metric's unit (milliseconds, tokens or requests
 // per second, or a fraction for the error rate). Cold start has one value
-// per stack start, so a scenario has at most one; none for an external
-// stack. Which field holds which metric is the result's own knowledge: it
+// per stack start, so a scenario has one (none for an external stack), or
+// one per start where the stack was restarted (ColdStartsMS). Which field holds which metric is the result's own knowledge: it
 // does not consult the catalogue.
 func (s *ScenarioResult) Values(name string) ([]float64, error) {
 	if name == "cold_start" {
+		if len(s.ColdStartsMS) > 0 {
+			return s.ColdStartsMS, nil
+		}
 		if s.ColdStartMS <= 0 {
 			return nil, nil
 		}

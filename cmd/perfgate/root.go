@@ -76,6 +76,7 @@ Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
 	root.AddCommand(
 		newRunCmd(sys),
 		newGateCmdWith(sys, &gateOutcome{}),
+		newABCmd(sys, &gateOutcome{}),
 		newCompareCmd(stdout, stderr),
 		newReportCmd(sys),
 		newActionCmd(sys),

@@ -37,6 +37,8 @@ type Config struct {
 	// Telemetry says what is sampled beside the measurement: the engine's
 	// metrics page and the GPUs.
 	Telemetry Telemetry `yaml:"telemetry" json:"telemetry"`
+	// AB configures perfgate ab when this config is its candidate.
+	AB AB `yaml:"ab" json:"ab,omitzero"`
 	// Cost prices the serving GPUs; nil leaves cost out of results.
 	Cost *Cost `yaml:"cost" json:"cost,omitempty"`
 	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
@@ -113,6 +115,23 @@ type Scenario struct {
 	// Salt overrides the top-level salt for this scenario; nil takes it.
 	// Use Config.SaltOf for the value that applies.
 	Salt *bool `yaml:"salt" json:"salt,omitempty"`
+}
+
+// The ways perfgate ab holds its two stacks (AB.Mode).
+const (
+	// ABCoResident keeps both stacks up at once, on different ports, and
+	// switches the load between them without restarts.
+	ABCoResident = "co-resident"
+	// ABSwap runs one stack at a time, stopping one and starting the other
+	// at every change of arm: every start is a cold-start sample.
+	ABSwap = "swap"
+)
+
+// AB configures perfgate ab: base and candidate measured interleaved on one
+// runner.
+type AB struct {
+	// Mode is co-resident (the default) or swap; --mode overrides it.
+	Mode string `yaml:"mode" json:"mode"`
 }
 
 // Load shape types.

@@ -131,6 +131,7 @@ func TestGoodConfig(t *testing.T) {
 		},
 		Repetitions: Repetitions{Min: 6, Max: 6},
 		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
+		AB:          AB{Mode: ABCoResident},
 		Telemetry:   Telemetry{Metrics: TelemetryAuto, Interval: DefaultTelemetryInterval, GPU: TelemetryAuto},
 		Seed:        1,
 		Dir:         dir,

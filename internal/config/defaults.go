@@ -34,6 +34,9 @@ const (
 	// change is within tolerance has not shown that it is; the report
 	// says inconclusive and points at calibration.
 	DefaultOnInconclusive = InconclusiveFail
+	// DefaultABMode co-resident: both stacks up at once, no restarts
+	// between rounds; a stack that cannot co-reside says to use swap.
+	DefaultABMode = ABCoResident
 	// DefaultBaselines is the directory `perfgate baseline promote` writes
 	// and `perfgate gate` reads, beside perfgate.yaml.
 	DefaultBaselines = "baselines"
@@ -166,6 +169,7 @@ func Defaults() Config {
 		},
 		Repetitions: Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions},
 		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
+		AB:          AB{Mode: DefaultABMode},
 		Telemetry:   Telemetry{Metrics: DefaultTelemetryMetrics, Interval: DefaultTelemetryInterval, GPU: DefaultTelemetryGPU},
 		Seed:        DefaultSeed,
 	}
@@ -241,6 +245,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	}
 	if unset("compare.baselines", cp.Baselines == "") {
 		cp.Baselines = d.Compare.Baselines
+	}
+	if unset("ab.mode", c.AB.Mode == "") {
+		c.AB.Mode = d.AB.Mode
 	}
 	if q := &c.Quality; q.Enabled() {
 		if unset("quality.mode", q.Mode == "") {

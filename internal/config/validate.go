@@ -126,6 +126,9 @@ func (v *validator) compare() {
 	if strings.TrimSpace(cp.Baselines) == "" {
 		v.add("compare.baselines", "must not be empty")
 	}
+	if m := v.c.AB.Mode; m != ABCoResident && m != ABSwap {
+		v.add("ab.mode", "must be %s or %s, got %q", ABCoResident, ABSwap, m)
+	}
 }
 
 func (v *validator) add(path, format string, args ...any) {

@@ -38,6 +38,13 @@ func (q *EvalQueue) Pop() (EvalItem, bool) {
 	return q.items[q.next-1], true
 }
 
+// Left is how many items are not yet handed out.
+func (q *EvalQueue) Left() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.items) - q.next
+}
+
 // Rest takes every item not yet handed out.
 func (q *EvalQueue) Rest() []EvalItem {
 	q.mu.Lock()

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"maps"
@@ -201,58 +202,78 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 				return reps, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, rep, context.Cause(ctx))
 			}
 		}
-		plan := Plan{
-			Scenario: c.Name, Repetition: rep, Requests: s.Requests,
-			Count: c.Requests, Duration: c.Duration, Load: c.Load,
-			Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID, Evals: m.Evals,
-		}
-		if s.Salt {
-			plan.Salt = SaltSeed(m.Seed, c.Name, rep, 1)
-		}
-		agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate)
-		if m.Progress != nil {
-			m.Progress.Begin(fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions), plan.limit())
-		}
-		endObserve := func(*result.Repetition) {}
-		if m.Observe != nil {
-			endObserve = m.Observe(ctx)
-		}
-		err := m.Dispatcher.Run(ctx, plan, func(r *result.Record) {
-			if r.Eval != "" {
-				if m.OnRecord != nil {
-					m.OnRecord(r)
-				}
-				if m.OnEval != nil {
-					m.OnEval(r)
-				}
-				return
+		sum, err := m.Repetition(ctx, s, rep, fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions))
+		if err != nil {
+			var broken *BrokenError
+			if errors.As(err, &broken) {
+				reps = append(reps, sum)
 			}
-			agg.Add(r)
+			return reps, err
+		}
+		reps = append(reps, sum)
+	}
+	return reps, nil
+}
+
+// Repetition measures repetition rep of s alone: its seeded schedule (the
+// same arrivals as repetition rep of any other run of s), no cool-down
+// before it. label names it on the progress line. A repetition that
+// completes no request, or whose error rate is over the scenario's
+// max_error_rate, is returned with a *BrokenError; a run that failed
+// (cancelled, the stack crashed) returns the context's cause, wrapped.
+// perfgate ab measures its rounds with it, one repetition per arm.
+func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label string) (result.Repetition, error) {
+	c := s.Config
+	plan := Plan{
+		Scenario: c.Name, Repetition: rep, Requests: s.Requests,
+		Count: c.Requests, Duration: c.Duration, Load: c.Load,
+		Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID, Evals: m.Evals,
+	}
+	if s.Salt {
+		plan.Salt = SaltSeed(m.Seed, c.Name, rep, 1)
+	}
+	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate)
+	if m.Progress != nil {
+		m.Progress.Begin(label, plan.limit())
+	}
+	endObserve := func(*result.Repetition) {}
+	if m.Observe != nil {
+		endObserve = m.Observe(ctx)
+	}
+	err := m.Dispatcher.Run(ctx, plan, func(r *result.Record) {
+		if r.Eval != "" {
 			if m.OnRecord != nil {
 				m.OnRecord(r)
 			}
-			if m.Progress != nil {
-				m.Progress.Add(r.OK())
+			if m.OnEval != nil {
+				m.OnEval(r)
 			}
-		})
+			return
+		}
+		agg.Add(r)
+		if m.OnRecord != nil {
+			m.OnRecord(r)
+		}
 		if m.Progress != nil {
-			m.Progress.End()
+			m.Progress.Add(r.OK())
 		}
-		if err != nil {
-			endObserve(nil)
-			if cause := context.Cause(ctx); cause != nil {
-				err = cause // the stack crashed, or perfgate was interrupted
-			}
-			return reps, fmt.Errorf("scenario %s repetition %d: %w", c.Name, rep, err)
-		}
-		sum := agg.Summary(rep)
-		endObserve(&sum)
-		reps = append(reps, sum)
-		if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate {
-			return reps, &BrokenError{Scenario: c.Name, Repetition: rep, Rep: sum, MaxErrorRate: c.MaxErrorRate}
-		}
+	})
+	if m.Progress != nil {
+		m.Progress.End()
 	}
-	return reps, nil
+	if err != nil {
+		endObserve(nil)
+		if cause := context.Cause(ctx); cause != nil {
+			err = cause // the stack crashed, or perfgate was interrupted
+		}
+		return result.Repetition{}, fmt.Errorf("scenario %s repetition %d: %w", c.Name, rep, err)
+	}
+	sum := agg.Summary(rep)
+	endObserve(&sum)
+	if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate {
+		return sum, &BrokenError{Scenario: c.Name, Repetition: rep, Rep: sum, MaxErrorRate: c.MaxErrorRate}
+	}
+	return sum, nil
 }
 
 // planSeed derives the arrival seed of one repetition from the run's seed, so

@@ -18,11 +18,7 @@ import (
 // scenario warms sc up and measures its repetitions under a crash watch.
 func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
 	c := sc.Config
-	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load.Result(), SLO: c.SLO.Result(),
-		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
-	if s.cfg.Stack.Kind != config.StackExternal {
-		res.ColdStartMS = float64(s.coldStart.Microseconds()) / 1000
-	}
+	res := s.scenarioResult(sc)
 	watched, stopWatch := stack.Watch(ctx, s.inst, s.health(s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
 	defer stopWatch()
 	crashed := func(err error) error {
@@ -33,52 +29,23 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 		return err
 	}
 	dispatcher := &run.Dispatcher{Sender: s.client, Clock: s.clock}
-
-	w := s.cfg.Warmup
-	if w.Method == config.WarmupNone {
-		s.phases.Begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", c.Name))
-	} else {
-		s.phases.Begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", c.Name, w.Method, w.Window, w.Max))
-	}
-	warm := &run.Warmup{
-		Dispatcher: dispatcher, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: s.runID,
-		OnWindow: func(win result.WarmupWindow, steady bool) {
-			mark := ""
-			if steady {
-				mark = "  steady"
-			}
-			s.detail("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %7.1f ms%s",
-				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
-		},
-	}
-	wres, err := warm.Run(watched, sc)
+	wres, err := s.warmUp(watched, sc, dispatcher)
 	if err != nil {
 		return res, crashed(err)
 	}
 	res.Warmup = wres
-	switch {
-	case w.Method == config.WarmupNone:
-	case wres.Steady:
-		s.detail("steady after %s (%d warm-up requests)", wres.Duration.Dur().Round(100*time.Millisecond), wres.Requests)
-	default:
-		s.detail("warning: not steady after %s; measuring anyway (warmup.on_unsteady: warn)", w.Max)
-	}
 
 	reps := s.cfg.Repetitions
-	m := &run.Measurement{
-		Dispatcher: dispatcher, Repetitions: reps, Cooldown: s.cfg.Cooldown, Clock: s.clock,
-		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
-		Observe: s.observe,
-	}
+	m := s.measurement(dispatcher)
 	if s.more != nil && !reps.Fixed() {
-		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions, up to %d while a gate is undecided", c.Name, reps.Min, reps.Max))
+		s.begin(fmt.Sprintf("%s: measuring %d repetitions, up to %d while a gate is undecided", c.Name, reps.Min, reps.Max))
 		m.More = func(done []result.Repetition) bool {
 			partial := res
 			partial.Repetitions = done
 			return s.more(&partial)
 		}
 	} else {
-		s.phases.Begin(fmt.Sprintf("%s: measuring %d repetitions", c.Name, reps.Max))
+		s.begin(fmt.Sprintf("%s: measuring %d repetitions", c.Name, reps.Max))
 	}
 	evals := s.evals(sc)
 	if evals != nil && evals.interleaved {
@@ -101,6 +68,67 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 		return res, err
 	}
 	return res, nil
+}
+
+// scenarioResult is sc's result before anything is measured: what it
+// measures, its gates, and the cold start of the stack it runs on.
+func (s *session) scenarioResult(sc run.Scenario) result.ScenarioResult {
+	c := sc.Config
+	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load.Result(), SLO: c.SLO.Result(),
+		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+	if s.cfg.Stack.Kind != config.StackExternal {
+		res.ColdStartMS = ms(s.coldStart)
+	}
+	return res
+}
+
+// ms is d in milliseconds, to the microsecond.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// warmUp warms sc up to steady state as the config says, with a line per
+// window and one for the outcome.
+func (s *session) warmUp(ctx context.Context, sc run.Scenario, d *run.Dispatcher) (*result.Warmup, error) {
+	c := sc.Config
+	w := s.cfg.Warmup
+	if w.Method == config.WarmupNone {
+		s.begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", c.Name))
+	} else {
+		s.begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", c.Name, w.Method, w.Window, w.Max))
+	}
+	warm := &run.Warmup{
+		Dispatcher: d, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: s.runID,
+		OnWindow: func(win result.WarmupWindow, steady bool) {
+			mark := ""
+			if steady {
+				mark = "  steady"
+			}
+			s.detail("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %7.1f ms%s",
+				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
+		},
+	}
+	wres, err := warm.Run(ctx, sc)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case w.Method == config.WarmupNone:
+	case wres.Steady:
+		s.detail("steady after %s (%d warm-up requests)", wres.Duration.Dur().Round(100*time.Millisecond), wres.Requests)
+	default:
+		s.detail("warning: not steady after %s; measuring anyway (warmup.on_unsteady: warn)", w.Max)
+	}
+	return wres, nil
+}
+
+// measurement is the measurement of a scenario's repetitions through d, as
+// the config says (repetitions, cool-down, seed), reporting to the
+// session's progress, records and telemetry.
+func (s *session) measurement(d *run.Dispatcher) *run.Measurement {
+	return &run.Measurement{
+		Dispatcher: d, Repetitions: s.cfg.Repetitions, Cooldown: s.cfg.Cooldown, Clock: s.clock,
+		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
+		Observe: s.observe,
+	}
 }
 
 // evalRun collects the answers to a scenario's eval items.
@@ -144,7 +172,7 @@ func (s *session) answerEvals(ctx context.Context, sc run.Scenario, d *run.Dispa
 		if e.interleaved {
 			why = fmt.Sprintf("the measurement had room for %d of %d at quality.share %g", e.count(), e.count()+len(rest), s.cfg.Quality.Share)
 		}
-		s.phases.Begin(fmt.Sprintf("%s: answering %d eval items alone, %d at a time (%s)", sc.Config.Name, len(rest), s.cfg.Quality.Concurrency, why))
+		s.begin(fmt.Sprintf("%s: answering %d eval items alone, %d at a time (%s)", sc.Config.Name, len(rest), s.cfg.Quality.Concurrency, why))
 		onRecord := s.onRecord
 		err := d.AnswerEvals(ctx, sc.Config.Name, s.runID, rest, s.cfg.Quality.Concurrency, func(r *result.Record) {
 			e.add(r)

@@ -33,6 +33,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
@@ -82,6 +83,10 @@ type Options struct {
 	// is sent (zero value: the process's).
 	FileLimit run.FileLimit
 
+	// Name, if set, prefixes every phase's title: perfgate ab names its
+	// two arms base and candidate.
+	Name string
+
 	// Phases prints where the run is; Progress the progress of each
 	// repetition; Log, the detail within a phase and the warnings. Each is
 	// silent when nil (perfgate run -q sets none).
@@ -121,6 +126,13 @@ func Run(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, o Op
 		return nil, err
 	}
 
+	return s.result(configHash, started, scenarioResults), nil
+}
+
+// result is the run's result: its identity, as far as the stack told it,
+// and the scenarios measured between started and now.
+func (s *session) result(configHash string, started time.Time, scenarios []result.ScenarioResult) *result.Result {
+	cfg := s.cfg
 	res := &result.Result{
 		Schema: result.Schema,
 		Identity: result.Identity{
@@ -135,19 +147,19 @@ func Run(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, o Op
 		},
 		StartedAt:  started.UTC(),
 		FinishedAt: s.clock.Now().UTC(),
-		Scenarios:  scenarioResults,
+		Scenarios:  scenarios,
 		Compare:    new(cfg.Compare.Result()),
 		Telemetry:  &s.telemetryInfo,
 	}
 	if cfg.Cost != nil {
 		res.Cost = new(cfg.Cost.Result())
 	}
-	return res, nil
+	return res
 }
 
 // newSession is a session of cfg with o's defaults filled in.
 func newSession(cfg *config.Config, o Options) *session {
-	s := &session{cfg: cfg, runID: o.RunID, phases: o.Phases, progress: o.Progress, out: o.Log,
+	s := &session{cfg: cfg, runID: o.RunID, name: o.Name, phases: o.Phases, progress: o.Progress, out: o.Log,
 		onRecord: o.OnRecord, more: o.More, startFunc: o.StartStack, connectFunc: o.Connect,
 		openTelemetryFunc: o.OpenTelemetry, clock: o.Clock}
 	if s.runID == "" {

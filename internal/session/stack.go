@@ -29,6 +29,7 @@ const readyPoll = 200 * time.Millisecond
 type session struct {
 	cfg      *config.Config
 	runID    string
+	name     string // prefixes the phases' titles (Options.Name)
 	phases   *run.Phases
 	progress *run.Progress
 	onRecord func(*result.Record)
@@ -119,11 +120,11 @@ func (s *session) startStack(ctx context.Context) error {
 	managed := st.Kind != config.StackExternal
 	switch {
 	case !managed:
-		s.phases.Begin(fmt.Sprintf("checking the server at %s", s.cfg.Target.BaseURL))
+		s.begin(fmt.Sprintf("checking the server at %s", s.cfg.Target.BaseURL))
 	case st.Kind == config.StackProcess:
-		s.phases.Begin(fmt.Sprintf("starting stack: %s", strings.Join(st.Process.Command, " ")))
+		s.begin(fmt.Sprintf("starting stack: %s", strings.Join(st.Process.Command, " ")))
 	default:
-		s.phases.Begin(fmt.Sprintf("starting stack: container %s", st.Docker.Image))
+		s.begin(fmt.Sprintf("starting stack: container %s", st.Docker.Image))
 	}
 	inst, err := s.startFunc(ctx, st, stack.Options{
 		RunID: fmt.Sprintf("%s-%d", s.runID, s.starts), LogPath: s.logPath(s.starts),
@@ -273,7 +274,7 @@ func (s *session) stopStack() {
 	inst := s.inst
 	s.inst = nil
 	if s.cfg.Stack.Kind != config.StackExternal {
-		s.phases.Begin("stopping stack")
+		s.begin("stopping stack")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.Stack.StopGrace+30*time.Second)
 	defer cancel()
@@ -284,6 +285,15 @@ func (s *session) stopStack() {
 		s.client.CloseIdleConnections() // connections to a stopped server are dead
 	}
 	s.phases.End()
+}
+
+// begin starts a phase, its title prefixed with the run's name when it has
+// one (perfgate ab's "base: ", "candidate: ").
+func (s *session) begin(title string) {
+	if s.name != "" {
+		title = s.name + ": " + title
+	}
+	s.phases.Begin(title)
 }
 
 // detail prints one line within the current phase, unless quiet.

@@ -1,0 +1,387 @@
+// Package ab is `perfgate ab` as a library: a base and a candidate stack
+// measured interleaved on one runner, and compared pair by pair.
+//
+// A stored baseline was measured on another day, maybe on another runner,
+// under another neighbour and another temperature; a drift of the runner
+// between the two shows up as a change of the pull request. An A/B
+// measures both in one job, in rounds: round r measures one repetition of
+// each scenario on each arm, base then candidate in odd rounds and
+// candidate then base in even ones (ABBA), each arm warmed up to steady
+// state before its repetition. Repetition r of both arms is a pair, taken
+// minutes or seconds apart under the same drift, and the verdict tests
+// the paired differences (compare.Options.AB, stat.DecideRounds).
+//
+// The two stacks are held in one of two ways (config.AB.Mode): co-resident,
+// both up at once on different ports, the load switched between them; or
+// swap, one at a time, the running one stopped and the other started at
+// every change of arm, so that every start is a cold-start sample.
+//
+//	if err := ab.Check(base, candidate, baseScenarios, candScenarios); err != nil { ... }
+//	out, err := ab.Run(ctx, base, candidate, baseScenarios, candScenarios, ab.Options{Mode: config.ABSwap})
+//	// out.Base, out.Candidate: each arm's result; out.Verdict: the paired verdict
+//
+// Rounds are sequential as perfgate gate's repetitions are: the
+// candidate's repetitions.min rounds, then more while a gate is
+// undecided, up to repetitions.max, with alpha spent over the looks
+// (compare.Sequential). Errors carry their exit codes (internal/exit).
+package ab
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/session"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// The arms' names, in results (result.ABArm.Arm) and progress lines.
+const (
+	Base      = "base"
+	Candidate = "candidate"
+)
+
+// Options are what an A/B needs besides the two configs.
+type Options struct {
+	// Mode is config.ABCoResident or config.ABSwap; empty takes the
+	// candidate config's ab.mode.
+	Mode string
+	// BaseName and CandidateName name the configs in the verdict (the paths
+	// the user gave).
+	BaseName, CandidateName string
+	// AllowMismatch compares even when the arms' identities differ in what
+	// must match (hardware); the configs must still match (Check).
+	AllowMismatch bool
+	// Session is each arm's session options (stack starter, sender,
+	// telemetry, clock, progress); Name is set per arm.
+	Session session.Options
+	// Looks, if set, receives a line per look and per round.
+	Looks io.Writer
+}
+
+// Outcome is what an A/B produced: each arm's result and the verdict.
+type Outcome struct {
+	Base, Candidate *result.Result
+	Verdict         *compare.Verdict
+}
+
+// Check refuses two configs that do not measure the same thing: the same
+// scenarios in the same order, each with the same workload, load shape,
+// SLOs, sampling, salting, requests and duration, and one seed. What may
+// differ is the stack (its command, image, flags, model, engine) and the
+// target. Every difference is named, in one exit.UsageError.
+func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Scenario) error {
+	var diffs []string
+	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
+	names := func(scs []run.Scenario) []string {
+		out := make([]string, len(scs))
+		for i, s := range scs {
+			out[i] = s.Config.Name
+		}
+		return out
+	}
+	if bn, cn := names(baseScenarios), names(candScenarios); !slices.Equal(bn, cn) {
+		add("scenarios: base has %s, candidate has %s", strings.Join(bn, ", "), strings.Join(cn, ", "))
+	} else {
+		for i := range candScenarios {
+			b, c := baseScenarios[i], candScenarios[i]
+			for _, d := range compare.ScenarioMismatches(probe(b), probe(c)) {
+				add("%s", d.String())
+			}
+			if b.Config.Requests != c.Config.Requests {
+				add("scenario %s: requests: %d → %d", c.Config.Name, b.Config.Requests, c.Config.Requests)
+			}
+			if b.Config.Duration != c.Config.Duration {
+				add("scenario %s: duration: %s → %s", c.Config.Name, b.Config.Duration, c.Config.Duration)
+			}
+		}
+	}
+	if base.Seed != candidate.Seed {
+		add("seed: %d → %d (the arms must draw the same arrivals round by round)", base.Seed, candidate.Seed)
+	}
+	if base.Target.API != candidate.Target.API {
+		add("target.api: %s → %s", base.Target.API, candidate.Target.API)
+	}
+	if len(diffs) == 0 {
+		return nil
+	}
+	return exit.UsageError(fmt.Errorf("the base and candidate configs do not measure the same thing; only the stack and the target may differ:\n  %s",
+		strings.Join(diffs, "\n  ")))
+}
+
+// probe is what a scenario result of sc would say it measured.
+func probe(sc run.Scenario) *result.ScenarioResult {
+	return &result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load.Result(),
+		SLO: sc.Config.SLO.Result(), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+}
+
+// arm is one side of the A/B: its config and, once opened, its stack.
+type arm struct {
+	name      string
+	cfg       *config.Config
+	scenarios []run.Scenario
+	open      *session.Arm
+	running   bool   // its stack is up (swap mode: only one is)
+	first     []bool // per round, whether it went first
+}
+
+// Run measures the A/B and returns both arms' results and the verdict. Both
+// configs must have passed Check. Whatever happens, both stacks are stopped
+// before it returns. A crash of either arm, a broken repetition or a stack
+// that cannot start fails it with exit.RunError; in co-resident mode a
+// second stack that cannot start (a port in use, out of memory) says to
+// try swap.
+func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, candScenarios []run.Scenario, o Options) (*Outcome, error) {
+	mode := o.Mode
+	if mode == "" {
+		mode = candCfg.AB.Mode
+	}
+	if mode != config.ABCoResident && mode != config.ABSwap {
+		return nil, exit.UsageError(fmt.Errorf("mode: want %s or %s, got %q", config.ABCoResident, config.ABSwap, mode))
+	}
+	if err := coResidable(baseCfg, candCfg, mode); err != nil {
+		return nil, err
+	}
+	for _, sc := range candScenarios {
+		if sc.Config.FreshStack && o.Session.Log != nil {
+			fmt.Fprintf(o.Session.Log, "warning: scenario %s: fresh_stack is not applied by perfgate ab: each arm's stack serves every scenario (swap mode restarts it at every change of arm)\n", sc.Config.Name)
+		}
+	}
+	r := &abRun{
+		o: o, mode: mode,
+		base: &arm{name: Base, cfg: baseCfg, scenarios: baseScenarios},
+		cand: &arm{name: Candidate, cfg: candCfg, scenarios: candScenarios},
+		info: &compare.AB{Mode: mode, Base: o.BaseName, Candidate: o.CandidateName},
+	}
+	r.seq = &compare.Sequential{
+		Options: compare.Options{Alpha: candCfg.Compare.Alpha, OnInconclusive: candCfg.Compare.OnInconclusive,
+			Gates: gate.GatesFrom(candCfg), QualityGates: candCfg.QualityGates(), AB: r.info},
+		Min: candCfg.Repetitions.Min, Max: candCfg.Repetitions.Max, Scenarios: len(candScenarios),
+	}
+	defer r.stopAll()
+	if err := r.rounds(ctx); err != nil {
+		return nil, err
+	}
+	baseRes, candRes, err := r.finish(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v, err := r.seq.Final([]*result.Result{baseRes}, candRes, o.AllowMismatch)
+	if err != nil {
+		return nil, exit.UsageError(err)
+	}
+	return &Outcome{Base: baseRes, Candidate: candRes, Verdict: v}, nil
+}
+
+// coResidable refuses two managed stacks that would serve at one address
+// at once.
+func coResidable(base, cand *config.Config, mode string) error {
+	if mode != config.ABCoResident {
+		return nil
+	}
+	if base.Target.BaseURL == cand.Target.BaseURL {
+		return exit.UsageError(fmt.Errorf("both arms serve at %s: co-resident stacks need different ports (give one stack and its target.base_url another port), or use --mode swap to run one at a time",
+			cand.Target.BaseURL))
+	}
+	return nil
+}
+
+// abRun is an A/B in progress.
+type abRun struct {
+	o          Options
+	mode       string
+	base, cand *arm
+	info       *compare.AB
+	seq        *compare.Sequential
+}
+
+// rounds measures the rounds: each scenario still undecided, one
+// repetition per arm per round, in ABBA order, with a look where the
+// sequential test has one.
+func (r *abRun) rounds(ctx context.Context) error {
+	open := map[string]bool{}
+	for _, sc := range r.cand.scenarios {
+		open[sc.Config.Name] = true
+	}
+	maxRounds := max(r.seq.Min, r.seq.Max)
+	for round := 1; round <= maxRounds && len(open) > 0; round++ {
+		order := []*arm{r.base, r.cand}
+		if round%2 == 0 {
+			order = []*arm{r.cand, r.base}
+		}
+		r.info.Order = append(r.info.Order, map[bool]string{true: "AB", false: "BA"}[round%2 == 1])
+		r.info.Rounds = round
+		for i, a := range order {
+			a.first = append(a.first, i == 0)
+			if err := r.measure(ctx, a, round, open); err != nil {
+				return err
+			}
+		}
+		r.look(round, open)
+	}
+	return nil
+}
+
+// measure measures one round of arm a: one repetition of each open
+// scenario, its stack brought up first (swap mode: the other stopped).
+func (r *abRun) measure(ctx context.Context, a *arm, round int, open map[string]bool) error {
+	if err := r.bringUp(ctx, a); err != nil {
+		return err
+	}
+	mctx := ctx
+	if other := r.other(a); r.mode == config.ABCoResident && other.open != nil {
+		// A crash of the idle stack stops the run too.
+		var cancel context.CancelFunc
+		mctx, cancel = other.open.Guard(ctx)
+		defer cancel()
+	}
+	for _, sc := range a.scenarios {
+		if !open[sc.Config.Name] {
+			continue
+		}
+		if err := a.open.Round(mctx, sc, round); err != nil {
+			if cause := context.Cause(mctx); cause != nil && !errors.Is(cause, context.Canceled) && ctx.Err() == nil {
+				return exit.RunError(fmt.Errorf("round %d, %s arm: %w", round, a.name, cause))
+			}
+			return fmt.Errorf("round %d, %s arm: %w", round, a.name, err)
+		}
+	}
+	return nil
+}
+
+// other is the arm that is not a.
+func (r *abRun) other(a *arm) *arm {
+	if a == r.base {
+		return r.cand
+	}
+	return r.base
+}
+
+// bringUp makes a's stack the one serving: opened the first time, and in
+// swap mode started again after the other is stopped.
+func (r *abRun) bringUp(ctx context.Context, a *arm) error {
+	if a.running {
+		return nil
+	}
+	if r.mode == config.ABSwap {
+		if other := r.other(a); other.running {
+			if err := other.open.Stopped(); err != nil {
+				return fmt.Errorf("the %s stack: %w", other.name, err)
+			}
+			other.running = false
+		}
+	}
+	if a.open == nil {
+		so := r.o.Session
+		so.Name = a.name
+		opened, err := session.Open(ctx, a.cfg, so)
+		if err != nil {
+			if r.mode == config.ABCoResident && r.other(a).open != nil && ctx.Err() == nil {
+				return fmt.Errorf("the %s stack did not start beside the %s one: %w (if the two cannot run at once, on one port or in the GPU's memory, use --mode swap)", a.name, r.other(a).name, err)
+			}
+			return fmt.Errorf("the %s stack: %w", a.name, err)
+		}
+		a.open, a.running = opened, true
+		return nil
+	}
+	if err := a.open.Restart(ctx); err != nil {
+		return err
+	}
+	a.running = true
+	return nil
+}
+
+// look takes the sequential test's look after round n where it has one,
+// and closes the scenarios whose gates are all decided.
+func (r *abRun) look(n int, open map[string]bool) {
+	if !r.seq.IsLook(n) {
+		return
+	}
+	baseRes, candRes := r.base.open.Result(), r.cand.open.Result()
+	for _, sc := range r.cand.scenarios {
+		name := sc.Config.Name
+		if !open[name] {
+			continue
+		}
+		part := scenarioOf(candRes, name)
+		baseOnly := &result.Result{Schema: result.Schema, Identity: baseRes.Identity, Scenarios: []result.ScenarioResult{*scenarioOf(baseRes, name)}}
+		undecided, level, err := r.seq.Look(baseOnly, part)
+		if err != nil {
+			continue // the final comparison reports it
+		}
+		if r.o.Looks != nil {
+			if len(undecided) == 0 {
+				fmt.Fprintf(r.o.Looks, "  %s: look at %d rounds (level %.3g): every gate decided\n", name, n, level)
+			} else {
+				fmt.Fprintf(r.o.Looks, "  %s: look at %d rounds (level %.3g): undecided %s; measuring more\n", name, n, level, strings.Join(undecided, ", "))
+			}
+		}
+		if len(undecided) == 0 {
+			delete(open, name)
+		}
+	}
+}
+
+// scenarioOf is the named scenario of res.
+func scenarioOf(res *result.Result, name string) *result.ScenarioResult {
+	for i := range res.Scenarios {
+		if res.Scenarios[i].Name == name {
+			return &res.Scenarios[i]
+		}
+	}
+	return &result.ScenarioResult{Name: name}
+}
+
+// finish answers both arms' eval items (the running arm first), stops both
+// stacks on purpose, checking that neither had crashed, and returns the
+// results.
+func (r *abRun) finish(ctx context.Context) (baseRes, candRes *result.Result, err error) {
+	order := []*arm{r.base, r.cand}
+	if r.cand.running && !r.base.running {
+		order = []*arm{r.cand, r.base}
+	}
+	for _, a := range order {
+		if a.open.Unanswered() > 0 {
+			if err := r.bringUp(ctx, a); err != nil {
+				return nil, nil, err
+			}
+		}
+		if err := a.open.Finish(ctx); err != nil {
+			return nil, nil, fmt.Errorf("the %s arm: %w", a.name, err)
+		}
+	}
+	for _, a := range []*arm{r.base, r.cand} {
+		if a.running {
+			if err := a.open.Stopped(); err != nil {
+				return nil, nil, fmt.Errorf("the %s stack: %w", a.name, err)
+			}
+			a.running = false
+		}
+	}
+	results := make([]*result.Result, 2)
+	for i, a := range []*arm{r.base, r.cand} {
+		res := a.open.Result()
+		res.AB = &result.ABArm{Arm: a.name, Mode: r.mode, First: a.first}
+		results[i] = res
+	}
+	return results[0], results[1], nil
+}
+
+// stopAll stops whatever is still running.
+func (r *abRun) stopAll() {
+	for _, a := range []*arm{r.base, r.cand} {
+		if a.open != nil {
+			a.open.Stop()
+			a.running = false
+		}
+	}
+}

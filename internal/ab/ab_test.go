@@ -1,0 +1,327 @@
+package ab
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/session"
+	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/stack"
+)
+
+// simInstance is a stack double: the in-process simulator serving at the
+// target's address, started at each start as a process would be. It
+// "crashes" when told to.
+type simInstance struct {
+	srv     *sim.Server
+	done    chan struct{}
+	once    sync.Once
+	err     error
+	command []string
+}
+
+func (s *simInstance) Done() <-chan struct{} { return s.done }
+func (s *simInstance) Err() error            { return s.err }
+func (s *simInstance) Tail(int) []string     { return []string{"sim: the last line"} }
+func (s *simInstance) Identity() result.Stack {
+	return result.Stack{Kind: config.StackProcess, Command: s.command}
+}
+func (s *simInstance) Stop(context.Context) error {
+	s.exit(nil)
+	return nil
+}
+
+// exit ends the simulator, once, with err as its exit.
+func (s *simInstance) exit(err error) {
+	s.once.Do(func() {
+		s.err = err
+		_ = s.srv.Close()
+		close(s.done)
+	})
+}
+
+// simStarter starts a simulator for each start, configured by the
+// target's port (slowdown), and remembers the starts.
+type simStarter struct {
+	mu       sync.Mutex
+	slowdown map[string]float64 // by address
+	refuse   map[string]error   // a start at this address fails so
+	starts   []string           // the addresses, in order
+	running  map[string]*simInstance
+}
+
+func newSimStarter() *simStarter {
+	return &simStarter{slowdown: map[string]float64{}, refuse: map[string]error{}, running: map[string]*simInstance{}}
+}
+
+func (s *simStarter) start(ctx context.Context, cfg config.Stack, o stack.Options) (stack.Instance, error) {
+	u, err := url.Parse(o.Target)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.refuse[u.Host]; err != nil {
+		return nil, err
+	}
+	sc := sim.DefaultConfig()
+	sc.StepBase, sc.Jitter = time.Millisecond, 0.02
+	sc.ColdStart = 50 * time.Millisecond
+	if f := s.slowdown[u.Host]; f > 0 {
+		sc.Slowdown = f
+	}
+	srv, err := sim.Start(ctx, u.Host, sc)
+	if err != nil {
+		return nil, fmt.Errorf("start the simulator at %s: %w", u.Host, err)
+	}
+	inst := &simInstance{srv: srv, done: make(chan struct{}), command: []string{"sim", "--addr", u.Host, fmt.Sprintf("--slowdown=%g", sc.Slowdown)}}
+	s.starts = append(s.starts, u.Host)
+	s.running[u.Host] = inst
+	return inst, nil
+}
+
+// crash makes the simulator at addr exit with an error.
+func (s *simStarter) crash(addr string) {
+	s.mu.Lock()
+	inst := s.running[addr]
+	s.mu.Unlock()
+	inst.exit(&stack.ExitError{What: "process sim", Code: 3, Tail: []string{"simulated crash"}})
+}
+
+// freeAddr is a loopback address with a port free a moment ago.
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+	return addr
+}
+
+// armConfig is a config of one small scenario against a process stack at
+// addr (started by a simStarter), with extra YAML appended.
+func armConfig(t *testing.T, addr, extra string) (*config.Config, []run.Scenario) {
+	t.Helper()
+	dir := t.TempDir()
+	yaml := fmt.Sprintf(`
+target: {base_url: "http://%s", model: auto}
+stack:
+  kind: process
+  process: {command: [sim, --addr, %q]}
+  log: %s
+  health_interval: 100ms
+warmup: {window: 100ms, windows: 2, tolerance: 0.5, max: 10s}
+telemetry: {metrics: off, gpu: off}
+gates: {ttft.p99: off, e2e.p99: off, goodput: off, error_rate: off, tpot.p99: +10%%, output_throughput: -5%%}
+%s`, addr, addr, filepath.Join(dir, "stack.log"), extra)
+	if !strings.Contains(extra, "scenarios:") {
+		yaml += `
+scenarios:
+  - name: chat
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 3}
+`
+	}
+	if !strings.Contains(extra, "seed:") {
+		yaml += "seed: 7\n"
+	}
+	if !strings.Contains(extra, "repetitions:") {
+		yaml += "repetitions: 6\n"
+	}
+	path := filepath.Join(dir, "perfgate.yaml")
+	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
+	cfg, err := config.Parse([]byte(yaml), path)
+	require.NoError(t, err)
+	scs, err := run.Prepare(cfg, nil)
+	require.NoError(t, err)
+	return cfg, scs
+}
+
+// A co-resident A/B of a 1.5x slower candidate: both stacks started once,
+// six rounds in ABBA order, the candidate's regression found pair by pair,
+// both results marked with their arm, and both stacks stopped.
+func TestCoResidentFindsASlowerCandidate(t *testing.T) {
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := newSimStarter()
+	st.slowdown[candAddr] = 1.5
+	baseCfg, baseSc := armConfig(t, baseAddr, "")
+	candCfg, candSc := armConfig(t, candAddr, "")
+	require.NoError(t, Check(baseCfg, candCfg, baseSc, candSc))
+	var log bytes.Buffer
+	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
+		BaseName: "base.yaml", CandidateName: "perfgate.yaml",
+		Session: session.Options{StartStack: st.start, Log: &log, Phases: run.NewPhases(&log, false)},
+	})
+	require.NoError(t, err, "log:\n%s", log.String())
+
+	assert.Equal(t, []string{baseAddr, candAddr}, st.starts, "co-resident: each stack starts once")
+	for _, inst := range st.running {
+		select {
+		case <-inst.done:
+		default:
+			t.Errorf("a stack is still running after the A/B")
+		}
+	}
+	v := out.Verdict
+	require.NotNil(t, v.AB)
+	assert.Equal(t, config.ABCoResident, v.AB.Mode)
+	assert.Equal(t, 6, v.AB.Rounds)
+	assert.Equal(t, []string{"AB", "BA", "AB", "BA", "AB", "BA"}, v.AB.Order)
+	assert.Equal(t, "base.yaml", v.AB.Base)
+	assert.Equal(t, "regression", string(v.Outcome), "a 1.5x slower candidate")
+	for _, res := range []*result.Result{out.Base, out.Candidate} {
+		require.Len(t, res.Scenarios, 1)
+		assert.Len(t, res.Scenarios[0].Repetitions, 6)
+		for i, rep := range res.Scenarios[0].Repetitions {
+			assert.Equal(t, i+1, rep.Index, "repetition %d is round %d", i, i+1)
+		}
+	}
+	assert.Equal(t, &result.ABArm{Arm: Base, Mode: config.ABCoResident, First: []bool{true, false, true, false, true, false}}, out.Base.AB)
+	assert.Equal(t, &result.ABArm{Arm: Candidate, Mode: config.ABCoResident, First: []bool{false, true, false, true, false, true}}, out.Candidate.AB)
+	assert.Contains(t, log.String(), "==> base: chat: measuring round 1")
+	assert.Contains(t, log.String(), "==> candidate: chat: measuring round 6")
+}
+
+// Swap mode runs one stack at a time: one start per change of arm (ABBA
+// makes that one per round after the first), every start's cold start in
+// the results, and never two simulators up at once.
+func TestSwapRestartsAtEveryChangeOfArm(t *testing.T) {
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := newSimStarter()
+	baseCfg, baseSc := armConfig(t, baseAddr, "repetitions: 5\n")
+	candCfg, candSc := armConfig(t, candAddr, "repetitions: 5\nab: {mode: swap}\n")
+	var log bytes.Buffer
+	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
+		Session: session.Options{StartStack: st.start, Log: &log, Phases: run.NewPhases(&log, false)},
+	})
+	require.NoError(t, err, "log:\n%s", log.String())
+	// Rounds AB BA AB BA AB: base, cand | (cand) base | (base) cand | (cand) base | (base) cand.
+	assert.Equal(t, []string{baseAddr, candAddr, baseAddr, candAddr, baseAddr, candAddr}, st.starts)
+	assert.Len(t, out.Base.Scenarios[0].ColdStartsMS, 3)
+	assert.Len(t, out.Candidate.Scenarios[0].ColdStartsMS, 3)
+	for _, c := range append(out.Base.Scenarios[0].ColdStartsMS, out.Candidate.Scenarios[0].ColdStartsMS...) {
+		assert.GreaterOrEqual(t, c, 50.0, "a cold start includes the simulator's 50 ms")
+	}
+	assert.Equal(t, config.ABSwap, out.Verdict.AB.Mode)
+	assert.Equal(t, config.ABSwap, out.Base.AB.Mode)
+}
+
+// A crash of the idle stack in co-resident mode stops the run while the
+// other arm measures: exit 3, the crashed arm named, both stacks stopped.
+func TestCoResidentCrashOfTheIdleArmFailsTheRun(t *testing.T) {
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := newSimStarter()
+	long := `
+scenarios:
+  - name: chat
+    synth: {requests: 100000, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 2}
+    duration: 1m
+`
+	baseCfg, baseSc := armConfig(t, baseAddr, long)
+	candCfg, candSc := armConfig(t, candAddr, long)
+	crashed := make(chan struct{})
+	var once sync.Once
+	// The base arm crashes as soon as the candidate measures round 1 (its
+	// 20th request), so the crash happens while the base stack is idle.
+	candCfg.Warmup.Method = config.WarmupNone
+	baseCfg.Warmup.Method = config.WarmupNone
+	var log bytes.Buffer
+	_, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
+		Session: session.Options{StartStack: st.start, Log: &log, Phases: run.NewPhases(&log, false),
+			OnRecord: func(r *result.Record) {
+				if strings.Contains(r.RequestID, "-chat-1-") && strings.HasPrefix(r.Scenario, "chat") {
+					st.mu.Lock()
+					started := len(st.starts) == 2
+					st.mu.Unlock()
+					if started {
+						once.Do(func() { close(crashed); go st.crash(baseAddr) })
+					}
+				}
+			}},
+	})
+	require.Error(t, err)
+	assert.Equal(t, exit.RunFailed, exit.Code(err), "err: %v", err)
+	assert.Contains(t, err.Error(), "the base stack")
+	var crash *stack.CrashError
+	assert.True(t, errors.As(err, &crash), "a *stack.CrashError in %v", err)
+	<-crashed
+	for addr, inst := range st.running {
+		select {
+		case <-inst.done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("the stack at %s is still running after the failed A/B", addr)
+		}
+	}
+}
+
+// In co-resident mode a second stack that cannot start says to try swap;
+// two arms at one address are refused before anything starts.
+func TestCoResidentRefusals(t *testing.T) {
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := newSimStarter()
+	st.refuse[candAddr] = errors.New("CUDA out of memory")
+	baseCfg, baseSc := armConfig(t, baseAddr, "")
+	candCfg, candSc := armConfig(t, candAddr, "")
+	_, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.start}})
+	require.Error(t, err)
+	assert.Equal(t, exit.RunFailed, exit.Code(err))
+	assert.Contains(t, err.Error(), "CUDA out of memory")
+	assert.Contains(t, err.Error(), "use --mode swap")
+	assert.Equal(t, []string{baseAddr}, st.starts)
+
+	same, sameSc := armConfig(t, baseAddr, "")
+	st2 := newSimStarter()
+	_, err = Run(context.Background(), baseCfg, same, baseSc, sameSc, Options{Session: session.Options{StartStack: st2.start}})
+	require.Error(t, err)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	assert.Contains(t, err.Error(), "co-resident stacks need different ports")
+	assert.Empty(t, st2.starts, "refused before anything starts")
+}
+
+// Configs that measure different things are refused with every difference
+// named; the stack and the target may differ.
+func TestCheckNamesEveryDifference(t *testing.T) {
+	a, b := freeAddr(t), freeAddr(t)
+	baseCfg, baseSc := armConfig(t, a, "")
+	candCfg, candSc := armConfig(t, b, `seed: 8
+scenarios:
+  - name: chat
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 4}
+    slo: {ttft: 1s}
+`)
+	err := Check(baseCfg, candCfg, baseSc, candSc)
+	require.Error(t, err)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	for _, want := range []string{"load shape", "SLO", "seed: 7 → 8"} {
+		assert.Contains(t, err.Error(), want)
+	}
+
+	other, otherSc := armConfig(t, b, `
+scenarios:
+  - name: other
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 3}
+`)
+	err = Check(baseCfg, other, baseSc, otherSc)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "scenarios: base has chat, candidate has other")
+}

@@ -1,0 +1,292 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/stack"
+)
+
+// Arm is a stack held open across many short measurements: one side of an
+// A/B (perfgate ab), which measures one repetition of each scenario per
+// round on each of two stacks. Where Run measures a scenario's repetitions
+// in one go, an Arm is told what to measure next:
+//
+//	a, err := session.Open(ctx, cfg, session.Options{Name: "base"})
+//	defer a.Stop()
+//	err = a.Round(ctx, sc, 1) // warm sc up to steady state, then measure repetition 1
+//	err = a.Restart(ctx)      // swap mode: a new cold start
+//	err = a.Finish(ctx)       // answer the eval items the rounds did not carry
+//	res := a.Result()
+//
+// Its stack is watched from the moment it is ready: a crash, even between
+// rounds, cancels whatever runs under Guard, and the next call returns it.
+// An Arm is used from one goroutine at a time.
+type Arm struct {
+	s          *session
+	configHash string
+	started    time.Time
+
+	order      []string // scenario names, in the order first measured
+	scenarios  map[string]*result.ScenarioResult
+	evals      map[string]*evalRun
+	prepared   map[string]run.Scenario
+	coldStarts []float64 // every start's, in milliseconds
+
+	watch     context.Context
+	stopWatch func()
+}
+
+// Open starts cfg's stack as Run does (checking perfgate's limit on open
+// files first), waits until it is ready and identifies it. The Arm holds the
+// stack until Stop; on an error nothing is left running. Errors carry their
+// exit codes as Run's do.
+func Open(ctx context.Context, cfg *config.Config, o Options) (*Arm, error) {
+	configHash := cfg.Hash()
+	if err := o.FileLimit.Ensure(cfg); err != nil {
+		return nil, exit.RunError(err)
+	}
+	s := newSession(cfg, o)
+	a := &Arm{s: s, configHash: configHash, started: s.clock.Now(),
+		scenarios: map[string]*result.ScenarioResult{}, evals: map[string]*evalRun{}, prepared: map[string]run.Scenario{}}
+	if err := a.start(ctx); err != nil {
+		a.Stop()
+		return nil, err
+	}
+	return a, nil
+}
+
+// start starts the stack and watches it.
+func (a *Arm) start(ctx context.Context) error {
+	s := a.s
+	if err := s.startStack(ctx); err != nil {
+		return interrupted(ctx, err)
+	}
+	if s.cfg.Stack.Kind != config.StackExternal {
+		a.coldStarts = append(a.coldStarts, ms(s.coldStart))
+	}
+	a.watch, a.stopWatch = stack.Watch(context.Background(), s.inst, s.health(s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
+	return nil
+}
+
+// endWatch stops watching the stack, and returns its crash if it had
+// crashed (exited on its own, or failed its health checks), else nil.
+func (a *Arm) endWatch() error {
+	if a.stopWatch == nil {
+		return nil
+	}
+	a.stopWatch()
+	a.stopWatch = nil
+	return a.crash()
+}
+
+// crash is the watch's *stack.CrashError, named for the arm, or nil.
+func (a *Arm) crash() error { return a.crashOf(a.watch) }
+
+// crashOf is watch's *stack.CrashError, named for the arm, or nil.
+func (a *Arm) crashOf(watch context.Context) error {
+	if watch == nil {
+		return nil
+	}
+	var crash *stack.CrashError
+	if errors.As(context.Cause(watch), &crash) {
+		return a.named(crash)
+	}
+	return nil
+}
+
+// named prefixes err with the arm's name, when it has one.
+func (a *Arm) named(err error) error {
+	if a.s.name == "" {
+		return err
+	}
+	return fmt.Errorf("the %s stack: %w", a.s.name, err)
+}
+
+// Guard returns a context derived from ctx that is cancelled, with the
+// stack's *stack.CrashError as its cause, as soon as this arm's stack
+// crashes. perfgate ab measures each arm under both arms' guards in
+// co-resident mode, so that a crash of the idle stack stops the run too.
+// Call cancel when done.
+func (a *Arm) Guard(ctx context.Context) (guarded context.Context, cancel context.CancelFunc) {
+	gctx, cancelCause := context.WithCancelCause(ctx)
+	watch := a.watch
+	if watch == nil {
+		return gctx, func() { cancelCause(context.Canceled) }
+	}
+	stopAfter := context.AfterFunc(watch, func() {
+		if err := a.crashOf(watch); err != nil {
+			cancelCause(err)
+		}
+	})
+	return gctx, func() {
+		stopAfter()
+		cancelCause(context.Canceled)
+	}
+}
+
+// Restart stops the stack and starts it again: a new cold start, which is
+// recorded (ColdStartsMS). A stack that crashed before it was stopped is
+// that crash, not a restart.
+func (a *Arm) Restart(ctx context.Context) error {
+	if err := a.endWatch(); err != nil {
+		a.s.stopStack()
+		return exit.RunError(err)
+	}
+	a.s.stopStack()
+	if err := a.start(ctx); err != nil {
+		return a.named(err)
+	}
+	return nil
+}
+
+// Stop stops the stack and closes telemetry; safe to call more than once.
+func (a *Arm) Stop() {
+	_ = a.endWatch()
+	a.s.stopStack()
+	if a.s.telemetry != nil {
+		if err := a.s.telemetry.Close(); err != nil && a.s.out != nil {
+			fmt.Fprintf(a.s.out, "warning: GPU telemetry: %v\n", err)
+		}
+		a.s.telemetry = nil
+	}
+}
+
+// Stopped stops the stack on purpose after the last round and reports a
+// crash the watch had not yet seen (a stack that exited as its last
+// request ended). It is Stop with the crash check.
+func (a *Arm) Stopped() error {
+	err := a.endWatch()
+	a.Stop()
+	if err != nil {
+		return exit.RunError(err)
+	}
+	return nil
+}
+
+// Round warms sc up to steady state, as Run does before a scenario's
+// repetitions, then measures repetition rep of it (the same seeded arrivals
+// as repetition rep of any other run of sc, the other arm's among them).
+// Eval items, when sc carries them in interleaved mode, are mixed into the
+// load round after round until each has been sent once.
+//
+// A broken repetition (no request completed, or too many failed) or a
+// crash of the stack fails it: exit.RunError.
+func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
+	s := a.s
+	c := sc.Config
+	if err := a.crash(); err != nil {
+		return exit.RunError(err)
+	}
+	ctx, cancel := a.Guard(ctx)
+	defer cancel()
+	fail := func(err error) error {
+		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+			err = cause
+		}
+		return interrupted(ctx, fmt.Errorf("scenario %s: %w", c.Name, err))
+	}
+
+	res := a.scenarios[c.Name]
+	if res == nil {
+		r := s.scenarioResult(sc)
+		res = &r
+		a.scenarios[c.Name], a.prepared[c.Name] = res, sc
+		a.order = append(a.order, c.Name)
+		a.evals[c.Name] = s.evals(sc)
+	}
+	dispatcher := &run.Dispatcher{Sender: s.client, Clock: s.clock}
+	wres, err := s.warmUp(ctx, sc, dispatcher)
+	if err != nil {
+		return fail(err)
+	}
+	// The result keeps the first warm-up, or the first that never got
+	// steady, so that the comparison warns of it.
+	if res.Warmup == nil || (res.Warmup.Steady && !wres.Steady) {
+		res.Warmup = wres
+	}
+
+	s.begin(fmt.Sprintf("%s: measuring round %d", c.Name, rep))
+	m := s.measurement(dispatcher)
+	if e := a.evals[c.Name]; e != nil && e.interleaved {
+		m.Evals, m.OnEval = &run.EvalMix{Queue: e.queue, Share: s.cfg.Quality.Share}, e.add
+	}
+	label := fmt.Sprintf("%s round %d", c.Name, rep)
+	if s.name != "" {
+		label = s.name + " " + label
+	}
+	sum, err := m.Repetition(ctx, sc, rep, label)
+	if err != nil {
+		return fail(err)
+	}
+	res.Repetitions = append(res.Repetitions, sum)
+	return nil
+}
+
+// Unanswered is how many eval items no round has carried yet: Finish
+// sends them, so the stack must be up for it.
+func (a *Arm) Unanswered() int {
+	n := 0
+	for _, e := range a.evals {
+		if e != nil {
+			n += e.queue.Left()
+		}
+	}
+	return n
+}
+
+// Finish answers the eval items that the rounds did not carry (all of them
+// in separate mode) and scores every suite, as Run does after a scenario's
+// repetitions. A suite with more failed items than max_error_rate fails it.
+func (a *Arm) Finish(ctx context.Context) error {
+	if err := a.crash(); err != nil {
+		return exit.RunError(err)
+	}
+	ctx, cancel := a.Guard(ctx)
+	defer cancel()
+	for _, name := range a.order {
+		e := a.evals[name]
+		if e == nil {
+			continue
+		}
+		sc := a.prepared[name]
+		dispatcher := &run.Dispatcher{Sender: a.s.client, Clock: a.s.clock}
+		suites, err := a.s.answerEvals(ctx, sc, dispatcher, e)
+		if err != nil {
+			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+				err = cause
+			}
+			return interrupted(ctx, err)
+		}
+		a.scenarios[name].Quality = suites
+	}
+	return nil
+}
+
+// Result is what the arm measured, as Run's result: its identity, and each
+// scenario in the order first measured with its repetitions in round order.
+// With more than one start, every scenario carries every start's cold start
+// (ColdStartsMS): in swap mode these are the cold_start gate's samples.
+func (a *Arm) Result() *result.Result {
+	scenarios := make([]result.ScenarioResult, 0, len(a.order))
+	for _, name := range a.order {
+		sc := *a.scenarios[name]
+		if len(a.coldStarts) > 0 {
+			sc.ColdStartMS = a.coldStarts[0]
+		}
+		if len(a.coldStarts) > 1 {
+			sc.ColdStartsMS = append([]float64(nil), a.coldStarts...)
+		}
+		scenarios = append(scenarios, sc)
+	}
+	return a.s.result(a.configHash, a.started, scenarios)
+}
+
+// Model is the model the arm's target serves, model: auto resolved.
+func (a *Arm) Model() string { return a.s.cfg.Target.Model }

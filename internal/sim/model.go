@@ -30,8 +30,10 @@ func newStepModel(cfg Config, start time.Time) *stepModel {
 		rng: rand.New(rand.NewPCG(uint64(cfg.Seed), 0x9e3779b97f4a7c15)),
 	}
 	if !cfg.DriftEpoch.IsZero() {
-		// cfg.DriftEpoch has no monotonic reading, so this is wall-clock
-		// time; engine time after Start is monotonic from there on.
+		// An epoch parsed from a flag has no monotonic reading, so this is
+		// wall-clock time (one from time.Now in the same process keeps
+		// its monotonic reading and gives the same, steadier); engine time
+		// after Start is monotonic from there on.
 		m.sinceEpoch = start.Sub(cfg.DriftEpoch)
 	}
 	if cfg.StallEvery > 0 && cfg.Stall > 0 {

@@ -31,8 +31,17 @@ KV-cache capacity beyond which requests wait, and seeded jitter.
 It is a test double for perfgate itself: its defaults approximate a 7-8B model
 on one H100 at small batch, and nothing measured on it is a GPU figure. Flags
 inject regressions (--slowdown, --jitter, --stall-every/--stall, --error-rate,
---cold-start, --warm-up, --unhealthy-after, --exit-after). --truth writes the server-side time of every token,
-the ground truth perfgate's own tests measure against.
+--cold-start, --warm-up, --unhealthy-after, --exit-after, --drift). --truth
+writes the server-side time of every token, the ground truth perfgate's own
+tests measure against.
+
+--drift R makes step time drift with wall-clock time, as heat or a noisy
+neighbour would: it is multiplied by 1 + R*m, m the minutes since
+--drift-epoch (Unix seconds or RFC 3339; by default the simulator's start).
+Every simulator given the same epoch sees the same factor at the same instant,
+so give one --drift-epoch to both arms of an A/B and to a simulator started
+again (swap mode); otherwise each begins a ramp of its own at 1. It exists to
+show what measuring base and candidate interleaved cancels.
 
 --answers FILE (an eval suite, repeatable) makes it answer the suite's items:
 each right with probability --accuracy, drawn once per item from --seed,
@@ -45,7 +54,8 @@ right answers wrong.
 It runs until interrupted (Ctrl-C or SIGTERM).`,
 		Example: `  perfgate sim --addr 127.0.0.1:8000
   perfgate sim --slowdown 1.3 --error-rate 0.01 --truth truth.jsonl
-  perfgate sim --answers evals/smoke.jsonl --accuracy 0.8`,
+  perfgate sim --answers evals/smoke.jsonl --accuracy 0.8
+  perfgate sim --drift 0.3 --drift-epoch "$(date +%s)"`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			cfg.Version = version.String()
@@ -80,6 +90,10 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 				return exit.RunError(fmt.Errorf("start simulator: %w", err))
 			}
 			fmt.Fprintf(stderr, "perfgate sim: serving model %q on %s (a test double: nothing measured on it is a GPU figure)\n", cfg.Model, s.URL())
+			if cfg.Drift > 0 {
+				fmt.Fprintf(stderr, "perfgate sim: step time drifts +%g%% a minute from %s (give every simulator of a test or an A/B this --drift-epoch)\n",
+					100*cfg.Drift, s.DriftEpoch().UTC().Format(time.RFC3339Nano))
+			}
 			if len(cfg.Answers) > 0 {
 				n := 0
 				for _, su := range cfg.Answers {

@@ -64,6 +64,19 @@ type Config struct {
 	// that decays linearly from WarmUpFactor to 1.
 	WarmUp       time.Duration
 	WarmUpFactor float64
+	// Drift makes step time grow with wall-clock time, as heat or a noisy
+	// neighbour would: step time is multiplied by 1 + Drift×m, m the minutes
+	// of wall-clock time since DriftEpoch (0 before it), capped at
+	// maxDriftFactor. A rate per minute: 0.3 is +30% a minute; 0 is off.
+	// It exists to show why an A/B measures its arms interleaved.
+	Drift float64
+	// DriftEpoch is the wall-clock instant Drift counts from; the zero time
+	// means this simulator's Start. The factor is a function of wall-clock
+	// time and DriftEpoch alone, so every simulator given the same epoch
+	// (both arms of an A/B, or one stopped and started again) sees the same
+	// factor at the same instant: a test or an A/B must give them all one
+	// epoch, or each starts its own ramp at 1.
+	DriftEpoch time.Time
 	// Answers are eval suites whose items the sim answers (--answers): a
 	// request whose prompt text (chat: the messages' contents joined by
 	// newlines; completions: the prompt) is an item's gets the item's right
@@ -103,6 +116,8 @@ type Config struct {
 //   - Jitter 0.02: step times of a real engine vary by a few percent.
 //   - Slowdown 1, ErrorRate 0, no stalls, no cold start, no warm-up: a
 //     healthy engine; regressions are opted into.
+//   - Drift 0: no drift; DriftEpoch zero: when set, drift counts from
+//     the simulator's own start.
 //   - Accuracy 1: with --answers, every item is answered right.
 //   - WarmUpFactor 2: first steps after start (CUDA graphs, allocator,
 //     caches) are about twice as slow when a WarmUp period is set.
@@ -147,6 +162,8 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&c.UnhealthyAfter, "unhealthy-after", c.UnhealthyAfter, "/health answers 503 from this long after start, completions still served (duration; 0 = never)")
 	fs.DurationVar(&c.WarmUp, "warm-up", c.WarmUp, "after ready, step time is inflated for this long, decaying linearly (duration; 0 = none)")
 	fs.Float64Var(&c.WarmUpFactor, "warm-up-factor", c.WarmUpFactor, "step time multiplier at the start of warm-up (factor, >= 1)")
+	fs.Float64Var(&c.Drift, "drift", c.Drift, "step time is multiplied by 1 + R*m, m the minutes of wall-clock time since --drift-epoch: a drift like heat or a noisy neighbour, the same for every simulator given that epoch (rate `R` per minute, in [0,1000]; 0.3 = +30% a minute; 0 = off)")
+	fs.Var((*epochValue)(&c.DriftEpoch), "drift-epoch", "the wall-clock instant --drift counts from, as Unix seconds (integer or decimal) or RFC 3339; give every simulator of a test or an A/B the same `T`, and the same again to one restarted (default: this simulator's start)")
 	fs.Float64Var(&c.Accuracy, "accuracy", c.Accuracy, "share of --answers items answered right, each drawn once from --seed; a lower accuracy only turns right answers wrong (fraction in [0,1]; for testing perfgate's quality gates, not models)")
 }
 
@@ -191,6 +208,13 @@ func (c Config) Validate() error {
 	}
 	if !(c.WarmUpFactor >= 1) || c.WarmUpFactor > 1e6 {
 		bad("warm-up-factor", "must be in [1,1e6], got %g", c.WarmUpFactor)
+	}
+	if !(c.Drift >= 0 && c.Drift <= maxDrift) { // NaN fails both
+		bad("drift", "must be a rate per minute in [0,%g] (0.3 = +30%% a minute), got %g", float64(maxDrift), c.Drift)
+	}
+	if !c.DriftEpoch.IsZero() && (c.DriftEpoch.Before(minEpoch) || !c.DriftEpoch.Before(maxEpoch)) {
+		bad("drift-epoch", "must be from %d to %d in Unix seconds (years 1970 to 2199; milliseconds? divide by 1000), got %s",
+			minEpoch.Unix(), maxEpoch.Unix()-1, formatEpoch(c.DriftEpoch))
 	}
 	if !(c.Accuracy >= 0 && c.Accuracy <= 1) {
 		bad("accuracy", "must be in [0,1], got %g", c.Accuracy)

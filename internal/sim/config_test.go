@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,12 @@ func TestValidate(t *testing.T) {
 		{"cold start", func(c *Config) { c.ColdStart = -1 }, "--cold-start"},
 		{"warm up", func(c *Config) { c.WarmUp = -1 }, "--warm-up:"},
 		{"warm up factor", func(c *Config) { c.WarmUpFactor = 0.5 }, "--warm-up-factor"},
+		{"drift negative", func(c *Config) { c.Drift = -0.1 }, "--drift: must be a rate per minute in [0,1000] (0.3 = +30% a minute), got -0.1"},
+		{"drift NaN", func(c *Config) { c.Drift = math.NaN() }, "--drift: must be a rate per minute in [0,1000]"},
+		{"drift infinite", func(c *Config) { c.Drift = math.Inf(1) }, "got +Inf"},
+		{"drift too fast", func(c *Config) { c.Drift = 1001 }, "got 1001"},
+		{"drift epoch before 1970", func(c *Config) { c.DriftEpoch = time.Unix(-1, 0) }, "--drift-epoch: must be from 0 to 7258118399 in Unix seconds"},
+		{"drift epoch in milliseconds", func(c *Config) { c.DriftEpoch = time.Unix(1767225600000, 0) }, "milliseconds? divide by 1000"},
 		{"model", func(c *Config) { c.Model = "" }, "--model"},
 		{"zero value", func(c *Config) { *c = Config{} }, "--max-batch"},
 	} {
@@ -55,7 +62,7 @@ func TestRegisterFlags(t *testing.T) {
 	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
 	RegisterFlags(fs, &c)
 	for _, name := range []string{"model", "max-batch", "kv-cache-tokens", "step-base", "per-seq", "per-prefill-token",
-		"prefill-budget", "seed", "slowdown", "jitter", "stall-every", "stall", "error-rate", "cold-start", "warm-up", "warm-up-factor"} {
+		"prefill-budget", "seed", "slowdown", "jitter", "stall-every", "stall", "error-rate", "cold-start", "warm-up", "warm-up-factor", "drift", "drift-epoch"} {
 		f := fs.Lookup(name)
 		require.NotNil(t, f, "--%s", name)
 		require.NotEmpty(t, f.Usage, "--%s", name)

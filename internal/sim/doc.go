@@ -18,9 +18,20 @@
 //     tokens (chunked prefill: a long prompt takes several steps), then every
 //     sequence whose prefill is done emits one token at the end of the step.
 //   - Step time = (StepBase + PerSeq×running + PerPrefillToken×prefill tokens)
-//     × Slowdown × warm-up factor × seeded jitter, plus Stall when one is due.
-//     Steps are scheduled by absolute deadlines on the monotonic clock, so
-//     timer lateness does not accumulate.
+//     × Slowdown × warm-up factor × drift factor × seeded jitter, plus Stall
+//     when one is due. Steps are scheduled by absolute deadlines on the
+//     monotonic clock, so timer lateness does not accumulate.
+//   - Drift (--drift R) stands for heat or a noisy neighbour: the drift
+//     factor is 1 + R×m, m the minutes of wall-clock time since DriftEpoch
+//     (--drift-epoch; by default the simulator's own Start), taken when a
+//     step starts. It is a function of the wall clock and the epoch alone,
+//     so every simulator given one epoch sees one factor at one instant:
+//     the two arms of an A/B drift together, and a simulator stopped and
+//     started again (an A/B in swap mode) goes on up the same ramp instead
+//     of starting over at 1. A test or an A/B must therefore give all its
+//     simulators the same epoch; Server.DriftEpoch says which one a
+//     simulator uses, Server.DriftFactor and the truth records'
+//     drift_factor the factor in force.
 //   - Tokens: one prompt token per whitespace-separated word (chat: all
 //     messages' contents), at least one; one output word per token, each its
 //     own SSE chunk; output length is max_tokens (finish_reason "length").
@@ -38,10 +49,17 @@
 //     request's "model" is not checked against the served name.
 //   - A block prefix cache (16-token blocks keyed by their whole prefix, as in
 //     vLLM's automatic prefix caching): cached blocks skip prefill.
-//   - Knobs inject regressions: Slowdown, Jitter, stalls, ErrorRate, ColdStart
-//     and a warm-up period. Jitter, stalls and errors draw from one seeded
-//     source in the step loop, so the same seed and the same arrivals give the
-//     same behaviour.
+//   - Knobs inject regressions: Slowdown, Jitter, stalls, ErrorRate, ColdStart,
+//     a warm-up period and Drift. Jitter, stalls and errors draw from one
+//     seeded source in the step loop, so the same seed and the same arrivals
+//     give the same behaviour. Drift draws nothing from that source, so it
+//     does not change the draws, only scales the steps they apply to; it
+//     depends on where Start falls after the drift epoch, so the promise
+//     with drift is: the same seed, the same arrivals (since Start) and the
+//     same offset of Start from the epoch give the same behaviour. With the
+//     default epoch (Start itself) the offset is always 0 and the promise is
+//     as without drift; with a shared epoch a simulator started later is
+//     further up the ramp, which is the point.
 //
 // With the defaults it approximates a 7-8B model in bf16 on one H100 at small
 // batch: tens of milliseconds to the first token for short prompts and about

@@ -113,7 +113,7 @@ func newEngine(cfg Config, start time.Time, m *metrics) *engine {
 	e := &engine{
 		cfg:       cfg,
 		start:     start,
-		model:     newStepModel(cfg),
+		model:     newStepModel(cfg, start),
 		m:         m,
 		zeroDelay: cfg.StepBase == 0 && cfg.PerSeq == 0 && cfg.PerPrefillToken == 0,
 		submit:    make(chan *seq, 256),

@@ -203,6 +203,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 	}
 	w.Header().Set("X-Request-Id", id)
 	rec := &TruthRecord{RequestID: id, ArrivalNS: s.ns(arrival)}
+	if s.cfg.Drift > 0 {
+		rec.DriftFactor = s.DriftFactor(arrival)
+	}
 	defer func() {
 		if rec.EndNS == 0 {
 			rec.EndNS = s.ns(time.Now())

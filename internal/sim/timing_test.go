@@ -133,7 +133,7 @@ func TestStepModelDeterministic(t *testing.T) {
 	run := func(seed int64) []time.Duration {
 		c := cfg
 		c.Seed = seed
-		m := newStepModel(c)
+		m := newStepModel(c, time.Now())
 		var out []time.Duration
 		at := time.Duration(0)
 		for i := range 200 {
@@ -154,7 +154,7 @@ func TestStepModelDeterministic(t *testing.T) {
 	// Stalls: one step per StallEvery of engine time takes Stall longer.
 	c0 := cfg
 	c0.Jitter = 0
-	m := newStepModel(c0)
+	m := newStepModel(c0, time.Now())
 	stalls := 0
 	at := time.Duration(0)
 	for at < time.Second {
@@ -173,7 +173,7 @@ func TestWarmUpFactor(t *testing.T) {
 	cfg.ColdStart = time.Second
 	cfg.WarmUp = 10 * time.Second
 	cfg.WarmUpFactor = 3
-	m := newStepModel(cfg)
+	m := newStepModel(cfg, time.Now())
 	for _, tc := range []struct {
 		at   time.Duration
 		want float64

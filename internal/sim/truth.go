@@ -38,6 +38,9 @@ type TruthRecord struct {
 	EvalSuite string `json:"eval_suite,omitempty"`
 	EvalItem  string `json:"eval_item,omitempty"`
 	EvalRight *bool  `json:"eval_right,omitempty"`
+	// DriftFactor is the factor Config.Drift multiplied step time by when
+	// the request arrived (Server.DriftFactor); absent without Drift.
+	DriftFactor float64 `json:"drift_factor,omitempty"`
 }
 
 // truthWriter serialises TruthRecords through a buffer. Records written

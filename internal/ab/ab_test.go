@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -23,86 +22,29 @@ import (
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
 	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/simstack"
 	"github.com/perfgate/perfgate/internal/stack"
 )
 
-// simInstance is a stack double: the in-process simulator serving at the
-// target's address, started at each start as a process would be. It
-// "crashes" when told to.
-type simInstance struct {
-	srv     *sim.Server
-	done    chan struct{}
-	once    sync.Once
-	err     error
-	command []string
-}
-
-func (s *simInstance) Done() <-chan struct{} { return s.done }
-func (s *simInstance) Err() error            { return s.err }
-func (s *simInstance) Tail(int) []string     { return []string{"sim: the last line"} }
-func (s *simInstance) Identity() result.Stack {
-	return result.Stack{Kind: config.StackProcess, Command: s.command}
-}
-func (s *simInstance) Stop(context.Context) error {
-	s.exit(nil)
-	return nil
-}
-
-// exit ends the simulator, once, with err as its exit.
-func (s *simInstance) exit(err error) {
-	s.once.Do(func() {
-		s.err = err
-		_ = s.srv.Close()
-		close(s.done)
-	})
-}
-
-// simStarter starts a simulator for each start, configured by the
-// target's port (slowdown), and remembers the starts.
+// simStarter starts the in-process simulator at each arm's address, with
+// short steps, a 50 ms cold start, and a slowdown by address.
 type simStarter struct {
-	mu       sync.Mutex
-	slowdown map[string]float64 // by address
-	refuse   map[string]error   // a start at this address fails so
-	starts   []string           // the addresses, in order
-	running  map[string]*simInstance
+	*simstack.Starter
+	slowdown map[string]float64
 }
 
 func newSimStarter() *simStarter {
-	return &simStarter{slowdown: map[string]float64{}, refuse: map[string]error{}, running: map[string]*simInstance{}}
-}
-
-func (s *simStarter) start(ctx context.Context, cfg config.Stack, o stack.Options) (stack.Instance, error) {
-	u, err := url.Parse(o.Target)
-	if err != nil {
-		return nil, err
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.refuse[u.Host]; err != nil {
-		return nil, err
-	}
-	sc := sim.DefaultConfig()
-	sc.StepBase, sc.Jitter = time.Millisecond, 0.02
-	sc.ColdStart = 50 * time.Millisecond
-	if f := s.slowdown[u.Host]; f > 0 {
-		sc.Slowdown = f
-	}
-	srv, err := sim.Start(ctx, u.Host, sc)
-	if err != nil {
-		return nil, fmt.Errorf("start the simulator at %s: %w", u.Host, err)
-	}
-	inst := &simInstance{srv: srv, done: make(chan struct{}), command: []string{"sim", "--addr", u.Host, fmt.Sprintf("--slowdown=%g", sc.Slowdown)}}
-	s.starts = append(s.starts, u.Host)
-	s.running[u.Host] = inst
-	return inst, nil
-}
-
-// crash makes the simulator at addr exit with an error.
-func (s *simStarter) crash(addr string) {
-	s.mu.Lock()
-	inst := s.running[addr]
-	s.mu.Unlock()
-	inst.exit(&stack.ExitError{What: "process sim", Code: 3, Tail: []string{"simulated crash"}})
+	st := &simStarter{slowdown: map[string]float64{}}
+	st.Starter = simstack.New(func(addr string) sim.Config {
+		sc := sim.DefaultConfig()
+		sc.StepBase, sc.Jitter = time.Millisecond, 0.02
+		sc.ColdStart = 50 * time.Millisecond
+		if f := st.slowdown[addr]; f > 0 {
+			sc.Slowdown = f
+		}
+		return sc
+	})
+	return st
 }
 
 // freeAddr is a loopback address with a port free a moment ago.
@@ -167,17 +109,13 @@ func TestCoResidentFindsASlowerCandidate(t *testing.T) {
 	var log bytes.Buffer
 	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
 		BaseName: "base.yaml", CandidateName: "perfgate.yaml",
-		Session: session.Options{StartStack: st.start, Log: &log, Phases: run.NewPhases(&log, false)},
+		Session: session.Options{StartStack: st.Start, Log: &log, Phases: run.NewPhases(&log, false)},
 	})
 	require.NoError(t, err, "log:\n%s", log.String())
 
-	assert.Equal(t, []string{baseAddr, candAddr}, st.starts, "co-resident: each stack starts once")
-	for _, inst := range st.running {
-		select {
-		case <-inst.done:
-		default:
-			t.Errorf("a stack is still running after the A/B")
-		}
+	assert.Equal(t, []string{baseAddr, candAddr}, st.Starts(), "co-resident: each stack starts once")
+	for _, addr := range []string{baseAddr, candAddr} {
+		assert.True(t, st.Running(addr).Stopped(), "the stack at %s is still running after the A/B", addr)
 	}
 	v := out.Verdict
 	require.NotNil(t, v.AB)
@@ -209,11 +147,11 @@ func TestSwapRestartsAtEveryChangeOfArm(t *testing.T) {
 	candCfg, candSc := armConfig(t, candAddr, "repetitions: 5\nab: {mode: swap}\n")
 	var log bytes.Buffer
 	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
-		Session: session.Options{StartStack: st.start, Log: &log, Phases: run.NewPhases(&log, false)},
+		Session: session.Options{StartStack: st.Start, Log: &log, Phases: run.NewPhases(&log, false)},
 	})
 	require.NoError(t, err, "log:\n%s", log.String())
 	// Rounds AB BA AB BA AB: base, cand | (cand) base | (base) cand | (cand) base | (base) cand.
-	assert.Equal(t, []string{baseAddr, candAddr, baseAddr, candAddr, baseAddr, candAddr}, st.starts)
+	assert.Equal(t, []string{baseAddr, candAddr, baseAddr, candAddr, baseAddr, candAddr}, st.Starts())
 	assert.Len(t, out.Base.Scenarios[0].ColdStartsMS, 3)
 	assert.Len(t, out.Candidate.Scenarios[0].ColdStartsMS, 3)
 	for _, c := range append(out.Base.Scenarios[0].ColdStartsMS, out.Candidate.Scenarios[0].ColdStartsMS...) {
@@ -233,27 +171,23 @@ scenarios:
   - name: chat
     synth: {requests: 100000, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
     load: {type: closed, concurrency: 2}
-    duration: 1m
+    duration: 1s
 `
 	baseCfg, baseSc := armConfig(t, baseAddr, long)
 	candCfg, candSc := armConfig(t, candAddr, long)
 	crashed := make(chan struct{})
 	var once sync.Once
-	// The base arm crashes as soon as the candidate measures round 1 (its
-	// 20th request), so the crash happens while the base stack is idle.
+	// The base arm crashes as soon as the candidate, started after the
+	// base's first repetition, completes a request: the base stack is idle
+	// then.
 	candCfg.Warmup.Method = config.WarmupNone
 	baseCfg.Warmup.Method = config.WarmupNone
 	var log bytes.Buffer
 	_, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
-		Session: session.Options{StartStack: st.start, Log: &log, Phases: run.NewPhases(&log, false),
+		Session: session.Options{StartStack: st.Start, Log: &log, Phases: run.NewPhases(&log, false),
 			OnRecord: func(r *result.Record) {
-				if strings.Contains(r.RequestID, "-chat-1-") && strings.HasPrefix(r.Scenario, "chat") {
-					st.mu.Lock()
-					started := len(st.starts) == 2
-					st.mu.Unlock()
-					if started {
-						once.Do(func() { close(crashed); go st.crash(baseAddr) })
-					}
+				if len(st.Starts()) == 2 {
+					once.Do(func() { close(crashed); go st.Running(baseAddr).Crash() })
 				}
 			}},
 	})
@@ -263,12 +197,8 @@ scenarios:
 	var crash *stack.CrashError
 	assert.True(t, errors.As(err, &crash), "a *stack.CrashError in %v", err)
 	<-crashed
-	for addr, inst := range st.running {
-		select {
-		case <-inst.done:
-		case <-time.After(10 * time.Second):
-			t.Errorf("the stack at %s is still running after the failed A/B", addr)
-		}
+	for _, addr := range []string{baseAddr, candAddr} {
+		assert.True(t, st.Running(addr).Stopped(), "the stack at %s is still running after the failed A/B", addr)
 	}
 }
 
@@ -277,23 +207,23 @@ scenarios:
 func TestCoResidentRefusals(t *testing.T) {
 	baseAddr, candAddr := freeAddr(t), freeAddr(t)
 	st := newSimStarter()
-	st.refuse[candAddr] = errors.New("CUDA out of memory")
+	st.Refuse(candAddr, errors.New("CUDA out of memory"))
 	baseCfg, baseSc := armConfig(t, baseAddr, "")
 	candCfg, candSc := armConfig(t, candAddr, "")
-	_, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.start}})
+	_, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.Start}})
 	require.Error(t, err)
 	assert.Equal(t, exit.RunFailed, exit.Code(err))
 	assert.Contains(t, err.Error(), "CUDA out of memory")
 	assert.Contains(t, err.Error(), "use --mode swap")
-	assert.Equal(t, []string{baseAddr}, st.starts)
+	assert.Equal(t, []string{baseAddr}, st.Starts())
 
 	same, sameSc := armConfig(t, baseAddr, "")
 	st2 := newSimStarter()
-	_, err = Run(context.Background(), baseCfg, same, baseSc, sameSc, Options{Session: session.Options{StartStack: st2.start}})
+	_, err = Run(context.Background(), baseCfg, same, baseSc, sameSc, Options{Session: session.Options{StartStack: st2.Start}})
 	require.Error(t, err)
 	assert.Equal(t, exit.Usage, exit.Code(err))
 	assert.Contains(t, err.Error(), "co-resident stacks need different ports")
-	assert.Empty(t, st2.starts, "refused before anything starts")
+	assert.Empty(t, st2.Starts(), "refused before anything starts")
 }
 
 // Configs that measure different things are refused with every difference

@@ -85,6 +85,9 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	f := cmd.Flags()
 	f.StringVar(&o.basePath, "base", "", "the base arm's config (the base branch's perfgate.yaml)")
 	f.StringVarP(&o.candPath, "candidate", "c", "perfgate.yaml", "the candidate arm's config")
+	// --config, as every other command names its config, for the action.
+	f.StringVar(&o.candPath, "config", "perfgate.yaml", "the candidate arm's config (same as --candidate)")
+	_ = f.MarkHidden("config")
 	f.StringVar(&o.mode, "mode", "", "how the two stacks are held: co-resident or swap (default: ab.mode of the candidate config)")
 	f.StringVarP(&o.output, "output", "o", "result.json", "the candidate arm's result file")
 	f.StringVar(&o.baseOutput, "base-output", "base-result.json", "the base arm's result file")

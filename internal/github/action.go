@@ -67,18 +67,43 @@ func (a *Action) InActions() bool {
 	return a.getenv("GITHUB_ACTIONS") == "true"
 }
 
+// Mode is the perfgate command the action runs: the mode input, gate
+// (the default) or ab; anything else is an error naming it.
+func (a *Action) Mode() (string, error) {
+	switch v := strings.ToLower(a.gha.GetInput("mode")); v {
+	case "", ModeGate:
+		return ModeGate, nil
+	case ModeAB:
+		return ModeAB, nil
+	default:
+		return "", fmt.Errorf("input mode: %q is not gate or ab", v)
+	}
+}
+
 // Args turns the action's inputs (INPUT_<NAME> variables, trimmed) into
-// `perfgate gate` arguments: one "--flag=value" per input whose value is
-// non-empty, in the order of [Inputs]. An input left empty passes no flag, so
-// the gate's own default applies. A Bool input must be true or false (any
-// case); anything else is an error naming the input and the value, because a
-// typo such as "flase" must not silently mean true.
-func (a *Action) Args() ([]string, error) {
+// arguments of the command of mode (Mode): one "--flag=value" per input
+// whose value is non-empty, in the order of [Inputs]. An input left empty
+// passes no flag, so the command's own default applies. A Bool input must
+// be true or false (any case); anything else is an error naming the input
+// and the value, because a typo such as "flase" must not silently mean
+// true. An input of the other mode (baselines in mode ab, base-config in
+// mode gate) set to anything but its default is an error too: it would
+// otherwise be ignored.
+func (a *Action) Args(mode string) ([]string, error) {
 	var args []string
 	for _, in := range Inputs {
+		if in.Flag == "" {
+			continue // mode: the command itself
+		}
 		v := a.gha.GetInput(in.Name)
 		if v == "" {
 			continue
+		}
+		if in.Only != "" && in.Only != mode {
+			if v == in.Default {
+				continue
+			}
+			return nil, fmt.Errorf("input %s is for mode %s, and this step's mode is %s", in.Name, in.Only, mode)
 		}
 		if in.Bool {
 			switch strings.ToLower(v) {
@@ -89,6 +114,9 @@ func (a *Action) Args() ([]string, error) {
 			}
 		}
 		args = append(args, "--"+in.Flag+"="+v)
+	}
+	if mode == ModeAB && a.gha.GetInput("base-config") == "" {
+		return nil, fmt.Errorf("input base-config: mode ab needs the base arm's config (the base branch's perfgate.yaml)")
 	}
 	return args, nil
 }

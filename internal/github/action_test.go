@@ -93,7 +93,7 @@ func TestArgs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := NewAction(tt.env.getenv, &bytes.Buffer{}).Args()
+			got, err := NewAction(tt.env.getenv, &bytes.Buffer{}).Args(ModeGate)
 			if tt.wantErr != "" {
 				require.EqualError(t, err, tt.wantErr)
 				return
@@ -388,5 +388,50 @@ func TestFork(t *testing.T) {
 	for _, tt := range tests {
 		e := Event{Owner: "acme", Repo: "perfgate-demo", HeadRepo: tt.headRepo}
 		assert.Equal(t, tt.want, e.Fork(), "Event{HeadRepo: %q}.Fork()", tt.headRepo)
+	}
+}
+
+// mode picks the command; the inputs of the other mode are refused unless
+// left at their defaults, and mode ab needs its base config.
+func TestModeAndItsInputs(t *testing.T) {
+	tests := []struct {
+		name     string
+		env      env
+		wantMode string
+		want     []string
+		wantErr  string
+	}{
+		{name: "gate by default", env: env{"INPUT_CONFIG": "perfgate.yaml"}, wantMode: ModeGate, want: []string{"--config=perfgate.yaml"}},
+		{
+			name:     "ab",
+			env:      env{"INPUT_MODE": "AB", "INPUT_BASE-CONFIG": "base/perfgate.yaml", "INPUT_CONFIG": "pr/perfgate.yaml", "INPUT_AB-MODE": "swap"},
+			wantMode: ModeAB,
+			want:     []string{"--config=pr/perfgate.yaml", "--base=base/perfgate.yaml", "--mode=swap"},
+		},
+		{name: "ab without a base", env: env{"INPUT_MODE": "ab"}, wantMode: ModeAB, wantErr: "input base-config: mode ab needs the base arm's config (the base branch's perfgate.yaml)"},
+		{name: "baselines in mode ab", env: env{"INPUT_MODE": "ab", "INPUT_BASE-CONFIG": "b.yaml", "INPUT_BASELINES": "perf/baselines"}, wantMode: ModeAB,
+			wantErr: "input baselines is for mode gate, and this step's mode is ab"},
+		{name: "base-config in mode gate", env: env{"INPUT_BASE-CONFIG": "b.yaml"}, wantMode: ModeGate,
+			wantErr: "input base-config is for mode ab, and this step's mode is gate"},
+		{name: "unknown mode", env: env{"INPUT_MODE": "compare"}, wantErr: `input mode: "compare" is not gate or ab`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			a := NewAction(tt.env.getenv, &bytes.Buffer{})
+			mode, err := a.Mode()
+			if tt.wantMode == "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantMode, mode)
+			got, err := a.Args(mode)
+			if tt.wantErr != "" {
+				require.EqualError(t, err, tt.wantErr)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got)
+		})
 	}
 }

@@ -27,7 +27,8 @@
 // budget:
 //
 //	a := github.NewAction(os.Getenv, os.Stdout)
-//	args, err := a.Args()               // perfgate gate <args>
+//	mode, err := a.Mode()               // gate or ab
+//	args, err := a.Args(mode)           // perfgate <mode> <args>
 //	ev, err := a.Event()                // which pull request, which head
 //	c, err := github.NewCommenter(token, ev.APIURL)
 //	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)

@@ -6,7 +6,8 @@ package github
 // the inputs into gate arguments from it.
 type Input struct {
 	Name        string // action input name, e.g. "working-directory"
-	Flag        string // gate flag without dashes, e.g. "workdir"
+	Flag        string // the command's flag without dashes, e.g. "workdir"; "" for mode, which picks the command
+	Only        string // the one mode (command) that takes it, gate or ab; "" for both
 	Default     string // default in action.yml ("" for none)
 	Description string // description in action.yml
 	Bool        bool   // a true/false input (passed as --flag=true|false)
@@ -15,6 +16,11 @@ type Input struct {
 // Inputs are the action's inputs in the order action.yml lists them and
 // [Action.Args] passes them.
 var Inputs = []Input{
+	{
+		Name:        "mode",
+		Default:     ModeGate,
+		Description: "gate: run and compare with the promoted baselines (perfgate gate); ab: measure base-config and config interleaved on this runner and compare them pair by pair (perfgate ab).",
+	},
 	{
 		Name:        "config",
 		Flag:        "config",
@@ -29,7 +35,20 @@ var Inputs = []Input{
 	{
 		Name:        "baselines",
 		Flag:        "baselines",
-		Description: "Baselines directory; empty uses compare.baselines of the config.",
+		Only:        ModeGate,
+		Description: "Baselines directory; empty uses compare.baselines of the config (mode gate).",
+	},
+	{
+		Name:        "base-config",
+		Flag:        "base",
+		Only:        ModeAB,
+		Description: "The base arm's config, relative to working-directory: the base branch's perfgate.yaml, checked out beside the pull request's (mode ab).",
+	},
+	{
+		Name:        "ab-mode",
+		Flag:        "mode",
+		Only:        ModeAB,
+		Description: "How the two stacks are held: co-resident or swap; empty uses ab.mode of the config (mode ab).",
 	},
 	{
 		Name:        "github-token",
@@ -80,6 +99,12 @@ var Inputs = []Input{
 		Description: "Title of this job's section when reports are merged, e.g. the model or the GPU.",
 	},
 }
+
+// The action's modes (the mode input): the perfgate command it runs.
+const (
+	ModeGate = "gate"
+	ModeAB   = "ab"
+)
 
 // Output is one output of the action: a value later steps read as
 // steps.<id>.outputs.<name>. The table [Outputs] must match action.yml, and

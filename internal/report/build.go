@@ -73,7 +73,7 @@ func buildDoc(v *compare.Verdict, d *Document, title string) docView {
 		if d != nil {
 			sd = scenarioData(d, i)
 		}
-		dv.Blocks = append(dv.Blocks, block{Section: scenarioSection(&v.Scenarios[i], sd, d != nil)})
+		dv.Blocks = append(dv.Blocks, block{Section: scenarioSection(&v.Scenarios[i], sd, d != nil, v.AB)})
 	}
 	var sources []item
 	if d != nil {
@@ -150,21 +150,48 @@ func footer(docs []*Document) []link {
 	return out
 }
 
+// sides is how a report names the two sides of its comparison: the side
+// compared against and its possessive; the other is the candidate.
+type sides struct {
+	// Base is "baseline" (a stored baseline), or "base" (an A/B's base
+	// arm); Whose is "the baseline's" or "the base arm's".
+	Base, Whose string
+}
+
+// sidesOf names the sides of a comparison: an A/B's (ab not nil) are base
+// and candidate, a stored baseline's baseline and candidate.
+func sidesOf(ab *compare.AB) sides {
+	if ab != nil {
+		return sides{Base: "base", Whose: "the base arm's"}
+	}
+	return sides{Base: "baseline", Whose: "the baseline's"}
+}
+
 // scenarioSection is a scenario: its gates, the notes that qualify them, its
-// eval suites, its charts and its engine, GPU and cost medians. sd, when
-// not nil, is its chart data; charts is false for a verdict without a
-// document, which has none.
-func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool) *section {
+// eval suites, its charts and its engine, GPU and cost medians; in an A/B
+// (ab not nil) the drift of its base arm, and its arms round by round in
+// place of its repetitions. sd, when not nil, is its chart data; charts is
+// false for a verdict without a document, which has none.
+func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *compare.AB) *section {
+	names := sidesOf(ab)
 	sec := &section{Label: "Scenario", Name: s.Name, Badge: true, Compared: !s.NoBaseline, Outcome: s.Outcome()}
 	add := func(b block) { sec.Blocks = append(sec.Blocks, b) }
-	if s.NoBaseline {
+	switch {
+	case s.NoBaseline && ab != nil:
+		sec.Facts, sec.Remark = fmt.Sprintf("candidate n=%d", s.CandidateN), "not measured on the base arm: not compared"
+	case s.NoBaseline:
 		sec.Facts, sec.Remark = fmt.Sprintf("candidate n=%d", s.CandidateN), "no baseline: not compared"
-	} else {
-		sec.Facts = fmt.Sprintf("baseline n=%d · candidate n=%d · level %s", s.BaselineN, s.CandidateN, verdictLevel(s.Level))
+	default:
+		sec.Facts = fmt.Sprintf("%s n=%d · candidate n=%d · level %s", names.Base, s.BaselineN, s.CandidateN, verdictLevel(s.Level))
 		if len(s.Gates) == 0 {
 			add(block{Para: &para{Text: plain("No gates.")}})
 		} else {
-			add(block{Table: gateTable(s.Gates)})
+			add(block{Table: gateTable(s.Gates, names)})
+		}
+		if ab != nil {
+			if p := driftPara(s.Gates); p != nil {
+				add(block{Para: p})
+			}
 		}
 	}
 	// A scenario without a baseline has nothing compared to qualify: the
@@ -174,26 +201,26 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool) *sectio
 	if s.NoBaseline {
 		only = mediumHTML
 	}
-	if items := scenarioNotes(s); len(items) > 0 {
+	if items := scenarioNotes(s, names); len(items) > 0 {
 		add(block{Media: only, Drop: detailTables, List: &list{Kind: "notes", Items: items}})
 	}
 	for _, q := range s.Quality {
-		add(block{Media: only, Section: suiteSection(q)})
+		add(block{Media: only, Section: suiteSection(q, names)})
 	}
 	if sd != nil && !s.NoBaseline {
-		if g := mermaidCharts(s, sd); g != nil {
+		if g := mermaidCharts(s, sd, names); g != nil {
 			add(block{Media: mediumMarkdown, Drop: detailNoCharts, Charts: g})
 		}
 	}
 	if sd != nil && len(sd.Telemetry) > 0 {
 		// A terminal has no folds: it shows the table under the gates, the
 		// fold's title in its first column's.
-		add(block{Media: mediumText, Table: telemetryTable(sd.Telemetry, "engine, GPU and cost (median of repetitions)", "")})
+		add(block{Media: mediumText, Table: telemetryTable(sd.Telemetry, "engine, GPU and cost (median of repetitions)", "", names)})
 		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Engine, GPU and cost"),
-			Blocks: []block{{Table: telemetryTable(sd.Telemetry, "metric (median of repetitions)", "gated")}}}})
+			Blocks: []block{{Table: telemetryTable(sd.Telemetry, "metric (median of repetitions)", "gated", names)}}}})
 	}
 	if charts {
-		for _, b := range distributionCharts(s, sd) {
+		for _, b := range distributionCharts(s, sd, ab) {
 			b.Media = mediumHTML
 			add(b)
 		}
@@ -204,10 +231,10 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool) *sectio
 // gateTable is a scenario's gates: each side's median with its interval,
 // the change with its interval, the adjusted p, the tolerance and the
 // outcome.
-func gateTable(gates []compare.Gate) *table {
+func gateTable(gates []compare.Gate, names sides) *table {
 	t := &table{Kind: "gates", Columns: []column{
 		{Title: "metric"},
-		{Title: "baseline", Long: "baseline median [95% interval]", Kind: colNumber},
+		{Title: names.Base, Long: names.Base + " median [95% interval]", Kind: colNumber},
 		{Title: "candidate", Long: "candidate median [95% interval]", Kind: colNumber},
 		{Title: "change", Long: "change [interval]", Kind: colNumber},
 		{Title: "p", Long: "p (Holm)", Kind: colNumber},
@@ -274,7 +301,7 @@ func (n *noteSet) items() []item {
 // warning of a gate or of its summaries, each distinct text once with the
 // gates it applies to; then the scenario's own warnings; then the metrics
 // shown but not gated.
-func scenarioNotes(s *compare.Scenario) []item {
+func scenarioNotes(s *compare.Scenario, names sides) []item {
 	var n noteSet
 	for _, g := range s.Gates {
 		if g.Outcome != stat.Pass {
@@ -284,7 +311,7 @@ func scenarioNotes(s *compare.Scenario) []item {
 			n.add(g.Title, untrusted(w))
 		}
 		for _, w := range g.Baseline.Warnings {
-			n.add(g.Title, cat(plain("baseline: "), untrusted(w)))
+			n.add(g.Title, cat(plain(names.Base+": "), untrusted(w)))
 		}
 		for _, w := range g.Candidate.Warnings {
 			n.add(g.Title, cat(plain("candidate: "), untrusted(w)))
@@ -300,20 +327,20 @@ func scenarioNotes(s *compare.Scenario) []item {
 	}
 	for _, ng := range s.NotGated {
 		out = append(out, item{Lead: "not gated", Subject: metricLabel(ng.Title, ng.Unit),
-			Text: cat(plain(verdictNotGatedValues(ng)+" — "), untrusted(ng.Reason))})
+			Text: cat(plain(verdictNotGatedValues(ng, names.Base)+" — "), untrusted(ng.Reason))})
 	}
 	return out
 }
 
 // suiteSection is an eval suite: its quality gates, the output drift, the
 // reasons and warnings, and a few items whose answers changed.
-func suiteSection(q compare.Suite) *section {
+func suiteSection(q compare.Suite, names sides) *section {
 	sec := &section{Label: "Eval suite", Name: q.Name,
 		Facts: fmt.Sprintf("%d items · accuracy %s → %s", q.N, qualityAccuracy(q.Baseline), qualityAccuracy(q.Candidate))}
 	if len(q.Gates) > 0 {
 		t := &table{Kind: "gates", Columns: []column{
 			{Title: "gate"},
-			{Title: "baseline", Kind: colNumber},
+			{Title: names.Base, Kind: colNumber},
 			{Title: "candidate", Kind: colNumber},
 			{Title: "change", Kind: colNumber},
 			{Title: "p", Long: "p (Holm)", Kind: colNumber},
@@ -333,12 +360,12 @@ func suiteSection(q compare.Suite) *section {
 		}
 		sec.Blocks = append(sec.Blocks, block{Table: t})
 	}
-	sec.Blocks = append(sec.Blocks, block{List: &list{Kind: "notes", Items: suiteNotes(q)}})
+	sec.Blocks = append(sec.Blocks, block{List: &list{Kind: "notes", Items: suiteNotes(q, names)}})
 	if len(q.Examples) > 0 {
 		examples := q.Examples[:min(len(q.Examples), compare.MaxExamples)]
 		t := &table{Kind: "examples", Columns: []column{
 			{Title: "changed item", Kind: colID},
-			{Title: "baseline", Long: "baseline output"},
+			{Title: names.Base, Long: names.Base + " output"},
 			{Title: "candidate", Long: "candidate output"},
 		}}
 		// A terminal is too narrow for a table of answers: it shows a line
@@ -361,8 +388,8 @@ func suiteSection(q compare.Suite) *section {
 
 // suiteNotes are the output drift, then the reasons of the gates that did
 // not pass, every gate warning and the suite's warnings, each text once.
-func suiteNotes(q compare.Suite) []item {
-	out := []item{{Text: plain(qualityDrift(q))}}
+func suiteNotes(q compare.Suite, names sides) []item {
+	out := []item{{Text: plain(qualityDrift(q, names.Whose))}}
 	seen := map[string]bool{}
 	add := func(subject sentence, text string) {
 		if text != "" && !seen[text] {
@@ -386,10 +413,10 @@ func suiteNotes(q compare.Suite) []item {
 
 // telemetryTable is a scenario's engine, GPU and cost medians on both
 // sides, under first and gated, the titles of its first and last columns.
-func telemetryTable(rows []TelemetryRow, first, gated string) *table {
+func telemetryTable(rows []TelemetryRow, first, gated string, names sides) *table {
 	t := &table{Kind: "telemetry", Columns: []column{
 		{Title: first},
-		{Title: "baseline", Kind: colNumber},
+		{Title: names.Base, Kind: colNumber},
 		{Title: "candidate", Kind: colNumber},
 		{Title: "change", Kind: colNumber},
 		{Title: gated},
@@ -463,9 +490,13 @@ func textItems(texts []string) []item {
 // every latency percentile on both sides, per scenario; nil when no
 // scenario has a gate or a metric shown.
 func detailsFold(v *compare.Verdict, d *Document) *fold {
-	f := &fold{Summary: plain("Per-repetition values")}
+	names, per := sidesOf(v.AB), "per-repetition"
+	if v.AB != nil {
+		per = "per-round"
+	}
+	f := &fold{Summary: plain(upperFirst(per) + " values")}
 	if d != nil {
-		f.Summary = plain("All percentiles and per-repetition values")
+		f.Summary = plain("All percentiles and " + per + " values")
 	}
 	for i, s := range v.Scenarios {
 		if len(s.Gates) == 0 && len(s.NotGated) == 0 {
@@ -473,7 +504,7 @@ func detailsFold(v *compare.Verdict, d *Document) *fold {
 		}
 		t := &table{Kind: "values", Columns: []column{
 			{Title: "metric"},
-			{Title: "baseline values"},
+			{Title: names.Base + " values"},
 			{Title: "candidate values"},
 			{Title: "p (raw)", Kind: colNumber},
 			{Title: "p (Holm)", Kind: colNumber},
@@ -572,11 +603,11 @@ const historyShown = 20
 // mermaidCharts are a scenario's charts for markdown: TTFT and TPOT
 // percentiles (baseline bars, candidate line) and, with history, each one's
 // promoted p99 over time ending at this run; nil when there are none.
-func mermaidCharts(s *compare.Scenario, sd *ScenarioData) *chartGroup {
+func mermaidCharts(s *compare.Scenario, sd *ScenarioData, names sides) *chartGroup {
 	g := &chartGroup{Title: cat(plain("Charts: "), untrusted(s.Name))}
 	for _, name := range chartMetrics {
 		if ld := sd.latency(name); ld != nil && ld.Candidate != nil {
-			if c, ok := percentileChart(ld); ok {
+			if c, ok := percentileChart(ld, names); ok {
 				g.Charts = append(g.Charts, &c)
 			}
 		}
@@ -604,10 +635,10 @@ func (sd *ScenarioData) latency(name string) *LatencyData {
 
 // percentileChart is ld's percentiles: the baseline as bars, the candidate
 // as a line; false when a value is missing.
-func percentileChart(ld *LatencyData) (chart, bool) {
+func percentileChart(ld *LatencyData, names sides) (chart, bool) {
 	c := chart{Kind: "percentiles", Metric: ld.Metric, YTitle: cat(untrusted(ld.Title), plain(" (ms)"))}
 	cand := series{Label: "candidate", Role: "candidate"}
-	base := series{Label: "baseline", Role: "baseline"}
+	base := series{Label: names.Base, Role: "baseline"}
 	for i, pc := range ld.Candidate.Percentiles {
 		if !finite(pc.Value) {
 			return chart{}, false
@@ -626,7 +657,7 @@ func percentileChart(ld *LatencyData) (chart, bool) {
 	}
 	c.Title = cat(untrusted(ld.Title), plain(" percentiles (ms): candidate line"))
 	if ld.Baseline != nil {
-		c.Title = cat(untrusted(ld.Title), plain(" percentiles (ms): baseline bars, candidate line"))
+		c.Title = cat(untrusted(ld.Title), plain(" percentiles (ms): "+names.Base+" bars, candidate line"))
 		c.Series = append(c.Series, base)
 	}
 	c.Series = append(c.Series, cand)
@@ -676,15 +707,17 @@ func historyChart(sd *ScenarioData, name string) (chart, bool) {
 }
 
 // distributionCharts are a scenario's charts for the HTML report: the
-// latency distributions (CDFs), each gate's per-repetition values, and the
+// latency distributions (CDFs), each gate's per-repetition values (an
+// A/B's: both arms round by round, and a collapsed table of them), and the
 // promoted history; a note in place of the distributions when the results
 // kept no histograms.
-func distributionCharts(s *compare.Scenario, sd *ScenarioData) []block {
+func distributionCharts(s *compare.Scenario, sd *ScenarioData, ab *compare.AB) []block {
 	var out []block
+	names := sidesOf(ab)
 	cdf := &chartGroup{Title: plain("Latency distributions")}
 	if sd != nil {
 		for _, ld := range sd.Latency {
-			if c, ok := cdfChart(s.Name, ld); ok {
+			if c, ok := cdfChart(s.Name, ld, names); ok {
 				cdf.Charts = append(cdf.Charts, &c)
 			}
 		}
@@ -694,7 +727,11 @@ func distributionCharts(s *compare.Scenario, sd *ScenarioData) []block {
 	} else {
 		out = append(out, block{Para: &para{Text: plain("No latency distributions: the results kept no histograms."), Aside: true}})
 	}
-	if len(s.Gates) > 0 {
+	switch {
+	case len(s.Gates) == 0:
+	case ab != nil:
+		out = append(out, roundsBlocks(s, ab)...)
+	default:
 		reps := &chartGroup{Title: plain("Per-repetition values")}
 		for _, g := range s.Gates {
 			reps.Charts = append(reps.Charts, repsChart(s.Name, g))
@@ -712,17 +749,17 @@ func distributionCharts(s *compare.Scenario, sd *ScenarioData) []block {
 // cdfChart is the CDFs of a latency metric, baseline against candidate;
 // false when neither side has one. A log axis has no place for 0 ms, so
 // points at or below it are left out.
-func cdfChart(scenario string, ld LatencyData) (chart, bool) {
+func cdfChart(scenario string, ld LatencyData, names sides) (chart, bool) {
 	c := chart{Kind: "cdf", Scenario: scenario, Metric: ld.Metric, Title: cat(untrusted(ld.Title), plain(" distribution")),
 		XTitle: ld.Title + " (ms, log scale)", YTitle: plain("share of requests at or below")}
 	for _, side := range []struct {
-		role string
-		d    *Distribution
-	}{{"baseline", ld.Baseline}, {"candidate", ld.Candidate}} {
+		label, role string
+		d           *Distribution
+	}{{names.Base, "baseline", ld.Baseline}, {"candidate", "candidate", ld.Candidate}} {
 		if side.d == nil || len(side.d.CDF) == 0 {
 			continue
 		}
-		ser := series{Label: side.role, Role: side.role}
+		ser := series{Label: side.label, Role: side.role}
 		for _, p := range side.d.CDF {
 			if p.Value > 0 && !math.IsInf(p.Value, 0) && !math.IsNaN(p.Fraction) {
 				ser.Points = append(ser.Points, point{compare.Num(p.Value), compare.Num(p.Fraction)})
@@ -844,14 +881,221 @@ func trendCharts(s *compare.Scenario, history []baseline.Entry) *chartGroup {
 	return g
 }
 
+// A/B: base and candidate measured interleaved on one runner, round by
+// round, and compared pair by pair (perfgate ab).
+
+// abLine says how an A/B was measured: "A/B on one runner: «base.yaml» vs
+// «perfgate.yaml» · «co-resident» · 8 rounds (ABBA)"; nil for a comparison
+// with a stored baseline (ab nil). Every part of ab came from a file.
+func abLine(ab *compare.AB) sentence {
+	if ab == nil {
+		return nil
+	}
+	name := func(s string) sentence {
+		if s == "" {
+			return plain("(unnamed)")
+		}
+		return untrusted(s)
+	}
+	s := cat(plain("A/B on one runner: "), name(ab.Base), plain(" vs "), name(ab.Candidate))
+	if ab.Mode != "" {
+		s = cat(s, plain(" · "), untrusted(ab.Mode))
+	}
+	s = cat(s, plain(" · "+verdictCount(ab.Rounds, "round")))
+	if o := orderText(ab.Order); o != nil {
+		s = cat(s, plain(" ("), o, plain(")"))
+	}
+	return s
+}
+
+// Orders of the arms in a round: the base first, or the candidate.
+const (
+	orderBaseFirst      = "AB"
+	orderCandidateFirst = "BA"
+)
+
+// ordersShown is how many rounds' orders abLine lists when they are not
+// ABBA.
+const ordersShown = 12
+
+// orderText is the arms' order across the rounds: "ABBA" for AB in odd
+// rounds and BA in even ones, as perfgate ab runs them; else the orders as
+// recorded ("AB AB BA", the first ordersShown); nil for none.
+func orderText(order []string) sentence {
+	if len(order) == 0 {
+		return nil
+	}
+	abba := true
+	for i, o := range order {
+		want := orderBaseFirst
+		if i%2 == 1 {
+			want = orderCandidateFirst
+		}
+		abba = abba && o == want
+	}
+	if abba && len(order) > 1 {
+		return plain("ABBA")
+	}
+	var parts []sentence
+	for _, o := range order[:min(len(order), ordersShown)] {
+		parts = append(parts, untrusted(o))
+	}
+	s := join(" ", parts...)
+	if len(order) > ordersShown {
+		s = cat(s, plain(" …"))
+	}
+	return s
+}
+
+// orderNote says who went first in a round whose order is o; "" for an
+// order perfgate does not know.
+func orderNote(o string) string {
+	switch o {
+	case orderBaseFirst:
+		return "base first"
+	case orderCandidateFirst:
+		return "candidate first"
+	}
+	return ""
+}
+
+// driftShown is the least drift of an A/B's base arm, either way, that its
+// report names: a smaller trend is within the noise between rounds.
+const driftShown = 0.02
+
+// driftPara is what the pairing of an A/B cancelled: the gated metrics
+// whose base arm drifted by driftShown or more from the first round to the
+// last (a gate's Drift), or that none did; nil when no gate knows its
+// drift (fewer than 2 rounds).
+func driftPara(gates []compare.Gate) *para {
+	var drifted []sentence
+	known := false
+	for _, g := range gates {
+		if !g.Drift.Finite() {
+			continue
+		}
+		known = true
+		if math.Abs(float64(g.Drift)) >= driftShown {
+			drifted = append(drifted, join(" ", untrusted(g.Title), plain(verdictPercent(float64(g.Drift)))))
+		}
+	}
+	switch {
+	case len(drifted) > 0:
+		return &para{Text: cat(plain("The base arm drifted across the rounds: "), join(", ", drifted...),
+			plain("; each round's pair saw the same drift, so the comparison does not count it."))}
+	case known:
+		return &para{Text: plain(fmt.Sprintf("The base arm held steady across the rounds: no gated metric drifted by %.0f%% or more from the first round to the last.", 100*driftShown))}
+	}
+	return nil
+}
+
+// coldStart is the metric measured once per start of a stack: in an A/B
+// that restarts its stacks (swap), its pairs are the arms' starts in order,
+// not the rounds.
+const coldStart = "cold_start"
+
+// roundsBlocks are an A/B scenario's gates round by round, for the HTML
+// report: a chart of both arms per gated metric, so that a drift shows,
+// and a collapsed table of every round's values and ratio.
+func roundsBlocks(s *compare.Scenario, ab *compare.AB) []block {
+	g := &chartGroup{Title: plain("Per-round values"),
+		Facts: "both arms, round by round: a round measures each arm once (AB: base first, BA: candidate first), and the pairs are compared"}
+	for _, gate := range s.Gates {
+		g.Charts = append(g.Charts, roundsChart(s.Name, gate, ab))
+	}
+	return []block{
+		{Charts: g},
+		{Fold: &fold{Summary: plain("Each round's values and ratio"), Collapse: true, Blocks: []block{{Table: roundsTable(s.Gates, ab)}}}},
+	}
+}
+
+// roundsChart is a gate's value in each round on both arms (cold start: in
+// each start, in order), x the round labelled with its order, and the
+// base arm's drift as its subtitle.
+func roundsChart(scenario string, g compare.Gate, ab *compare.AB) *chart {
+	scale := compare.Num(1)
+	if g.Unit == "%" {
+		scale = 100
+	}
+	c := &chart{Kind: "rounds", Scenario: scenario, Metric: g.Metric, Title: cat(untrusted(g.Title), plain(" by round")),
+		XTitle: "round", YTitle: metricLabel(g.Title, g.Unit)}
+	if g.Metric == coldStart {
+		c.Title, c.XTitle = cat(untrusted(g.Title), plain(" by start")), "start (each arm's, in order)"
+	}
+	if g.Drift.Finite() {
+		c.Subtitle = "base arm: " + verdictPercent(float64(g.Drift)) + " from the first round to the last"
+	}
+	n := max(len(g.Baseline.Values), len(g.Candidate.Values))
+	for i := range n {
+		label, note := []string{strconv.Itoa(i + 1)}, ""
+		if g.Metric != coldStart && i < len(ab.Order) {
+			label, note = append(label, ab.Order[i]), orderNote(ab.Order[i])
+		}
+		c.Labels = append(c.Labels, label)
+		c.Notes = append(c.Notes, note)
+	}
+	for _, side := range []struct {
+		label, role string
+		s           compare.Summary
+	}{{"base", "baseline", g.Baseline}, {"candidate", "candidate", g.Candidate}} {
+		ser := series{Label: side.label, Role: side.role}
+		for i, v := range side.s.Values {
+			ser.Points = append(ser.Points, point{compare.Num(i + 1), v * scale})
+		}
+		c.Series = append(c.Series, ser)
+	}
+	return c
+}
+
+// roundsTable is every gate's values round by round (cold start's start
+// by start): the round, its order, each arm's value and the candidate's
+// over the base's.
+func roundsTable(gates []compare.Gate, ab *compare.AB) *table {
+	t := &table{Kind: "rounds", Columns: []column{
+		{Title: "metric"},
+		{Title: "round"},
+		{Title: "order"},
+		{Title: "base", Kind: colNumber},
+		{Title: "candidate", Kind: colNumber},
+		{Title: "ratio", Long: "ratio (candidate ÷ base)", Kind: colNumber},
+	}}
+	for _, g := range gates {
+		b, c := g.Baseline.Values, g.Candidate.Values
+		for i := range max(len(b), len(c)) {
+			round, order := strconv.Itoa(i+1), plain("—")
+			if g.Metric == coldStart {
+				round = "start " + round
+			} else if i < len(ab.Order) {
+				order = untrusted(ab.Order[i])
+			}
+			value := func(xs []compare.Num) string {
+				if i >= len(xs) {
+					return "—"
+				}
+				return verdictValue(float64(xs[i]), g.Unit)
+			}
+			ratio := "—"
+			if i < len(b) && i < len(c) && b[i] != 0 && b[i].Finite() && c[i].Finite() {
+				ratio = fmt.Sprintf("%.3f", float64(c[i]/b[i]))
+			}
+			t.Rows = append(t.Rows, row{Cells: []cell{
+				textCell(metricLabel(g.Title, g.Unit)), plainCell(round), textCell(order),
+				plainCell(value(b)), plainCell(value(c)), plainCell(ratio),
+			}})
+		}
+	}
+	return t
+}
+
 // Headlines.
 
 // verdictHeadline is v in a line: its outcome with the gates counted, and
-// the worst change (the worst regressed gate in a regression).
+// the worst change (the worst regressed gate in a regression); an A/B says
+// how it was measured.
 func verdictHeadline(v *compare.Verdict) headline {
 	var t gateTally
 	t.add(v, 0)
-	var h headline
+	h := headline{Kind: abLine(v.AB)}
 	switch v.Outcome {
 	case stat.Regression:
 		h.Summary = plain(fmt.Sprintf("regression (%d of %s regressed)", t.regressed, verdictCount(t.total, "gate")))
@@ -907,7 +1151,8 @@ func mergedHeadline(docs []*Document) headline {
 // together ("1 of 5 gates regressed") and their worst change: the worst
 // regressed latency gate, else the largest quality drop that regressed,
 // else the worst latency change. In a merged page the change is named by
-// its document's title, when it has one.
+// its document's title, when it has one; a page of one A/B says how it was
+// measured (a merged page, under each document's title).
 func pageHeadline(docs []*Document) headline {
 	var t gateTally
 	for i, d := range docs {
@@ -920,6 +1165,9 @@ func pageHeadline(docs []*Document) headline {
 		return s
 	}
 	var h headline
+	if len(docs) == 1 {
+		h.Kind = abLine(docs[0].Verdict.AB)
+	}
 	switch Outcome(docs) {
 	case stat.Regression:
 		h.Summary = plain(fmt.Sprintf("%d of %s regressed", t.regressed, verdictCount(t.total, "gate")))

@@ -199,9 +199,10 @@ func verdictValues(xs []compare.Num, unit string) string {
 	return strings.Join(parts, ", ")
 }
 
-// verdictNotGatedValues is "baseline 3239 · candidate 3401, 3390".
-func verdictNotGatedValues(ng compare.NotGated) string {
-	return "baseline " + verdictValues(ng.Baseline, ng.Unit) + " · candidate " + verdictValues(ng.Candidate, ng.Unit)
+// verdictNotGatedValues is "baseline 3239 · candidate 3401, 3390", the
+// first side named base.
+func verdictNotGatedValues(ng compare.NotGated, base string) string {
+	return base + " " + verdictValues(ng.Baseline, ng.Unit) + " · candidate " + verdictValues(ng.Candidate, ng.Unit)
 }
 
 // verdictSigFigs formats x with three significant figures, but never rounds away
@@ -296,12 +297,13 @@ func qualityChange(iv compare.Interval) string {
 	return pts(iv.Estimate) + " [" + pts(iv.Lo) + ", " + pts(iv.Hi) + "] points"
 }
 
-// qualityDrift is the output drift line.
-func qualityDrift(q compare.Suite) string {
+// qualityDrift is the output drift line; whose is the side compared
+// against, possessive ("the baseline's").
+func qualityDrift(q compare.Suite, whose string) string {
 	if q.N == 0 {
 		return "output drift: no items compared"
 	}
-	s := fmt.Sprintf("outputs identical to the baseline's: %d of %d (%s)", q.Drift.Identical, q.N, qualityRate(q.Drift.Share))
+	s := fmt.Sprintf("outputs identical to %s: %d of %d (%s)", whose, q.Drift.Identical, q.N, qualityRate(q.Drift.Share))
 	if q.Drift.Differ > 0 {
 		s += fmt.Sprintf("; where they differ, the first difference is at character %d, word %d (medians)",
 			q.Drift.FirstDiffChar, q.Drift.FirstDiffWord)

@@ -74,7 +74,9 @@ const htmlCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsa
 // medians, and charts of the latency distributions (CDFs), of every gate's
 // per-repetition values and of the promoted history; per document the
 // telemetry sources that were unavailable, what changed, the mismatches and
-// the warnings.
+// the warnings. An A/B's page says so under the verdict, gives each
+// scenario's drift of the base arm, and draws both arms round by round
+// (with a collapsed table of the rounds) in place of the repetitions.
 //
 // The page fetches nothing: Chart.js is inlined, the chart data is a JSON
 // block, and a Content-Security-Policy forbids any other source. Every text
@@ -288,9 +290,10 @@ type htmlData struct {
 }
 
 // htmlChart is one chart as the script reads it (report.js): kind cdf (x
-// log-scaled, y a share), reps (x the repetition) or trend (x the labels,
-// one per history entry). Its strings are cleaned; the template escapes
-// the whole for its <script>.
+// log-scaled, y a share), reps (x the repetition), trend (x the labels,
+// one per history entry) or rounds (an A/B's arms; x the round, from 1,
+// labelled with its number and order; notes say who went first). Its
+// strings are cleaned; the template escapes the whole for its <script>.
 type htmlChart struct {
 	ID       string       `json:"id"`
 	Kind     string       `json:"kind"`

@@ -35,9 +35,10 @@ type MarkdownOptions struct {
 // on both sides, the promoted history) and a collapsed table of the
 // engine, GPU and cost medians, then the telemetry sources that were
 // unavailable, what changed, warnings, and collapsed details with every
-// percentile and per-repetition value. Several documents (a matrix of
-// jobs, merged) get one overall verdict, a table of the jobs and a section
-// each.
+// percentile and per-repetition value. An A/B says so under its first
+// line, and how far each scenario's base arm drifted under its gates.
+// Several documents (a matrix of jobs, merged) get one overall verdict, a
+// table of the jobs and a section each.
 //
 // When the result is longer than o.Limit, it is rendered again with less
 // detail (the details and the telemetry tables first, then the charts and
@@ -87,6 +88,7 @@ func renderMarkdown(v *view, level detail, o MarkdownOptions) string {
 			name += " · " + verdictMD(d.Title)
 		}
 		p.printf("### %s %s: %s\n", outcomeMark(d.Outcome), name, mdHeadline(d.Headline))
+		mdKind(p, d.Headline)
 		mdBlocks(p, d.Blocks, 0, level)
 	} else {
 		p.printf("### %s perfgate: %s\n", outcomeMark(v.Outcome), mdHeadline(v.Headline))
@@ -102,6 +104,7 @@ func renderMarkdown(v *view, level detail, o MarkdownOptions) string {
 			p.println("---")
 			p.println()
 			p.printf("### %s %s: %s\n", outcomeMark(d.Outcome), verdictMD(d.Title), mdHeadline(d.Headline))
+			mdKind(p, d.Headline)
 			mdBlocks(p, d.Blocks, 0, level)
 		}
 	}
@@ -120,6 +123,15 @@ func mdHeadline(h headline) string {
 		s += " — " + mdOf(h.Worst)
 	}
 	return s
+}
+
+// mdKind is, under a verdict's heading, how the verdict was reached when
+// not against a stored baseline (an A/B); nothing otherwise.
+func mdKind(p *verdictPrinter, h headline) {
+	if len(h.Kind) > 0 {
+		p.println()
+		p.println(mdOf(h.Kind))
+	}
 }
 
 // mdFooter is the last line: the runs and commits measured, when known.

@@ -91,6 +91,7 @@ var documentCases = []struct {
 	{"inconclusive", func() *Document { return testDocument(inconclusiveVerdict(), 1.08, 0) }, "### ⚠️ perfgate: inconclusive"},
 	{"quality", func() *Document { return testDocument(qualityVerdict(), 1, 0) }, "### ❌ perfgate: regression"},
 	{"identity", func() *Document { return testDocument(identityVerdict(), 1, 3) }, "### ✅ perfgate: pass"},
+	{"ab", abDocument, "### ❌ perfgate: regression (1 of 6 gates regressed)"},
 }
 
 // Each document's markdown starts with the sticky comment's marker and its

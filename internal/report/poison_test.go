@@ -133,10 +133,34 @@ func poisonAt(v any, path []string) {
 // and slices included), reads the file as perfgate report does, and checks
 // that the markdown and the HTML rendered from it hold none of the poison
 // unescaped. A fork's pull request produces the report that a
-// workflow_run job renders: every string in it is untrusted.
+// workflow_run job renders: every string in it is untrusted. A report of a
+// stored baseline and one of an A/B (whose configs' names, mode and orders
+// are strings too) are rendered apart.
 func TestEveryReportStringEscaped(t *testing.T) {
-	doc := htmlDocument()
-	fillStructure(reflect.ValueOf(doc).Elem(), 0)
+	for _, c := range []struct {
+		name string
+		ab   bool
+	}{{"stored baseline", false}, {"A/B", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			doc := htmlDocument()
+			fillStructure(reflect.ValueOf(doc).Elem(), 0)
+			if !c.ab {
+				doc.Verdict.AB = nil
+			}
+			for i := range doc.Verdict.Scenarios {
+				for j := range doc.Verdict.Scenarios[i].Gates {
+					doc.Verdict.Scenarios[i].Gates[j].Drift = 0.1 // an A/B's drift line names the gate
+				}
+			}
+			poisonEachString(t, doc)
+		})
+	}
+}
+
+// poisonEachString renders doc once for each of its strings poisoned, and
+// checks the markdown and the HTML.
+func poisonEachString(t *testing.T, doc *Document) {
+	t.Helper()
 	raw, err := json.Marshal(doc)
 	if err != nil {
 		t.Fatal(err)

@@ -29,8 +29,9 @@ func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
 
 // WriteText renders docs for a terminal: one document is its verdict's text,
 // with each scenario's engine, GPU and cost medians and the telemetry
-// sources that were unavailable; several get a section each, headed by the
-// job's title, and a last line with the overall verdict.
+// sources that were unavailable (an A/B's opens with a line saying so);
+// several get a section each, headed by the job's title, and a last line
+// with the overall verdict.
 func WriteText(w io.Writer, docs []*Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
@@ -42,16 +43,27 @@ func WriteText(w io.Writer, docs []*Document) error {
 func writeText(w io.Writer, v *view) error {
 	p := &verdictPrinter{w: w}
 	if !v.Merged {
+		textKind(p, v.Docs[0].Headline)
 		textDoc(p, &v.Docs[0])
 		return p.err
 	}
 	for i := range v.Docs {
 		p.printf("=== %s\n\n", verdictClean(v.Docs[i].Title))
+		textKind(p, v.Docs[i].Headline)
 		textDoc(p, &v.Docs[i])
 		p.println()
 	}
 	p.println("overall: " + textOf(v.Headline.Summary))
 	return p.err
+}
+
+// textKind is, first, how a verdict was reached when not against a stored
+// baseline (an A/B), and a blank line; nothing otherwise.
+func textKind(p *verdictPrinter, h headline) {
+	if len(h.Kind) > 0 {
+		p.println(textOf(h.Kind))
+		p.println()
+	}
 }
 
 // textDoc is a document's blocks, a blank line apart, and its verdict line.

@@ -182,6 +182,7 @@ var verdictCases = []struct {
 	{"pass", passVerdict, "pass", "verdict: pass (2 gates)"},
 	{"nobaseline", noBaselineVerdict, "pass", "verdict: pass (1 gate)"},
 	{"inconclusive", inconclusiveVerdict, "inconclusive", "verdict: inconclusive (1 gate undecided; on_inconclusive: pass → exit 0)"},
+	{"ab", abVerdict, "regression", "verdict: REGRESSION (1 gate regressed: chat-c16 TTFT p95 +12.0%)"},
 }
 
 // The verdict's text ends with its verdict line and has no trailing

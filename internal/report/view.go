@@ -57,9 +57,13 @@ type view struct {
 
 // headline is a verdict in a line: its summary ("regression (1 of 5 gates
 // regressed)") and its worst change ("worst: chat-c16 TTFT p99 +31.2% …"),
-// which is empty when there is none.
+// which is empty when there is none. Kind, when set, says the verdict was
+// not reached against a stored baseline, and how it was ("A/B on one
+// runner: base.yaml vs perfgate.yaml · co-resident · 8 rounds (ABBA)"):
+// each medium shows it right under the verdict's line.
 type headline struct {
 	Summary, Worst sentence
+	Kind           sentence
 }
 
 // link is one entry of a report's last line: a workflow run's URL, or a
@@ -102,7 +106,8 @@ const (
 	// detailNoCharts also leaves out the charts and the eval suites'
 	// changed items.
 	detailNoCharts
-	// detailTables keeps the headlines and the gate tables alone.
+	// detailTables keeps the headlines and the gate tables alone, with an
+	// A/B's drift lines.
 	detailTables
 )
 
@@ -251,9 +256,13 @@ type para struct {
 }
 
 // fold is a titled group of blocks that markdown collapses (<details>).
+// HTML shows a fold's blocks under its title as a heading, unless collapse
+// is set: then it too collapses them, closed until opened (a long table of
+// figures that the charts above it already draw).
 type fold struct {
-	Summary sentence
-	Blocks  []block
+	Summary  sentence
+	Blocks   []block
+	Collapse bool
 }
 
 // chartGroup is a group of charts under a title, with facts about them.
@@ -266,7 +275,8 @@ type chartGroup struct {
 // chart is one chart as data. Its kind says how it is drawn: percentiles
 // (baseline bars, candidate line) and history (a line over promoted
 // baselines) as mermaid in markdown; cdf (x log-scaled, y a share), reps
-// (x the repetition) and trend (x the labels) by the HTML report's script.
+// (x the repetition), trend (x the labels) and rounds (an A/B's arms, x the
+// round, labelled with its order) by the HTML report's script.
 // Every string in it is untrusted; its title and y axis's are sentences,
 // as mermaid cuts each untrusted part short on its own.
 type chart struct {

@@ -38,7 +38,9 @@ type (
 		ExitCode int      `json:"exit_code"`
 		Merged   bool     `json:"merged,omitempty"`
 		Headline string   `json:"headline"`
+		Kind     string   `json:"headline_kind,omitempty"`
 		Page     string   `json:"page_headline"`
+		PageKind string   `json:"page_headline_kind,omitempty"`
 		Footer   []string `json:"footer,omitempty"`
 		Docs     []jDoc   `json:"docs"`
 	}
@@ -47,6 +49,7 @@ type (
 		PageTitle string   `json:"page_title,omitempty"`
 		Outcome   string   `json:"outcome"`
 		Headline  string   `json:"headline"`
+		Kind      string   `json:"headline_kind,omitempty"`
 		Verdict   string   `json:"verdict"`
 		Fields    []string `json:"fields,omitempty"`
 		Blocks    []jBlock `json:"blocks"`
@@ -65,6 +68,7 @@ type (
 		Para    string     `json:"para,omitempty"`
 		Aside   bool       `json:"aside,omitempty"`
 		Fold    string     `json:"fold,omitempty"`
+		Closed  bool       `json:"collapsed_in_html,omitempty"`
 		Charts  string     `json:"charts,omitempty"`
 		Facts   string     `json:"facts,omitempty"`
 		Chart   [][]string `json:"chart,omitempty"`
@@ -73,7 +77,8 @@ type (
 )
 
 func viewJSON(v *view) jView {
-	out := jView{Outcome: string(v.Outcome), ExitCode: v.ExitCode, Merged: v.Merged, Headline: headlineJSON(v.Headline), Page: headlineJSON(v.Page)}
+	out := jView{Outcome: string(v.Outcome), ExitCode: v.ExitCode, Merged: v.Merged, Headline: headlineJSON(v.Headline), Page: headlineJSON(v.Page),
+		Kind: sentenceJSON(v.Headline.Kind), PageKind: sentenceJSON(v.Page.Kind)}
 	for _, l := range v.Footer {
 		if l.RunURL != "" {
 			out.Footer = append(out.Footer, "run "+mark(l.RunURL))
@@ -82,7 +87,7 @@ func viewJSON(v *view) jView {
 		}
 	}
 	for _, d := range v.Docs {
-		jd := jDoc{Outcome: string(d.Outcome), Headline: headlineJSON(d.Headline), Verdict: sentenceJSON(d.Verdict)}
+		jd := jDoc{Outcome: string(d.Outcome), Headline: headlineJSON(d.Headline), Kind: sentenceJSON(d.Headline.Kind), Verdict: sentenceJSON(d.Verdict)}
 		if d.Title != "" {
 			jd.Title = mark(d.Title)
 		}
@@ -200,7 +205,7 @@ func blockJSON(b block) jBlock {
 	case b.Para != nil:
 		j.Para, j.Aside = sentenceJSON(b.Para.Text), b.Para.Aside
 	case b.Fold != nil:
-		j.Fold = sentenceJSON(b.Fold.Summary)
+		j.Fold, j.Closed = sentenceJSON(b.Fold.Summary), b.Fold.Collapse
 		j.Blocks = blocksJSON(b.Fold.Blocks)
 	case b.Charts != nil:
 		j.Charts, j.Facts = sentenceJSON(b.Charts.Title), b.Charts.Facts

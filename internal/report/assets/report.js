@@ -152,7 +152,51 @@
     };
   }
 
-  var build = { cdf: cdf, reps: reps, trend: trend };
+  function rounds(c) {
+    var labels = c.labels || [];
+    var datasets = c.series.map(function (s) {
+      var ys = labels.map(function () { return null; });
+      s.points.forEach(function (p) { var i = p.x - 1; if (i >= 0 && i < ys.length) { ys[i] = p.y; } });
+      var ds = line(s.role);
+      ds.label = s.label;
+      ds.role = s.role;
+      ds.data = ys;
+      ds.spanGaps = true;
+      return ds;
+    });
+    function value(chart, role, i) {
+      var ds = chart.data.datasets.filter(function (d) { return d.role === role; })[0];
+      return ds ? ds.data[i] : null;
+    }
+    return {
+      type: "line",
+      data: { labels: labels, datasets: datasets },
+      options: {
+        interaction: { mode: "index", intersect: false },
+        scales: {
+          x: { type: "category", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 6 } },
+          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
+        },
+        plugins: Object.assign(plugins(c), {
+          tooltip: {
+            filter: function (item) { return item.parsed.y !== null; },
+            callbacks: {
+              title: function (items) { var i = items.length ? items[0].dataIndex : -1; return i >= 0 ? c.x_title.split(" ")[0] + " " + (i + 1) : ""; },
+              afterTitle: function (items) { var i = items.length ? items[0].dataIndex : -1; return c.notes && c.notes[i] ? c.notes[i] : ""; },
+              label: function (ctx) { return ctx.dataset.label + ": " + num(ctx.parsed.y); },
+              footer: function (items) {
+                if (!items.length) { return ""; }
+                var b = value(items[0].chart, "baseline", items[0].dataIndex), k = value(items[0].chart, "candidate", items[0].dataIndex);
+                return b !== null && k !== null && b !== 0 ? "candidate ÷ base: " + (k / b).toFixed(3) : "";
+              }
+            }
+          }
+        })
+      }
+    };
+  }
+
+  var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds };
   data.charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
     if (!canvas || !build[c.kind]) { return; }

@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -151,6 +152,7 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	if err := coResidable(baseCfg, candCfg, mode); err != nil {
 		return nil, err
 	}
+	separateLogs(baseCfg, candCfg, o.Session.Log)
 	for _, sc := range candScenarios {
 		if sc.Config.FreshStack && o.Session.Log != nil {
 			fmt.Fprintf(o.Session.Log, "warning: scenario %s: fresh_stack is not applied by perfgate ab: each arm's stack serves every scenario (swap mode restarts it at every change of arm)\n", sc.Config.Name)
@@ -180,6 +182,30 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 		return nil, exit.UsageError(err)
 	}
 	return &Outcome{Base: baseRes, Candidate: candRes, Verdict: v}, nil
+}
+
+// separateLogs gives the arms' stacks a log each when their configs name one
+// file (the default perfgate-stack.log, relative to where perfgate runs):
+// perfgate-stack.base.log and perfgate-stack.candidate.log. It says so on
+// log, if set.
+func separateLogs(base, cand *config.Config, log io.Writer) {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return p
+		}
+		return a
+	}
+	if abs(base.Stack.Log) != abs(cand.Stack.Log) {
+		return
+	}
+	p := base.Stack.Log
+	ext := filepath.Ext(p)
+	base.Stack.Log = strings.TrimSuffix(p, ext) + "." + Base + ext
+	cand.Stack.Log = strings.TrimSuffix(p, ext) + "." + Candidate + ext
+	if log != nil {
+		fmt.Fprintf(log, "the two stacks' output goes to %s and %s (both configs name %s)\n", base.Stack.Log, cand.Stack.Log, p)
+	}
 }
 
 // coResidable refuses two managed stacks that would serve at one address

@@ -255,3 +255,19 @@ scenarios:
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "scenarios: base has chat, candidate has other")
 }
+
+// Two configs that name one stack log (the default, perfgate-stack.log)
+// get one each, so co-resident stacks do not write over each other.
+func TestSeparateLogs(t *testing.T) {
+	base := &config.Config{Stack: config.Stack{Log: "perfgate-stack.log"}}
+	cand := &config.Config{Stack: config.Stack{Log: "./perfgate-stack.log"}}
+	var log bytes.Buffer
+	separateLogs(base, cand, &log)
+	assert.Equal(t, "perfgate-stack.base.log", base.Stack.Log)
+	assert.Equal(t, "perfgate-stack.candidate.log", cand.Stack.Log)
+	assert.Contains(t, log.String(), "perfgate-stack.base.log and perfgate-stack.candidate.log")
+
+	other := &config.Config{Stack: config.Stack{Log: "logs/pr.log"}}
+	separateLogs(base, other, nil)
+	assert.Equal(t, "logs/pr.log", other.Stack.Log, "distinct logs stay as they are")
+}

@@ -65,6 +65,11 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		}
 	}
 	v := &Verdict{OnInconclusive: o.OnInconclusive, Alpha: o.Alpha, Sequential: o.Levels != nil}
+	if o.AB != nil {
+		ab := *o.AB
+		ab.Order = slices.Clone(ab.Order)
+		v.AB = &ab
+	}
 
 	// Pair scenarios with their baselines and check identities.
 	type pair struct {
@@ -118,7 +123,14 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	var inputs = map[slot]stat.Gate{}
 	var pairedInputs = map[slot]stat.PairedGate{}
 	var scenarios []Scenario
+	// starts are an A/B's per-start gates, gated once their families' sizes
+	// are known (see gateStarts).
+	var starts []startGate
 	for _, p := range pairs {
+		if o.AB != nil && len(p.base.Repetitions) != len(p.cand.Repetitions) {
+			return nil, fmt.Errorf("scenario %s: the base arm has %d repetitions and the candidate %d: an A/B compares them round by round and needs as many on both sides",
+				p.cand.Name, len(p.base.Repetitions), len(p.cand.Repetitions))
+		}
 		sc := Scenario{Name: p.cand.Name, BaselineN: len(p.base.Repetitions), CandidateN: len(p.cand.Repetitions)}
 		sc.Warnings = scenarioWarnings(p.base, p.cand)
 		key := "" // one family for the run, or one per scenario (sequential)
@@ -139,6 +151,20 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			cv, err := p.cand.Values(m.Name)
 			if err != nil {
 				return nil, fmt.Errorf("candidate scenario %s: %w%s", p.cand.Name, err, unavailable(candidate, m))
+			}
+			if m.PerStart && o.AB != nil {
+				// Start i of each arm is a pair: an A/B in swap mode
+				// starts the arms by turns.
+				n := min(len(bv), len(cv))
+				if n == 0 {
+					sc.NotGated = append(sc.NotGated, NotGated{Metric: m.Name, Title: m.Title, Unit: m.Unit(),
+						Baseline: nums(bv), Candidate: nums(cv), Reason: notMeasuredStarts})
+					continue
+				}
+				starts = append(starts, startGate{scenario: len(scenarios), key: key, metric: m, gate: g,
+					baseline: bv, candidate: cv, in: stat.Gate{Baseline: bv[:n], Candidate: cv[:n],
+						HigherIsBetter: m.HigherIsBetter, Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value}})
+				continue
 			}
 			if m.PerStart {
 				if reason := perStartReason(bv, cv); reason != "" {
@@ -166,15 +192,38 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		scenarios = append(scenarios, sc)
 	}
 
-	// Decide each family at its level.
-	for key, slots := range families {
-		level := o.Alpha
-		if o.Levels != nil {
-			l, ok := o.Levels[key]
-			if !ok {
-				return nil, fmt.Errorf("no level for scenario %s", key)
+	// An A/B's per-start gates join their families when they can reach
+	// the family's level.
+	if len(starts) > 0 {
+		size := map[string]int{}
+		for key, slots := range families {
+			size[key] = len(slots)
+		}
+		for _, st := range gateStarts(starts, size, o.familyLevel) {
+			sc := &scenarios[st.scenario]
+			if st.notGated != "" {
+				sc.NotGated = append(sc.NotGated, NotGated{Metric: st.metric.Name, Title: st.metric.Title, Unit: st.metric.Unit(),
+					Baseline: nums(st.baseline), Candidate: nums(st.candidate), Reason: st.notGated})
+				continue
 			}
-			level = l
+			s := slot{st.scenario, -1, len(sc.Gates)}
+			sc.Gates = append(sc.Gates, Gate{Metric: st.metric.Name, Title: st.metric.Title, Unit: st.metric.Unit(),
+				Better: st.metric.Better(), Tolerance: st.gate.Tolerance.Text})
+			inputs[s] = st.in
+			families[st.key] = append(families[st.key], s)
+		}
+	}
+
+	// Decide each family at its level: as two samples, or, in an A/B, as
+	// pairs.
+	decide := stat.DecideAll
+	if o.AB != nil {
+		decide = stat.DecideRounds
+	}
+	for key, slots := range families {
+		level, err := o.familyLevel(key)
+		if err != nil {
+			return nil, err
 		}
 		var latency, paired []slot
 		var in []stat.Gate
@@ -186,10 +235,14 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				paired, pin = append(paired, s), append(pin, pairedInputs[s])
 			}
 		}
-		decisions, pairedDecisions := stat.DecideAll(in, pin, level)
+		decisions, pairedDecisions := decide(in, pin, level)
 		for i, d := range decisions {
 			s := latency[i]
-			fill(&scenarios[s.scenario].Gates[s.gate], in[i], d)
+			g := &scenarios[s.scenario].Gates[s.gate]
+			fill(g, in[i], d)
+			if o.AB != nil {
+				g.Drift = drift(in[i].Baseline)
+			}
 			scenarios[s.scenario].Level = level
 		}
 		for i, d := range pairedDecisions {
@@ -218,6 +271,95 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 
 	v.Outcome = overall(v.Scenarios)
 	return v, nil
+}
+
+// familyLevel is the level a family of gates is tested at: Alpha for the
+// run's one family, or the scenario's level at this look.
+func (o Options) familyLevel(key string) (float64, error) {
+	if o.Levels == nil {
+		return o.Alpha, nil
+	}
+	l, ok := o.Levels[key]
+	if !ok {
+		return 0, fmt.Errorf("no level for scenario %s", key)
+	}
+	return l, nil
+}
+
+// startGate is an A/B's gate of a metric measured once per stack start
+// (cold start), its starts paired by order.
+type startGate struct {
+	scenario int    // the scenario's index among those compared
+	key      string // its family
+	metric   metric.Info
+	gate     config.Gate
+	// baseline and candidate are every start's value; in holds the pairs,
+	// as many as the side with fewer starts has.
+	baseline, candidate []float64
+	in                  stat.Gate
+	// notGated, when set, is why the gate is shown and not tested.
+	notGated string
+}
+
+// gateStarts decides which per-start gates are tested: those whose pairs
+// can reach their family's level. A family of m gates at level shows a
+// regression with n pairs only when 2^−n·m < level (every pair worse), and
+// a gate that could not would leave the verdict inconclusive for a
+// measurement that was never meant to be repeated enough: it is shown, not
+// gated, with the starts it would need. size is each family's number of
+// other gates. Gates with fewer pairs are left out first, each one out
+// making the family smaller for the rest.
+func gateStarts(starts []startGate, size map[string]int, level func(key string) (float64, error)) []startGate {
+	byKey := map[string][]int{}
+	for i, st := range starts {
+		byKey[st.key] = append(byKey[st.key], i)
+	}
+	for key, idx := range byKey {
+		l, err := level(key)
+		if err != nil {
+			continue // the family's decision reports the missing level
+		}
+		slices.SortStableFunc(idx, func(a, b int) int {
+			return cmp.Compare(len(starts[a].in.Baseline), len(starts[b].in.Baseline))
+		})
+		m := size[key] + len(idx)
+		for _, i := range idx {
+			st := &starts[i]
+			n := len(st.in.Baseline)
+			need := stat.RoundsToReach(l / float64(m))
+			if n >= need {
+				break // every later gate has at least as many pairs
+			}
+			over := ""
+			if m > 1 {
+				over = fmt.Sprintf(" (alpha %.3g over %d gates)", l, m)
+			}
+			st.notGated = fmt.Sprintf("measured once per stack start: %d and %d starts, %d pairs; the paired test needs >= %d starts a side to reach level %.3g%s; shown, not gated",
+				len(st.baseline), len(st.candidate), n, need, l/float64(m), over)
+			m--
+		}
+	}
+	return starts
+}
+
+// drift is an A/B gate's Drift: the Theil-Sen slope of the baseline arm's
+// values against the round, times the rounds less one (the trend from the
+// first round to the last), relative to their median's magnitude. NaN with
+// fewer than 2 rounds or a median of 0.
+func drift(baseline []float64) Num {
+	n := len(baseline)
+	median := math.Abs(stat.SortedMedian(sortedCopy(baseline)))
+	if n < 2 || median == 0 {
+		return Num(math.NaN())
+	}
+	return Num(stat.TheilSen(baseline) * float64(n-1) / median)
+}
+
+// sortedCopy returns values sorted, leaving values as they were.
+func sortedCopy(values []float64) []float64 {
+	s := slices.Clone(values)
+	slices.Sort(s)
+	return s
 }
 
 // overall is the verdict of every gate of every scenario.
@@ -297,11 +439,15 @@ func summarise(values []float64) Summary {
 	return s
 }
 
+// notMeasuredStarts is why a per-start metric that a side did not measure
+// is not gated.
+const notMeasuredStarts = "not measured on both sides (an external stack has no cold start)"
+
 // perStartReason says why a metric measured once per stack start cannot be
 // gated here, or "" when it can.
 func perStartReason(b, c []float64) string {
 	if len(b) == 0 || len(c) == 0 {
-		return "not measured on both sides (an external stack has no cold start)"
+		return notMeasuredStarts
 	}
 	need := stat.SamplesToReach(0.05)
 	if len(b) < need || len(c) < need {

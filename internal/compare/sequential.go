@@ -67,7 +67,9 @@ func (s *Sequential) IsLook(n int) bool {
 
 // Look compares a scenario measured so far (partial) with its baseline at
 // a look, records the gates it decides, and returns the gates still
-// undecided (by title) and the look's level.
+// undecided (by title) and the look's level. In an A/B (Options.AB set) the
+// baseline is the base arm as measured so far: its scenario must hold as
+// many rounds as partial.
 func (s *Sequential) Look(base *result.Result, partial *result.ScenarioResult) (undecided []string, level float64, err error) {
 	level = s.spend(partial.Name, len(partial.Repetitions))
 	o := s.Options
@@ -124,6 +126,10 @@ func (s *Sequential) spend(name string, n int) float64 {
 
 // freeze keeps the first decision of every gate that v decides.
 func (s *Sequential) freeze(v *Verdict) {
+	unit := "repetitions"
+	if v.AB != nil {
+		unit = "rounds"
+	}
 	for _, sc := range v.Scenarios {
 		for _, g := range sc.Gates {
 			if g.Outcome == stat.Inconclusive {
@@ -133,7 +139,7 @@ func (s *Sequential) freeze(v *Verdict) {
 				s.decided[sc.Name] = map[string]Gate{}
 			}
 			if _, ok := s.decided[sc.Name][g.Metric]; !ok {
-				g.Reason = fmt.Sprintf("%s (decided at %d repetitions)", g.Reason, g.Candidate.N)
+				g.Reason = fmt.Sprintf("%s (decided at %d %s)", g.Reason, sc.CandidateN, unit)
 				s.decided[sc.Name][g.Metric] = g
 			}
 		}

@@ -5,6 +5,10 @@
 // (regression, pass, inconclusive). Before comparing it checks that the two
 // results measured the same thing on the same hardware.
 //
+// In an A/B (Options.AB) the two sides were measured in rounds on one
+// runner, and each gate compares them pair by pair (stat.DecideRounds):
+// repetition r of the baseline with repetition r of the candidate.
+//
 // The mathematics is in the stat subpackage; rendering is internal/report's.
 package compare
 

@@ -44,9 +44,10 @@ type Gate struct {
 // Decision is one gate's outcome and the evidence for it, for the report.
 type Decision struct {
 	Outcome Outcome
-	// P is the raw one-sided U-test p-value of "the candidate is worse";
-	// NaN when the gate could not be tested (an empty side, a NaN value,
-	// an invalid level).
+	// P is the raw one-sided p-value of "the candidate is worse": the U
+	// test's (Decide, DecideAll), the signed-rank test's on the pairs
+	// (DecideRounds). NaN when the gate could not be tested (an empty side,
+	// a NaN value, an invalid level, unpaired rounds).
 	P float64
 	// PAdjusted is P after Holm's adjustment over the family; it is what is
 	// compared with Level. NaN when P is.
@@ -59,12 +60,15 @@ type Decision struct {
 	// Shift is the Hodges-Lehmann shift candidate − baseline at confidence
 	// 1 − 2·Level, so that each bound alone is a one-sided (1 − Level)
 	// bound: the bad-side bound is the one-sided test of "worse by more
-	// than the tolerance".
+	// than the tolerance". Two samples: HodgesLehmann; rounds:
+	// SignedRankShift of the paired differences.
 	Shift Shift
 	// Change is the shift relative to the baseline median: Estimate/median,
 	// Lo/median, Hi/median, so that the ratio candidate/baseline is
 	// 1+Change. The median's magnitude is used, so a negative median does
 	// not turn the direction around. All NaN when the baseline median is 0.
+	// DecideRounds with a relative tolerance: exp(·) − 1 of the
+	// SignedRankShift of the pairs' log-ratios, a ratio's change directly.
 	Change struct{ Estimate, Lo, Hi float64 }
 	// Worse is the estimated change in the bad direction in tolerance terms
 	// (a fraction when Relative, metric units otherwise): positive is
@@ -140,11 +144,18 @@ func Decide(gates []Gate, level float64) []Decision {
 // never a pass; it still counts in the family. DecideAll never panics, and
 // returns empty, non-nil slices for no gates.
 func DecideAll(gates []Gate, paired []PairedGate, level float64) ([]Decision, []PairedDecision) {
+	return decideFamily(gates, paired, level, false)
+}
+
+// decideFamily is DecideAll, and with rounds DecideRounds: the gates'
+// samples are two independent samples, or rounds (Baseline[i] and
+// Candidate[i] a pair). Everything else, the quality gates, Holm and the
+// rules of the outcomes, is the same.
+func decideFamily(gates []Gate, paired []PairedGate, level float64, rounds bool) ([]Decision, []PairedDecision) {
 	m := len(gates) + len(paired)
 	out := make([]Decision, len(gates))
 	pout := make([]PairedDecision, len(paired))
 	ps := make([]float64, m)
-	confidence := 1 - 2*level
 	for i, g := range gates {
 		d := &out[i]
 		nan := math.NaN()
@@ -153,18 +164,11 @@ func DecideAll(gates []Gate, paired []PairedGate, level float64) ([]Decision, []
 		d.Shift = Shift{Estimate: nan, Lo: math.Inf(-1), Hi: math.Inf(1)}
 		bs, cs := sortedCopy(g.Baseline), sortedCopy(g.Candidate)
 		d.BaselineMedian, d.CandidateMedian = SortedMedian(bs), SortedMedian(cs)
-		ps[i] = nan
-		if reason, warning := untestable(g, level); reason != "" {
-			d.Outcome, d.Reason, d.Warnings = Inconclusive, reason, []string{warning}
-			continue
+		if rounds {
+			ps[i] = testRounds(d, g, level)
+		} else {
+			ps[i] = testSamples(d, g, bs, cs, level)
 		}
-		p, err := uSorted(bs, cs, g.HigherIsBetter)
-		if err != nil { // not expected once untestable has passed the gate
-			d.Outcome, d.Reason, d.Warnings = Inconclusive, "the U test failed", []string{err.Error()}
-			continue
-		}
-		d.P, ps[i] = p, p
-		d.Shift = HodgesLehmann(bs, cs, confidence)
 	}
 	psis := make([]float64, len(paired))
 	for j, g := range paired {
@@ -173,14 +177,18 @@ func DecideAll(gates []Gate, paired []PairedGate, level float64) ([]Decision, []
 	adjusted := Holm(ps)
 	conf := ""
 	if m > 0 {
-		conf = strconv.FormatFloat(100*confidence, 'g', 4, 64) + "%"
+		conf = strconv.FormatFloat(100*(1-2*level), 'g', 4, 64) + "%"
 	}
 	for i, g := range gates {
 		if math.IsNaN(out[i].P) {
 			continue
 		}
 		out[i].PAdjusted = adjusted[i]
-		classify(&out[i], g, level, m, conf)
+		sz := samplesSizing(len(g.Baseline), len(g.Candidate))
+		if rounds {
+			sz = roundsSizing(len(g.Baseline))
+		}
+		classify(&out[i], g, level, m, conf, sz)
 	}
 	for j, g := range paired {
 		if math.IsNaN(pout[j].P) {
@@ -190,6 +198,37 @@ func DecideAll(gates []Gate, paired []PairedGate, level float64) ([]Decision, []
 		classifyPaired(&pout[j], g, level, m, conf, psis[j])
 	}
 	return out, pout
+}
+
+// testSamples tests g's two independent samples, bs and cs sorted: it
+// fills d's Shift and Change and returns the U test's p-value, NaN when g
+// cannot be tested (then d is decided: inconclusive with a warning).
+func testSamples(d *Decision, g Gate, bs, cs []float64, level float64) float64 {
+	if reason, warning := untestable(g, level); reason != "" {
+		d.Outcome, d.Reason, d.Warnings = Inconclusive, reason, []string{warning}
+		return math.NaN()
+	}
+	p, err := uSorted(bs, cs, g.HigherIsBetter)
+	if err != nil { // not expected once untestable has passed the gate
+		d.Outcome, d.Reason, d.Warnings = Inconclusive, "the U test failed", []string{err.Error()}
+		return math.NaN()
+	}
+	d.P = p
+	d.Shift = HodgesLehmann(bs, cs, 1-2*level)
+	d.Change.Estimate, d.Change.Lo, d.Change.Hi = relativeTo(d.Shift, d.BaselineMedian)
+	return p
+}
+
+// relativeTo is a shift relative to the magnitude of the baseline median
+// (so that a negative median does not turn the direction around): NaNs
+// when the median is 0.
+func relativeTo(s Shift, median float64) (est, lo, hi float64) {
+	base := math.Abs(median)
+	if base == 0 {
+		nan := math.NaN()
+		return nan, nan, nan
+	}
+	return s.Estimate / base, s.Lo / base, s.Hi / base
 }
 
 // untestable returns why g cannot be tested at level, and a warning saying
@@ -216,19 +255,41 @@ func untestable(g Gate, level float64) (reason, warning string) {
 
 func notFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
-// classify sets d's Change, Worse, Outcome, Reason and Warnings from its P,
-// PAdjusted and Shift; m is the family's size, conf the interval's
-// confidence as the reasons write it (90%).
-func classify(d *Decision, g Gate, level float64, m int, conf string) {
-	n1, n2 := len(g.Baseline), len(g.Candidate)
-	confidence := 1 - 2*level
+// sizing is what a gate's sample size allows, for the outcome's rules and
+// its warnings: two samples (samplesSizing) or rounds (roundsSizing).
+type sizing struct {
+	// minP is the smallest p-value the gate's samples can give: a family
+	// of m gates can show a regression only when minP·m < level.
+	minP float64
+	// toReach is the smallest size whose minP is below a level, and
+	// forInterval the smallest with an interval at a confidence.
+	toReach, forInterval func(float64) int
+	// unit is how a warning counts the size ("samples a side", "rounds"),
+	// short how a reason does ("too few samples: need >= %d a side").
+	unit, short string
+}
 
+// samplesSizing is the sizing of two independent samples of n1 and n2
+// values (the U test and the Hodges-Lehmann interval).
+func samplesSizing(n1, n2 int) sizing {
+	return sizing{minP: MinP(n1, n2), toReach: SamplesToReach, forInterval: IntervalSamples,
+		unit: "samples a side", short: "too few samples: need >= %d a side"}
+}
+
+// roundsSizing is the sizing of n rounds (the signed-rank test and the
+// Walsh-average interval).
+func roundsSizing(n int) sizing {
+	return sizing{minP: wilcoxonAllWorse(n), toReach: RoundsToReach, forInterval: roundsForInterval,
+		unit: "rounds", short: "too few rounds: need >= %d"}
+}
+
+// classify sets d's Worse, Outcome, Reason and Warnings from its P,
+// PAdjusted, Shift and Change; m is the family's size, conf the interval's
+// confidence as the reasons write it (90%), sz what the gate's sample size
+// allows.
+func classify(d *Decision, g Gate, level float64, m int, conf string, sz sizing) {
+	confidence := 1 - 2*level
 	base := math.Abs(d.BaselineMedian)
-	if base != 0 {
-		d.Change.Estimate = d.Shift.Estimate / base
-		d.Change.Lo = d.Shift.Lo / base
-		d.Change.Hi = d.Shift.Hi / base
-	}
 	// In tolerance terms: the estimate, and the interval's bound on the bad
 	// side (Hi when lower is better, Lo when higher is), signed as changes.
 	est, lo, hi := d.Shift.Estimate, d.Shift.Lo, d.Shift.Hi
@@ -260,19 +321,19 @@ func classify(d *Decision, g Gate, level float64, m int, conf string) {
 	}
 
 	needDetect := 0
-	if MinP(n1, n2)*float64(m) >= level {
-		needDetect = SamplesToReach(level / float64(m))
+	if sz.minP*float64(m) >= level {
+		needDetect = sz.toReach(level / float64(m))
 		over := ""
 		if m > 1 {
 			over = fmt.Sprintf(" (alpha %.3g over %d gates)", level, m)
 		}
 		d.Warnings = append(d.Warnings, fmt.Sprintf(
-			"need >= %d samples a side to detect a regression at level %.3g%s",
-			needDetect, level/float64(m), over))
+			"need >= %d %s to detect a regression at level %.3g%s",
+			needDetect, sz.unit, level/float64(m), over))
 	}
 	if !d.Shift.OK {
 		d.Warnings = append(d.Warnings, fmt.Sprintf(
-			"need >= %d samples a side for a %s interval", IntervalSamples(confidence), conf))
+			"need >= %d %s for a %s interval", sz.forInterval(confidence), sz.unit, conf))
 	}
 	zeroBase := g.Relative && base == 0
 	if zeroBase {
@@ -292,7 +353,7 @@ func classify(d *Decision, g Gate, level float64, m int, conf string) {
 		// A family that could not show a regression however large cannot
 		// show a pass either: the config is too small to test anything.
 		d.Outcome = Inconclusive
-		d.Reason = fmt.Sprintf("too few samples: need >= %d a side", max(IntervalSamples(confidence), needDetect))
+		d.Reason = fmt.Sprintf(sz.short, max(sz.forInterval(confidence), needDetect))
 	case d.Shift.OK && sign*badBound <= g.Tolerance:
 		d.Outcome = Pass
 		if g.Tolerance == 0 {
@@ -302,7 +363,7 @@ func classify(d *Decision, g Gate, level float64, m int, conf string) {
 		}
 	case !d.Shift.OK:
 		d.Outcome = Inconclusive
-		d.Reason = fmt.Sprintf("too few samples: need >= %d a side", max(IntervalSamples(confidence), needDetect))
+		d.Reason = fmt.Sprintf(sz.short, max(sz.forInterval(confidence), needDetect))
 	case significant:
 		d.Outcome = Inconclusive
 		d.Reason = "significant (p=" + pval(d.PAdjusted) + ") but " + show(est) + " is within " + showTol() +

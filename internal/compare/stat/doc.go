@@ -10,5 +10,12 @@
 // DecideAll decides latency and quality gates as one family, under one Holm
 // adjustment.
 //
+// An A/B (perfgate ab) measures both sides in rounds on one runner, and
+// DecideRounds compares them pair by pair: Wilcoxon's signed-rank test on
+// the paired differences (or log-ratios), the Hodges-Lehmann estimate of
+// the pairs with Tukey's interval from the Walsh averages
+// (SignedRankShift), the same Holm family and three outcomes. TheilSen
+// measures the drift that the pairing cancelled.
+//
 // It knows nothing of results or configs: samples in, decisions out.
 package stat

@@ -275,11 +275,31 @@ func wilcoxonExact(ranks2 []int, w2 int) float64 {
 	if w2 >= total {
 		return 1
 	}
-	// dist[s] = P(2W+ = s) over the ranks so far.
+	dist := signedRankDist(ranks2)
+	p := 0.0
+	for s := 0; s <= w2; s++ {
+		p += dist[s]
+	}
+	return min(1, p)
+}
+
+// signedRankDist returns the null distribution of a signed-rank sum: dist[s]
+// is the probability that the ranks counted in the sum add up to s when
+// each rank is counted with probability 1/2, independently (its sign is
+// positive). It is a dynamic programme over the 2^n sign assignments by
+// rank sum, n·Σranks steps. The ranks are integers: WilcoxonSignedRank
+// passes doubled midranks, SignedRankShift the plain ranks 1..n. For n up
+// to 50 every probability is a count over 2^n, held exactly.
+func signedRankDist(ranks []int) []float64 {
+	total := 0
+	for _, r := range ranks {
+		total += r
+	}
+	// dist[s] = P(sum = s) over the ranks so far.
 	dist := make([]float64, total+1)
 	dist[0] = 1
 	top := 0
-	for _, r := range ranks2 {
+	for _, r := range ranks {
 		top += r
 		for s := top; s >= 0; s-- {
 			v := dist[s] / 2
@@ -289,11 +309,7 @@ func wilcoxonExact(ranks2 []int, w2 int) float64 {
 			dist[s] = v
 		}
 	}
-	p := 0.0
-	for s := 0; s <= w2; s++ {
-		p += dist[s]
-	}
-	return min(1, p)
+	return dist
 }
 
 // wilcoxonNormal is the normal approximation of P(2W+ <= w2), with the tie

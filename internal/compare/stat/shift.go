@@ -52,6 +52,17 @@ func HodgesLehmann(baseline, candidate []float64, confidence float64) Shift {
 			d = append(d, y-x)
 		}
 	}
+	k, coverage, ok := cutoff(n1, n2, confidence)
+	s.fromOrder(d, k, coverage, ok)
+	return s
+}
+
+// fromOrder sets s from the values whose median is the estimate (the
+// pairwise differences, or the Walsh averages): the Estimate is their
+// median and, when ok, Lo and Hi are their k-th smallest and k-th largest
+// (k 1-based, at most half their number), with coverage. It rearranges d,
+// which must be non-empty and hold no NaN.
+func (s *Shift) fromOrder(d []float64, k int, coverage float64, ok bool) {
 	n := len(d)
 	mid := n / 2
 	// Select the middle element: afterwards d[:mid] <= d[mid] <= d[mid+1:],
@@ -62,9 +73,8 @@ func HodgesLehmann(baseline, candidate []float64, confidence float64) Shift {
 	} else {
 		s.Estimate = (slices.Max(d[:mid]) + upper) / 2
 	}
-	k, coverage, ok := cutoff(n1, n2, confidence)
 	if !ok {
-		return s
+		return
 	}
 	lo, hi := k-1, n-k // 0-based ranks of the bounds; lo <= hi
 	switch {
@@ -81,7 +91,6 @@ func HodgesLehmann(baseline, candidate []float64, confidence float64) Shift {
 	}
 	s.Confidence = coverage
 	s.OK = true
-	return s
 }
 
 // IntervalSamples returns the smallest n such that HodgesLehmann with n

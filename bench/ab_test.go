@@ -3,10 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -168,6 +171,7 @@ func BenchmarkABDriftAA(b *testing.B) {
 	runs := abRuns(b)
 	for b.Loop() {
 		var abPass, gateRegression, rounds int
+		var drifts []float64
 		for i := range runs {
 			p := newABPair(b, i+1, 1)
 			baseline := p.measure(b)
@@ -185,11 +189,15 @@ func BenchmarkABDriftAA(b *testing.B) {
 				gateRegression++
 			}
 			rounds += v.AB.Rounds
-			b.Logf("run %d: ab %s after %d rounds; gate against the baseline of the start: %s", i+1, v.Outcome, v.AB.Rounds, gv.Outcome)
+			d := tpotDrift(v)
+			drifts = append(drifts, d)
+			b.Logf("run %d: ab %s after %d rounds (base arm's TPOT p90 drifted %+.1f%%); gate against the baseline of the start: %s (%s)",
+				i+1, v.Outcome, v.AB.Rounds, 100*d, gv.Outcome, gateChanges(gv))
 		}
 		b.ReportMetric(100*float64(abPass)/float64(runs), "ab-aa-pass-%")
 		b.ReportMetric(100*float64(gateRegression)/float64(runs), "gate-regression-%")
 		b.ReportMetric(float64(rounds)/float64(runs), "rounds/run")
+		b.ReportMetric(100*stat.SortedMedian(slices.Sorted(slices.Values(drifts))), "median-drift-%")
 	}
 }
 
@@ -206,6 +214,27 @@ func foundBy(v *compare.Verdict, n int) bool {
 	return false
 }
 
+// tpotDrift is the base arm's drift of TPOT p90 across the rounds of v.
+func tpotDrift(v *compare.Verdict) float64 {
+	for _, g := range v.Scenarios[0].Gates {
+		if g.Metric == "tpot.p90" {
+			return float64(g.Drift)
+		}
+	}
+	return math.NaN()
+}
+
+// gateChanges lists each gate's estimated change in v: "ttft.p95 +31%, ...".
+func gateChanges(v *compare.Verdict) string {
+	var out []string
+	for _, g := range v.Scenarios[0].Gates {
+		if g.Change.Estimate.Finite() {
+			out = append(out, fmt.Sprintf("%s %+.1f%% %s", g.Metric, 100*float64(g.Change.Estimate), g.Outcome))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
 // BenchmarkABDriftDetect: a 1.3x slower candidate is found within 8 rounds.
 func BenchmarkABDriftDetect(b *testing.B) {
 	runs := abRuns(b)
@@ -220,7 +249,7 @@ func BenchmarkABDriftDetect(b *testing.B) {
 					within8++
 				}
 			}
-			b.Logf("run %d: ab %s after %d rounds", i+1, v.Outcome, v.AB.Rounds)
+			b.Logf("run %d: ab %s after %d rounds (%s)", i+1, v.Outcome, v.AB.Rounds, gateChanges(v))
 		}
 		b.ReportMetric(100*float64(within8)/float64(runs), "found-within-8-rounds-%")
 		b.ReportMetric(100*float64(found)/float64(runs), "found-%")

@@ -36,6 +36,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/gate"
@@ -153,6 +154,11 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 		return nil, err
 	}
 	separateLogs(baseCfg, candCfg, o.Session.Log)
+	if o.Session.Log != nil {
+		for _, w := range Undetectable(candCfg, candScenarios) {
+			fmt.Fprintf(o.Session.Log, "warning: %s\n", w)
+		}
+	}
 	for _, sc := range candScenarios {
 		if sc.Config.FreshStack && o.Session.Log != nil {
 			fmt.Fprintf(o.Session.Log, "warning: scenario %s: fresh_stack is not applied by perfgate ab: each arm's stack serves every scenario (swap mode restarts it at every change of arm)\n", sc.Config.Name)
@@ -182,6 +188,38 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 		return nil, exit.UsageError(err)
 	}
 	return &Outcome{Base: baseRes, Candidate: candRes, Verdict: v}, nil
+}
+
+// Undetectable warns of the scenarios whose rounds cannot show a
+// regression at all: n pairs give a p-value of 2^-n at the least, so a
+// scenario of m gates needs 2^-n·m below alpha, and at a sequential A/B's
+// first look below the alpha spent there. Cold start, gated only in swap
+// mode and only with enough starts, is not counted.
+func Undetectable(cfg *config.Config, scenarios []run.Scenario) []string {
+	seq := compare.Sequential{Min: cfg.Repetitions.Min, Max: cfg.Repetitions.Max, Scenarios: len(scenarios),
+		Options: compare.Options{Alpha: cfg.Compare.Alpha}}
+	level := seq.FirstLevel()
+	var out []string
+	for _, sc := range scenarios {
+		m := 0
+		for _, g := range cfg.GatesOf(sc.Config) {
+			if g.Metric != "cold_start" {
+				m++
+			}
+		}
+		if m == 0 {
+			continue
+		}
+		need := stat.RoundsToReach(level / float64(m))
+		if cfg.Repetitions.Max < need {
+			out = append(out, fmt.Sprintf("scenario %s: %d rounds cannot show a regression on %d gates (a pair's test needs >= %d rounds at level %.3g): every gate will be inconclusive; raise repetitions or gate fewer metrics",
+				sc.Config.Name, cfg.Repetitions.Max, m, need, level/float64(m)))
+		} else if cfg.Repetitions.Min < need {
+			out = append(out, fmt.Sprintf("scenario %s: the first look, at %d rounds, cannot decide its %d gates (a pair's test needs >= %d rounds at level %.3g); raise repetitions.min to %d to save a look",
+				sc.Config.Name, cfg.Repetitions.Min, m, need, level/float64(m), need))
+		}
+	}
+	return out
 }
 
 // separateLogs gives the arms' stacks a log each when their configs name one

@@ -271,3 +271,35 @@ func TestSeparateLogs(t *testing.T) {
 	separateLogs(base, other, nil)
 	assert.Equal(t, "logs/pr.log", other.Stack.Log, "distinct logs stay as they are")
 }
+
+// Rounds too few for the pairs' test to ever decide are warned of, and so is
+// a first look that cannot decide.
+func TestUndetectable(t *testing.T) {
+	addr := freeAddr(t)
+	sevenGates := `
+gates: {}
+scenarios:
+  - name: chat
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 3}
+`
+	tests := []struct {
+		reps string
+		want string
+	}{
+		{"repetitions: 6\n", "scenario chat: 6 rounds cannot show a regression on"},
+		{"repetitions: {min: 6, max: 16}\n", "scenario chat: the first look, at 6 rounds, cannot decide"},
+		{"repetitions: 10\n", ""},
+	}
+	for _, tt := range tests {
+		cfg, sc := armConfig(t, addr, tt.reps+strings.Replace(sevenGates, "gates: {}\n", "", 1))
+		cfg.Gates = nil // the defaults: 7 gates besides cold start
+		got := Undetectable(cfg, sc)
+		if tt.want == "" {
+			assert.Empty(t, got, tt.reps)
+			continue
+		}
+		require.Len(t, got, 1, tt.reps)
+		assert.Contains(t, got[0], tt.want)
+	}
+}

@@ -112,6 +112,15 @@ func (s *Sequential) Final(baselines []*result.Result, res *result.Result, allow
 	return s.apply(v), nil
 }
 
+// FirstLevel is the level of the first look of a scenario: the alpha its
+// share spends at repetitions.min (all of it when the repetitions are
+// fixed). It records nothing.
+func (s *Sequential) FirstLevel() float64 {
+	share := s.Options.Alpha / float64(max(1, s.Scenarios))
+	first := Looks(s.Min, s.Max)[0]
+	return stat.LookLevel(share, 0, float64(first)/float64(max(s.Max, first)))
+}
+
 // spend records a look at n repetitions and returns its level.
 func (s *Sequential) spend(name string, n int) float64 {
 	if s.looked == nil {

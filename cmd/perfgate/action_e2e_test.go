@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -175,18 +176,51 @@ func TestActionAgainstFakeGitHub(t *testing.T) {
 	})
 }
 
-// Every input of action.yml maps to a flag of perfgate gate, of the right
-// kind: the action's one-to-one promise.
-func TestActionInputsAreGateFlags(t *testing.T) {
-	gate := newGateCmd(&bytes.Buffer{}, &bytes.Buffer{})
+// Every input of action.yml but mode maps to a flag of the command of its
+// mode (gate, ab, or both), of the right kind: the action's one-to-one
+// promise.
+func TestActionInputsAreCommandFlags(t *testing.T) {
+	commands := map[string]*cobra.Command{
+		github.ModeGate: newGateCmd(&bytes.Buffer{}, &bytes.Buffer{}),
+		github.ModeAB:   newABCmd(&system{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}, getenv: os.Getenv}, &gateOutcome{}),
+	}
 	for _, in := range github.Inputs {
-		f := gate.Flags().Lookup(in.Flag)
-		if !assert.NotNil(t, f, "input %s maps to --%s, which gate does not have", in.Name, in.Flag) {
+		if in.Flag == "" {
+			assert.Equal(t, "mode", in.Name, "only mode picks the command rather than a flag")
 			continue
 		}
-		assert.Equal(t, in.Bool, f.Value.Type() == "bool", "input %s and --%s disagree on being a boolean", in.Name, in.Flag)
-		if in.Default != "" && !strings.HasPrefix(in.Default, "${{") {
-			assert.NoError(t, f.Value.Set(in.Default), "input %s's default %q is not a valid --%s", in.Name, in.Default, in.Flag)
+		for mode, cmd := range commands {
+			if in.Only != "" && in.Only != mode {
+				continue
+			}
+			f := cmd.Flags().Lookup(in.Flag)
+			if !assert.NotNil(t, f, "input %s maps to --%s, which %s does not have", in.Name, in.Flag, mode) {
+				continue
+			}
+			assert.Equal(t, in.Bool, f.Value.Type() == "bool", "input %s and %s --%s disagree on being a boolean", in.Name, mode, in.Flag)
+			if in.Default != "" && !strings.HasPrefix(in.Default, "${{") {
+				assert.NoError(t, f.Value.Set(in.Default), "input %s's default %q is not a valid %s --%s", in.Name, in.Default, mode, in.Flag)
+			}
 		}
 	}
+}
+
+// mode: ab runs perfgate ab with the step's inputs: both arms measured,
+// the outputs set, the step summary written as an A/B.
+func TestActionModeAB(t *testing.T) {
+	baseConf, _ := abArm(t, nil, abScenario)
+	candConf, _ := abArm(t, []string{"--slowdown", "1.5"}, abScenario)
+	work := t.TempDir()
+	outputs, summary := actionEnv(t, "http://127.0.0.1:1", work, map[string]string{
+		"mode": "ab", "base-config": baseConf, "config": candConf, "ab-mode": "co-resident", "comment": "false",
+	})
+	_, stderr, err := runAction(t)
+	assert.Equal(t, exit.Regression, exit.Code(err), "err: %v\n%s", err, stderr)
+	out := readOutputs(t, outputs)
+	assert.Equal(t, "regression", out["verdict"])
+	assert.Equal(t, filepath.Join(work, "result.json"), out["result"])
+	assert.FileExists(t, filepath.Join(work, "base-result.json"))
+	b, rerr := os.ReadFile(summary)
+	require.NoError(t, rerr)
+	assert.Contains(t, string(b), "A/B on one runner")
 }

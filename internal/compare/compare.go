@@ -334,8 +334,12 @@ func gateStarts(starts []startGate, size map[string]int, level func(key string) 
 			if m > 1 {
 				over = fmt.Sprintf(" (alpha %.3g over %d gates)", l, m)
 			}
-			st.notGated = fmt.Sprintf("measured once per stack start: %d and %d starts, %d pairs; the paired test needs >= %d starts a side to reach level %.3g%s; shown, not gated",
-				len(st.baseline), len(st.candidate), n, need, l/float64(m), over)
+			pairs := "pairs"
+			if n == 1 {
+				pairs = "pair"
+			}
+			st.notGated = fmt.Sprintf("measured once per stack start: %d and %d starts, %d %s; the paired test needs >= %d starts a side to reach level %.3g%s; shown, not gated",
+				len(st.baseline), len(st.candidate), n, pairs, need, l/float64(m), over)
 			m--
 		}
 	}

@@ -303,3 +303,35 @@ scenarios:
 		assert.Contains(t, got[0], tt.want)
 	}
 }
+
+// Quality suites are answered by both arms, mixed into the rounds' load
+// until each item was sent once and the rest after the last round, and
+// compared item by item in the verdict.
+func TestQualityAnsweredByBothArms(t *testing.T) {
+	suitePath, err := filepath.Abs("../../examples/evals/arithmetic.jsonl")
+	require.NoError(t, err)
+	suites, err := sim.LoadAnswers([]string{suitePath})
+	require.NoError(t, err)
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := simstack.New(func(addr string) sim.Config {
+		sc := sim.DefaultConfig()
+		sc.StepBase, sc.Jitter = time.Millisecond, 0.02
+		sc.Answers = suites
+		return sc
+	})
+	quality := fmt.Sprintf("quality: {suites: [%q], mode: interleaved, share: 0.2}\n", suitePath)
+	baseCfg, baseSc := armConfig(t, baseAddr, quality)
+	candCfg, candSc := armConfig(t, candAddr, quality)
+	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.Start}})
+	require.NoError(t, err)
+	items := len(suites[0].Items)
+	for _, res := range []*result.Result{out.Base, out.Candidate} {
+		require.Len(t, res.Scenarios[0].Quality, 1)
+		q := res.Scenarios[0].Quality[0]
+		assert.Len(t, q.Items, items, "every item answered once")
+		assert.Positive(t, q.Interleaved, "some items rode along with the rounds' load")
+		assert.Less(t, q.Interleaved, items, "the rest were answered after the last round")
+	}
+	require.Len(t, out.Verdict.Scenarios[0].Quality, 1)
+	assert.Equal(t, items, out.Verdict.Scenarios[0].Quality[0].N, "items compared pair by pair")
+}

@@ -237,3 +237,25 @@ func TestDriftRamp(t *testing.T) {
 			ratio, late, early, factorAt(stretch/2), factorAt(len(g)-stretch/2))
 	}
 }
+
+// FuzzParseEpoch: --drift-epoch never panics, and what it accepts reads
+// back the same from its own format.
+func FuzzParseEpoch(f *testing.F) {
+	for _, s := range []string{"", "1767225600", "1767225600.25", "2026-01-01T00:00:00Z", "2026-01-01T00:00:00.123456789+02:00",
+		"-1", "99999999999999999999", "1.0000000001", "noon", " 12 "} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got, err := parseEpoch(s)
+		if err != nil || got.IsZero() {
+			return
+		}
+		back, err := parseEpoch(formatEpoch(got))
+		if err != nil {
+			t.Fatalf("parseEpoch(formatEpoch(%v)) (from %q): %v", got, s, err)
+		}
+		if !back.Equal(got) {
+			t.Fatalf("parseEpoch(%q) = %v, formatted %q, read back %v", s, got, formatEpoch(got), back)
+		}
+	})
+}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -52,8 +50,9 @@ baseline was measured and today.
 
 The two configs (--base, from the base branch's checkout in a workflow, and
 --candidate) must measure the same thing: the same scenarios, workloads, load
-shapes, SLOs and seed (checked, every difference named). What may differ is
-the stack: its command, image, flags, model or engine, and the target.
+shapes, SLOs, eval suites and seed (checked, every difference named). What
+may differ is the stack (its command, image, flags, model or engine), the
+target's address and model, and the warm-up.
 
 Round r measures one repetition of each scenario on each arm: base then
 candidate in odd rounds, candidate then base in even ones (ABBA), each arm
@@ -68,8 +67,8 @@ alpha spent over the looks.
 --mode co-resident (the default, or ab.mode in the candidate config) starts
 both stacks at once, on different ports, and switches the load between them.
 --mode swap runs one at a time, stopping one and starting the other at every
-change of arm; every start is then a cold-start sample and cold_start is
-gated like any other metric.
+change of arm; every start is then a cold-start sample, and cold_start is
+gated once there are enough starts for the paired test.
 
 It writes both arms' results (-o for the candidate, --base-output for the
 base, which can be promoted as a baseline) and the same outputs as gate: the
@@ -104,22 +103,7 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 
 // inWorkdir makes the relative paths of o relative to --workdir.
 func (o *abOptions) inWorkdir() error {
-	if o.workdir == "" {
-		return nil
-	}
-	st, err := os.Stat(o.workdir)
-	if err != nil {
-		return exit.UsageError(fmt.Errorf("--workdir: %w", err))
-	}
-	if !st.IsDir() {
-		return exit.UsageError(fmt.Errorf("--workdir: %s is not a directory", o.workdir))
-	}
-	for _, p := range []*string{&o.basePath, &o.candPath, &o.output, &o.baseOutput, &o.reportPath, &o.html} {
-		if *p != "" && !filepath.IsAbs(*p) {
-			*p = filepath.Join(o.workdir, *p)
-		}
-	}
-	return nil
+	return inWorkdir(o.workdir, &o.basePath, &o.candPath, &o.output, &o.baseOutput, &o.reportPath, &o.html)
 }
 
 // check validates the flags, as usage errors.
@@ -148,7 +132,9 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	if err := o.publishOptions.check(o.sys.getenv); err != nil {
 		return err
 	}
-	key := o.candPath // the comment's key: the config as the user named it
+	// The comment's key: the config as the user named it, apart from a
+	// perfgate gate job's comment on the same config.
+	key := "ab:" + o.candPath
 	names := [2]string{o.basePath, o.candPath}
 	if err := o.inWorkdir(); err != nil {
 		return err

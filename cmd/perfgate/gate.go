@@ -105,19 +105,25 @@ config's among them, are taken from --workdir.`,
 
 // inWorkdir makes the relative paths of o relative to --workdir.
 func (o *gateOptions) inWorkdir() error {
-	if o.workdir == "" {
+	return inWorkdir(o.workdir, &o.configPath, &o.output, &o.records, &o.baselineDir, &o.reportPath, &o.html)
+}
+
+// inWorkdir joins each relative path that is set to workdir (--workdir),
+// which must be a directory; nothing when workdir is empty.
+func inWorkdir(workdir string, paths ...*string) error {
+	if workdir == "" {
 		return nil
 	}
-	st, err := os.Stat(o.workdir)
+	st, err := os.Stat(workdir)
 	if err != nil {
 		return exit.UsageError(fmt.Errorf("--workdir: %w", err))
 	}
 	if !st.IsDir() {
-		return exit.UsageError(fmt.Errorf("--workdir: %s is not a directory", o.workdir))
+		return exit.UsageError(fmt.Errorf("--workdir: %s is not a directory", workdir))
 	}
-	for _, p := range []*string{&o.configPath, &o.output, &o.records, &o.baselineDir, &o.reportPath, &o.html} {
+	for _, p := range paths {
 		if *p != "" && !filepath.IsAbs(*p) {
-			*p = filepath.Join(o.workdir, *p)
+			*p = filepath.Join(workdir, *p)
 		}
 	}
 	return nil

@@ -28,9 +28,10 @@ package ab
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"net"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -40,6 +41,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
@@ -78,9 +80,11 @@ type Outcome struct {
 
 // Check refuses two configs that do not measure the same thing: the same
 // scenarios in the same order, each with the same workload, load shape,
-// SLOs, sampling, salting, requests and duration, and one seed. What may
-// differ is the stack (its command, image, flags, model, engine) and the
-// target. Every difference is named, in one exit.UsageError.
+// SLOs, sampling, salting, requests, duration, max_error_rate and eval
+// suites, the same quality mode, share and scenario, one seed and one
+// target API. What may differ is the stack (its command, image, flags,
+// model, engine), the target's address and model, and the warm-up. Every
+// difference is named, in one exit.UsageError.
 func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Scenario) error {
 	var diffs []string
 	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
@@ -105,7 +109,19 @@ func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Sc
 			if b.Config.Duration != c.Config.Duration {
 				add("scenario %s: duration: %s → %s", c.Config.Name, b.Config.Duration, c.Config.Duration)
 			}
+			if b.Config.MaxErrorRate != c.Config.MaxErrorRate {
+				add("scenario %s: max_error_rate: %g → %g", c.Config.Name, b.Config.MaxErrorRate, c.Config.MaxErrorRate)
+			}
+			if bs, cs := suiteNames(b), suiteNames(c); bs != cs {
+				add("scenario %s: eval suites: %s → %s", c.Config.Name, orNone(bs), orNone(cs))
+			}
 		}
+	}
+	// What is mixed into the measured load must be the same on both arms.
+	if bq, cq := base.Quality, candidate.Quality; len(withSuites(candScenarios)) > 0 &&
+		(bq.Mode != cq.Mode || bq.Share != cq.Share || base.QualityScenario() != candidate.QualityScenario()) {
+		add("quality: mode %s, share %g, scenario %s → mode %s, share %g, scenario %s",
+			orNone(bq.Mode), bq.Share, orNone(base.QualityScenario()), orNone(cq.Mode), cq.Share, orNone(candidate.QualityScenario()))
 	}
 	if base.Seed != candidate.Seed {
 		add("seed: %d → %d (the arms must draw the same arrivals round by round)", base.Seed, candidate.Seed)
@@ -116,8 +132,35 @@ func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Sc
 	if len(diffs) == 0 {
 		return nil
 	}
-	return exit.UsageError(fmt.Errorf("the base and candidate configs do not measure the same thing; only the stack and the target may differ:\n  %s",
+	return exit.UsageError(fmt.Errorf("the base and candidate configs do not measure the same thing; only the stack, the target's address and model, and the warm-up may differ:\n  %s",
 		strings.Join(diffs, "\n  ")))
+}
+
+// withSuites is the scenarios that carry eval suites.
+func withSuites(scs []run.Scenario) []run.Scenario {
+	var out []run.Scenario
+	for _, sc := range scs {
+		if len(sc.Suites) > 0 {
+			out = append(out, sc)
+		}
+	}
+	return out
+}
+
+// suiteNames lists the eval suites sc carries, with their item counts.
+func suiteNames(sc run.Scenario) string {
+	var names []string
+	for _, s := range sc.Suites {
+		names = append(names, fmt.Sprintf("%s (%d items)", s.Name, len(s.Items)))
+	}
+	return strings.Join(names, ", ")
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // probe is what a scenario result of sc would say it measured.
@@ -126,11 +169,18 @@ func probe(sc run.Scenario) *result.ScenarioResult {
 		SLO: sc.Config.SLO.Result(), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
 }
 
+// The arms' orders in a round, as compare.AB.Order records them.
+const (
+	BaseFirst      = "AB"
+	CandidateFirst = "BA"
+)
+
 // arm is one side of the A/B: its config and, once opened, its stack.
 type arm struct {
 	name      string
 	cfg       *config.Config
 	scenarios []run.Scenario
+	stackLog  string // where its stack's output goes, when not stack.log
 	open      *session.Arm
 	running   bool   // its stack is up (swap mode: only one is)
 	first     []bool // per round, whether it went first
@@ -139,9 +189,9 @@ type arm struct {
 // Run measures the A/B and returns both arms' results and the verdict. Both
 // configs must have passed Check. Whatever happens, both stacks are stopped
 // before it returns. A crash of either arm, a broken repetition or a stack
-// that cannot start fails it with exit.RunError; in co-resident mode a
-// second stack that cannot start (a port in use, out of memory) says to
-// try swap.
+// that cannot start fails it with exit.RunError; in co-resident mode both
+// stacks are started before the first round, and a second stack that cannot
+// start beside the first (a port in use, out of memory) says to try swap.
 func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, candScenarios []run.Scenario, o Options) (*Outcome, error) {
 	mode := o.Mode
 	if mode == "" {
@@ -150,19 +200,8 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	if mode != config.ABCoResident && mode != config.ABSwap {
 		return nil, exit.UsageError(fmt.Errorf("mode: want %s or %s, got %q", config.ABCoResident, config.ABSwap, mode))
 	}
-	if err := coResidable(baseCfg, candCfg, mode); err != nil {
+	if err := holdable(baseCfg, candCfg, mode); err != nil {
 		return nil, err
-	}
-	separateLogs(baseCfg, candCfg, o.Session.Log)
-	if o.Session.Log != nil {
-		for _, w := range Undetectable(candCfg, candScenarios) {
-			fmt.Fprintf(o.Session.Log, "warning: %s\n", w)
-		}
-	}
-	for _, sc := range candScenarios {
-		if sc.Config.FreshStack && o.Session.Log != nil {
-			fmt.Fprintf(o.Session.Log, "warning: scenario %s: fresh_stack is not applied by perfgate ab: each arm's stack serves every scenario (swap mode restarts it at every change of arm)\n", sc.Config.Name)
-		}
 	}
 	r := &abRun{
 		o: o, mode: mode,
@@ -170,12 +209,31 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 		cand: &arm{name: Candidate, cfg: candCfg, scenarios: candScenarios},
 		info: &compare.AB{Mode: mode, Base: o.BaseName, Candidate: o.CandidateName},
 	}
+	r.base.stackLog, r.cand.stackLog = separateLogs(baseCfg, candCfg)
+	if log := o.Session.Log; log != nil {
+		if r.base.stackLog != "" {
+			fmt.Fprintf(log, "the two stacks' output goes to %s and %s (both configs name %s)\n", r.base.stackLog, r.cand.stackLog, baseCfg.Stack.Log)
+		}
+		for _, w := range Warnings(candCfg, candScenarios, mode) {
+			fmt.Fprintf(log, "warning: %s\n", w)
+		}
+	}
 	r.seq = &compare.Sequential{
 		Options: compare.Options{Alpha: candCfg.Compare.Alpha, OnInconclusive: candCfg.Compare.OnInconclusive,
 			Gates: gate.GatesFrom(candCfg), QualityGates: candCfg.QualityGates(), AB: r.info},
 		Min: candCfg.Repetitions.Min, Max: candCfg.Repetitions.Max, Scenarios: len(candScenarios),
 	}
 	defer r.stopAll()
+	if mode == config.ABCoResident {
+		// Both up before anything is measured: a stack that cannot
+		// co-reside costs no round, and every pair is measured beside the
+		// other engine.
+		for _, a := range []*arm{r.base, r.cand} {
+			if err := r.bringUp(ctx, a); err != nil {
+				return nil, err
+			}
+		}
+	}
 	if err := r.rounds(ctx); err != nil {
 		return nil, err
 	}
@@ -190,33 +248,44 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	return &Outcome{Base: baseRes, Candidate: candRes, Verdict: v}, nil
 }
 
-// Undetectable warns of the scenarios whose rounds cannot show a
-// regression at all: n pairs give a p-value of 2^-n at the least, so a
-// scenario of m gates needs 2^-n·m below alpha, and at a sequential A/B's
-// first look below the alpha spent there. Cold start, gated only in swap
-// mode and only with enough starts, is not counted.
-func Undetectable(cfg *config.Config, scenarios []run.Scenario) []string {
+// Warnings are what the candidate config's A/B cannot do or do well: a
+// scenario whose rounds cannot show a regression at all (n pairs give a
+// p-value of 2^-n at the least, so m gates need 2^-n·m below the level of
+// the look), a first look that cannot decide, GPU gates in co-resident mode
+// (each arm's GPU figures include the other engine, resident on the same
+// GPUs), and fresh_stack, which an A/B does not apply.
+func Warnings(cfg *config.Config, scenarios []run.Scenario, mode string) []string {
 	seq := compare.Sequential{Min: cfg.Repetitions.Min, Max: cfg.Repetitions.Max, Scenarios: len(scenarios),
 		Options: compare.Options{Alpha: cfg.Compare.Alpha}}
 	level := seq.FirstLevel()
 	var out []string
 	for _, sc := range scenarios {
-		m := 0
+		m := len(sc.Suites) * len(cfg.QualityGates())
+		var gpu []string
 		for _, g := range cfg.GatesOf(sc.Config) {
 			if g.Metric != "cold_start" {
 				m++
 			}
+			if info, err := metric.Lookup(g.Metric); err == nil && info.Group == metric.GroupGPU && mode == config.ABCoResident {
+				gpu = append(gpu, g.Metric)
+			}
 		}
-		if m == 0 {
-			continue
+		if m > 0 {
+			need := stat.RoundsToReach(level / float64(m))
+			if cfg.Repetitions.Max < need {
+				out = append(out, fmt.Sprintf("scenario %s: %d rounds cannot show a regression on %d gates (a pair's test needs >= %d rounds at level %.3g): every gate will be inconclusive; raise repetitions or gate fewer metrics",
+					sc.Config.Name, cfg.Repetitions.Max, m, need, level/float64(m)))
+			} else if cfg.Repetitions.Min < need {
+				out = append(out, fmt.Sprintf("scenario %s: the first look, at %d rounds, cannot decide its %d gates (a pair's test needs >= %d rounds at level %.3g); raise repetitions.min to %d to save a look",
+					sc.Config.Name, cfg.Repetitions.Min, m, need, level/float64(m), need))
+			}
 		}
-		need := stat.RoundsToReach(level / float64(m))
-		if cfg.Repetitions.Max < need {
-			out = append(out, fmt.Sprintf("scenario %s: %d rounds cannot show a regression on %d gates (a pair's test needs >= %d rounds at level %.3g): every gate will be inconclusive; raise repetitions or gate fewer metrics",
-				sc.Config.Name, cfg.Repetitions.Max, m, need, level/float64(m)))
-		} else if cfg.Repetitions.Min < need {
-			out = append(out, fmt.Sprintf("scenario %s: the first look, at %d rounds, cannot decide its %d gates (a pair's test needs >= %d rounds at level %.3g); raise repetitions.min to %d to save a look",
-				sc.Config.Name, cfg.Repetitions.Min, m, need, level/float64(m), need))
+		if len(gpu) > 0 {
+			out = append(out, fmt.Sprintf("scenario %s: in co-resident mode both engines sit on the GPUs each arm samples, so %s count both; use --mode swap to gate them",
+				sc.Config.Name, strings.Join(gpu, ", ")))
+		}
+		if sc.Config.FreshStack {
+			out = append(out, fmt.Sprintf("scenario %s: fresh_stack is not applied by perfgate ab: each arm's stack serves every scenario (swap mode restarts it at every change of arm)", sc.Config.Name))
 		}
 	}
 	return out
@@ -224,9 +293,9 @@ func Undetectable(cfg *config.Config, scenarios []run.Scenario) []string {
 
 // separateLogs gives the arms' stacks a log each when their configs name one
 // file (the default perfgate-stack.log, relative to where perfgate runs):
-// perfgate-stack.base.log and perfgate-stack.candidate.log. It says so on
-// log, if set.
-func separateLogs(base, cand *config.Config, log io.Writer) {
+// perfgate-stack.base.log and perfgate-stack.candidate.log. Empty when the
+// configs' own logs are apart.
+func separateLogs(base, cand *config.Config) (baseLog, candLog string) {
 	abs := func(p string) string {
 		a, err := filepath.Abs(p)
 		if err != nil {
@@ -235,28 +304,54 @@ func separateLogs(base, cand *config.Config, log io.Writer) {
 		return a
 	}
 	if abs(base.Stack.Log) != abs(cand.Stack.Log) {
-		return
+		return "", ""
 	}
 	p := base.Stack.Log
 	ext := filepath.Ext(p)
-	base.Stack.Log = strings.TrimSuffix(p, ext) + "." + Base + ext
-	cand.Stack.Log = strings.TrimSuffix(p, ext) + "." + Candidate + ext
-	if log != nil {
-		fmt.Fprintf(log, "the two stacks' output goes to %s and %s (both configs name %s)\n", base.Stack.Log, cand.Stack.Log, p)
-	}
+	return strings.TrimSuffix(p, ext) + "." + Base + ext, strings.TrimSuffix(p, ext) + "." + Candidate + ext
 }
 
-// coResidable refuses two managed stacks that would serve at one address
-// at once.
-func coResidable(base, cand *config.Config, mode string) error {
-	if mode != config.ABCoResident {
+// holdable refuses what a mode cannot do: co-resident arms that would
+// serve at one address (loopback names and a path after the port count as
+// the same address), and swap with a stack perfgate does not manage.
+func holdable(base, cand *config.Config, mode string) error {
+	if mode == config.ABSwap {
+		for _, a := range []struct {
+			name string
+			cfg  *config.Config
+		}{{Base, base}, {Candidate, cand}} {
+			if a.cfg.Stack.Kind == config.StackExternal {
+				return exit.UsageError(fmt.Errorf("the %s config's stack is external: swap mode stops and starts the stacks, which perfgate cannot do to a server it did not start; use --mode co-resident", a.name))
+			}
+		}
 		return nil
 	}
-	if base.Target.BaseURL == cand.Target.BaseURL {
+	if b, c := address(base.Target.BaseURL), address(cand.Target.BaseURL); b == c {
 		return exit.UsageError(fmt.Errorf("both arms serve at %s: co-resident stacks need different ports (give one stack and its target.base_url another port), or use --mode swap to run one at a time",
 			cand.Target.BaseURL))
 	}
 	return nil
+}
+
+// address is the host and port a base URL reaches, loopback names as
+// 127.0.0.1 and the scheme's default port made explicit; the URL itself
+// when it does not parse.
+func address(baseURL string) string {
+	u, err := url.Parse(baseURL)
+	if err != nil || u.Host == "" {
+		return baseURL
+	}
+	host, port := u.Hostname(), u.Port()
+	if port == "" {
+		port = map[string]string{"https": "443"}[u.Scheme]
+		if port == "" {
+			port = "80"
+		}
+	}
+	if host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.") {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, port)
 }
 
 // abRun is an A/B in progress.
@@ -278,13 +373,13 @@ func (r *abRun) rounds(ctx context.Context) error {
 	}
 	maxRounds := max(r.seq.Min, r.seq.Max)
 	for round := 1; round <= maxRounds && len(open) > 0; round++ {
-		order := []*arm{r.base, r.cand}
+		order, arms := BaseFirst, []*arm{r.base, r.cand}
 		if round%2 == 0 {
-			order = []*arm{r.cand, r.base}
+			order, arms = CandidateFirst, []*arm{r.cand, r.base}
 		}
-		r.info.Order = append(r.info.Order, map[bool]string{true: "AB", false: "BA"}[round%2 == 1])
+		r.info.Order = append(r.info.Order, order)
 		r.info.Rounds = round
-		for i, a := range order {
+		for i, a := range arms {
 			a.first = append(a.first, i == 0)
 			if err := r.measure(ctx, a, round, open); err != nil {
 				return err
@@ -302,7 +397,8 @@ func (r *abRun) measure(ctx context.Context, a *arm, round int, open map[string]
 		return err
 	}
 	mctx := ctx
-	if other := r.other(a); r.mode == config.ABCoResident && other.open != nil {
+	other := r.other(a)
+	if r.mode == config.ABCoResident {
 		// A crash of the idle stack stops the run too.
 		var cancel context.CancelFunc
 		mctx, cancel = other.open.Guard(ctx)
@@ -313,10 +409,11 @@ func (r *abRun) measure(ctx context.Context, a *arm, round int, open map[string]
 			continue
 		}
 		if err := a.open.Round(mctx, sc, round); err != nil {
-			if cause := context.Cause(mctx); cause != nil && !errors.Is(cause, context.Canceled) && ctx.Err() == nil {
-				return exit.RunError(fmt.Errorf("round %d, %s arm: %w", round, a.name, cause))
+			if ctx.Err() == nil && mctx.Err() != nil {
+				return exit.RunError(fmt.Errorf("round %d: %w (it crashed while the %s arm was measured)",
+					round, session.CauseOr(mctx, err), a.name))
 			}
-			return fmt.Errorf("round %d, %s arm: %w", round, a.name, err)
+			return fmt.Errorf("round %d, the %s arm: %w", round, a.name, err)
 		}
 	}
 	return nil
@@ -332,32 +429,42 @@ func (r *abRun) other(a *arm) *arm {
 
 // bringUp makes a's stack the one serving: opened the first time, and in
 // swap mode started again after the other is stopped.
-func (r *abRun) bringUp(ctx context.Context, a *arm) error {
+func (r *abRun) bringUp(ctx context.Context, a *arm) error { return r.up(ctx, a, true) }
+
+// up is bringUp; sample says whether a restart's cold start is a sample
+// (not for the eval items left after the last round).
+func (r *abRun) up(ctx context.Context, a *arm, sample bool) error {
 	if a.running {
 		return nil
 	}
-	if r.mode == config.ABSwap {
-		if other := r.other(a); other.running {
-			if err := other.open.Stopped(); err != nil {
-				return fmt.Errorf("the %s stack: %w", other.name, err)
-			}
-			other.running = false
+	other := r.other(a)
+	if r.mode == config.ABSwap && other.running {
+		if err := other.open.Pause(); err != nil {
+			return err
 		}
+		other.running = false
 	}
 	if a.open == nil {
 		so := r.o.Session
-		so.Name = a.name
+		so.Name, so.StackLog = a.name, a.stackLog
+		if so.RunID != "" {
+			so.RunID += "-" + a.name // request ids unique across the arms
+		}
 		opened, err := session.Open(ctx, a.cfg, so)
 		if err != nil {
-			if r.mode == config.ABCoResident && r.other(a).open != nil && ctx.Err() == nil {
-				return fmt.Errorf("the %s stack did not start beside the %s one: %w (if the two cannot run at once, on one port or in the GPU's memory, use --mode swap)", a.name, r.other(a).name, err)
+			if r.mode == config.ABCoResident && other.open != nil && ctx.Err() == nil {
+				return fmt.Errorf("the %s stack did not start beside the %s one: %w (if the two cannot run at once, on one port or in the GPU's memory, use --mode swap)", a.name, other.name, err)
 			}
 			return fmt.Errorf("the %s stack: %w", a.name, err)
 		}
 		a.open, a.running = opened, true
 		return nil
 	}
-	if err := a.open.Restart(ctx); err != nil {
+	restart := a.open.Restart
+	if !sample {
+		restart = a.open.Resume
+	}
+	if err := restart(ctx); err != nil {
 		return err
 	}
 	a.running = true
@@ -415,7 +522,7 @@ func (r *abRun) finish(ctx context.Context) (baseRes, candRes *result.Result, er
 	}
 	for _, a := range order {
 		if a.open.Unanswered() > 0 {
-			if err := r.bringUp(ctx, a); err != nil {
+			if err := r.up(ctx, a, false); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -424,11 +531,10 @@ func (r *abRun) finish(ctx context.Context) (baseRes, candRes *result.Result, er
 		}
 	}
 	for _, a := range []*arm{r.base, r.cand} {
-		if a.running {
-			if err := a.open.Stopped(); err != nil {
-				return nil, nil, fmt.Errorf("the %s stack: %w", a.name, err)
-			}
-			a.running = false
+		err := a.open.Close() // a crash it had is named for its arm
+		a.running = false
+		if err != nil {
+			return nil, nil, err
 		}
 	}
 	results := make([]*result.Result, 2)

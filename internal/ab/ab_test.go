@@ -177,16 +177,15 @@ scenarios:
 	candCfg, candSc := armConfig(t, candAddr, long)
 	crashed := make(chan struct{})
 	var once sync.Once
-	// The base arm crashes as soon as the candidate, started after the
-	// base's first repetition, completes a request: the base stack is idle
-	// then.
+	// The base arm crashes as soon as the candidate completes a request of
+	// its first round: the base stack is idle then.
 	candCfg.Warmup.Method = config.WarmupNone
 	baseCfg.Warmup.Method = config.WarmupNone
 	var log bytes.Buffer
 	_, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
-		Session: session.Options{StartStack: st.Start, Log: &log, Phases: run.NewPhases(&log, false),
+		Session: session.Options{RunID: "t", StartStack: st.Start, Log: &log, Phases: run.NewPhases(&log, false),
 			OnRecord: func(r *result.Record) {
-				if len(st.Starts()) == 2 {
+				if strings.HasPrefix(r.RequestID, "t-candidate-") {
 					once.Do(func() { close(crashed); go st.Running(baseAddr).Crash() })
 				}
 			}},
@@ -194,6 +193,8 @@ scenarios:
 	require.Error(t, err)
 	assert.Equal(t, exit.RunFailed, exit.Code(err), "err: %v", err)
 	assert.Contains(t, err.Error(), "the base stack")
+	assert.Contains(t, err.Error(), "while the candidate arm was measured")
+	assert.NotContains(t, err.Error(), "interrupted")
 	var crash *stack.CrashError
 	assert.True(t, errors.As(err, &crash), "a *stack.CrashError in %v", err)
 	<-crashed
@@ -257,19 +258,46 @@ scenarios:
 }
 
 // Two configs that name one stack log (the default, perfgate-stack.log)
-// get one each, so co-resident stacks do not write over each other.
+// get one each, so co-resident stacks do not write over each other; the
+// configs, and so their hashes, are left as they are.
 func TestSeparateLogs(t *testing.T) {
 	base := &config.Config{Stack: config.Stack{Log: "perfgate-stack.log"}}
 	cand := &config.Config{Stack: config.Stack{Log: "./perfgate-stack.log"}}
-	var log bytes.Buffer
-	separateLogs(base, cand, &log)
-	assert.Equal(t, "perfgate-stack.base.log", base.Stack.Log)
-	assert.Equal(t, "perfgate-stack.candidate.log", cand.Stack.Log)
-	assert.Contains(t, log.String(), "perfgate-stack.base.log and perfgate-stack.candidate.log")
+	b, c := separateLogs(base, cand)
+	assert.Equal(t, "perfgate-stack.base.log", b)
+	assert.Equal(t, "perfgate-stack.candidate.log", c)
+	assert.Equal(t, "perfgate-stack.log", base.Stack.Log)
 
 	other := &config.Config{Stack: config.Stack{Log: "logs/pr.log"}}
-	separateLogs(base, other, nil)
-	assert.Equal(t, "logs/pr.log", other.Stack.Log, "distinct logs stay as they are")
+	b, c = separateLogs(base, other)
+	assert.Empty(t, b+c, "distinct logs stay as they are")
+}
+
+// Co-resident arms at one address are refused however the address is
+// written; swap refuses a stack perfgate cannot restart.
+func TestHoldable(t *testing.T) {
+	cfg := func(url, kind string) *config.Config {
+		return &config.Config{Target: config.Target{BaseURL: url}, Stack: config.Stack{Kind: kind}}
+	}
+	for _, tt := range []struct {
+		base, cand *config.Config
+		mode, want string
+	}{
+		{cfg("http://localhost:8000", "process"), cfg("http://127.0.0.1:8000/v1", "process"), config.ABCoResident, "both arms serve at"},
+		{cfg("http://[::1]:8000", "process"), cfg("http://127.0.0.1:8000", "process"), config.ABCoResident, "both arms serve at"},
+		{cfg("http://127.0.0.1:8000", "process"), cfg("http://127.0.0.1:8001", "process"), config.ABCoResident, ""},
+		{cfg("http://127.0.0.1:8000", "process"), cfg("http://127.0.0.1:8000", "process"), config.ABSwap, ""},
+		{cfg("http://127.0.0.1:8000", "external"), cfg("http://127.0.0.1:8001", "process"), config.ABSwap, "the base config's stack is external"},
+	} {
+		err := holdable(tt.base, tt.cand, tt.mode)
+		if tt.want == "" {
+			assert.NoError(t, err)
+			continue
+		}
+		require.Error(t, err)
+		assert.Equal(t, exit.Usage, exit.Code(err))
+		assert.Contains(t, err.Error(), tt.want)
+	}
 }
 
 // Rounds too few for the pairs' test to ever decide are warned of, and so is
@@ -294,7 +322,7 @@ scenarios:
 	for _, tt := range tests {
 		cfg, sc := armConfig(t, addr, tt.reps+strings.Replace(sevenGates, "gates: {}\n", "", 1))
 		cfg.Gates = nil // the defaults: 7 gates besides cold start
-		got := Undetectable(cfg, sc)
+		got := Warnings(cfg, sc, config.ABSwap)
 		if tt.want == "" {
 			assert.Empty(t, got, tt.reps)
 			continue
@@ -334,4 +362,26 @@ func TestQualityAnsweredByBothArms(t *testing.T) {
 	}
 	require.Len(t, out.Verdict.Scenarios[0].Quality, 1)
 	assert.Equal(t, items, out.Verdict.Scenarios[0].Quality[0].N, "items compared pair by pair")
+}
+
+// In swap mode each arm's engine telemetry goes on across its restarts:
+// every repetition of both arms has it, and an engine gate can be tested.
+func TestSwapKeepsTelemetry(t *testing.T) {
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := newSimStarter()
+	extra := "repetitions: 4\nab: {mode: swap}\n"
+	baseCfg, baseSc := armConfig(t, baseAddr, extra)
+	candCfg, candSc := armConfig(t, candAddr, extra)
+	for _, c := range []*config.Config{baseCfg, candCfg} {
+		c.Telemetry.Metrics = config.TelemetryAuto
+		c.Telemetry.Interval = 50 * time.Millisecond
+	}
+	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.Start}})
+	require.NoError(t, err)
+	assert.Len(t, st.Starts(), 5, "AB BA AB BA: base, cand, base, cand, base")
+	for _, res := range []*result.Result{out.Base, out.Candidate} {
+		for _, rep := range res.Scenarios[0].Repetitions {
+			assert.NotNil(t, rep.Engine, "%s repetition %d has no engine telemetry", res.AB.Arm, rep.Index)
+		}
+	}
 }

@@ -162,15 +162,15 @@ func withStarts(r *result.Result, starts ...float64) *result.Result {
 }
 
 // TestABColdStartPairs: in swap mode every start of each arm is a cold
-// start; start i of the base and start i of the candidate are a pair, as
-// many pairs as the arm with fewer starts has, and the gate is tested when
-// its pairs can reach the level.
+// start; the candidate's start i, which came between the base's starts i
+// and i+1, is paired with their mean (n pairs need n+1 base starts), and
+// the gate is tested when its pairs can reach the level.
 func TestABColdStartPairs(t *testing.T) {
 	ttft := []float64{100, 101, 99, 102, 98, 100, 101, 99, 100, 102, 98, 101}
 	base := func(starts ...float64) *result.Result { return withStarts(fakeResult("chat", ttft...), starts...) }
 	ten := []float64{3000, 3100, 2900, 3050, 2950, 3000, 3020, 2980, 3010, 2990}
 
-	// 10 starts a side against 12: 10 pairs, 2^-10·8 < 0.05. The candidate
+	// 10 base starts against 12: 9 pairs, 2^-9·8 < 0.05. The candidate
 	// starts 1.5 times slower: a regression beyond +20%.
 	slower := make([]float64, 12)
 	for i := range slower {
@@ -180,14 +180,14 @@ func TestABColdStartPairs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, v.Scenarios[0].NotGated)
 	g := gateOf(t, v.Scenarios[0], "cold_start")
-	assert.Equal(t, 10, g.Baseline.N)
-	assert.Equal(t, 10, g.Candidate.N, "truncated to the shorter side")
+	assert.Equal(t, 9, g.Baseline.N)
+	assert.Equal(t, 9, g.Candidate.N, "as many pairs as base starts less one, at most the candidate's")
 	assert.Equal(t, stat.Regression, g.Outcome, g.Reason)
-	assert.InDelta(t, 1.0/1024, float64(g.P), 1e-15)
-	assert.InDelta(t, 0.5, float64(g.Change.Estimate), 1e-9)
+	assert.InDelta(t, 1.0/512, float64(g.P), 1e-15)
+	assert.InDelta(t, 0.5, float64(g.Change.Estimate), 0.05)
 	assert.True(t, g.Drift.Finite(), "the base arm's starts have a trend")
 
-	// 5 starts and 6: 5 pairs cannot reach 0.05/8; shown, not gated.
+	// 5 starts and 6: 4 pairs cannot reach 0.05/8; shown, not gated.
 	v, err = Compare([]*result.Result{base(ten[:5]...)}, withStarts(fakeResult("chat", ttft...), slower[:6]...), abOptions(12))
 	require.NoError(t, err)
 	for _, g := range v.Scenarios[0].Gates {
@@ -198,18 +198,36 @@ func TestABColdStartPairs(t *testing.T) {
 	assert.Equal(t, "cold_start", ng.Metric)
 	assert.Len(t, ng.Baseline, 5)
 	assert.Len(t, ng.Candidate, 6)
-	assert.Equal(t, "measured once per stack start: 5 and 6 starts, 5 pairs; the paired test needs >= 8 starts a side to reach level 0.00625 (alpha 0.05 over 8 gates); shown, not gated", ng.Reason)
+	assert.Equal(t, "measured once per stack start: 5 and 6 starts, 4 pairs; the paired test needs >= 8 starts a side to reach level 0.00625 (alpha 0.05 over 8 gates); shown, not gated", ng.Reason)
 	assert.NotEqual(t, stat.Regression, v.Outcome, "a cold start not gated does not decide the verdict")
 
-	// With cold start the only gate, 5 pairs reach 0.05 (1/32).
+	// With cold start the only gate, 5 pairs (6 base starts) reach 0.05
+	// (1/32).
 	o := abOptions(12)
 	o.Gates = func(string) []config.Gate { return coldStartOnly() }
-	v, err = Compare([]*result.Result{base(ten[:5]...)}, withStarts(fakeResult("chat", ttft...), slower[:6]...), o)
+	v, err = Compare([]*result.Result{base(ten[:6]...)}, withStarts(fakeResult("chat", ttft...), slower[:6]...), o)
 	require.NoError(t, err)
 	assert.Empty(t, v.Scenarios[0].NotGated)
 	g = gateOf(t, v.Scenarios[0], "cold_start")
 	assert.Equal(t, 5, g.Candidate.N)
 	assert.Equal(t, stat.Regression, g.Outcome, g.Reason)
+
+	// Starts that slow down linearly in time, the same on both arms: base
+	// starts at 0, 2, 4 ... and candidate starts at 1, 3, 5 ... (swap mode's
+	// turns) pair with no difference. Paired by index alone, every pair
+	// would have the candidate a step later and slower.
+	var drifting, between []float64
+	for i := range 12 {
+		drifting = append(drifting, 3000+100*float64(2*i))
+		between = append(between, 3000+100*float64(2*i+1))
+	}
+	o = abOptions(12)
+	o.Gates = func(string) []config.Gate { return coldStartOnly() }
+	v, err = Compare([]*result.Result{base(drifting...)}, withStarts(fakeResult("chat", ttft...), between...), o)
+	require.NoError(t, err)
+	g = gateOf(t, v.Scenarios[0], "cold_start")
+	assert.InDelta(t, 0, float64(g.Change.Estimate), 1e-12, "a linear drift cancels")
+	assert.NotEqual(t, stat.Regression, g.Outcome)
 
 	// A side with no cold start (an external stack) is not gated.
 	v, err = Compare([]*result.Result{fakeResult("chat", ttft...)}, withStarts(fakeResult("chat", ttft...), slower...), abOptions(12))

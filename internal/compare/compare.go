@@ -153,16 +153,14 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				return nil, fmt.Errorf("candidate scenario %s: %w%s", p.cand.Name, err, unavailable(candidate, m))
 			}
 			if m.PerStart && o.AB != nil {
-				// Start i of each arm is a pair: an A/B in swap mode
-				// starts the arms by turns.
-				n := min(len(bv), len(cv))
-				if n == 0 {
+				if len(bv) == 0 || len(cv) == 0 {
 					sc.NotGated = append(sc.NotGated, NotGated{Metric: m.Name, Title: m.Title, Unit: m.Unit(),
 						Baseline: nums(bv), Candidate: nums(cv), Reason: notMeasuredStarts})
 					continue
 				}
+				pb, pc := startPairs(bv, cv)
 				starts = append(starts, startGate{scenario: len(scenarios), key: key, metric: m, gate: g,
-					baseline: bv, candidate: cv, in: stat.Gate{Baseline: bv[:n], Candidate: cv[:n],
+					baseline: bv, candidate: cv, in: stat.Gate{Baseline: pb, Candidate: pc,
 						HigherIsBetter: m.HigherIsBetter, Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value}})
 				continue
 			}
@@ -299,6 +297,21 @@ type startGate struct {
 	in                  stat.Gate
 	// notGated, when set, is why the gate is shown and not tested.
 	notGated string
+}
+
+// startPairs pairs an A/B's stack starts. Swap mode starts the arms by
+// turns, the base first (base 1, candidate 1, base 2, candidate 2, ...), so
+// the candidate's start i came between the base's starts i and i+1: it is
+// paired with their mean, which cancels a drift linear in time as ABBA
+// cancels it for the rounds (pairing it with the base's start i alone
+// would put the base first in every pair). n pairs need n+1 base starts.
+func startPairs(base, cand []float64) (pb, pc []float64) {
+	n := max(0, min(len(base)-1, len(cand)))
+	pb = make([]float64, n)
+	for i := range n {
+		pb[i] = (base[i] + base[i+1]) / 2
+	}
+	return pb, cand[:n]
 }
 
 // gateStarts decides which per-start gates are tested: those whose pairs

@@ -133,20 +133,52 @@ func (a *Arm) Guard(ctx context.Context) (guarded context.Context, cancel contex
 
 // Restart stops the stack and starts it again: a new cold start, which is
 // recorded (ColdStartsMS). A stack that crashed before it was stopped is
-// that crash, not a restart.
-func (a *Arm) Restart(ctx context.Context) error {
-	if err := a.endWatch(); err != nil {
-		a.s.stopStack()
-		return exit.RunError(err)
+// that crash, not a restart. Telemetry goes on from one start to the next.
+func (a *Arm) Restart(ctx context.Context) error { return a.restart(ctx, true) }
+
+// Resume starts the stack again after Pause for work that is not a round
+// (eval items left after the last one): its cold start is not a sample.
+func (a *Arm) Resume(ctx context.Context) error { return a.restart(ctx, false) }
+
+// restart stops the stack if it runs, and starts it again; sample says
+// whether the cold start is recorded.
+func (a *Arm) restart(ctx context.Context, sample bool) error {
+	if err := a.Pause(); err != nil {
+		return err
 	}
-	a.s.stopStack()
+	starts := len(a.coldStarts)
 	if err := a.start(ctx); err != nil {
 		return a.named(err)
+	}
+	if !sample {
+		a.coldStarts = a.coldStarts[:starts]
 	}
 	return nil
 }
 
-// Stop stops the stack and closes telemetry; safe to call more than once.
+// Pause stops the stack on purpose (perfgate ab's swap mode, at a change of
+// arm), keeping everything else, telemetry included, for the next start. A
+// crash the watch saw, or an exit it had not yet seen, is returned as
+// exit.RunError.
+func (a *Arm) Pause() error {
+	err := a.endWatch()
+	a.s.stopStack()
+	if err != nil {
+		return exit.RunError(err)
+	}
+	return nil
+}
+
+// Close stops the stack after the last round, as Pause does (reporting a
+// crash the watch had not yet seen), and closes telemetry.
+func (a *Arm) Close() error {
+	err := a.Pause()
+	a.Stop()
+	return err
+}
+
+// Stop stops the stack and closes telemetry, whatever state they are in;
+// safe to call more than once. Use it on the way out of a failure.
 func (a *Arm) Stop() {
 	_ = a.endWatch()
 	a.s.stopStack()
@@ -156,18 +188,6 @@ func (a *Arm) Stop() {
 		}
 		a.s.telemetry = nil
 	}
-}
-
-// Stopped stops the stack on purpose after the last round and reports a
-// crash the watch had not yet seen (a stack that exited as its last
-// request ended). It is Stop with the crash check.
-func (a *Arm) Stopped() error {
-	err := a.endWatch()
-	a.Stop()
-	if err != nil {
-		return exit.RunError(err)
-	}
-	return nil
 }
 
 // Round warms sc up to steady state, as Run does before a scenario's
@@ -184,13 +204,11 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 	if err := a.crash(); err != nil {
 		return exit.RunError(err)
 	}
+	outer := ctx
 	ctx, cancel := a.Guard(ctx)
 	defer cancel()
 	fail := func(err error) error {
-		if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-			err = cause
-		}
-		return interrupted(ctx, fmt.Errorf("scenario %s: %w", c.Name, err))
+		return interrupted(outer, fmt.Errorf("scenario %s: %w", c.Name, CauseOr(ctx, err)))
 	}
 
 	res := a.scenarios[c.Name]
@@ -248,6 +266,7 @@ func (a *Arm) Finish(ctx context.Context) error {
 	if err := a.crash(); err != nil {
 		return exit.RunError(err)
 	}
+	outer := ctx
 	ctx, cancel := a.Guard(ctx)
 	defer cancel()
 	for _, name := range a.order {
@@ -259,10 +278,7 @@ func (a *Arm) Finish(ctx context.Context) error {
 		dispatcher := &run.Dispatcher{Sender: a.s.client, Clock: a.s.clock}
 		suites, err := a.s.answerEvals(ctx, sc, dispatcher, e)
 		if err != nil {
-			if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
-				err = cause
-			}
-			return interrupted(ctx, err)
+			return interrupted(outer, CauseOr(ctx, err))
 		}
 		a.scenarios[name].Quality = suites
 	}
@@ -288,5 +304,12 @@ func (a *Arm) Result() *result.Result {
 	return a.s.result(a.configHash, a.started, scenarios)
 }
 
-// Model is the model the arm's target serves, model: auto resolved.
-func (a *Arm) Model() string { return a.s.cfg.Target.Model }
+// CauseOr is why ctx was cancelled, when that says more than err (a
+// stack's crash, a signal): the cause, unless it is none or the plain
+// context.Canceled of a cancel func; else err.
+func CauseOr(ctx context.Context, err error) error {
+	if cause := context.Cause(ctx); cause != nil && !errors.Is(cause, context.Canceled) {
+		return cause
+	}
+	return err
+}

@@ -86,6 +86,10 @@ type Options struct {
 	// Name, if set, prefixes every phase's title: perfgate ab names its
 	// two arms base and candidate.
 	Name string
+	// StackLog, if set, is where the stack's output goes instead of
+	// stack.log (perfgate ab gives two arms that name one file a file
+	// each), without changing the config or its hash.
+	StackLog string
 
 	// Phases prints where the run is; Progress the progress of each
 	// repetition; Log, the detail within a phase and the warnings. Each is
@@ -159,7 +163,7 @@ func (s *session) result(configHash string, started time.Time, scenarios []resul
 
 // newSession is a session of cfg with o's defaults filled in.
 func newSession(cfg *config.Config, o Options) *session {
-	s := &session{cfg: cfg, runID: o.RunID, name: o.Name, phases: o.Phases, progress: o.Progress, out: o.Log,
+	s := &session{cfg: cfg, runID: o.RunID, name: o.Name, stackLog: o.StackLog, phases: o.Phases, progress: o.Progress, out: o.Log,
 		onRecord: o.OnRecord, more: o.More, startFunc: o.StartStack, connectFunc: o.Connect,
 		openTelemetryFunc: o.OpenTelemetry, clock: o.Clock}
 	if s.runID == "" {

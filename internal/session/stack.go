@@ -30,6 +30,7 @@ type session struct {
 	cfg      *config.Config
 	runID    string
 	name     string // prefixes the phases' titles (Options.Name)
+	stackLog string // overrides stack.log (Options.StackLog)
 	phases   *run.Phases
 	progress *run.Progress
 	onRecord func(*result.Record)
@@ -105,6 +106,9 @@ func interrupted(ctx context.Context, err error) error {
 // the first, with .2, .3 ... before the extension for later ones.
 func (s *session) logPath(n int) string {
 	p := s.cfg.Stack.Log
+	if s.stackLog != "" {
+		p = s.stackLog
+	}
 	if n <= 1 {
 		return p
 	}

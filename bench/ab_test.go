@@ -76,7 +76,7 @@ gates: {ttft.p99: off, e2e.p99: off, goodput: off, cold_start: off, tpot.p99: of
         ttft.p95: +10%%, tpot.p90: +10%%, output_throughput: -5%%, error_rate: +1 points}
 scenarios:
   - name: chat
-    synth: {requests: 16, input: {type: fixed, value: 64}, output: {type: fixed, value: 16}}
+    synth: {requests: 32, input: {type: fixed, value: 64}, output: {type: fixed, value: 16}}
     load: {type: closed, concurrency: 4}
 `
 
@@ -191,8 +191,8 @@ func BenchmarkABDriftAA(b *testing.B) {
 			rounds += v.AB.Rounds
 			d := tpotDrift(v)
 			drifts = append(drifts, d)
-			b.Logf("run %d: ab %s after %d rounds (base arm's TPOT p90 drifted %+.1f%%); gate against the baseline of the start: %s (%s)",
-				i+1, v.Outcome, v.AB.Rounds, 100*d, gv.Outcome, gateChanges(gv))
+			b.Logf("run %d: ab %s after %d rounds (base arm's TPOT p90 drifted %+.1f%%: %s); gate against the baseline of the start: %s (%s)",
+				i+1, v.Outcome, v.AB.Rounds, 100*d, gateChanges(v), gv.Outcome, gateChanges(gv))
 		}
 		b.ReportMetric(100*float64(abPass)/float64(runs), "ab-aa-pass-%")
 		b.ReportMetric(100*float64(gateRegression)/float64(runs), "gate-regression-%")
@@ -224,13 +224,20 @@ func tpotDrift(v *compare.Verdict) float64 {
 	return math.NaN()
 }
 
-// gateChanges lists each gate's estimated change in v: "ttft.p95 +31%, ...".
+// gateChanges lists each gate's estimated change in v, and the interval
+// of those not passed: "ttft.p95 +31.0% regression, tpot.p90 +2.0%
+// [-3.1%, +11.2%] inconclusive, ...".
 func gateChanges(v *compare.Verdict) string {
 	var out []string
 	for _, g := range v.Scenarios[0].Gates {
-		if g.Change.Estimate.Finite() {
-			out = append(out, fmt.Sprintf("%s %+.1f%% %s", g.Metric, 100*float64(g.Change.Estimate), g.Outcome))
+		if !g.Change.Estimate.Finite() {
+			continue
 		}
+		iv := ""
+		if g.Outcome != stat.Pass {
+			iv = fmt.Sprintf(" [%+.1f%%, %+.1f%%]", 100*float64(g.Change.Lo), 100*float64(g.Change.Hi))
+		}
+		out = append(out, fmt.Sprintf("%s %+.1f%%%s %s", g.Metric, 100*float64(g.Change.Estimate), iv, g.Outcome))
 	}
 	return strings.Join(out, ", ")
 }

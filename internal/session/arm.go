@@ -208,7 +208,12 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 	ctx, cancel := a.Guard(ctx)
 	defer cancel()
 	fail := func(err error) error {
-		return interrupted(outer, fmt.Errorf("scenario %s: %w", c.Name, CauseOr(ctx, err)))
+		if cause := CauseOr(ctx, err); cause != err {
+			// A crash or a signal: say which scenario it stopped (the
+			// run's own errors name it already).
+			err = fmt.Errorf("scenario %s: %w", c.Name, cause)
+		}
+		return interrupted(outer, err)
 	}
 
 	res := a.scenarios[c.Name]

@@ -200,15 +200,5 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		return err
 	}
 	doc.Key, doc.Title, doc.Source = key, o.title, gating.Source(o.output, github.NewAction(o.sys.getenv, stderr))
-	if o.reportPath != "" {
-		if err := report.WriteDocument(o.reportPath, doc); err != nil {
-			return err
-		}
-		out.report = o.reportPath
-	}
-	docs := []*report.Document{doc}
-	if out.commentURL, err = publish(ctx, o.sys, docs, &o.publishOptions); err != nil {
-		return err
-	}
-	return o.verdictExit(docs)
+	return deliver(ctx, o.sys, doc, o.reportPath, &o.publishOptions, out)
 }

@@ -201,15 +201,23 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 		return err
 	}
 	doc.Key, doc.Title, doc.Source = key, o.title, gating.Source(o.output, github.NewAction(o.sys.getenv, stderr))
-	if o.reportPath != "" {
-		if err := report.WriteDocument(o.reportPath, doc); err != nil {
+	return deliver(ctx, o.sys, doc, o.reportPath, &o.publishOptions, out)
+}
+
+// deliver is the end of gate and ab: the report file written (when
+// reportPath is set), the report published (HTML, comment, step summary),
+// and the verdict's exit code.
+func deliver(ctx context.Context, sys *system, doc *report.Document, reportPath string, p *publishOptions, out *gateOutcome) error {
+	if reportPath != "" {
+		if err := report.WriteDocument(reportPath, doc); err != nil {
 			return err
 		}
-		out.report = o.reportPath
+		out.report = reportPath
 	}
 	docs := []*report.Document{doc}
-	if out.commentURL, err = publish(ctx, o.sys, docs, &o.publishOptions); err != nil {
+	var err error
+	if out.commentURL, err = publish(ctx, sys, docs, p); err != nil {
 		return err
 	}
-	return o.verdictExit(docs)
+	return p.verdictExit(docs)
 }

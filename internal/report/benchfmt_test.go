@@ -28,6 +28,8 @@ func benchfmtResult() *result.Result {
 		r.E2E = stats(2500*scale + 7*float64(i))
 		r.OutputThroughput = 1600/scale + float64(i)
 		r.InputThroughput = 2400/scale + 3*float64(i)
+		r.PrefillThroughput = new(9000/scale + 5*float64(i))
+		r.DecodeThroughput = new(71/scale + float64(i))
 		r.Goodput = 7.25 / scale
 		r.Failed, r.Completed = i-1, 101-i
 		r.ErrorRate = float64(i-1) / 100

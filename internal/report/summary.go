@@ -87,6 +87,15 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 	row("request throughput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.RequestThroughput })
 	row("output throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.OutputThroughput })
 	row("input throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.InputThroughput })
+	// Per request, beside the totals: the prompt's way to the first token
+	// and the decode after it, so a change that helps one phase and hurts
+	// the other shows. Absent from results of a perfgate before them.
+	if !slices.ContainsFunc(reps, func(r result.Repetition) bool { return r.PrefillThroughput == nil }) {
+		row("prefill throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return *r.PrefillThroughput })
+	}
+	if !slices.ContainsFunc(reps, func(r result.Repetition) bool { return r.DecodeThroughput == nil }) {
+		row("decode throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return *r.DecodeThroughput })
+	}
 	if s.SLO != (result.SLO{}) {
 		row("goodput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Goodput })
 	}

@@ -43,6 +43,13 @@ func rep(i int, ttft float64) result.Repetition {
 }
 
 func TestSummaryGolden(t *testing.T) {
+	// The closed-loop scenario has prefill and decode throughput; the
+	// open-loop one, like a result of a perfgate before them, has not.
+	closed := []result.Repetition{rep(1, 30), rep(2, 34), rep(3, 31)}
+	for i := range closed {
+		closed[i].PrefillThroughput = new(9000 + 100*float64(i))
+		closed[i].DecodeThroughput = new(71.5 - float64(i))
+	}
 	open := rep(1, 40)
 	open.Failed, open.Completed = 3, 97
 	open.Errors = map[string]int{"http": 2, "timeout": 1}
@@ -59,7 +66,7 @@ func TestSummaryGolden(t *testing.T) {
 				Load: result.Load{Type: config.LoadClosed, Concurrency: 8}, SLO: result.SLO{TTFT: 500},
 				ColdStartMS: 3238.6,
 				Warmup:      &result.Warmup{Method: "windows", Duration: 26.04, Requests: 412, Steady: true},
-				Repetitions: []result.Repetition{rep(1, 30), rep(2, 34), rep(3, 31)}},
+				Repetitions: closed},
 			{Name: "bursty", Workload: "synth", WorkloadHash: "sha256:fedcba",
 				Load:        result.Load{Type: config.LoadGamma, Rate: 8, Burstiness: 0.5, MaxInFlight: 16},
 				Warmup:      &result.Warmup{Method: "mser5", Duration: 300, Requests: 1, Steady: false},

@@ -52,6 +52,11 @@ type Aggregator struct {
 	busyNS                 int64 // sum of E2E over all requests: mean concurrency × window
 	firstSched, lastSched  int64
 	firstSent, lastSent    int64
+	// Prefill: prompt tokens and TTFT of the completed requests with a
+	// first token; decode: output tokens after the first and the time
+	// after it, of those with two or more.
+	prefillTok, decodeTok int
+	prefillNS, decodeNS   int64
 }
 
 // NewAggregator returns an aggregator for one repetition. For an open-loop
@@ -116,6 +121,12 @@ func (a *Aggregator) Add(r *Record) {
 	tpot, hasTPOT := TPOT(r)
 	if hasTPOT {
 		a.record(HistTPOT, int64(tpot/time.Microsecond))
+		a.decodeTok += r.OutputTokens - 1
+		a.decodeNS += r.EndNS - r.FirstTokenNS
+	}
+	if r.FirstTokenNS > 0 {
+		a.prefillTok += r.PromptTokens
+		a.prefillNS += r.FirstTokenNS - r.SentNS
 	}
 	if a.openLoop {
 		if r.FirstTokenNS > 0 {
@@ -194,6 +205,12 @@ func (a *Aggregator) Summary(index int) Repetition {
 		rep.InputThroughput = float64(a.promptTok) / w
 		rep.Goodput = float64(a.good) / w
 		rep.Concurrency = time.Duration(a.busyNS).Seconds() / w
+	}
+	if a.prefillNS > 0 {
+		rep.PrefillThroughput = new(float64(a.prefillTok) / time.Duration(a.prefillNS).Seconds())
+	}
+	if a.decodeNS > 0 {
+		rep.DecodeThroughput = new(float64(a.decodeTok) / time.Duration(a.decodeNS).Seconds())
 	}
 	if a.openLoop {
 		s := &ScheduleStats{

@@ -201,3 +201,37 @@ func TestAggregatorSLOIsExact(t *testing.T) {
 		}
 	}
 }
+
+// Prefill and decode throughput are ratios of sums over the completed
+// requests: prompt tokens over TTFT, output tokens after the first over the
+// time after it. A failed request, and one with no first token, count in
+// neither; one with a single token counts in prefill only.
+func TestPrefillAndDecodeThroughput(t *testing.T) {
+	ms := int64(time.Millisecond)
+	a := NewAggregator(SLO{}, false, 0)
+	// 100 prompt tokens, first token at 100 ms, 11 tokens ending at 300 ms.
+	a.Add(&Record{PromptTokens: 100, OutputTokens: 11, SentNS: 0, FirstTokenNS: 100 * ms, EndNS: 300 * ms})
+	// 300 prompt tokens, first token at 200 ms (after 100 ms), 21 tokens ending at 500 ms.
+	a.Add(&Record{PromptTokens: 300, OutputTokens: 21, SentNS: 100 * ms, FirstTokenNS: 200 * ms, EndNS: 500 * ms})
+	// One token only: prefill, no decode.
+	a.Add(&Record{PromptTokens: 200, OutputTokens: 1, SentNS: 0, FirstTokenNS: 200 * ms, EndNS: 200 * ms})
+	// Failed: neither.
+	a.Add(&Record{PromptTokens: 999, OutputTokens: 0, SentNS: 0, EndNS: 50 * ms, Error: "boom", ErrorKind: "http"})
+	rep := a.Summary(1)
+	if rep.PrefillThroughput == nil || rep.DecodeThroughput == nil {
+		t.Fatalf("PrefillThroughput %v, DecodeThroughput %v: want both set", rep.PrefillThroughput, rep.DecodeThroughput)
+	}
+	// (100+300+200) tokens over (0.1+0.1+0.2) s; (10+20) tokens over (0.2+0.3) s.
+	if got, want := *rep.PrefillThroughput, 600/0.4; math.Abs(got-want) > 1e-9 {
+		t.Errorf("PrefillThroughput = %v, want %v", got, want)
+	}
+	if got, want := *rep.DecodeThroughput, 30/0.5; math.Abs(got-want) > 1e-9 {
+		t.Errorf("DecodeThroughput = %v, want %v", got, want)
+	}
+
+	empty := NewAggregator(SLO{}, false, 0)
+	empty.Add(&Record{PromptTokens: 5, SentNS: 0, EndNS: ms, Error: "refused", ErrorKind: "connect"})
+	if rep := empty.Summary(1); rep.PrefillThroughput != nil || rep.DecodeThroughput != nil {
+		t.Errorf("with no completed request: PrefillThroughput %v, DecodeThroughput %v, want nil (not measured, not 0)", rep.PrefillThroughput, rep.DecodeThroughput)
+	}
+}

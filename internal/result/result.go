@@ -246,6 +246,19 @@ type Repetition struct {
 	RequestThroughput float64 `json:"request_throughput"` // completed requests / s
 	OutputThroughput  float64 `json:"output_throughput"`  // output tokens / s
 	InputThroughput   float64 `json:"input_throughput"`   // prompt tokens / s
+	// PrefillThroughput is the prompt tokens of the completed requests per
+	// second of their TTFT (the sums' ratio): how fast a request's prompt
+	// got through to its first token, queueing included. Beside
+	// DecodeThroughput it shows a change that helps one phase and hurts the
+	// other. nil in results from before it, and when no completed request
+	// had a first token.
+	PrefillThroughput *float64 `json:"prefill_throughput,omitempty"`
+	// DecodeThroughput is the output tokens after the first per second of
+	// the time after the first token (the sums' ratio over the completed
+	// requests with two or more output tokens): a request's own decode
+	// speed, 1/TPOT weighted by tokens. nil in results from before it, and
+	// when no request had two tokens.
+	DecodeThroughput *float64 `json:"decode_throughput,omitempty"`
 	// Goodput is completed requests per second that met every SLO of the scenario.
 	Goodput      float64 `json:"goodput"`
 	GoodRequests int     `json:"good_requests"`

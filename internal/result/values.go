@@ -53,6 +53,16 @@ func repValue(r *Repetition, name string) (float64, error) {
 		return r.Goodput, nil
 	case "error_rate":
 		return r.ErrorRate, nil
+	case "prefill_throughput", "decode_throughput":
+		p := r.PrefillThroughput
+		if name == "decode_throughput" {
+			p = r.DecodeThroughput
+		}
+		if p == nil {
+			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index,
+				Why: "the result is from a perfgate before it, or no completed request had a first token (two, for decode)"}
+		}
+		return *p, nil
 	}
 	if v, ok, err := telemetryValue(r, name); ok || err != nil {
 		return v, err

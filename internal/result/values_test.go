@@ -1,6 +1,7 @@
 package result
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/perfgate/perfgate/internal/metric"
@@ -19,6 +20,7 @@ func TestValuesOfEveryMetric(t *testing.T) {
 	for i := range s.Repetitions {
 		s.Repetitions[i].GPU = &GPUTelemetry{Source: "nvml", MemoryPeakMiB: 1000, UtilizationMean: &one,
 			PowerMeanW: &one, EnergyJ: &one, EnergyPerToken: &one, TokensPerJoule: &one}
+		s.Repetitions[i].PrefillThroughput, s.Repetitions[i].DecodeThroughput = &one, &one // a v1 result has neither
 	}
 	for _, m := range metric.All() {
 		if m.Quality {
@@ -32,6 +34,11 @@ func TestValuesOfEveryMetric(t *testing.T) {
 		if err != nil || len(v) != want {
 			t.Errorf("Values(%s) = %d values, %v; want %d values", m.Name, len(v), err, want)
 		}
+	}
+	var missing *NotMeasuredError
+	s.Repetitions[0].PrefillThroughput = nil
+	if _, err := s.Values("prefill_throughput"); !errors.As(err, &missing) {
+		t.Errorf("Values(prefill_throughput) of a repetition without it = %v, want a *NotMeasuredError", err)
 	}
 	if _, err := s.Values("ttft.p42"); err == nil {
 		t.Error("Values(ttft.p42) = nil error, want one: no such metric")

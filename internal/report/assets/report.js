@@ -124,17 +124,7 @@
       ds.data = ys;
       return ds;
     });
-    return {
-      type: "line",
-      data: { labels: labels, datasets: datasets },
-      options: {
-        interaction: { mode: "index", intersect: false },
-        scales: {
-          x: { type: "category", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 8 } },
-          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
-        },
-        plugins: Object.assign(plugins(c), {
-          tooltip: {
+    return categoryLine(c, labels, datasets, 8, {
             filter: function (item) { return item.dataset.label !== "" && item.parsed.y !== null; },
             callbacks: {
               afterTitle: function (items) { var i = items.length ? items[0].dataIndex : -1; return c.notes && c.notes[i] ? c.notes[i] : ""; },
@@ -146,8 +136,22 @@
                 return ctx.dataset.label + ": " + num(ctx.parsed.y);
               }
             }
-          }
-        })
+          });
+  }
+
+  // categoryLine is a line chart over the category labels (history entries,
+  // rounds), with the chart's axes, legend and the given tooltip.
+  function categoryLine(c, labels, datasets, skipPadding, tooltip) {
+    return {
+      type: "line",
+      data: { labels: labels, datasets: datasets },
+      options: {
+        interaction: { mode: "index", intersect: false },
+        scales: {
+          x: { type: "category", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: skipPadding } },
+          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
+        },
+        plugins: Object.assign(plugins(c), { tooltip: tooltip })
       }
     };
   }
@@ -168,17 +172,7 @@
       var ds = chart.data.datasets.filter(function (d) { return d.role === role; })[0];
       return ds ? ds.data[i] : null;
     }
-    return {
-      type: "line",
-      data: { labels: labels, datasets: datasets },
-      options: {
-        interaction: { mode: "index", intersect: false },
-        scales: {
-          x: { type: "category", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 6 } },
-          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
-        },
-        plugins: Object.assign(plugins(c), {
-          tooltip: {
+    return categoryLine(c, labels, datasets, 6, {
             filter: function (item) { return item.parsed.y !== null; },
             callbacks: {
               title: function (items) { var i = items.length ? items[0].dataIndex : -1; return i >= 0 ? c.x_title.split(" ")[0] + " " + (i + 1) : ""; },
@@ -190,10 +184,7 @@
                 return b !== null && k !== null && b !== 0 ? "candidate ÷ base: " + (k / b).toFixed(3) : "";
               }
             }
-          }
-        })
-      }
-    };
+          });
   }
 
   var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds };

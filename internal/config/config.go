@@ -115,6 +115,13 @@ type Scenario struct {
 	// Salt overrides the top-level salt for this scenario; nil takes it.
 	// Use Config.SaltOf for the value that applies.
 	Salt *bool `yaml:"salt" json:"salt,omitempty"`
+	// Capacity, when set, measures the scenario by a capacity search rather
+	// than at one load: load gives only the shape (type, burstiness), the
+	// search the rate or concurrency.
+	Capacity *Capacity `yaml:"capacity" json:"capacity,omitempty"`
+	// Point is set on the scenarios Config.Measured expands from a sweep;
+	// nil on scenarios as written.
+	Point *SweepPoint `yaml:"-" json:"-"`
 }
 
 // The ways perfgate ab holds its two stacks (AB.Mode).
@@ -156,6 +163,81 @@ type Load struct {
 	MaxInFlight int `yaml:"max_in_flight" json:"max_in_flight,omitempty"`
 	// Speedup divides trace arrival times (2 replays twice as fast).
 	Speedup float64 `yaml:"speedup" json:"speedup,omitempty"`
+	// Sweep holds the values when rate or concurrency is a list in YAML
+	// (`rate: [1, 2, 4]`): the scenario is measured once per value, as
+	// Config.Measured expands it, and Rate and Concurrency stay 0. nil for
+	// a load at one rate or concurrency.
+	Sweep []float64 `yaml:"-" json:"sweep,omitempty"`
+	// SweepParam is what Sweep varies: rate or concurrency; empty without a
+	// sweep.
+	SweepParam string `yaml:"-" json:"sweep_param,omitempty"`
+}
+
+// The parameters a sweep can vary (Load.SweepParam, SweepPoint.Param).
+const (
+	SweepRate        = "rate"
+	SweepConcurrency = "concurrency"
+)
+
+// SweepPoint marks a scenario expanded from a sweep: one of its values.
+type SweepPoint struct {
+	// Of is the swept scenario's name as configured.
+	Of string
+	// Param is rate or concurrency, Value this point's value of it.
+	Param string
+	Value float64
+	// Index is the point's 0-based place in the sweep, and Points how many
+	// points the sweep has.
+	Index  int
+	Points int
+}
+
+// The capacity search's metrics (Capacity.Metric).
+const (
+	// CapacityRequestRate searches the offered rate of an open loop.
+	CapacityRequestRate = "request_rate"
+	// CapacityConcurrency searches the number of closed-loop users.
+	CapacityConcurrency = "concurrency"
+)
+
+// The capacity search's rules for "a probe holds" (Capacity.Holds).
+const (
+	// HoldsEvery: every repetition of the probe meets every SLO.
+	HoldsEvery = "every"
+	// HoldsBound: a one-sided Student-t bound (at Confidence) on the mean
+	// over repetitions of each SLO statistic's logarithm is within its
+	// limit.
+	HoldsBound = "bound"
+)
+
+// Capacity configures a capacity search: the highest offered rate (open
+// loop) or concurrency (closed loop) at which the SLOs hold, found by
+// bracketing then bisecting, each probe judged on its own repetitions.
+type Capacity struct {
+	// SLO maps a latency statistic of a repetition (ttft.p99, tpot.p99,
+	// itl.p95, e2e.mean, ...) to its limit.
+	SLO map[string]time.Duration `yaml:"slo" json:"slo"`
+	// Metric is request_rate or concurrency; the default follows load.type
+	// (closed searches concurrency).
+	Metric string `yaml:"metric" json:"metric"`
+	// Min and Max bound the search, in requests per second or users.
+	Min float64 `yaml:"min" json:"min"`
+	Max float64 `yaml:"max" json:"max"`
+	// Start is the first probe; the default is the geometric mean of Min
+	// and Max (rounded for users).
+	Start float64 `yaml:"start" json:"start"`
+	// Resolution is the relative width at which bisection stops.
+	Resolution float64 `yaml:"resolution" json:"resolution"`
+	// Holds is the rule for a probe that holds: every or bound.
+	Holds string `yaml:"holds" json:"holds"`
+	// Confidence is the bound rule's one-sided confidence.
+	Confidence float64 `yaml:"confidence" json:"confidence,omitempty"`
+	// Repetitions is how many repetitions each probe measures; the default
+	// is the config's repetitions (its max, for a range).
+	Repetitions int `yaml:"repetitions" json:"repetitions"`
+	// Probes is the budget: the most probes the search may make; the
+	// default is the worst case for Min, Max and Resolution.
+	Probes int `yaml:"probes" json:"probes"`
 }
 
 // SLO are per-request service-level objectives; zero means not set. A request

@@ -51,6 +51,9 @@ const (
 	GroupGPU     = "gpu"     // GPU memory, utilisation, power, energy
 	GroupCost    = "cost"    // dollars per million tokens
 	GroupQuality = "quality" // eval suites
+	// GroupCapacity metrics come from a capacity search: one estimate per
+	// repetition index of the highest load at which the SLOs held.
+	GroupCapacity = "capacity"
 )
 
 // Info describes one metric.
@@ -154,6 +157,11 @@ func build() []Info {
 			Doc: "failed requests over sent requests"},
 		Info{Name: "cold_start", Kind: Latency, Title: "cold start", PerStart: true, Group: GroupLatency,
 			Doc: "stack start to ready, once per start"},
+
+		Info{Name: "capacity", Kind: RequestRate, HigherIsBetter: true, Title: "capacity", Group: GroupCapacity,
+			Doc: "the highest request rate at which the capacity search's SLOs held, one estimate per repetition (capacity scenarios only)"},
+		Info{Name: "capacity_tokens", Kind: TokenRate, HigherIsBetter: true, Title: "capacity (output tok/s)", Group: GroupCapacity,
+			Doc: "the output throughput at capacity, one estimate per repetition (capacity scenarios only)"},
 
 		Info{Name: "kv_cache_peak", Kind: Fraction, Title: "KV-cache peak", Group: GroupEngine,
 			Doc: "the engine's highest KV-cache usage at any scrape"},

@@ -210,11 +210,12 @@ func benchmarkLines(r *result.Result) (lines []string, written []metric.Info, er
 }
 
 // benchfmtMetrics are the metrics WriteBenchfmt writes: the per-repetition
-// ones, in catalogue order.
+// ones, in catalogue order (a capacity search's samples are per repetition
+// index across probes, not a repetition's own figure).
 func benchfmtMetrics() []metric.Info {
 	var out []metric.Info
 	for _, m := range metric.All() {
-		if !m.PerStart {
+		if !m.PerStart && m.Group != metric.GroupCapacity {
 			out = append(out, m)
 		}
 	}

@@ -175,6 +175,15 @@ type ScenarioResult struct {
 	// salted.
 	Salt        string       `json:"salt,omitempty"`
 	Repetitions []Repetition `json:"repetitions"`
+	// Sweep is set on each point of a swept scenario (load.rate or
+	// load.concurrency a list); nil otherwise and in results from before
+	// sweeps.
+	Sweep *SweepPoint `json:"sweep,omitempty"`
+	// Capacity is a capacity search's outcome; nil otherwise and in results
+	// from before capacity. Repetitions then holds the repetitions at the
+	// capacity point (Capacity.At), and Load the configured shape with no
+	// rate or concurrency: the search chose them.
+	Capacity *Capacity `json:"capacity,omitempty"`
 	// Quality holds the eval suites this scenario's run answered.
 	Quality []SuiteResult `json:"quality,omitempty"`
 }

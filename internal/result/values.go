@@ -13,6 +13,21 @@ import (
 // one per start where the stack was restarted (ColdStartsMS). Which field holds which metric is the result's own knowledge: it
 // does not consult the catalogue.
 func (s *ScenarioResult) Values(name string) ([]float64, error) {
+	if name == "capacity" || name == "capacity_tokens" {
+		if s.Capacity == nil {
+			return nil, &NotMeasuredError{Metric: name, Repetition: 0,
+				Why: "the scenario has no capacity search (a capacity: section)"}
+		}
+		out := make([]float64, 0, len(s.Capacity.Samples))
+		for _, c := range s.Capacity.Samples {
+			if name == "capacity" {
+				out = append(out, c.RequestRate)
+			} else {
+				out = append(out, c.OutputThroughput)
+			}
+		}
+		return out, nil
+	}
 	if name == "cold_start" {
 		if len(s.ColdStartsMS) > 0 {
 			return s.ColdStartsMS, nil
@@ -112,6 +127,9 @@ type NotMeasuredError struct {
 }
 
 func (e *NotMeasuredError) Error() string {
+	if e.Repetition == 0 {
+		return fmt.Sprintf("%s was not measured: %s", e.Metric, e.Why)
+	}
 	return fmt.Sprintf("%s was not measured in repetition %d: %s", e.Metric, e.Repetition, e.Why)
 }
 

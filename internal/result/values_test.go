@@ -22,6 +22,13 @@ func TestValuesOfEveryMetric(t *testing.T) {
 			PowerMeanW: &one, EnergyJ: &one, EnergyPerToken: &one, TokensPerJoule: &one}
 		s.Repetitions[i].PrefillThroughput, s.Repetitions[i].DecodeThroughput = &one, &one // a v1 result has neither
 	}
+	if _, err := s.Values("capacity"); !errors.As(err, new(*NotMeasuredError)) {
+		t.Errorf("Values(capacity) of a scenario with no search = %v, want a *NotMeasuredError", err)
+	}
+	s.Capacity = &Capacity{}
+	for i := range s.Repetitions {
+		s.Capacity.Samples = append(s.Capacity.Samples, CapacitySample{Repetition: i + 1, RequestRate: float64(10 + i), OutputThroughput: float64(100 + i)})
+	}
 	for _, m := range metric.All() {
 		if m.Quality {
 			continue
@@ -33,6 +40,9 @@ func TestValuesOfEveryMetric(t *testing.T) {
 		v, err := s.Values(m.Name)
 		if err != nil || len(v) != want {
 			t.Errorf("Values(%s) = %d values, %v; want %d values", m.Name, len(v), err, want)
+		}
+		if m.Name == "capacity" && len(v) > 1 && (v[0] != 10 || v[1] != 11) {
+			t.Errorf("Values(capacity) = %v, want the samples' request rates 10, 11, ...", v)
 		}
 	}
 	var missing *NotMeasuredError

@@ -79,6 +79,14 @@ const (
 	// MaxGPUs bounds cost.gpus: 1,024 GPUs serving one model is past any
 	// deployment a pull request gates.
 	MaxGPUs = 1024
+	// MaxSweepPoints bounds the values of a sweep (load.rate or
+	// load.concurrency as a list): 16 points draw a curve finely enough,
+	// and each is a scenario measured in full, warm-up and repetitions.
+	MaxSweepPoints = 16
+	// MaxCapacityProbes bounds capacity.probes: 64. The worst case of a
+	// search over the widest range at the finest resolution is 22;
+	// each probe is a warm-up and a scenario's repetitions.
+	MaxCapacityProbes = 64
 )
 
 // inRange reports whether x is a number in [lo, hi]; NaN never is.

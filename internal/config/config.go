@@ -154,9 +154,9 @@ type Load struct {
 	// Type is one of closed, poisson, gamma, trace.
 	Type string `yaml:"type" json:"type"`
 	// Concurrency is the number of closed-loop users.
-	Concurrency int `yaml:"concurrency" json:"concurrency,omitempty"`
+	Concurrency int `yaml:"concurrency" json:"concurrency,omitempty" perfgate:"sweepable"`
 	// Rate is the open-loop target in requests per second.
-	Rate float64 `yaml:"rate" json:"rate,omitempty"`
+	Rate float64 `yaml:"rate" json:"rate,omitempty" perfgate:"sweepable"`
 	// Burstiness is the gamma shape parameter: 1 is Poisson, < 1 burstier, > 1 smoother.
 	Burstiness float64 `yaml:"burstiness" json:"burstiness,omitempty"`
 	// MaxInFlight caps open-loop requests in flight; 0 means no cap.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -120,7 +121,51 @@ const (
 	// DefaultOnUnsteady fail: a run that never reached steady state must not
 	// produce samples that can pass a gate.
 	DefaultOnUnsteady = "fail"
+
+	// DefaultCapacityResolution 0.05: the run-to-run noise of a p99 over
+	// about a hundred requests is several per cent, so a finer interval
+	// buys probes, not accuracy; from a 2x bracket it takes four
+	// bisections.
+	DefaultCapacityResolution = 0.05
+	// DefaultCapacityHolds every: a load holds when every repetition meets
+	// every SLO, the simplest rule to explain and the more conservative
+	// one (the capacity found is where nearly every repetition meets it).
+	DefaultCapacityHolds = HoldsEvery
+	// DefaultCapacityConfidence 0.95 for holds: bound: the usual one-sided
+	// level, and alpha's complement at its default.
+	DefaultCapacityConfidence = 0.95
 )
+
+// DefaultCapacityGates are the gates of a capacity scenario unless the
+// config changes them: the capacity may drop 5%, the default resolution of
+// the search (a smaller change is within one bisection step). Latency and
+// throughput gates do not apply there: each side is measured at its own
+// capacity, so they would compare different loads.
+var DefaultCapacityGates = map[string]string{
+	"capacity": "-5%",
+}
+
+// CapacityWorstCase is the most probes a capacity search from lo to hi
+// can need to reach its resolution, the default capacity.probes: the bracket
+// (from the geometric mean, doubling or halving to either end) takes
+// ceil(log2(sqrt(max/min))) + 1 probes, and bisecting a 2x bracket to
+// 1+resolution takes ceil(log2(ln 2 / ln(1+resolution))). For users
+// (integer), bisection also stops when no integer lies between, so it
+// takes no more than halving the widest integer bracket (max/2 users) to
+// 1. 10..640 at 5% gives 4+4 = 8, 0.5..64 gives 5+4 = 9. The result is
+// clamped to [2, MaxCapacityProbes]; 0 when the arguments are not a
+// search (validation reports them).
+func CapacityWorstCase(lo, hi, resolution float64, integer bool) int {
+	if !(lo > 0 && hi > lo && resolution > 0) {
+		return 0
+	}
+	bracket := int(math.Ceil(math.Log2(math.Sqrt(hi/lo)))) + 1
+	bisect := max(0, int(math.Ceil(math.Log2(math.Ln2/math.Log1p(resolution)))))
+	if integer {
+		bisect = min(bisect, int(math.Ceil(math.Log2(math.Max(1, hi/2)))))
+	}
+	return min(max(bracket+bisect, 2), MaxCapacityProbes)
+}
 
 // DefaultGates are the gates every scenario has unless the config changes
 // them: the tail latencies a user feels, throughput and goodput, errors and
@@ -283,5 +328,51 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 		if s.Synth != nil && validAPI(c.Target.API) && unset(p+".synth.api", s.Synth.API == "") {
 			s.Synth.API = c.Target.API
 		}
+		if s.Capacity != nil {
+			capacityDefaults(s.Capacity, s.Load.Type, c.Repetitions, p+".capacity", unset)
+		}
+	}
+}
+
+// capacityDefaults fills in the keys a capacity section leaves out; the
+// top-level repetitions must have been defaulted. Start and probes follow
+// min, max and resolution, so they are left 0 where those cannot make a
+// search (validation reports them).
+func capacityDefaults(cp *Capacity, loadType string, reps Repetitions, p string, unset func(string, bool) bool) {
+	if unset(p+".metric", cp.Metric == "") {
+		// A closed loop is a number of users; every other load is
+		// paced at an offered rate.
+		cp.Metric = CapacityRequestRate
+		if loadType == LoadClosed {
+			cp.Metric = CapacityConcurrency
+		}
+	}
+	if unset(p+".resolution", cp.Resolution == 0) {
+		cp.Resolution = DefaultCapacityResolution
+	}
+	if unset(p+".holds", cp.Holds == "") {
+		cp.Holds = DefaultCapacityHolds
+	}
+	if cp.Holds == HoldsBound && unset(p+".confidence", cp.Confidence == 0) {
+		cp.Confidence = DefaultCapacityConfidence
+	}
+	if unset(p+".repetitions", cp.Repetitions == 0) {
+		// As many repetitions a probe as a run measures a scenario: each is
+		// one capacity sample for the gate.
+		cp.Repetitions = reps.Max
+	}
+	integer := cp.Metric == CapacityConcurrency
+	if unset(p+".start", cp.Start == 0) && cp.Min > 0 && cp.Max > cp.Min {
+		// The geometric mean: the bracket reaches either end in the same
+		// number of doublings or halvings.
+		cp.Start = math.Sqrt(cp.Min * cp.Max)
+		if integer {
+			cp.Start = math.Round(cp.Start)
+		}
+	}
+	if unset(p+".probes", cp.Probes == 0) {
+		// Enough for the worst case: a search that stops early spends
+		// fewer.
+		cp.Probes = CapacityWorstCase(cp.Min, cp.Max, cp.Resolution, integer)
 	}
 }

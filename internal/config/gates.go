@@ -85,14 +85,40 @@ type Gate struct {
 	Tolerance metric.Tolerance `json:"tolerance"`
 }
 
-// GatesOf returns the gates of scenario s: the defaults (DefaultGates),
-// changed by the top-level gates mapping, changed by the scenario's own; a
+// GatesOf returns the gates of scenario s (as measured: Config.Measured); a
 // metric set to off is left out. They come in report order. The config must
 // have been validated (a bad tolerance is skipped here, reported there).
+//
+//   - An ordinary scenario has the defaults (DefaultGates), changed by the
+//     top-level gates mapping, changed by its own. Top-level capacity gates
+//     are not its: it has no capacity search.
+//   - A point of a sweep (or a swept scenario) has its own gates only, by
+//     default none: a sweep draws a curve, and gating each point by default
+//     would split the run's alpha (Holm) across all of them.
+//   - A capacity scenario has DefaultCapacityGates, changed by the top-level
+//     entries of capacity metrics, changed by its own; latency and
+//     throughput are measured at each side's own capacity, so they are not
+//     gated there.
 func (c *Config) GatesOf(s Scenario) []Gate {
-	merged := maps.Clone(DefaultGates)
-	maps.Copy(merged, c.Gates)
-	maps.Copy(merged, s.Gates)
+	capGate := func(name string) bool {
+		m, err := metric.Lookup(name)
+		return err == nil && m.Group == metric.GroupCapacity
+	}
+	var merged map[string]string
+	switch {
+	case s.Capacity != nil:
+		merged = maps.Clone(DefaultCapacityGates)
+		maps.Copy(merged, c.Gates)
+		maps.Copy(merged, s.Gates)
+		maps.DeleteFunc(merged, func(name, _ string) bool { return !capGate(name) })
+	case s.Point != nil || len(s.Load.Sweep) > 0:
+		merged = maps.Clone(s.Gates)
+	default:
+		merged = maps.Clone(DefaultGates)
+		maps.Copy(merged, c.Gates)
+		maps.Copy(merged, s.Gates)
+		maps.DeleteFunc(merged, func(name, _ string) bool { return capGate(name) })
+	}
 	names := slices.Collect(maps.Keys(merged))
 	slices.SortFunc(names, func(a, b string) int { return metric.Order(a) - metric.Order(b) })
 	out := []Gate{} // not nil: every gate off is a choice, not a missing list

@@ -5,8 +5,12 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
+	"reflect"
 	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -93,6 +97,7 @@ func decode(body ast.Node, c *Config) (err error) {
 		yaml.AllowFieldPrefixes(extensionPrefix), // the shape pass allows them at the top level only
 		yaml.CustomUnmarshaler(unmarshalDuration),
 		yaml.CustomUnmarshaler(unmarshalRepetitions),
+		yaml.CustomUnmarshaler(unmarshalLoad),
 	)
 }
 
@@ -147,6 +152,110 @@ func unmarshalRepetitions(r *Repetitions, b []byte) error {
 	}
 	*r = Repetitions(m)
 	return nil
+}
+
+// unmarshalLoad decodes a load shape. A list given to rate or concurrency
+// (the fields tagged perfgate:"sweepable") makes a sweep: its values go to
+// Sweep, the field's name to SweepParam, and the field itself stays 0. A load
+// without a list decodes as it always has.
+func unmarshalLoad(l *Load, b []byte) error {
+	type plain Load // the same fields, without this unmarshaler
+	shadow := reflect.New(sweepShadow)
+	if err := yaml.UnmarshalWithOptions(b, shadow.Interface(), yaml.DisallowUnknownField()); err != nil {
+		return err
+	}
+	sv := shadow.Elem()
+	swept := false
+	for _, i := range sweepableFields {
+		_, isList := sv.Field(i).Interface().([]any)
+		swept = swept || isList
+	}
+	if !swept {
+		return yaml.UnmarshalWithOptions(b, (*plain)(l), yaml.DisallowUnknownField())
+	}
+	var out Load
+	ov := reflect.ValueOf(&out).Elem()
+	for i := range ov.NumField() {
+		f := loadType.Field(i)
+		if !slices.Contains(sweepableFields, i) {
+			if tag := f.Tag.Get("yaml"); tag != "" && tag != "-" {
+				ov.Field(i).Set(sv.Field(i))
+			}
+			continue
+		}
+		items, isList := sv.Field(i).Interface().([]any)
+		if !isList {
+			if x := sv.Field(i).Interface(); x != nil {
+				v, err := sweepValue(x)
+				if err != nil {
+					return fmt.Errorf("load.%s: %w", yamlName(f), err)
+				}
+				ov.Field(i).Set(reflect.ValueOf(v).Convert(f.Type))
+			}
+			continue
+		}
+		if out.SweepParam != "" {
+			continue // both listed: validation refuses the one the type does not read
+		}
+		out.SweepParam = yamlName(f)
+		out.Sweep = make([]float64, len(items))
+		for j, x := range items {
+			v, err := sweepValue(x)
+			if err != nil {
+				return fmt.Errorf("load.%s[%d]: %w", out.SweepParam, j, err)
+			}
+			out.Sweep[j] = v
+		}
+	}
+	*l = out
+	return nil
+}
+
+var (
+	loadType = reflect.TypeFor[Load]()
+	// sweepableFields are the indexes of Load's fields tagged
+	// perfgate:"sweepable", and sweepShadow is Load with those fields of
+	// type any, so that a list or a number decodes into them.
+	sweepableFields, sweepShadow = shadowLoad()
+)
+
+func shadowLoad() ([]int, reflect.Type) {
+	var idx []int
+	fields := make([]reflect.StructField, loadType.NumField())
+	for i := range loadType.NumField() {
+		fields[i] = loadType.Field(i)
+		if fields[i].Tag.Get("perfgate") == "sweepable" {
+			idx = append(idx, i)
+			fields[i].Type = reflect.TypeFor[any]()
+		}
+	}
+	return idx, reflect.StructOf(fields)
+}
+
+// yamlName is a field's key in YAML.
+func yamlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+	return name
+}
+
+// sweepValue reads one number of a sweep as the YAML library gives it: an
+// integer, a float, or (for 1e3, which YAML 1.2 reads as a number and the
+// library as a string) a string the shape pass has checked.
+func sweepValue(x any) (float64, error) {
+	switch v := x.(type) {
+	case int64:
+		return float64(v), nil
+	case uint64:
+		return float64(v), nil
+	case float64:
+		return v, nil
+	case string:
+		f, err := strconv.ParseFloat(strings.ReplaceAll(v, "_", ""), 64)
+		if err == nil && !math.IsInf(f, 0) {
+			return f, nil
+		}
+	}
+	return 0, fmt.Errorf("want a number, got %v", x)
 }
 
 // source is what the parsed file says about where each field is.

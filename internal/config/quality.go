@@ -129,9 +129,7 @@ func (v *validator) quality() {
 		v.add("quality.share", "must be in (0, 0.5] (a fraction of the requests sent: 0.1 is one in ten), got %s", fmtFloat(q.Share))
 	}
 	v.intIn("quality.concurrency", q.Concurrency, 1, MaxConcurrency, "")
-	if q.Scenario != "" && !slices.ContainsFunc(v.c.Scenarios, func(s Scenario) bool { return s.Name == q.Scenario }) {
-		v.add("quality.scenario", "no scenario is named %q", q.Scenario)
-	}
+	v.qualityScenario()
 	for _, name := range slices.Sorted(maps.Keys(q.Gates)) {
 		p := "quality.gates." + name
 		m, err := metric.Lookup(name)
@@ -148,4 +146,33 @@ func (v *validator) quality() {
 			v.add(p, "%s", msg)
 		}
 	}
+}
+
+// qualityScenario checks the scenario that carries the suites: it exists,
+// and it is measured at one load (a point of a sweep is; a sweep and a
+// capacity search are not).
+func (v *validator) qualityScenario() {
+	name := v.c.QualityScenario()
+	i := slices.IndexFunc(v.c.Scenarios, func(s Scenario) bool { return s.Name == name })
+	if i < 0 {
+		if _, ok := v.c.ScenarioNamed(name); !ok && v.c.Quality.Scenario != "" {
+			v.add("quality.scenario", "no scenario is named %q", name)
+		}
+		return
+	}
+	s := v.c.Scenarios[i]
+	what := ""
+	switch {
+	case len(s.Load.Sweep) > 0:
+		what = "sweeps its load"
+	case s.Capacity != nil:
+		what = "searches its capacity"
+	default:
+		return
+	}
+	if v.c.Quality.Scenario == "" {
+		v.add("quality", "the first scenario, %s, %s: set quality.scenario", name, what)
+		return
+	}
+	v.add("quality.scenario", "%s %s: answer eval items in a scenario at one load", name, what)
 }

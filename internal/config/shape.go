@@ -155,15 +155,7 @@ func (sh *shape) walk(n ast.Node, t reflect.Type, path string, at pos) {
 			sh.add(path, valuePos(n, at), "want a list, got %s", describe(n))
 			return
 		}
-		for i, item := range seq.Values {
-			ip := at
-			if i < len(seq.Entries) && seq.Entries[i] != nil {
-				ip = tokenPos(seq.Entries[i])
-			} else if p := nodePos(item); p.line > 0 {
-				ip = p
-			}
-			sh.walk(item, t.Elem(), fmt.Sprintf("%s[%d]", path, i), ip)
-		}
+		sh.items(seq, t.Elem(), path, at)
 	case reflect.String:
 		if !isScalar(n) {
 			sh.add(path, valuePos(n, at), "want a string, got %s", describe(n))
@@ -270,7 +262,42 @@ func (sh *shape) structure(n ast.Node, t reflect.Type, path string) {
 			sh.add(child, kp, "%s", unknownKey(key, fields))
 			continue
 		}
+		if f.Tag.Get("perfgate") == "sweepable" && sh.sweep(kv.Value, f.Type, child, kp) {
+			continue
+		}
 		sh.walk(kv.Value, f.Type, child, kp)
+	}
+}
+
+// sweep checks a list given to a field tagged perfgate:"sweepable" (load.rate
+// and load.concurrency, which a list turns into a sweep): each item is walked
+// as the field's own type, at path[i]. It reports false, walking nothing,
+// when the value is not a list.
+func (sh *shape) sweep(n ast.Node, t reflect.Type, path string, at pos) bool {
+	if sh.tag(n) != nil {
+		return false // walk reports the tag
+	}
+	seq, ok := sh.resolve(n).(*ast.SequenceNode)
+	if !ok {
+		return false
+	}
+	sh.src.record(path, at)
+	sh.src.set[path] = true
+	sh.items(seq, t, path, at)
+	return true
+}
+
+// items walks each item of a list as type t, at path[i] and the item's
+// position.
+func (sh *shape) items(seq *ast.SequenceNode, t reflect.Type, path string, at pos) {
+	for i, item := range seq.Values {
+		ip := at
+		if i < len(seq.Entries) && seq.Entries[i] != nil {
+			ip = tokenPos(seq.Entries[i])
+		} else if p := nodePos(item); p.line > 0 {
+			ip = p
+		}
+		sh.walk(item, t, fmt.Sprintf("%s[%d]", path, i), ip)
 	}
 }
 

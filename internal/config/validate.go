@@ -70,6 +70,7 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	for i := range c.Scenarios {
 		v.scenario(i, seen)
 	}
+	v.pointNames()
 	sortProblems(v.probs)
 	return v.probs, v.warns
 }
@@ -93,7 +94,7 @@ func (v *validator) repetitions() {
 		// Holm's first step tests the smallest p-value at alpha over the
 		// number of gates (and gate splits alpha across scenarios).
 		gates := 0
-		for _, s := range v.c.Scenarios {
+		for _, s := range v.c.Measured() {
 			for _, g := range v.c.GatesOf(s) {
 				if m, err := metric.Lookup(g.Metric); err == nil && !m.PerStart {
 					gates++ // cold start is not tested with one start a side
@@ -225,6 +226,10 @@ func (v *validator) scenario(i int, seen map[string]int) {
 		v.add(p+".max_error_rate", "must be in [0,1] (a fraction: 0.05 is 5%%), got %s", fmtFloat(s.MaxErrorRate))
 	}
 	v.gates(p+".gates", s.Gates)
+	v.scenarioGates(p+".gates", s)
+	if s.Capacity != nil {
+		v.capacity(p, s)
+	}
 	if s.FreshStack && v.c.Stack.Kind == StackExternal {
 		v.add(p+".fresh_stack", "needs a stack perfgate starts (stack.kind process or docker), and stack.kind is external")
 	}
@@ -279,12 +284,14 @@ func (v *validator) load(p string, s *Scenario) {
 
 	// Keys that only one kind of load reads: setting one on another kind is
 	// a mistake (the user believes it has an effect).
+	concGiven := v.set(p+".concurrency", l.Concurrency != 0 || l.SweepParam == SweepConcurrency)
+	rateGiven := v.set(p+".rate", l.Rate != 0 || l.SweepParam == SweepRate)
 	only := []struct {
 		key, forTypes  string
 		given, applies bool
 	}{
-		{"concurrency", "closed loads", v.set(p+".concurrency", l.Concurrency != 0), typ == LoadClosed},
-		{"rate", "poisson and gamma loads", v.set(p+".rate", l.Rate != 0), paced},
+		{"concurrency", "closed loads", concGiven, typ == LoadClosed},
+		{"rate", "poisson and gamma loads", rateGiven, paced},
 		{"burstiness", "gamma loads", v.set(p+".burstiness", l.Burstiness != 0), typ == LoadGamma},
 		{"speedup", "trace loads", v.set(p+".speedup", l.Speedup != 0), typ == LoadTrace},
 		{"max_in_flight", "poisson, gamma and trace loads (a closed load is bounded by its concurrency)", v.set(p+".max_in_flight", l.MaxInFlight != 0), open},
@@ -296,11 +303,17 @@ func (v *validator) load(p string, s *Scenario) {
 	}
 
 	switch {
-	case typ == LoadClosed && !v.set(p+".concurrency", l.Concurrency != 0):
+	case s.Capacity != nil:
+		v.capacityLoad(p, s, rateGiven, concGiven)
+	case typ == LoadClosed && l.SweepParam == SweepConcurrency:
+		v.sweepValues(p+".concurrency", l.Sweep, 1, MaxConcurrency, "users", true)
+	case paced && l.SweepParam == SweepRate:
+		v.sweepValues(p+".rate", l.Sweep, MinRate, MaxRate, "requests per second", false)
+	case typ == LoadClosed && !concGiven:
 		v.add(p+".concurrency", "required for a closed load: the number of concurrent users (1 to %d)", MaxConcurrency)
 	case typ == LoadClosed:
 		v.intIn(p+".concurrency", l.Concurrency, 1, MaxConcurrency, "users")
-	case paced && !v.set(p+".rate", l.Rate != 0):
+	case paced && !rateGiven:
 		v.add(p+".rate", "required for a %s load: requests per second (%s to %s)", typ, fmtFloat(MinRate), fmtFloat(MaxRate))
 	case paced:
 		v.floatIn(p+".rate", l.Rate, MinRate, MaxRate, "requests per second")

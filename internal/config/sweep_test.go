@@ -367,3 +367,12 @@ scenarios:
 	assert.NotContains(t, plain, "capacity_tokens", "a top-level capacity gate is not an ordinary scenario's")
 	assert.Contains(t, plain, "goodput")
 }
+
+// A point of a sweep is a scenario at one load: it may carry the suites.
+func TestQualityScenarioMayBeAPoint(t *testing.T) {
+	c, err := Parse([]byte("quality: {suites: [sweep_test.go], scenario: chat.rate-2}\n"+scenarioYAML("    load: {type: poisson, rate: [1, 2]}")), "p.yaml")
+	require.NoError(t, err)
+	assert.Equal(t, "chat.rate-2", c.QualityScenario())
+	_, err = Parse([]byte("quality: {suites: [sweep_test.go], scenario: chat.rate-3}\n"+scenarioYAML("    load: {type: poisson, rate: [1, 2]}")), "p.yaml")
+	assert.EqualError(t, err, `p.yaml:1:46: quality.scenario: no scenario is named "chat.rate-3"`)
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -90,8 +91,35 @@ func runValidate(configPath string, files, evals []string, stdout, stderr io.Wri
 		n := countLines(err.Error())
 		return exit.UsageError(fmt.Errorf("%w\n%d problem%s found", err, n, plural(n)))
 	}
+	if cfg != nil {
+		describeMeasured(stdout, cfg)
+	}
 	fmt.Fprintf(stdout, "ok: %d file%s checked\n", checked, plural(checked))
 	return nil
+}
+
+// describeMeasured says how the scenarios that are not measured at one load
+// will be: a sweep as its points (the names its results and baselines
+// take), a capacity search as its range and budget.
+func describeMeasured(w io.Writer, cfg *config.Config) {
+	for _, s := range cfg.Scenarios {
+		switch {
+		case len(s.Load.Sweep) > 0:
+			var names []string
+			for _, p := range cfg.Points(s.Name) {
+				names = append(names, p.Name)
+			}
+			fmt.Fprintf(w, "%s: a sweep of %d points: %s\n", s.Name, len(names), strings.Join(names, ", "))
+		case s.Capacity != nil:
+			c := s.Capacity
+			unit := "req/s"
+			if c.Metric == config.CapacityConcurrency {
+				unit = "users"
+			}
+			fmt.Fprintf(w, "%s: a capacity search of %s from %g to %g %s, starting at %g, at most %d probes of %d repetitions\n",
+				s.Name, c.Metric, c.Min, c.Max, unit, c.Start, c.Probes, c.Repetitions)
+		}
+	}
 }
 
 func countLines(s string) int {

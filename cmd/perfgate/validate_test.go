@@ -49,3 +49,26 @@ func TestValidateFindsWhatARunWould(t *testing.T) {
 	assert.Equal(t, exit.Usage, exit.Code(err))
 	assert.ErrorContains(t, err, "perfgate.yaml:4:33: scenarios[0].load.rate: must be from 0.001 to 100000 requests per second, got 1e+300")
 }
+
+// validate says how a sweep and a capacity search will be measured: the
+// sweep's point names (its results' and baselines' names), the search's
+// defaulted range and budget.
+func TestValidateDescribesSweepsAndSearches(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "perfgate.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte(`repetitions: 5
+scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: poisson, rate: [0.5, 25]}
+  - name: cap
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: poisson}
+    capacity: {slo: {tpot.p99: 3ms}, min: 10, max: 640}
+`), 0o644))
+	stdout, _, err := perfgate("validate", "-c", conf)
+	require.NoError(t, err)
+	assert.Equal(t, "chat: a sweep of 2 points: chat.rate-0.5, chat.rate-25\n"+
+		"cap: a capacity search of request_rate from 10 to 640 req/s, starting at 80, at most 8 probes of 5 repetitions\n"+
+		"ok: 1 file checked\n", stdout)
+}

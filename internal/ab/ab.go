@@ -85,7 +85,18 @@ type Outcome struct {
 // target API. What may differ is the stack (its command, image, flags,
 // model, engine), the target's address and model, and the warm-up. Every
 // difference is named, in one exit.UsageError.
+//
+// A capacity scenario is refused: a search probes loads it chooses from its
+// own results, so the two arms would not take the same rounds. A point of a
+// sweep is an ordinary scenario at one load and is A/B-tested like one.
 func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Scenario) error {
+	for _, scs := range [][]run.Scenario{candScenarios, baseScenarios} {
+		for _, sc := range scs {
+			if sc.Config.Capacity != nil {
+				return exit.UsageError(fmt.Errorf("scenario %s searches its capacity, which perfgate ab does not do: gate it with perfgate gate", sc.Config.Name))
+			}
+		}
+	}
 	var diffs []string
 	add := func(format string, args ...any) { diffs = append(diffs, fmt.Sprintf(format, args...)) }
 	names := func(scs []run.Scenario) []string {

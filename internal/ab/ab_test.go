@@ -257,6 +257,42 @@ scenarios:
 	assert.Contains(t, err.Error(), "scenarios: base has chat, candidate has other")
 }
 
+// A capacity search is refused, naming the scenario; a sweep's points are
+// checked like any scenario.
+func TestCheckCapacityAndSweeps(t *testing.T) {
+	a, b := freeAddr(t), freeAddr(t)
+	const capacity = `
+scenarios:
+  - name: chat-capacity
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed}
+    capacity: {slo: {tpot.p99: 50ms}, min: 1, max: 8}
+`
+	baseCfg, baseSc := armConfig(t, a, capacity)
+	candCfg, candSc := armConfig(t, b, capacity)
+	err := Check(baseCfg, candCfg, baseSc, candSc)
+	require.Error(t, err)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	assert.Equal(t, "scenario chat-capacity searches its capacity, which perfgate ab does not do: gate it with perfgate gate", err.Error())
+
+	const sweep = `
+scenarios:
+  - name: chat
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: [1, 3]}
+`
+	baseCfg, baseSc = armConfig(t, a, sweep)
+	candCfg, candSc = armConfig(t, b, sweep)
+	require.Len(t, candSc, 2)
+	assert.Equal(t, "chat.concurrency-3", candSc[1].Config.Name)
+	assert.NoError(t, Check(baseCfg, candCfg, baseSc, candSc))
+
+	otherCfg, otherSc := armConfig(t, b, strings.Replace(sweep, "[1, 3]", "[1, 4]", 1))
+	err = Check(baseCfg, otherCfg, baseSc, otherSc)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "scenarios: base has chat.concurrency-1, chat.concurrency-3, candidate has chat.concurrency-1, chat.concurrency-4")
+}
+
 // Two configs that name one stack log (the default, perfgate-stack.log)
 // get one each, so co-resident stacks do not write over each other; the
 // configs, and so their hashes, are left as they are.

@@ -179,14 +179,13 @@ func (g *Gate) Document(v *compare.Verdict, res *result.Result) (doc *report.Doc
 	return doc, warnings, nil
 }
 
-// GatesFrom gives each scenario the gates cfg configures for it; a scenario
-// cfg does not have gets the defaults with cfg's top-level changes.
+// GatesFrom gives each scenario as measured (a sweep's point by its own name,
+// "chat.rate-25") the gates cfg configures for it; a scenario cfg does not
+// have gets the defaults with cfg's top-level changes.
 func GatesFrom(cfg *config.Config) func(string) []config.Gate {
 	return func(name string) []config.Gate {
-		for _, s := range cfg.Scenarios {
-			if s.Name == name {
-				return cfg.GatesOf(s)
-			}
+		if s, ok := cfg.ScenarioNamed(name); ok {
+			return cfg.GatesOf(s)
 		}
 		return cfg.GatesOf(config.Scenario{})
 	}

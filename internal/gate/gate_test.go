@@ -349,6 +349,18 @@ func TestGatesFrom(t *testing.T) {
 	if gs := gates("elsewhere"); !has(gs, "tpot.p99") || !has(gs, "ttft.p99") {
 		t.Errorf("GatesFrom(cfg)(elsewhere) = %+v, want the top-level gates, tpot.p99 among them", gs)
 	}
+
+	// A sweep's point is found by its own name and has its own gates only
+	// (none by default), not the defaults an unknown name gets.
+	cfg.Scenarios = append(cfg.Scenarios, config.Scenario{Name: "sw", Synth: cfg.Scenarios[0].Synth,
+		Load: config.Load{Type: config.LoadClosed, Sweep: []float64{1, 4}, SweepParam: config.SweepConcurrency}})
+	if gs := GatesFrom(cfg)("sw.concurrency-4"); gs == nil || len(gs) != 0 {
+		t.Errorf("GatesFrom(cfg)(sw.concurrency-4) = %#v, want no gates (a point's own, none)", gs)
+	}
+	cfg.Scenarios[2].Gates = map[string]string{"tpot.p99": "+5%"}
+	if gs := GatesFrom(cfg)("sw.concurrency-1"); len(gs) != 1 || !has(gs, "tpot.p99") {
+		t.Errorf("GatesFrom(cfg)(sw.concurrency-1) = %+v, want tpot.p99 alone", gs)
+	}
 }
 
 // Source names the pull request's head, not the merge commit GITHUB_SHA

@@ -13,13 +13,17 @@ const openLoopPool = 256
 
 // Connections is how many connections a run of cfg's scenarios keeps to the
 // target at most at once (as far as it can be known before the run), and the
-// scenario that needs the most: the largest closed-loop concurrency or
-// max_in_flight, openLoopPool for an uncapped open loop, plus the eval items
-// answered alone (quality.concurrency).
+// scenario that needs the most: the largest closed-loop concurrency (of every
+// point of a sweep, and capacity.max for a search of users) or max_in_flight,
+// openLoopPool for an uncapped open loop, plus the eval items answered alone
+// (quality.concurrency).
 func Connections(cfg *config.Config) (n int, scenario string) {
 	n = 1
-	for _, s := range cfg.Scenarios {
+	for _, s := range cfg.Measured() {
 		need := max(s.Load.Concurrency, s.Load.MaxInFlight)
+		if c := s.Capacity; c != nil && c.Metric == config.CapacityConcurrency {
+			need = max(need, int(c.Max))
+		}
 		if s.Load.Type != config.LoadClosed && s.Load.MaxInFlight == 0 {
 			need = max(need, openLoopPool)
 		}

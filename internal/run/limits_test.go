@@ -25,6 +25,26 @@ func TestConnections(t *testing.T) {
 	}
 }
 
+// A sweep needs its largest concurrency, a search of users its max; a rate
+// search is an open loop like any other.
+func TestConnectionsOfSweepsAndSearches(t *testing.T) {
+	for _, tt := range []struct {
+		s    config.Scenario
+		want int
+		name string
+	}{
+		{config.Scenario{Name: "sw", Load: config.Load{Type: config.LoadClosed, Sweep: []float64{1, 4, 700}, SweepParam: config.SweepConcurrency}}, 700, "sw.concurrency-700"},
+		{config.Scenario{Name: "users", Load: config.Load{Type: config.LoadClosed}, Capacity: &config.Capacity{Metric: config.CapacityConcurrency, Min: 1, Max: 900}}, 900, "users"},
+		{config.Scenario{Name: "rate", Load: config.Load{Type: config.LoadPoisson, MaxInFlight: 40}, Capacity: &config.Capacity{Metric: config.CapacityRequestRate, Min: 1, Max: 900}}, 40, "rate"},
+		{config.Scenario{Name: "open", Load: config.Load{Type: config.LoadPoisson}, Capacity: &config.Capacity{Metric: config.CapacityRequestRate, Min: 1, Max: 900}}, openLoopPool, "open"},
+	} {
+		cfg := &config.Config{Scenarios: []config.Scenario{tt.s}}
+		if n, s := Connections(cfg); n != tt.want || s != tt.name {
+			t.Errorf("Connections(%s) = %d, %q; want %d, %q", tt.s.Name, n, s, tt.want, tt.name)
+		}
+	}
+}
+
 func TestFileLimitEnsure(t *testing.T) {
 	cfg := &config.Config{Scenarios: []config.Scenario{{Name: "c512", Load: config.Load{Type: config.LoadClosed, Concurrency: 512}}}}
 	const need = 512 + filesReserve

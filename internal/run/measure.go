@@ -42,35 +42,49 @@ func (s *Scenario) SaltMode() string {
 	return result.SaltOff
 }
 
-// Prepare loads (or synthesises) the workload of each scenario of cfg whose
-// name is in only (all of them when only is empty). An unknown name in only is
-// an error.
+// Prepare loads (or synthesises) the workload of each scenario of cfg as
+// measured (config.Config.Measured: a sweep is one scenario per point) whose
+// name is in only (all of them when only is empty). A name in only selects
+// one scenario or point ("chat.rate-25"), or every point of the sweep of that
+// name ("chat"). An unknown name in only is an error. The points of one sweep
+// share one workload: it is read or synthesised once.
 func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 	want, missing := map[string]bool{}, map[string]bool{}
 	for _, n := range only {
 		want[n], missing[n] = true, true
 	}
 	var out []Scenario
-	for _, sc := range cfg.Scenarios {
-		if len(want) > 0 && !want[sc.Name] {
+	for _, sc := range cfg.Measured() {
+		of := ""
+		if sc.Point != nil {
+			of = sc.Point.Of
+		}
+		if len(want) > 0 && !want[sc.Name] && (of == "" || !want[of]) {
 			continue
 		}
 		delete(missing, sc.Name)
+		delete(missing, of)
 		s := Scenario{Config: sc, Salt: cfg.SaltOf(sc)}
-		if sc.Synth != nil {
+		switch {
+		case of != "" && len(out) > 0 && out[len(out)-1].Config.Point != nil && out[len(out)-1].Config.Point.Of == of:
+			// The previous point of this sweep: the same workload.
+			prev := out[len(out)-1]
+			s.Requests, s.Source, s.WorkloadHash = prev.Requests, prev.Source, prev.WorkloadHash
+		case sc.Synth != nil:
 			reqs, err := workload.Synthesize(*sc.Synth, cfg.Dir, cfg.Seed)
 			if err != nil {
 				return nil, fmt.Errorf("scenario %s: synthesise workload: %w", sc.Name, err)
 			}
 			s.Requests, s.Source = reqs, "synth"
-		} else {
+			s.WorkloadHash = workload.Hash(s.Requests)
+		default:
 			w, err := workload.Load(resolve(cfg.Dir, sc.Workload))
 			if err != nil {
 				return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
 			}
 			s.Requests, s.Source = w.Requests, sc.Workload
+			s.WorkloadHash = workload.Hash(s.Requests)
 		}
-		s.WorkloadHash = workload.Hash(s.Requests)
 		if cfg.Quality.Enabled() && sc.Name == cfg.QualityScenario() {
 			for _, path := range cfg.Quality.Suites {
 				suite, err := quality.Load(resolve(cfg.Dir, path))

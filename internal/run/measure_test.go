@@ -170,6 +170,42 @@ func TestPrepareFilters(t *testing.T) {
 	assert.ErrorContains(t, err, `no scenario named "zz" in p.yaml`)
 }
 
+// A sweep is prepared as its points: its own name selects them all, a
+// point's name that point alone; the points share one workload.
+func TestPrepareSweepPoints(t *testing.T) {
+	synth := &workload.SynthSpec{Requests: 2, Input: workload.Dist{Type: "fixed", Value: 4}, Output: workload.Dist{Type: "fixed", Value: 4}, API: "chat"}
+	cfg := &config.Config{Path: "p.yaml", Scenarios: []config.Scenario{
+		{Name: "chat", Synth: synth, Load: config.Load{Type: config.LoadPoisson, Sweep: []float64{0.5, 25}, SweepParam: config.SweepRate}},
+		{Name: "b", Synth: synth, Load: config.Load{Type: config.LoadClosed, Concurrency: 1}},
+	}}
+	names := func(ss []Scenario) (out []string) {
+		for _, s := range ss {
+			out = append(out, s.Config.Name)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		only, want []string
+	}{
+		{nil, []string{"chat.rate-0.5", "chat.rate-25", "b"}},
+		{[]string{"chat"}, []string{"chat.rate-0.5", "chat.rate-25"}},
+		{[]string{"chat.rate-25"}, []string{"chat.rate-25"}},
+		{[]string{"b", "chat.rate-0.5"}, []string{"chat.rate-0.5", "b"}},
+	} {
+		got, err := Prepare(cfg, tt.only)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, names(got), "Prepare(only %v)", tt.only)
+	}
+	all, err := Prepare(cfg, nil)
+	require.NoError(t, err)
+	assert.Equal(t, 25.0, all[1].Config.Load.Rate)
+	assert.Equal(t, &config.SweepPoint{Of: "chat", Param: config.SweepRate, Value: 25, Index: 1, Points: 2}, all[1].Config.Point)
+	assert.Equal(t, all[0].WorkloadHash, all[1].WorkloadHash)
+	assert.Len(t, all[1].Requests, 2)
+	_, err = Prepare(cfg, []string{"chat.rate-3"})
+	assert.ErrorContains(t, err, `no scenario named "chat.rate-3" in p.yaml`)
+}
+
 // Observe brackets every repetition: begun before its first request, ended
 // with its own summary, and ended with nil when the repetition fails.
 func TestMeasureObserve(t *testing.T) {

@@ -2,7 +2,6 @@ package config
 
 import (
 	"maps"
-	"slices"
 	"strconv"
 	"time"
 
@@ -104,8 +103,8 @@ func (p *SweepPoint) Result() *result.SweepPoint {
 // config must have been defaulted.
 func (c *Capacity) Result() result.CapacitySearch {
 	slo := make(map[string]float64, len(c.SLO))
-	for _, k := range slices.Sorted(maps.Keys(c.SLO)) {
-		slo[k] = float64(c.SLO[k]) / float64(time.Millisecond)
+	for k, d := range c.SLO {
+		slo[k] = float64(d) / float64(time.Millisecond)
 	}
 	return result.CapacitySearch{
 		Metric: c.Metric, SLO: slo, Min: c.Min, Max: c.Max, Start: c.Start,

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 )
@@ -281,13 +282,22 @@ func frontierCapacity(c FrontierConfig) string {
 	unit := " " + c.Unit
 	switch {
 	case c.Bound == BoundAtMost:
-		return "< " + verdictSigFigs(c.Breaks) + unit
+		return "< " + frontierLoad(c.Breaks) + unit
 	case c.Bound == BoundAtLeast:
-		return "≥ " + verdictSigFigs(c.Holds) + unit
+		return "≥ " + frontierLoad(c.Holds) + unit
 	case c.Breaks > 0:
-		return verdictSigFigs(c.Holds) + unit + " [" + verdictSigFigs(c.Holds) + ", " + verdictSigFigs(c.Breaks) + ")"
+		return frontierLoad(c.Holds) + unit + " [" + frontierLoad(c.Holds) + ", " + frontierLoad(c.Breaks) + ")"
 	}
-	return verdictSigFigs(c.Holds) + unit
+	return frontierLoad(c.Holds) + unit
+}
+
+// frontierLoad is a load as configured: whole numbers whole ("33"), the
+// rest to three figures ("0.500").
+func frontierLoad(x float64) string {
+	if x == math.Trunc(x) && math.Abs(x) < 1e9 {
+		return strconv.FormatFloat(x, 'f', 0, 64)
+	}
+	return verdictSigFigs(x)
 }
 
 // frontierBoundOf is the mark of a censored capacity's figure: "≥ " for a

@@ -509,3 +509,37 @@ func TestFrontierHTML(t *testing.T) {
 		}
 	}
 }
+
+// TestFrontierCensored checks that a capacity below the searched range is
+// placed at its bound and marked as one in every medium.
+func TestFrontierCensored(t *testing.T) {
+	x := frontierFixtures[0]
+	x.outcome, x.holds, x.breaks = result.CapacityBelowMin, 0, 10
+	r := frontierResult(x)
+	f, err := NewFrontier([]FrontierInput{{Path: "low.json", Result: r}}, FrontierOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := f.Configs[0]; c.Bound != BoundAtMost || c.OutputThroughput != 2370 {
+		t.Fatalf("below_min config = %+v, want bound at_most at 2370 tok/s", c)
+	}
+	if len(f.Suites) == 0 || !slices.Equal(f.Suites[0].Cost.Optimal, []int{0}) {
+		t.Errorf("suites = %+v, want the censored config placed", f.Suites)
+	}
+	var txt bytes.Buffer
+	if err := WriteFrontierText(&txt, f); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"< 10 req/s", "≤ 2370", "≥ $0.29", "below_min"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, txt.String())
+		}
+	}
+	var page bytes.Buffer
+	if err := WriteFrontierHTML(&page, f); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `"bound":"at least"`) || !strings.Contains(page.String(), `"bound":"at most"`) {
+		t.Errorf("chart data lacks the bounds: at least on cost, at most on throughput")
+	}
+}

@@ -200,7 +200,8 @@ func ReadFrontierResult(path string) (*result.Result, error) {
 // frontier is a NotPlaced entry.
 func NewFrontier(inputs []FrontierInput, o FrontierOptions) (*Frontier, error) {
 	f := &Frontier{Schema: FrontierSchema, Configs: []FrontierConfig{}, Suites: []FrontierSuite{}}
-	// capacity and suites of each config, by index; nil capacity: not placed.
+	// placed and suites are, per config, whether it is on any frontier and
+	// the eval suites it answered.
 	placed := make([]bool, len(inputs))
 	suites := make([][]result.SuiteResult, len(inputs))
 	for i, in := range inputs {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 type reportOptions struct {
@@ -24,6 +26,10 @@ type reportOptions struct {
 	baselines []string
 	title     string
 	exitCode  bool
+	// frontier renders the quality-cost frontier of result files, and
+	// scenario picks each one's capacity scenario for it.
+	frontier bool
+	scenario string
 }
 
 func newReportCmd(sys *system) *cobra.Command {
@@ -36,6 +42,13 @@ markdown (the PR comment and step summary), terminal text or JSON on stdout,
 as a self-contained HTML report with charts (--html), and as the pull
 request's sticky comment (--comment). On GitHub Actions it also writes the
 step summary.
+
+With --frontier, the arguments are result files (perfgate run's), one per
+configuration (a model, quantisation or engine), each with a capacity search
+and eval suites: the report is the quality-cost frontier, each suite's
+accuracy against the cost per million output tokens and the output
+throughput at capacity, with the Pareto-optimal configurations and what
+dominates the others (docs/capacity.md).
 
 With --merge, several report files (one per job of a matrix: one per model
 or GPU) become one report: one overall verdict (the worst), a table of the
@@ -53,11 +66,18 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 		Example: `  perfgate report perfgate-report.json
   perfgate report --html report.html perfgate-report.json
   perfgate report --merge --comment reports/*.json
-  perfgate report --baseline baselines/ result.json`,
+  perfgate report --baseline baselines/ result.json
+  perfgate report --frontier --html frontier.html results/*.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !slices.Contains(verdictFormats, o.format) {
 				return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
+			}
+			if o.frontier {
+				return runFrontier(sys, cmd, args, o)
+			}
+			if o.scenario != "" {
+				return exit.UsageError(errors.New("--scenario: only with --frontier (it picks each result's capacity scenario)"))
 			}
 			if err := o.publishOptions.check(sys.getenv); err != nil {
 				return err
@@ -88,6 +108,8 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 	f.StringVar(&o.title, "title", "", "title of a report compared here from a result file")
 	f.StringVar(&o.key, "key", "", "the sticky comment's key (default: the report's config path; \"merged\" for --merge)")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit with the verdict's code (1 for a regression, see --fail-on) instead of 0")
+	f.BoolVar(&o.frontier, "frontier", false, "render the quality-cost frontier of result files (one per configuration) instead of a report")
+	f.StringVar(&o.scenario, "scenario", "", "with --frontier: the capacity scenario to read from results that have several")
 	addPublishFlags(f, &o.publishOptions)
 	return cmd
 }
@@ -152,4 +174,57 @@ func writeDocuments(w io.Writer, docs []*report.Document, format string) error {
 	default:
 		return report.WriteText(w, docs)
 	}
+}
+
+// frontierExclusive are the flags --frontier refuses: a frontier is no
+// verdict, so it is neither merged, compared, posted nor an exit code.
+var frontierExclusive = []string{"merge", "baseline", "comment", "exit-code", "title", "key", "pr", "repo", "github-token", "fail-on"}
+
+// runFrontier renders the quality-cost frontier of the result files paths
+// on stdout in o.format, and as HTML to --html.
+func runFrontier(sys *system, cmd *cobra.Command, paths []string, o reportOptions) error {
+	for _, name := range frontierExclusive {
+		if cmd.Flags().Changed(name) {
+			return exit.UsageError(fmt.Errorf("--frontier and --%s: a frontier is no verdict, so it is not merged, compared, commented or an exit code", name))
+		}
+	}
+	var inputs []report.FrontierInput
+	for _, p := range paths {
+		r, err := report.ReadFrontierResult(p)
+		if err != nil {
+			return exit.UsageError(err)
+		}
+		inputs = append(inputs, report.FrontierInput{Path: p, Result: r})
+	}
+	f, err := report.NewFrontier(inputs, report.FrontierOptions{Scenario: o.scenario})
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	switch o.format {
+	case "markdown":
+		err = report.WriteFrontierMarkdown(sys.stdout, f)
+	case "json":
+		err = report.WriteFrontierJSON(sys.stdout, f)
+	default:
+		err = report.WriteFrontierText(sys.stdout, f)
+	}
+	if err != nil {
+		return err
+	}
+	if o.html != "" {
+		return writeFrontierHTML(o.html, f)
+	}
+	return nil
+}
+
+// writeFrontierHTML writes f's HTML page to path, replacing it whole.
+func writeFrontierHTML(path string, f *report.Frontier) error {
+	var page bytes.Buffer
+	if err := report.WriteFrontierHTML(&page, f); err != nil {
+		return err
+	}
+	if err := safeio.WriteFile(path, page.Bytes(), 0o644); err != nil {
+		return fmt.Errorf("write --html: %w", err)
+	}
+	return nil
 }

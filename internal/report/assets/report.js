@@ -187,7 +187,103 @@
           });
   }
 
+  // frontier is the quality-cost frontier (perfgate report --frontier): a
+  // scatter of configurations, x a figure at capacity (c.x_unit; c.lower
+  // when lower is better), y the accuracy. The Pareto-optimal points are
+  // filled and joined by the frontier's steps (c.step), the dominated ones
+  // hollow; a triangle is a censored capacity, whose x is a bound. Each
+  // point has its accuracy's interval as a bar and its label beside it.
+  function frontier(c) {
+    var opt = colour.candidate, dom = colour.baseline;
+    function shape(p) { return p.bound ? "triangle" : "circle"; }
+    var optimal = c.points.filter(function (p) { return p.optimal; });
+    var dominated = c.points.filter(function (p) { return !p.optimal; });
+    var datasets = [
+      { label: "frontier", role: "step", data: c.step, showLine: true, borderColor: opt, borderWidth: 1.5, pointRadius: 0, pointHitRadius: 0, fill: false },
+      { label: "Pareto-optimal", role: "optimal", data: optimal, backgroundColor: opt, borderColor: opt, borderWidth: 2, pointRadius: 6, pointHoverRadius: 8, pointStyle: optimal.map(shape) },
+      { label: "dominated", role: "dominated", data: dominated, backgroundColor: "#ffffff", borderColor: dom, borderWidth: 2, pointRadius: 6, pointHoverRadius: 8, pointStyle: dominated.map(shape) }
+    ];
+    var ylo = 1, yhi = 0;
+    c.points.forEach(function (p) { ylo = Math.min(ylo, p.lo); yhi = Math.max(yhi, p.hi); });
+    var yr = Math.max(yhi - ylo, 0.05);
+    function x(v) { return c.x_unit === "$/Mtok" ? "$" + (v >= 0.1 ? v.toFixed(2) : num(v)) + "/Mtok" : num(v) + " " + c.x_unit; }
+    function share(v) { return v.toFixed(2); }
+    var marks = {
+      id: "frontierMarks",
+      afterDatasetsDraw: function (chart) {
+        var g = chart.ctx, sx = chart.scales.x, sy = chart.scales.y, area = chart.chartArea;
+        g.save();
+        g.font = "11px " + Chart.defaults.font.family;
+        g.textBaseline = "bottom";
+        var placed = [];
+        // label writes text beside (px, py), above it or, where an earlier
+        // label is in the way, a line further down or up.
+        function label(text, px, py) {
+          var w = g.measureText(text).width, right = px + 10 + w > area.right;
+          var x0 = right ? px - 10 - w : px + 10;
+          var offsets = [-4, 16, -18, 30, -32, 44];
+          for (var k = 0; k < offsets.length; k++) {
+            var y1 = py + offsets[k], clash = placed.some(function (b) { return x0 < b.x1 && b.x0 < x0 + w && y1 - 12 < b.y1 && b.y1 - 12 < y1; });
+            if (!clash || k === offsets.length - 1) {
+              placed.push({ x0: x0, x1: x0 + w, y1: y1 });
+              g.textAlign = "left";
+              g.fillText(text, x0, y1);
+              return;
+            }
+          }
+        }
+        chart.data.datasets.forEach(function (ds, i) {
+          if (ds.role === "step" || !chart.isDatasetVisible(i)) { return; }
+          ds.data.forEach(function (p) {
+            var px = sx.getPixelForValue(p.x), top = sy.getPixelForValue(p.hi), bottom = sy.getPixelForValue(p.lo);
+            g.strokeStyle = ds.borderColor;
+            g.lineWidth = 1;
+            g.beginPath();
+            g.moveTo(px, top); g.lineTo(px, bottom);
+            g.moveTo(px - 4, top); g.lineTo(px + 4, top);
+            g.moveTo(px - 4, bottom); g.lineTo(px + 4, bottom);
+            g.stroke();
+            g.fillStyle = "#1f2328";
+            label(p.label, px, sy.getPixelForValue(p.y));
+          });
+        });
+        g.restore();
+      }
+    };
+    return {
+      type: "scatter",
+      data: { datasets: datasets },
+      plugins: [marks],
+      options: {
+        interaction: { mode: "nearest", intersect: true },
+        scales: {
+          x: { type: c.x_log ? "logarithmic" : "linear", title: axis(c.x_title),
+               afterDataLimits: function (scale) {
+                 if (c.x_log) { scale.min /= 1.4; scale.max *= 1.4; } else { padded(scale); scale.max += 0.1 * (scale.max - scale.min); }
+               } },
+          y: { type: "linear", title: axis(c.y_title), min: Math.max(0, Math.floor(20 * (ylo - 0.1 * yr)) / 20), max: Math.min(1, Math.ceil(20 * (yhi + 0.1 * yr)) / 20),
+               ticks: { callback: function (v) { return share(v); } } }
+        },
+        plugins: Object.assign(plugins(c), {
+          tooltip: {
+            filter: function (item) { return item.dataset.role !== "step"; },
+            callbacks: {
+              title: function (items) { return items.length ? items[0].raw.label : ""; },
+              label: function (ctx) {
+                var p = ctx.raw;
+                return ["accuracy " + share(p.y) + " [Wilson 95% " + share(p.lo) + ", " + share(p.hi) + "]",
+                        (p.bound ? p.bound + " " : "") + x(p.x) + (p.bound ? " (the capacity search was censored)" : ""),
+                        p.optimal ? "Pareto-optimal" : "dominated"];
+              }
+            }
+          }
+        })
+      }
+    };
+  }
+
   var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds };
+  build.frontier = frontier;
   data.charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
     if (!canvas || !build[c.kind]) { return; }

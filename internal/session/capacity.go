@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -38,13 +39,7 @@ func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
 		}
 	}
 	s.Integer = s.Metric == config.CapacityConcurrency
-	for _, k := range slices.Sorted(func(yield func(string) bool) {
-		for k := range c.SLO {
-			if !yield(k) {
-				return
-			}
-		}
-	}) {
+	for _, k := range slices.Sorted(maps.Keys(c.SLO)) {
 		s.SLO = append(s.SLO, capacity.Objective{Metric: k, LimitMS: float64(c.SLO[k]) / 1e6})
 	}
 	if s.Start == 0 {

@@ -8,11 +8,19 @@
 // gives it a Probe that warms the stack up at a load and measures its
 // repetitions, so the search is tested against fake probes with a known
 // boundary and run for real against any stack.
+//
+//	c, reps, err := capacity.Search(ctx, spec, probe, log)
+//	// c.Holds, c.Breaks: the capacity lies in [Holds, Breaks).
+//	// reps: the repetitions at the capacity point (c.Probes[c.At]), whole.
 package capacity
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
 
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -61,9 +69,313 @@ type Objective struct {
 // crash, a signal).
 type Probe func(ctx context.Context, load float64, phase string) (reps []result.Repetition, w *result.Warmup, err error)
 
+// The phases of a search (result.CapacityProbe.Phase).
+const (
+	// PhaseBracket probes double (or halve) the last load until one holds
+	// and one breaks.
+	PhaseBracket = "bracket"
+	// PhaseBisect probes the geometric midpoint of the bracket.
+	PhaseBisect = "bisect"
+)
+
+// The rules and metrics a Spec names; config's constants spell the same
+// words (config.HoldsEvery, config.CapacityRequestRate ...), which this
+// package, imported by config's users, does not import.
+const (
+	ruleEvery   = "every"
+	ruleBound   = "bound"
+	metricRate  = "request_rate"
+	metricUsers = "concurrency"
+)
+
+// maxWarnings bounds Capacity.Warnings: a search of many repetitions that
+// all misbehave says so in a few lines, not hundreds.
+const maxWarnings = 16
+
+// Check says what is wrong with s, if anything: Search refuses a spec that
+// could not give an honest answer (a minimum that is not positive, a start
+// outside the range, an unknown statistic).
+func (s Spec) Check() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if s.Metric != metricRate && s.Metric != metricUsers {
+		bad("metric: want %s or %s, got %q", metricRate, metricUsers, s.Metric)
+	}
+	if len(s.SLO) == 0 {
+		bad("slo: at least one objective is needed")
+	}
+	for _, o := range s.SLO {
+		var r result.Repetition
+		if _, err := r.Value(o.Metric); err != nil || !strings.Contains(o.Metric, ".") {
+			bad("slo: %q is not a latency statistic of a repetition", o.Metric)
+		}
+		if !(o.LimitMS > 0) || math.IsInf(o.LimitMS, 0) {
+			bad("slo.%s: want a limit > 0 ms, got %g", o.Metric, o.LimitMS)
+		}
+	}
+	if !(s.Min > 0) || math.IsInf(s.Max, 0) || !(s.Max > s.Min) {
+		bad("min, max: want 0 < min < max, got %g and %g", s.Min, s.Max)
+	}
+	if !(s.Start >= s.Min && s.Start <= s.Max) {
+		bad("start: want from min (%g) to max (%g), got %g", s.Min, s.Max, s.Start)
+	}
+	if s.Integer && (s.Min != math.Round(s.Min) || s.Max != math.Round(s.Max) || s.Start != math.Round(s.Start)) {
+		bad("min, max, start: a number of users is an integer, got %g, %g, %g", s.Min, s.Max, s.Start)
+	}
+	if !(s.Resolution > 0) || math.IsInf(s.Resolution, 0) {
+		bad("resolution: want > 0, got %g", s.Resolution)
+	}
+	switch s.Rule {
+	case ruleEvery:
+	case ruleBound:
+		if !(s.Confidence > 0.5 && s.Confidence < 1) {
+			bad("confidence: want from 0.5 to 1 (exclusive), got %g", s.Confidence)
+		}
+		if s.Repetitions < 2 {
+			bad("repetitions: the bound rule needs at least 2, got %d", s.Repetitions)
+		}
+	default:
+		bad("rule: want %s or %s, got %q", ruleEvery, ruleBound, s.Rule)
+	}
+	if s.Repetitions < 1 {
+		bad("repetitions: want at least 1, got %d", s.Repetitions)
+	}
+	if s.Budget < 1 {
+		bad("budget: want at least 1 probe, got %d", s.Budget)
+	}
+	if !(s.MaxErrorRate >= 0 && s.MaxErrorRate <= 1) {
+		bad("max error rate: want a fraction from 0 to 1, got %g", s.MaxErrorRate)
+	}
+	return errors.Join(errs...)
+}
+
+// Result is what s searches, as the result file records it.
+func (s Spec) Result() result.CapacitySearch {
+	slo := make(map[string]float64, len(s.SLO))
+	for _, o := range s.SLO {
+		slo[o.Metric] = o.LimitMS
+	}
+	cs := result.CapacitySearch{Metric: s.Metric, SLO: slo, Min: s.Min, Max: s.Max, Start: s.Start,
+		Resolution: s.Resolution, Rule: s.Rule, Repetitions: s.Repetitions, Budget: s.Budget}
+	if s.Rule == ruleBound {
+		cs.Confidence = s.Confidence
+	}
+	return cs
+}
+
 // Search runs the search: it returns the outcome, and the full repetitions
 // (with histograms) of the capacity point, which become the scenario
 // result's repetitions. log, when not nil, gets one line per probe.
+//
+// It never guesses: a search whose minimum breaks says below_min, one whose
+// maximum holds says above_max, one that ran out of probes says budget with
+// the interval it reached, and one whose open loop fell behind its schedule
+// (perfgate could not send at the rate) stops with client_limited.
 func Search(ctx context.Context, s Spec, probe Probe, log func(format string, args ...any)) (*result.Capacity, []result.Repetition, error) {
-	return nil, nil, errors.New("capacity search: not implemented")
+	if err := s.Check(); err != nil {
+		return nil, nil, fmt.Errorf("capacity search: %w", err)
+	}
+	if log == nil {
+		log = func(string, ...any) {}
+	}
+	c := &result.Capacity{Search: s.Result(), Probes: []result.CapacityProbe{}}
+	var full [][]result.Repetition // each probe's repetitions, histograms kept
+	st := newState(s)
+	for {
+		load, phase, outcome := st.next()
+		if outcome == "" && len(c.Probes) >= s.Budget {
+			outcome = result.CapacityBudget
+		}
+		if outcome != "" {
+			c.Outcome = outcome
+			break
+		}
+		if err := context.Cause(ctx); err != nil {
+			return nil, nil, fmt.Errorf("capacity search: %w", err)
+		}
+		reps, w, err := probe(ctx, load, phase)
+		if err != nil {
+			return nil, nil, fmt.Errorf("capacity search: probe at %s %s: %w", fmtLoad(load), s.unit(), err)
+		}
+		if len(reps) == 0 {
+			return nil, nil, fmt.Errorf("capacity search: probe at %s %s measured no repetitions", fmtLoad(load), s.unit())
+		}
+		held, margin, broken := Judge(s, reps)
+		p := result.CapacityProbe{Load: load, Phase: phase, Held: held, Margin: margin, Broken: broken, Warmup: w,
+			Repetitions: withoutHistograms(reps)}
+		behind := s.clientBehind(reps)
+		if behind != "" {
+			p.Held = false
+			c.Warnings = append(c.Warnings, fmt.Sprintf("probe at %s %s: %s", fmtLoad(load), s.unit(), behind))
+		}
+		c.Probes = append(c.Probes, p)
+		full = append(full, reps)
+		if behind != "" {
+			c.Outcome = result.CapacityClientLimited
+			log("probe %d/%d (%s) %s %s: %s; the search stops: capacity >= %s", len(c.Probes), s.Budget, phase,
+				fmtLoad(load), s.unit(), behind, fmtLoad(st.holds))
+			break
+		}
+		st.record(load, p.Held)
+		log("probe %d/%d (%s) %s %s: %s; %s", len(c.Probes), s.Budget, phase, fmtLoad(load), s.unit(),
+			verdict(s, p, reps), st.interval())
+	}
+	c.Holds, c.Breaks = st.holds, st.breaks
+	if c.Outcome == result.CapacityClientLimited {
+		c.Breaks = 0 // the server was not shown to break
+	}
+	c.At = capacityPoint(c)
+	at := full[c.At]
+	c.RequestRate, c.OutputThroughput, c.CostPerMTok = medians(at)
+	var warnings []string
+	c.Samples, warnings = samples(s, c.Probes)
+	c.Warnings = append(c.Warnings, warnings...)
+	if c.Outcome == result.CapacityClientLimited && c.Holds == 0 {
+		c.Warnings = append(c.Warnings, "no probe held before perfgate fell behind: the capacity point is the probe where it did")
+	}
+	if len(c.Warnings) > maxWarnings {
+		n := len(c.Warnings) - maxWarnings + 1
+		c.Warnings = append(c.Warnings[:maxWarnings-1], fmt.Sprintf("... and %d more warnings", n))
+	}
+	return c, at, nil
+}
+
+// capacityPoint is the index of the probe whose repetitions stand for the
+// capacity: the probe at Holds, else (nothing held) the lowest probe.
+func capacityPoint(c *result.Capacity) int {
+	at := -1
+	for i, p := range c.Probes {
+		if c.Holds > 0 && p.Load == c.Holds && p.Held {
+			return i
+		}
+		if at < 0 || p.Load < c.Probes[at].Load {
+			at = i
+		}
+	}
+	return at
+}
+
+// unit is the unit of a load in log lines.
+func (s Spec) unit() string {
+	if s.Metric == metricUsers {
+		return "users"
+	}
+	return "req/s"
+}
+
+// clientBehind says how an open-loop probe's client fell behind its
+// schedule with no max_in_flight cap (perfgate could not send at the rate,
+// so the probe says nothing of the server); "" when it kept up, or when a
+// cap explains it (the probe then breaks on its latencies or schedule).
+func (s Spec) clientBehind(reps []result.Repetition) string {
+	if s.Metric != metricRate || s.Capped {
+		return ""
+	}
+	for _, r := range reps {
+		if sc := r.Schedule; sc != nil && !sc.Achieved {
+			return fmt.Sprintf("perfgate fell behind its schedule in repetition %d (sent %s of %s req/s, p99 send lag %.1f ms): the client, not the server, is the limit",
+				r.Index, fmtLoad(sc.AchievedRate), fmtLoad(sc.ScheduledRate), sc.SendLag.P99)
+		}
+	}
+	return ""
+}
+
+// withoutHistograms copies reps without their histograms: a probe keeps its
+// repetitions' figures, the scenario's repetitions the capacity point's
+// histograms.
+func withoutHistograms(reps []result.Repetition) []result.Repetition {
+	out := slices.Clone(reps)
+	for i := range out {
+		out[i].Histograms = nil
+	}
+	return out
+}
+
+// medians are the capacity point's medians over its repetitions: achieved
+// request rate, output throughput, and the cost per million output tokens
+// (nil when no repetition has a cost).
+func medians(reps []result.Repetition) (rate, output float64, cost *float64) {
+	var rs, os, cs []float64
+	for _, r := range reps {
+		rs = append(rs, r.RequestThroughput)
+		os = append(os, r.OutputThroughput)
+		if r.Cost != nil {
+			cs = append(cs, r.Cost.USDPerMOutput)
+		}
+	}
+	rate, output = median(rs), median(os)
+	if len(cs) > 0 {
+		m := median(cs)
+		cost = &m
+	}
+	return rate, output, cost
+}
+
+// median is the median of xs, 0 when there are none.
+func median(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// verdict is a probe's outcome in words for its log line: "holds
+// (tpot.p99 0.83x its SLO)", "breaks (tpot.p99 1.21x its SLO, rep 3)",
+// "breaks (rep 2 failed 12 of 16 requests)".
+func verdict(s Spec, p result.CapacityProbe, reps []result.Repetition) string {
+	word := "breaks"
+	if p.Held {
+		word = "holds"
+	}
+	if p.Broken > 0 {
+		for _, r := range reps {
+			if isBroken(s, &r) {
+				if r.Completed == 0 {
+					return fmt.Sprintf("%s (rep %d completed none of %d requests)", word, r.Index, r.Sent)
+				}
+				return fmt.Sprintf("%s (rep %d failed %d of %d requests)", word, r.Index, r.Failed, r.Sent)
+			}
+		}
+	}
+	// The objective with the largest margin, and (for a break) the
+	// repetition with its largest value.
+	worst, wm := "", math.Inf(-1)
+	for _, o := range s.SLO {
+		if m, ok := p.Margin[o.Metric]; ok && m > wm {
+			worst, wm = o.Metric, m
+		}
+	}
+	if worst == "" {
+		return word
+	}
+	if p.Held {
+		return fmt.Sprintf("%s (%s %.2fx its SLO)", word, worst, wm)
+	}
+	rep, top := 0, math.Inf(-1)
+	for _, r := range reps {
+		if v, err := r.Value(worst); err == nil && v > top {
+			rep, top = r.Index, v
+		}
+	}
+	return fmt.Sprintf("%s (%s %.2fx its SLO, rep %d)", word, worst, wm, rep)
+}
+
+// fmtLoad writes a load to three significant digits, whole numbers from
+// 100 up: 113, 56.6, 7.07, 0.707.
+func fmtLoad(x float64) string {
+	if !(x > 0) || math.IsInf(x, 0) {
+		return fmt.Sprint(x)
+	}
+	decimals := max(0, 2-int(math.Floor(math.Log10(x))))
+	out := fmt.Sprintf("%.*f", decimals, x)
+	if strings.Contains(out, ".") {
+		out = strings.TrimRight(strings.TrimRight(out, "0"), ".")
+	}
+	return out
 }

@@ -10,7 +10,9 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -56,10 +58,19 @@ func Summary(w io.Writer, r *result.Result) error {
 
 func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 	reps := s.Repetitions
-	fmt.Fprintf(w, "== %s · %s · %d repetition%s · workload %s (%s)\n",
-		s.Name, describeLoad(s.Load), len(reps), plural(len(reps)), s.Workload, shortHash(s.WorkloadHash))
+	load, at := describeLoad(s.Load), ""
+	if s.Capacity != nil {
+		load, at = describeShape(s.Load)+", capacity search", " at the capacity point"
+	}
+	fmt.Fprintf(w, "== %s · %s · %d repetition%s%s · workload %s (%s)\n",
+		s.Name, load, len(reps), plural(len(reps)), at, s.Workload, shortHash(s.WorkloadHash))
 	if line := preparation(s); line != "" {
 		fmt.Fprintln(w, line)
+	}
+	if c := s.Capacity; c != nil {
+		for _, line := range capacityLines(c) {
+			fmt.Fprintln(w, line)
+		}
 	}
 	if len(reps) == 0 {
 		fmt.Fprintln(w, "no repetitions")
@@ -218,6 +229,134 @@ func preparation(s *result.ScenarioResult) string {
 		return ""
 	}
 	return "   " + strings.Join(parts, " · ")
+}
+
+// capacityLines are a capacity search's lines in the summary: the
+// headline (`capacity 148 req/s [148, 155) · 2,370 output tok/s ·
+// $0.83/Mtok · 8 probes`), the outcome in words when the search did not
+// bracket, the samples' median, and the search's warnings.
+func capacityLines(c *result.Capacity) []string {
+	unit := "req/s"
+	if c.Search.Metric == config.CapacityConcurrency {
+		unit = "users"
+	}
+	var head string
+	switch c.Outcome {
+	case result.CapacityBelowMin:
+		head = fmt.Sprintf("capacity < %s %s", loadNum(c.Breaks), unit)
+	case result.CapacityAboveMax, result.CapacityClientLimited:
+		head = fmt.Sprintf("capacity >= %s %s", loadNum(c.Holds), unit)
+	default: // bracketed, or the budget's interval, which may lack a side
+		switch {
+		case c.Holds == 0:
+			head = fmt.Sprintf("capacity < %s %s", loadNum(c.Breaks), unit)
+		case c.Breaks == 0:
+			head = fmt.Sprintf("capacity >= %s %s", loadNum(c.Holds), unit)
+		default:
+			head = fmt.Sprintf("capacity %s %s [%s, %s)", loadNum(c.Holds), unit, loadNum(c.Holds), loadNum(c.Breaks))
+		}
+	}
+	parts := []string{head}
+	if unit == "users" {
+		parts = append(parts, fmt.Sprintf("%s req/s", grouped(c.RequestRate, 2)))
+	}
+	parts = append(parts, fmt.Sprintf("%s output tok/s", grouped(c.OutputThroughput, 0)))
+	if c.CostPerMTok != nil {
+		parts = append(parts, fmt.Sprintf("$%.2f/Mtok", *c.CostPerMTok))
+	}
+	parts = append(parts, fmt.Sprintf("%d of %d probes", len(c.Probes), c.Search.Budget))
+	lines := []string{strings.Join(parts, " · ")}
+	if o := capacityOutcome(c, unit); o != "" {
+		lines = append(lines, o)
+	}
+	if len(c.Samples) > 0 {
+		loads := make([]float64, 0, len(c.Samples))
+		censored := 0
+		for _, smp := range c.Samples {
+			loads = append(loads, smp.Load)
+			if smp.Censored != "" {
+				censored++
+			}
+		}
+		line := fmt.Sprintf("per-repetition capacity (the gate's samples): median %s %s over %d, from %s to %s",
+			loadNum(median(loads)), unit, len(loads), loadNum(slices.Min(loads)), loadNum(slices.Max(loads)))
+		if censored > 0 {
+			line += fmt.Sprintf("; %d a bound, not a crossing", censored)
+		}
+		lines = append(lines, line)
+	}
+	for _, warning := range c.Warnings {
+		lines = append(lines, "note: "+clean(warning, 300))
+	}
+	return lines
+}
+
+// capacityOutcome says in words what a search that did not bracket found;
+// "" for one that did.
+func capacityOutcome(c *result.Capacity, unit string) string {
+	switch c.Outcome {
+	case result.CapacityBelowMin:
+		return fmt.Sprintf("SLO broken at the lowest load, %s %s: the capacity is below it (lower capacity.min to find it)", loadNum(c.Breaks), unit)
+	case result.CapacityAboveMax:
+		return fmt.Sprintf("SLOs held at the highest load, %s %s: the capacity is at least that (raise capacity.max to find it)", loadNum(c.Holds), unit)
+	case result.CapacityBudget:
+		return fmt.Sprintf("the budget of %d probes ran out before the interval narrowed to %g%%: the capacity is in the interval reached", c.Search.Budget, 100*c.Search.Resolution)
+	case result.CapacityClientLimited:
+		return fmt.Sprintf("perfgate could not send faster (its open loop fell behind the schedule, with no max_in_flight cap): the capacity is at least %s %s, and the server was not shown to break", loadNum(c.Holds), unit)
+	}
+	return ""
+}
+
+// loadNum writes a load to 3 significant digits, whole from 100 up, with
+// thousands grouped: 1,280, 148, 56.6, 0.707.
+func loadNum(x float64) string {
+	if x >= 100 || x == math.Trunc(x) {
+		return grouped(x, 0)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// grouped writes x with decimals places and its thousands separated by
+// commas: 2,370.
+func grouped(x float64, decimals int) string {
+	s := strconv.FormatFloat(x, 'f', decimals, 64)
+	if math.IsInf(x, 0) || math.IsNaN(x) {
+		return s
+	}
+	sign := ""
+	if strings.HasPrefix(s, "-") {
+		sign, s = "-", s[1:]
+	}
+	whole, frac, hasFrac := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, r := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(r)
+	}
+	if hasFrac {
+		return sign + b.String() + "." + frac
+	}
+	return sign + b.String()
+}
+
+// describeShape is a load's shape without its rate or concurrency: what a
+// capacity search's result records (the search chose the load).
+func describeShape(l result.Load) string {
+	var s string
+	switch l.Type {
+	case config.LoadClosed:
+		s = "closed loop"
+	case config.LoadGamma:
+		s = fmt.Sprintf("gamma, burstiness %.3g", l.Burstiness)
+	default:
+		s = l.Type
+	}
+	if l.MaxInFlight > 0 {
+		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)
+	}
+	return s
 }
 
 func describeLoad(l result.Load) string {

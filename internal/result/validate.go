@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,20 +169,15 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 	v.nonNegative(p+".load.speedup", s.Load.Speedup)
 	v.count(p+".load.concurrency", s.Load.Concurrency)
 	v.count(p+".load.max_in_flight", s.Load.MaxInFlight)
-	if w := s.Warmup; w != nil {
-		wp := p + ".warmup"
-		v.nonNegative(wp+".duration_s", float64(w.Duration))
-		v.count(wp+".requests", w.Requests)
-		v.count(wp+".failed", w.Failed)
-		for j, win := range w.Windows {
-			v.nonNegative(fmt.Sprintf("%s.windows[%d].end_s", wp, j), float64(win.End))
-			v.count(fmt.Sprintf("%s.windows[%d].requests", wp, j), win.Requests)
-			v.nonNegative(fmt.Sprintf("%s.windows[%d].output_throughput", wp, j), win.OutputThroughput)
-			v.nonNegative(fmt.Sprintf("%s.windows[%d].ttft_ms", wp, j), win.TTFT)
-		}
-	}
+	v.warmup(p+".warmup", s.Warmup)
 	for j := range s.Repetitions {
 		v.repetition(fmt.Sprintf("%s.repetitions[%d]", p, j), &s.Repetitions[j])
+	}
+	if s.Sweep != nil {
+		v.sweep(p+".sweep", s.Sweep)
+	}
+	if s.Capacity != nil {
+		v.capacity(p, s)
 	}
 	for j := range s.Quality {
 		q := &s.Quality[j]
@@ -193,6 +190,21 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 			v.count(ip+".output_tokens", it.OutputTokens)
 			v.count(ip+".repetition", it.Repetition)
 		}
+	}
+}
+
+func (v *checker) warmup(wp string, w *Warmup) {
+	if w == nil {
+		return
+	}
+	v.nonNegative(wp+".duration_s", float64(w.Duration))
+	v.count(wp+".requests", w.Requests)
+	v.count(wp+".failed", w.Failed)
+	for j, win := range w.Windows {
+		v.nonNegative(fmt.Sprintf("%s.windows[%d].end_s", wp, j), float64(win.End))
+		v.count(fmt.Sprintf("%s.windows[%d].requests", wp, j), win.Requests)
+		v.nonNegative(fmt.Sprintf("%s.windows[%d].output_throughput", wp, j), win.OutputThroughput)
+		v.nonNegative(fmt.Sprintf("%s.windows[%d].ttft_ms", wp, j), win.TTFT)
 	}
 }
 
@@ -466,4 +478,199 @@ func gotOf(value string) string {
 		return n
 	}
 	return value
+}
+
+// The most a result's sweep and capacity search may hold: far above what
+// the config allows (16 sweep points, 64 probes), so every result perfgate
+// writes passes, and low enough that a file cannot make perfgate walk
+// millions of probes.
+const (
+	maxSweepPoints     = 256
+	maxCapacityProbes  = 256
+	maxCapacityReps    = 1024
+	maxCapacitySLOs    = 64
+	maxCapacityWarning = 64
+)
+
+// positive checks a figure that is a finite number > 0.
+func (v *checker) positive(field string, x float64) {
+	if !(x > 0) || math.IsInf(x, 0) {
+		v.add(field, "want a finite number > 0, got %s", fmtNum(x))
+	}
+}
+
+// oneOf checks a string that must be one of want.
+func (v *checker) oneOf(field, got string, want ...string) {
+	if !slices.Contains(want, got) {
+		v.add(field, "%s, want one of %v", quote(got), want)
+	}
+}
+
+// sweep checks a sweep point: its parameter, a value that is a load, and
+// its place within the sweep.
+func (v *checker) sweep(p string, s *SweepPoint) {
+	if s.Of == "" {
+		v.add(p+".of", "missing: the swept scenario's name")
+	}
+	v.oneOf(p+".param", s.Param, "rate", "concurrency")
+	v.positive(p+".value", s.Value)
+	if s.Points < 1 || s.Points > maxSweepPoints {
+		v.add(p+".points", "want from 1 to %d points, got %d", maxSweepPoints, s.Points)
+	}
+	if s.Index < 0 || s.Index >= s.Points {
+		v.add(p+".index", "want from 0 to points-1 (%d), got %d", s.Points-1, s.Index)
+	}
+}
+
+// capacity checks a capacity search's outcome: a search that could have
+// been run, probes within its range and budget, each probe's verdict
+// consistent with its margins, Holds and Breaks consistent with the
+// outcome and the probes, At a probe, and samples no more than the
+// repetitions.
+func (v *checker) capacity(sp string, s *ScenarioResult) {
+	c := s.Capacity
+	p := sp + ".capacity"
+	q := c.Search
+	v.oneOf(p+".search.metric", q.Metric, "request_rate", "concurrency")
+	v.oneOf(p+".search.rule", q.Rule, "every", "bound")
+	if len(q.SLO) == 0 || len(q.SLO) > maxCapacitySLOs {
+		v.add(p+".search.slo_ms", "want from 1 to %d objectives, got %d", maxCapacitySLOs, len(q.SLO))
+	}
+	for _, k := range slices.Sorted(maps.Keys(q.SLO)) {
+		v.positive(p+".search.slo_ms."+k, q.SLO[k])
+	}
+	v.positive(p+".search.min", q.Min)
+	v.positive(p+".search.max", q.Max)
+	if q.Max < q.Min {
+		v.add(p+".search.max", "%s is below min %s", fmtNum(q.Max), fmtNum(q.Min))
+	}
+	if !(q.Start >= q.Min && q.Start <= q.Max) {
+		v.add(p+".search.start", "want from min (%s) to max (%s), got %s", fmtNum(q.Min), fmtNum(q.Max), fmtNum(q.Start))
+	}
+	v.positive(p+".search.resolution", q.Resolution)
+	if !(q.Confidence >= 0 && q.Confidence < 1) {
+		v.add(p+".search.confidence", "want a fraction from 0 to 1 (exclusive), got %s", fmtNum(q.Confidence))
+	}
+	if q.Repetitions < 1 || q.Repetitions > maxCapacityReps {
+		v.add(p+".search.repetitions", "want from 1 to %d, got %d", maxCapacityReps, q.Repetitions)
+	}
+	if q.Budget < 1 || q.Budget > maxCapacityProbes {
+		v.add(p+".search.budget", "want from 1 to %d probes, got %d", maxCapacityProbes, q.Budget)
+	}
+
+	v.oneOf(p+".outcome", c.Outcome, CapacityBracketed, CapacityBelowMin, CapacityAboveMax, CapacityBudget, CapacityClientLimited)
+	v.nonNegative(p+".holds", c.Holds)
+	v.nonNegative(p+".breaks", c.Breaks)
+	if c.Breaks > 0 && c.Holds >= c.Breaks {
+		v.add(p+".breaks", "%s is not above holds %s", fmtNum(c.Breaks), fmtNum(c.Holds))
+	}
+	v.nonNegative(p+".request_rate", c.RequestRate)
+	v.nonNegative(p+".output_throughput", c.OutputThroughput)
+	v.optional(p+".cost_per_mtok", c.CostPerMTok)
+	if len(c.Warnings) > maxCapacityWarning {
+		v.add(p+".warnings", "want at most %d, got %d", maxCapacityWarning, len(c.Warnings))
+	}
+
+	switch {
+	case len(c.Probes) == 0:
+		v.add(p+".probes", "no probes: a search measures at least one load")
+	case len(c.Probes) > maxCapacityProbes || (q.Budget > 0 && len(c.Probes) > q.Budget):
+		v.add(p+".probes", "%d probes, over the budget of %d", len(c.Probes), q.Budget)
+		return
+	}
+	for i := range c.Probes {
+		v.probe(fmt.Sprintf("%s.probes[%d]", p, i), &c.Probes[i], q)
+	}
+	if c.At < 0 || c.At >= len(c.Probes) {
+		v.add(p+".at", "want an index of probes (0 to %d), got %d", len(c.Probes)-1, c.At)
+	} else if n := len(c.Probes[c.At].Repetitions); n != len(s.Repetitions) {
+		v.add(sp+".repetitions", "%d repetitions, but the capacity point (probes[%d]) has %d", len(s.Repetitions), c.At, n)
+	}
+	if s.Load.Rate != 0 || s.Load.Concurrency != 0 {
+		v.add(sp+".load", "a capacity search's load is the shape alone, got rate %s and concurrency %d", fmtNum(s.Load.Rate), s.Load.Concurrency)
+	}
+	v.outcome(p, c)
+
+	if len(c.Samples) > q.Repetitions {
+		v.add(p+".samples", "%d samples for %d repetitions a probe", len(c.Samples), q.Repetitions)
+	}
+	for i, smp := range c.Samples {
+		ip := fmt.Sprintf("%s.samples[%d]", p, i)
+		if smp.Repetition < 1 || smp.Repetition > q.Repetitions {
+			v.add(ip+".repetition", "want from 1 to %d, got %d", q.Repetitions, smp.Repetition)
+		}
+		v.nonNegative(ip+".load", smp.Load)
+		v.nonNegative(ip+".request_rate", smp.RequestRate)
+		v.nonNegative(ip+".output_throughput", smp.OutputThroughput)
+		v.oneOf(ip+".censored", smp.Censored, "", CensoredAbove, CensoredBelow)
+	}
+}
+
+// probe checks one probe: a load in the search's range, a verdict its
+// margins and broken repetitions allow, and no more repetitions than the
+// search measures a probe.
+func (v *checker) probe(pp string, pr *CapacityProbe, q CapacitySearch) {
+	v.positive(pp+".load", pr.Load)
+	if pr.Load < q.Min || pr.Load > q.Max {
+		v.add(pp+".load", "want from min (%s) to max (%s), got %s", fmtNum(q.Min), fmtNum(q.Max), fmtNum(pr.Load))
+	}
+	v.oneOf(pp+".phase", pr.Phase, "bracket", "bisect")
+	for _, k := range slices.Sorted(maps.Keys(pr.Margin)) {
+		m := pr.Margin[k]
+		v.nonNegative(pp+".margin."+k, m)
+		if pr.Held && m > 1 {
+			v.add(pp+".held", "held with %s at %sx its SLO", k, fmtNum(m))
+		}
+	}
+	if len(pr.Margin) > maxCapacitySLOs {
+		v.add(pp+".margin", "want at most %d objectives, got %d", maxCapacitySLOs, len(pr.Margin))
+	}
+	if len(pr.Repetitions) > q.Repetitions {
+		v.add(pp+".repetitions", "%d repetitions, over the search's %d a probe", len(pr.Repetitions), q.Repetitions)
+		return
+	}
+	if pr.Broken < 0 || pr.Broken > len(pr.Repetitions) {
+		v.add(pp+".broken", "want from 0 to %d (its repetitions), got %d", len(pr.Repetitions), pr.Broken)
+	}
+	if pr.Held && pr.Broken > 0 {
+		v.add(pp+".held", "held with %d broken repetitions", pr.Broken)
+	}
+	v.warmup(pp+".warmup", pr.Warmup)
+	for j := range pr.Repetitions {
+		v.repetition(fmt.Sprintf("%s.repetitions[%d]", pp, j), &pr.Repetitions[j])
+	}
+}
+
+// outcome checks Holds and Breaks against the outcome and the probes:
+// each is the load of a probe with that verdict, and each outcome has the
+// bounds it says it has.
+func (v *checker) outcome(p string, c *Capacity) {
+	probed := func(load float64, held bool) bool {
+		return slices.ContainsFunc(c.Probes, func(pr CapacityProbe) bool { return pr.Load == load && pr.Held == held })
+	}
+	if c.Holds > 0 && !probed(c.Holds, true) {
+		v.add(p+".holds", "%s is the load of no probe that held", fmtNum(c.Holds))
+	}
+	if c.Breaks > 0 && !probed(c.Breaks, false) {
+		v.add(p+".breaks", "%s is the load of no probe that broke", fmtNum(c.Breaks))
+	}
+	q := c.Search
+	switch c.Outcome {
+	case CapacityBracketed:
+		if !(c.Holds > 0 && c.Breaks > 0) {
+			v.add(p+".outcome", "bracketed, but holds %s and breaks %s are not both loads", fmtNum(c.Holds), fmtNum(c.Breaks))
+		}
+	case CapacityBelowMin:
+		if c.Holds != 0 || c.Breaks != q.Min {
+			v.add(p+".outcome", "below_min, but holds %s and breaks %s (want 0 and min %s)", fmtNum(c.Holds), fmtNum(c.Breaks), fmtNum(q.Min))
+		}
+	case CapacityAboveMax:
+		if c.Holds != q.Max || c.Breaks != 0 {
+			v.add(p+".outcome", "above_max, but holds %s and breaks %s (want max %s and 0)", fmtNum(c.Holds), fmtNum(c.Breaks), fmtNum(q.Max))
+		}
+	case CapacityClientLimited:
+		if c.Breaks != 0 {
+			v.add(p+".outcome", "client_limited, but breaks %s: the server was not shown to break", fmtNum(c.Breaks))
+		}
+	}
 }

@@ -15,7 +15,9 @@ import (
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
-// scenario warms sc up and measures its repetitions under a crash watch.
+// scenario warms sc up and measures its repetitions under a crash watch; a
+// scenario with a capacity section is measured by its capacity search
+// instead (searchCapacity), under the same watch.
 func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
 	c := sc.Config
 	res := s.scenarioResult(sc)
@@ -29,6 +31,17 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 		return err
 	}
 	dispatcher := &run.Dispatcher{Sender: s.client, Clock: s.clock}
+	if c.Capacity != nil {
+		res, err := s.searchCapacity(watched, sc, dispatcher, res)
+		if err != nil {
+			return res, crashed(err)
+		}
+		stopWatch()
+		if err := crashed(nil); err != nil {
+			return res, err
+		}
+		return res, nil
+	}
 	wres, err := s.warmUp(watched, sc, dispatcher)
 	if err != nil {
 		return res, crashed(err)
@@ -79,6 +92,7 @@ func (s *session) scenarioResult(sc run.Scenario) result.ScenarioResult {
 	if s.cfg.Stack.Kind != config.StackExternal {
 		res.ColdStartMS = ms(s.coldStart)
 	}
+	res.Sweep = sweepPoint(c.Point)
 	return res
 }
 
@@ -88,12 +102,17 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // warmUp warms sc up to steady state as the config says, with a line per
 // window and one for the outcome.
 func (s *session) warmUp(ctx context.Context, sc run.Scenario, d *run.Dispatcher) (*result.Warmup, error) {
-	c := sc.Config
+	return s.warmUpAs(ctx, sc, d, sc.Config.Name)
+}
+
+// warmUpAs is warmUp with the phase titled by name (a capacity probe's
+// "chat probe 3 (bisect) at 113 req/s") rather than the scenario's.
+func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatcher, name string) (*result.Warmup, error) {
 	w := s.cfg.Warmup
 	if w.Method == config.WarmupNone {
-		s.begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", c.Name))
+		s.begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", name))
 	} else {
-		s.begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", c.Name, w.Method, w.Window, w.Max))
+		s.begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", name, w.Method, w.Window, w.Max))
 	}
 	warm := &run.Warmup{
 		Dispatcher: d, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: s.runID,

@@ -389,13 +389,15 @@ func MeanDifference(diffs []float64, confidence float64) (est, lo, hi float64) {
 		ss += (d - est) * (d - est)
 	}
 	se := math.Sqrt(ss/float64(n-1)) / math.Sqrt(float64(n))
-	t := tQuantile(1-(1-confidence)/2, float64(n-1))
+	t := TQuantile(1-(1-confidence)/2, float64(n-1))
 	return est, est - t*se, est + t*se
 }
 
-// tQuantile returns the p quantile of Student's t distribution with v
-// degrees of freedom, 1/2 < p < 1, by bisection on stats.TDist's CDF.
-func tQuantile(p, v float64) float64 {
+// TQuantile returns the p quantile of Student's t distribution with v
+// degrees of freedom, 1/2 < p < 1, by bisection on stats.TDist's CDF. The
+// paired interval uses it, and so does the capacity search's bound rule (a
+// one-sided bound on the repetitions' mean log latency).
+func TQuantile(p, v float64) float64 {
 	d := stats.TDist{V: v}
 	lo, hi := 0.0, 1.0
 	for d.CDF(hi) < p {

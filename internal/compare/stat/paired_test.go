@@ -441,7 +441,7 @@ func TestTQuantile(t *testing.T) {
 		{0.95, 1e6, 1.644855},
 	}
 	for _, c := range cases {
-		assert.InDelta(t, c.want, tQuantile(c.p, c.v), 1e-6, "t quantile %g with %g degrees of freedom", c.p, c.v)
+		assert.InDelta(t, c.want, TQuantile(c.p, c.v), 1e-6, "t quantile %g with %g degrees of freedom", c.p, c.v)
 	}
 }
 

@@ -174,7 +174,7 @@ func TestDecidePaired(t *testing.T) {
 			name:    "mean score: every item worse",
 			gate:    pairedGate(MeanScore, scores, shifted(-0.11, 0.02), 0.05),
 			outcome: Regression, reason: "significant (p=9.5e-07) and -11.1 points is beyond -5 points, as is the whole 90% interval (up to -10.5 points)",
-			p: math.Ldexp(1, -20), change: [3]float64{-0.111, math.NaN(), -0.111 + tQuantile(0.95, 19)*math.Sqrt(0.00518/19/20)},
+			p: math.Ldexp(1, -20), change: [3]float64{-0.111, math.NaN(), -0.111 + TQuantile(0.95, 19)*math.Sqrt(0.00518/19/20)},
 			counts: counts{20, 0, 122},
 		},
 		{
@@ -188,8 +188,8 @@ func TestDecidePaired(t *testing.T) {
 			outcome: Inconclusive, reason: "significant (p=9.5e-07) and -6.3 points is beyond -5 points, but the 90% interval reaches -4.7 points, within it",
 			warnings: []string{"the suite's 20 items cannot reliably detect a drop of 5 points: about 122 items would (80% power at level 0.05)"},
 			p:        math.Ldexp(1, -20),
-			change: [3]float64{-0.0625, -0.0625 - tQuantile(0.95, 19)*math.Sqrt(0.032375/19/20),
-				-0.0625 + tQuantile(0.95, 19)*math.Sqrt(0.032375/19/20)},
+			change: [3]float64{-0.0625, -0.0625 - TQuantile(0.95, 19)*math.Sqrt(0.032375/19/20),
+				-0.0625 + TQuantile(0.95, 19)*math.Sqrt(0.032375/19/20)},
 			counts: counts{20, 0, 122},
 		},
 		{

@@ -1,0 +1,103 @@
+package capacity
+
+import (
+	"math"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// floorMS is the least latency a margin is computed from: a statistic of 0
+// (a TPOT of one-token answers) would have no logarithm.
+const floorMS = 1e-6
+
+// Judge applies s's holds rule to a probe's repetitions. margin maps each
+// objective to the rule's statistic over its limit, over the repetitions
+// that are not broken: under every, the largest repetition's value; under
+// bound, exp of the one-sided Student-t bound (at s.Confidence) on the
+// mean of the values' logarithms. broken counts the repetitions that
+// failed past s.MaxErrorRate or completed nothing. The probe held when no
+// repetition broke and every margin is at most 1.
+//
+// A broken repetition's latencies describe only its survivors, so they are
+// left out of the margins; it breaks the probe by itself. With every
+// repetition broken the margins are empty.
+func Judge(s Spec, reps []result.Repetition) (held bool, margin map[string]float64, broken int) {
+	var ok []*result.Repetition
+	for i := range reps {
+		if isBroken(s, &reps[i]) {
+			broken++
+		} else {
+			ok = append(ok, &reps[i])
+		}
+	}
+	margin = make(map[string]float64, len(s.SLO))
+	held = broken == 0 && len(ok) > 0
+	if len(ok) == 0 {
+		return false, margin, broken
+	}
+	for _, o := range s.SLO {
+		logs := make([]float64, 0, len(ok))
+		for _, r := range ok {
+			v, err := r.Value(o.Metric)
+			if err != nil || math.IsNaN(v) {
+				v = math.Inf(1) // Check refuses such a metric: never here
+			}
+			logs = append(logs, math.Log(max(v, floorMS)))
+		}
+		m := math.Exp(ruleStat(s, logs)) / o.LimitMS
+		margin[o.Metric] = m
+		if !(m <= 1) {
+			held = false
+		}
+	}
+	return held, margin, broken
+}
+
+// ruleStat is the rule's statistic of the logarithms of one objective's
+// values: their largest (every), or the one-sided t bound on their mean
+// (bound; the largest when there is only one).
+func ruleStat(s Spec, logs []float64) float64 {
+	n := len(logs)
+	top := math.Inf(-1)
+	for _, x := range logs {
+		top = max(top, x)
+	}
+	if s.Rule != ruleBound || n < 2 {
+		return top
+	}
+	mean := 0.0
+	for _, x := range logs {
+		mean += x
+	}
+	mean /= float64(n)
+	ss := 0.0
+	for _, x := range logs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	return mean + stat.TQuantile(s.Confidence, float64(n-1))*sd/math.Sqrt(float64(n))
+}
+
+// isBroken reports whether a repetition does not count: it failed past the
+// spec's max error rate, or completed nothing.
+func isBroken(s Spec, r *result.Repetition) bool {
+	return r.Completed == 0 || r.ErrorRate > s.MaxErrorRate
+}
+
+// worstMargin is a repetition's largest value over its limit across the
+// objectives: above 1 it broke an SLO; +Inf when the repetition is broken.
+func worstMargin(s Spec, r *result.Repetition) float64 {
+	if isBroken(s, r) {
+		return math.Inf(1)
+	}
+	m := 0.0
+	for _, o := range s.SLO {
+		v, err := r.Value(o.Metric)
+		if err != nil || math.IsNaN(v) {
+			return math.Inf(1)
+		}
+		m = max(m, max(v, floorMS)/o.LimitMS)
+	}
+	return m
+}

@@ -1,0 +1,173 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/perfgate/perfgate/internal/capacity"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+)
+
+// The capacity search's defaults, for a config whose capacity section was
+// built without config's defaults applied (a config made in code). A
+// parsed config has them already; these say the same.
+const (
+	defaultCapacityResolution = 0.05
+	defaultCapacityConfidence = 0.95
+)
+
+// capacitySpec is the search a scenario's capacity section asks for, with a
+// default for every value left zero: the metric from load.type, start the
+// geometric mean of min and max (rounded for users), resolution 5%, every,
+// repetitions.max repetitions a probe, and the worst case for a budget.
+func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
+	c := sc.Capacity
+	s := capacity.Spec{Metric: c.Metric, Min: c.Min, Max: c.Max, Start: c.Start, Resolution: c.Resolution,
+		Rule: c.Holds, Confidence: c.Confidence, Repetitions: c.Repetitions, Budget: c.Probes,
+		MaxErrorRate: sc.MaxErrorRate, Capped: sc.Load.MaxInFlight > 0}
+	if s.Metric == "" {
+		s.Metric = config.CapacityRequestRate
+		if sc.Load.Type == config.LoadClosed {
+			s.Metric = config.CapacityConcurrency
+		}
+	}
+	s.Integer = s.Metric == config.CapacityConcurrency
+	for _, k := range slices.Sorted(maps.Keys(c.SLO)) {
+		s.SLO = append(s.SLO, capacity.Objective{Metric: k, LimitMS: float64(c.SLO[k]) / 1e6})
+	}
+	if s.Start == 0 {
+		s.Start = math.Sqrt(s.Min * s.Max)
+		if s.Integer {
+			s.Start = math.Round(s.Start)
+		}
+	}
+	if s.Resolution == 0 {
+		s.Resolution = defaultCapacityResolution
+	}
+	if s.Rule == "" {
+		s.Rule = config.HoldsEvery
+	}
+	if s.Rule == config.HoldsBound && s.Confidence == 0 {
+		s.Confidence = defaultCapacityConfidence
+	}
+	if s.Repetitions == 0 {
+		s.Repetitions = max(cfg.Repetitions.Min, cfg.Repetitions.Max)
+	}
+	if s.Budget == 0 {
+		s.Budget = capacity.WorstCase(s.Min, s.Max, s.Resolution, s.Integer)
+	}
+	return s
+}
+
+// atLoad is sc with its load set to a probe's: the rate of an open loop or
+// the users of a closed one. The name stays, so repetition r draws the same
+// seeded arrivals at every load (common random numbers).
+func atLoad(sc run.Scenario, metric string, load float64) run.Scenario {
+	sc.Config.Load.Rate, sc.Config.Load.Concurrency = 0, 0
+	if metric == config.CapacityConcurrency {
+		sc.Config.Load.Concurrency = int(math.Round(load))
+	} else {
+		sc.Config.Load.Rate = load
+	}
+	return sc
+}
+
+// searchCapacity measures sc by a capacity search through d: each probe
+// warms the stack up at its load (a new load is a new steady state), then
+// measures the spec's repetitions with the cool-down between them, a
+// broken repetition counting against the probe rather than failing the
+// run. The result's repetitions are the capacity point's, its Load the
+// configured shape with no rate or concurrency (the search chose them),
+// and its warm-up the capacity point's. Sequential repetitions (More) do
+// not apply: a probe's repetitions are fixed.
+func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Dispatcher, res result.ScenarioResult) (result.ScenarioResult, error) {
+	c := sc.Config
+	spec := capacitySpec(s.cfg, c)
+	unit := "req/s"
+	if spec.Metric == config.CapacityConcurrency {
+		unit = "users"
+	}
+	s.begin(fmt.Sprintf("%s: searching capacity (%s from %s to %s, at most %d probes of %d repetitions)",
+		c.Name, spec.Metric, num(spec.Min), num(spec.Max), spec.Budget, spec.Repetitions))
+	m := s.measurement(d)
+	clock := s.clock
+	n := 0
+	probe := func(ctx context.Context, load float64, phase string) ([]result.Repetition, *result.Warmup, error) {
+		n++
+		psc := atLoad(sc, spec.Metric, load)
+		w, err := s.warmUpAs(ctx, psc, d, fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, num(load), unit))
+		if err != nil {
+			return nil, nil, err
+		}
+		reps := make([]result.Repetition, 0, spec.Repetitions)
+		for r := 1; r <= spec.Repetitions; r++ {
+			if r > 1 && s.cfg.Cooldown > 0 {
+				if err := clock.SleepUntil(ctx, clock.Now().Add(s.cfg.Cooldown)); err != nil {
+					return nil, nil, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, r, context.Cause(ctx))
+				}
+			}
+			label := fmt.Sprintf("%s %s %s rep %d/%d", c.Name, num(load), unit, r, spec.Repetitions)
+			rep, err := m.Repetition(ctx, psc, r, label)
+			var broken *run.BrokenError
+			switch {
+			case errors.As(err, &broken):
+				s.detail("%v: the probe breaks", err)
+			case err != nil:
+				return nil, nil, err
+			}
+			reps = append(reps, rep)
+		}
+		return reps, w, nil
+	}
+	log := func(format string, args ...any) { s.detail(c.Name+": "+format, args...) }
+	found, reps, err := capacity.Search(ctx, spec, probe, log)
+	if err != nil {
+		return res, fmt.Errorf("scenario %s: %w", c.Name, err)
+	}
+	res.Capacity, res.Repetitions = found, reps
+	res.Load.Rate, res.Load.Concurrency = 0, 0
+	res.Warmup = found.Probes[found.At].Warmup
+	s.detail("%s: %s", c.Name, capacityLine(found, unit))
+	for _, w := range found.Warnings {
+		s.detail("warning: %s", w)
+	}
+	return res, nil
+}
+
+// capacityLine is a search's outcome in one line for the run's log.
+func capacityLine(c *result.Capacity, unit string) string {
+	switch c.Outcome {
+	case result.CapacityBelowMin:
+		return fmt.Sprintf("the SLOs break at the lowest load, %s %s: capacity below it (%d probes)", num(c.Breaks), unit, len(c.Probes))
+	case result.CapacityAboveMax:
+		return fmt.Sprintf("the SLOs hold at the highest load, %s %s: capacity at least that (%d probes)", num(c.Holds), unit, len(c.Probes))
+	case result.CapacityClientLimited:
+		return fmt.Sprintf("perfgate could not send faster: capacity at least %s %s (%d probes)", num(c.Holds), unit, len(c.Probes))
+	case result.CapacityBudget:
+		return fmt.Sprintf("capacity in [%s, %s) %s after all %d probes of the budget", num(c.Holds), num(c.Breaks), unit, len(c.Probes))
+	}
+	return fmt.Sprintf("capacity %s %s: holds at %s, breaks at %s (%d probes)", num(c.Holds), unit, num(c.Holds), num(c.Breaks), len(c.Probes))
+}
+
+// num writes a load to 3 significant digits, whole from 100 up.
+func num(x float64) string {
+	if x >= 100 || x == math.Trunc(x) {
+		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'g', 3, 64)
+}
+
+// sweepPoint is the result's account of a sweep point.
+func sweepPoint(p *config.SweepPoint) *result.SweepPoint {
+	if p == nil {
+		return nil
+	}
+	return &result.SweepPoint{Of: p.Of, Param: p.Param, Value: p.Value, Index: p.Index, Points: p.Points}
+}

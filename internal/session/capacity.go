@@ -15,18 +15,12 @@ import (
 	"github.com/perfgate/perfgate/internal/run"
 )
 
-// The capacity search's defaults, for a config whose capacity section was
-// built without config's defaults applied (a config made in code). A
-// parsed config has them already; these say the same.
-const (
-	defaultCapacityResolution = 0.05
-	defaultCapacityConfidence = 0.95
-)
-
-// capacitySpec is the search a scenario's capacity section asks for, with a
-// default for every value left zero: the metric from load.type, start the
-// geometric mean of min and max (rounded for users), resolution 5%, every,
-// repetitions.max repetitions a probe, and the worst case for a budget.
+// capacitySpec is the search a scenario's capacity section asks for. A
+// parsed config has every default applied already; a config built in code
+// may leave values zero, and gets the same defaults here (config's): the
+// metric from load.type, start the geometric mean of min and max (rounded
+// for users), its resolution and rule, repetitions.max repetitions a probe,
+// and the worst case for a budget.
 func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
 	c := sc.Capacity
 	s := capacity.Spec{Metric: c.Metric, Min: c.Min, Max: c.Max, Start: c.Start, Resolution: c.Resolution,
@@ -49,19 +43,19 @@ func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
 		}
 	}
 	if s.Resolution == 0 {
-		s.Resolution = defaultCapacityResolution
+		s.Resolution = config.DefaultCapacityResolution
 	}
 	if s.Rule == "" {
-		s.Rule = config.HoldsEvery
+		s.Rule = config.DefaultCapacityHolds
 	}
 	if s.Rule == config.HoldsBound && s.Confidence == 0 {
-		s.Confidence = defaultCapacityConfidence
+		s.Confidence = config.DefaultCapacityConfidence
 	}
 	if s.Repetitions == 0 {
 		s.Repetitions = max(cfg.Repetitions.Min, cfg.Repetitions.Max)
 	}
 	if s.Budget == 0 {
-		s.Budget = capacity.WorstCase(s.Min, s.Max, s.Resolution, s.Integer)
+		s.Budget = config.CapacityWorstCase(s.Min, s.Max, s.Resolution, s.Integer)
 	}
 	return s
 }
@@ -162,12 +156,4 @@ func num(x float64) string {
 		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
 	}
 	return strconv.FormatFloat(x, 'g', 3, 64)
-}
-
-// sweepPoint is the result's account of a sweep point.
-func sweepPoint(p *config.SweepPoint) *result.SweepPoint {
-	if p == nil {
-		return nil
-	}
-	return &result.SweepPoint{Of: p.Of, Param: p.Param, Value: p.Value, Index: p.Index, Points: p.Points}
 }

@@ -92,7 +92,7 @@ func (s *session) scenarioResult(sc run.Scenario) result.ScenarioResult {
 	if s.cfg.Stack.Kind != config.StackExternal {
 		res.ColdStartMS = ms(s.coldStart)
 	}
-	res.Sweep = sweepPoint(c.Point)
+	res.Sweep = c.Point.Result()
 	return res
 }
 

@@ -76,6 +76,15 @@ const (
 	PhaseBracket = "bracket"
 	// PhaseBisect probes the geometric midpoint of the bracket.
 	PhaseBisect = "bisect"
+	// PhaseClose is the one probe a search may make after its bracket and
+	// bisection, beyond its budget: at twice the highest load probed
+	// (clamped to Max) when some repetition held at every probe, so that
+	// every repetition's capacity sample is a crossing, not a bound. The
+	// holds rule breaks a probe on its worst repetition, so the bracket's
+	// top can be a load where only one repetition broke; without this
+	// probe the others' samples would all be lower bounds, which the gate
+	// cannot decide on.
+	PhaseClose = "close"
 )
 
 // The rules and metrics a Spec names; config's constants spell the same
@@ -220,6 +229,30 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		log("probe %d/%d (%s) %s %s: %s; %s", len(c.Probes), s.Budget, phase, fmtLoad(load), s.unit(),
 			verdict(s, p, reps), st.interval())
 	}
+	if load, ok := closingLoad(s, c); ok {
+		if err := context.Cause(ctx); err != nil {
+			return nil, nil, fmt.Errorf("capacity search: %w", err)
+		}
+		reps, w, err := probe(ctx, load, PhaseClose)
+		if err != nil {
+			return nil, nil, fmt.Errorf("capacity search: closing probe at %s %s: %w", fmtLoad(load), s.unit(), err)
+		}
+		if len(reps) == 0 {
+			return nil, nil, fmt.Errorf("capacity search: closing probe at %s %s measured no repetitions", fmtLoad(load), s.unit())
+		}
+		held, margin, broken := Judge(s, reps)
+		p := result.CapacityProbe{Load: load, Phase: PhaseClose, Held: held, Margin: margin, Broken: broken, Warmup: w,
+			Repetitions: withoutHistograms(reps)}
+		if behind := s.clientBehind(reps); behind != "" {
+			// It says nothing of the server, and the search is over:
+			// the samples stay bounds.
+			c.Warnings = append(c.Warnings, fmt.Sprintf("closing probe at %s %s: %s", fmtLoad(load), s.unit(), behind))
+			p.Held = false
+		}
+		c.Probes = append(c.Probes, p)
+		full = append(full, reps)
+		log("closing probe (%d) %s %s, for the repetitions that never broke: %s", len(c.Probes), fmtLoad(load), s.unit(), verdict(s, p, reps))
+	}
 	c.Holds, c.Breaks = st.holds, st.breaks
 	if c.Outcome == result.CapacityClientLimited {
 		c.Breaks = 0 // the server was not shown to break
@@ -238,6 +271,43 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		c.Warnings = append(c.Warnings[:maxWarnings-1], fmt.Sprintf("... and %d more warnings", n))
 	}
 	return c, at, nil
+}
+
+// closingLoad is the load of the closing probe (PhaseClose), and whether
+// the search makes one: only a search that bracketed the capacity (or ran
+// out of budget with a bracket), where some repetition held at every probe
+// and the highest load probed is below Max. The probe is at twice that
+// load, clamped to Max (rounded, for users); it does not move the
+// interval, which the holds rule has decided.
+func closingLoad(s Spec, c *result.Capacity) (float64, bool) {
+	if c.Outcome != result.CapacityBracketed && c.Outcome != result.CapacityBudget {
+		return 0, false
+	}
+	top := 0.0
+	broke := map[int]bool{}
+	for _, p := range c.Probes {
+		top = max(top, p.Load)
+		for i := range p.Repetitions {
+			if r := &p.Repetitions[i]; isBroken(s, r) || !(worstMargin(s, r) <= 1) {
+				broke[r.Index] = true
+			}
+		}
+	}
+	if top >= s.Max {
+		return 0, false
+	}
+	for _, p := range c.Probes {
+		for i := range p.Repetitions {
+			if !broke[p.Repetitions[i].Index] {
+				load := min(2*top, s.Max)
+				if s.Integer {
+					load = math.Round(load)
+				}
+				return load, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // capacityPoint is the index of the probe whose repetitions stand for the

@@ -56,7 +56,7 @@ type fake struct {
 }
 
 func (f *fake) probe(_ context.Context, load float64, phase string) ([]result.Repetition, *result.Warmup, error) {
-	if phase != PhaseBracket && phase != PhaseBisect {
+	if phase != PhaseBracket && phase != PhaseBisect && phase != PhaseClose {
 		return nil, nil, fmt.Errorf("phase %q", phase)
 	}
 	f.loads = append(f.loads, load)
@@ -90,7 +90,16 @@ func search(t *testing.T, s Spec, f *fake) *result.Capacity {
 	})
 	require.NoError(t, err)
 	require.NotNil(t, c)
-	assert.LessOrEqual(t, len(c.Probes), s.Budget, "probes = %d, want at most the budget %d", len(c.Probes), s.Budget)
+	searched, closing := len(c.Probes), 0
+	for i, p := range c.Probes {
+		if p.Phase == PhaseClose {
+			closing++
+			assert.Equal(t, len(c.Probes)-1, i, "the closing probe is the last")
+			searched--
+		}
+	}
+	assert.LessOrEqual(t, closing, 1, "at most one closing probe")
+	assert.LessOrEqual(t, searched, s.Budget, "probes = %d, want at most the budget %d", searched, s.Budget)
 	assert.Len(t, lines, len(c.Probes), "one log line per probe")
 	assert.Equal(t, s.Result(), c.Search)
 	for i, p := range c.Probes {
@@ -229,6 +238,33 @@ func TestSearchPerRepetitionSamples(t *testing.T) {
 			assert.Equal(t, result.CensoredAbove, smp.Censored)
 			assert.Less(t, smp.Load, caps[i])
 		}
+	}
+}
+
+// The holds rule breaks a probe on its worst repetition, so a search whose
+// first probe breaks on one repetition alone never probes above it: the
+// others held at every load of the bracket and bisection. The closing probe,
+// at twice the highest load, makes their samples crossings too, without
+// moving the interval.
+func TestSearchClosingProbe(t *testing.T) {
+	caps := []float64{70, 150, 158, 140, 155} // repetition 1 breaks at the start, 80
+	s := spec(len(caps))
+	c := search(t, s, &fake{margin: powerLaw(func(r int) float64 { return caps[r-1] }, 2)})
+	require.Equal(t, result.CapacityBracketed, c.Outcome)
+	assert.True(t, c.Holds <= 70 && 70 < c.Breaks && c.Breaks <= 80, "[%v, %v) should bracket the lowest capacity, 70", c.Holds, c.Breaks)
+	last := c.Probes[len(c.Probes)-1]
+	assert.Equal(t, PhaseClose, last.Phase)
+	assert.Equal(t, 160.0, last.Load, "twice the highest load probed (80)")
+	for i, smp := range c.Samples {
+		assert.Empty(t, smp.Censored, "sample %d is a bound: %+v", i+1, smp)
+		assert.InEpsilon(t, caps[i], smp.Load, 1e-9, "sample %d", i+1)
+	}
+
+	// No closing probe when every repetition broke somewhere, or at max.
+	s.Max = 80
+	c = search(t, s, &fake{margin: powerLaw(func(r int) float64 { return caps[r-1] }, 2)})
+	for _, p := range c.Probes {
+		assert.NotEqual(t, PhaseClose, p.Phase, "a closing probe above max")
 	}
 }
 

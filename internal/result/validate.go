@@ -574,7 +574,7 @@ func (v *checker) capacity(sp string, s *ScenarioResult) {
 	switch {
 	case len(c.Probes) == 0:
 		v.add(p+".probes", "no probes: a search measures at least one load")
-	case len(c.Probes) > maxCapacityProbes || (q.Budget > 0 && len(c.Probes) > q.Budget):
+	case len(c.Probes) > maxCapacityProbes+1 || (q.Budget > 0 && len(c.Probes) > q.Budget+closing(c.Probes)):
 		v.add(p+".probes", "%d probes, over the budget of %d", len(c.Probes), q.Budget)
 		return
 	}
@@ -614,7 +614,7 @@ func (v *checker) probe(pp string, pr *CapacityProbe, q CapacitySearch) {
 	if pr.Load < q.Min || pr.Load > q.Max {
 		v.add(pp+".load", "want from min (%s) to max (%s), got %s", fmtNum(q.Min), fmtNum(q.Max), fmtNum(pr.Load))
 	}
-	v.oneOf(pp+".phase", pr.Phase, "bracket", "bisect")
+	v.oneOf(pp+".phase", pr.Phase, "bracket", "bisect", "close")
 	for _, k := range slices.Sorted(maps.Keys(pr.Margin)) {
 		m := pr.Margin[k]
 		v.nonNegative(pp+".margin."+k, m)
@@ -673,4 +673,13 @@ func (v *checker) outcome(p string, c *Capacity) {
 			v.add(p+".outcome", "client_limited, but breaks %s: the server was not shown to break", fmtNum(c.Breaks))
 		}
 	}
+}
+
+// closing is 1 when the last of probes is a search's closing probe (made
+// beyond its budget, for the repetitions that never broke), else 0.
+func closing(probes []CapacityProbe) int {
+	if n := len(probes); n > 0 && probes[n-1].Phase == "close" {
+		return 1
+	}
+	return 0
 }

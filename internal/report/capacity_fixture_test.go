@@ -101,7 +101,7 @@ func (m fixtureModel) point(of string, index, points int, rate float64, reps int
 // fixtureSearch is the capacity search of the fixtures: SLOs on TTFT and
 // TPOT p99, from 10 to 640 req/s, holds every.
 var fixtureSearch = result.CapacitySearch{Metric: "request_rate", SLO: map[string]float64{"ttft.p99": 25, "tpot.p99": 3},
-	Min: 10, Max: 640, Start: 80, Resolution: 0.05, Rule: "every", Repetitions: 5, Budget: 8}
+	Min: 10, Max: 640, Start: 80, Resolution: 0.05, Rule: "every", Repetitions: 6, Budget: 8}
 
 // margin is repetition rep's largest SLO statistic over its limit, each
 // statistic's own too.
@@ -242,7 +242,7 @@ func fixtureSamples(c *result.Capacity) []result.CapacitySample {
 	return out
 }
 
-// capacityResult is a result of the sweeps (each of the rates, 5
+// capacityResult is a result of the sweeps (each of the rates, 6
 // repetitions a point; the point at gated, if any, gated on TPOT p99) and
 // the capacity searches named, under model m.
 func capacityResult(m fixtureModel, sweeps []string, rates []float64, gated float64, searches []string) *result.Result {
@@ -261,7 +261,7 @@ func capacityResult(m fixtureModel, sweeps []string, rates []float64, gated floa
 			if rate == gated {
 				gates = []result.Gate{{Metric: "tpot.p99", Tolerance: "+10%"}}
 			}
-			r.Scenarios = append(r.Scenarios, m.point(of, i, len(rates), rate, 5, gates, rnd))
+			r.Scenarios = append(r.Scenarios, m.point(of, i, len(rates), rate, 6, gates, rnd))
 		}
 	}
 	for _, name := range searches {

@@ -44,7 +44,8 @@ var chartJS = func() string {
 
 // htmlStyle is the page's style; htmlScript draws the charts from the JSON
 // block, reading it with JSON.parse and writing nothing into the page but
-// canvases.
+// canvases, and on the root element data-charts="drawn/all" for a browser
+// check to read.
 var (
 	htmlStyle  = asset("assets/report.css")
 	htmlScript = asset("assets/report.js")
@@ -291,8 +292,12 @@ type htmlData struct {
 
 // htmlChart is one chart as the script reads it (report.js): kind cdf (x
 // log-scaled, y a share), reps (x the repetition), trend (x the labels,
-// one per history entry) or rounds (an A/B's arms; x the round, from 1,
-// labelled with its number and order; notes say who went first). Its
+// one per history entry), rounds (an A/B's arms; x the round, from 1,
+// labelled with its number and order; notes say who went first), curve (a
+// sweep: x the output throughput, y a latency, log-scaled; point i of each
+// series at the offered load labelled i) or capacity (a search's probes: x
+// the load, y the worst margin, both log-scaled; a "-band" series holds
+// a side's [holds, breaks) as two x values). Its
 // strings are cleaned; the template escapes the whole for its <script>.
 type htmlChart struct {
 	ID       string       `json:"id"`

@@ -187,14 +187,129 @@
           });
   }
 
-  var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds };
+  // present are a series' points that a chart can place (a missing value
+  // is null), each with its index: the offered load it was measured at.
+  function present(points) {
+    var out = [];
+    points.forEach(function (p, i) { if (p.x !== null && p.y !== null) { out.push({ x: p.x, y: p.y, i: i }); } });
+    return out;
+  }
+
+  // curve is a sweep's latency against its achieved output throughput:
+  // each side's p99 solid and p50 dashed (role "-p50"), latency on a log
+  // scale; the tooltip names the offered load of the point.
+  function curve(c) {
+    var datasets = c.series.map(function (s) {
+      var side = s.role.replace("-p50", "");
+      var col = colour[side] || colour.baseline;
+      var ds = { label: s.label, role: s.role, data: present(s.points), borderColor: col, backgroundColor: col,
+                 borderWidth: 2, pointRadius: 4, pointHoverRadius: 6, showLine: true, fill: false };
+      if (s.role !== side) { ds.borderDash = [6, 4]; ds.borderWidth = 1.5; ds.pointRadius = 3; ds.pointStyle = "rect"; }
+      return ds;
+    });
+    return {
+      type: "scatter",
+      data: { datasets: datasets },
+      options: {
+        interaction: { mode: "nearest", intersect: true },
+        scales: {
+          x: { type: "linear", title: axis(c.x_title), afterDataLimits: padded },
+          y: { type: "logarithmic", title: axis(c.y_title), ticks: { callback: function (v) { return logTick(v); } } }
+        },
+        plugins: Object.assign(plugins(c), {
+          legend: { position: "bottom", labels: { boxWidth: 14 } },
+          tooltip: { callbacks: {
+            title: function (items) { var p = items.length ? items[0].raw : null; return p && c.labels && c.labels[p.i] ? "offered " + c.labels[p.i][0] : ""; },
+            label: function (ctx) { return ctx.dataset.label + ": " + num(ctx.parsed.y) + " ms at " + num(ctx.parsed.x) + " tok/s"; }
+          } }
+        })
+      }
+    };
+  }
+
+  // logTick labels a log axis at 1, 2 and 5 times a power of ten only.
+  function logTick(v) {
+    var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
+    return Math.abs(m - 1) < 1e-6 || Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6 ? num(v) : "";
+  }
+
+  // capacity is a capacity search's probes: x the load and y the worst SLO
+  // margin, both log-scaled; held probes filled, broken ones hollow; a
+  // dashed line at a margin of 1, and each side's [holds, breaks) shaded
+  // (its "-band" series: two x values, null for an open end).
+  function capacity(c) {
+    var bands = [], datasets = [];
+    c.series.forEach(function (s) {
+      var side = s.role.replace("-broken", "").replace("-band", "");
+      var col = colour[side] || colour.baseline;
+      if (s.role.indexOf("-band") > 0) {
+        bands.push({ lo: s.points[0] ? s.points[0].x : null, hi: s.points[1] ? s.points[1].x : null, colour: col });
+        return;
+      }
+      var broken = s.role.indexOf("-broken") > 0;
+      datasets.push({ label: s.label, role: s.role, data: present(s.points), borderColor: col, borderWidth: 2,
+                      backgroundColor: broken ? "rgba(255, 255, 255, 0)" : col, pointRadius: 5, pointHoverRadius: 7,
+                      pointStyle: side === "candidate" ? "rectRot" : "circle" });
+    });
+    var shade = {
+      id: "capacityBands",
+      beforeDatasetsDraw: function (chart) {
+        var x = chart.scales.x, y = chart.scales.y, a = chart.chartArea, g = chart.ctx;
+        g.save();
+        bands.forEach(function (b) {
+          var left = b.lo === null ? a.left : Math.max(a.left, x.getPixelForValue(b.lo));
+          var right = b.hi === null ? a.right : Math.min(a.right, x.getPixelForValue(b.hi));
+          g.globalAlpha = 0.14;
+          g.fillStyle = b.colour;
+          g.fillRect(left, a.top, Math.max(right - left, 2), a.bottom - a.top);
+        });
+        g.globalAlpha = 1;
+        var one = y.getPixelForValue(1);
+        if (one >= a.top && one <= a.bottom) {
+          g.strokeStyle = "#cf222e";
+          g.lineWidth = 1.5;
+          g.setLineDash([6, 4]);
+          g.beginPath();
+          g.moveTo(a.left, one);
+          g.lineTo(a.right, one);
+          g.stroke();
+        }
+        g.restore();
+      }
+    };
+    return {
+      type: "scatter",
+      data: { datasets: datasets },
+      plugins: [shade],
+      options: {
+        interaction: { mode: "nearest", intersect: true },
+        scales: {
+          x: { type: "logarithmic", title: axis(c.x_title), ticks: { callback: function (v) { return logTick(v); } },
+               afterDataLimits: function (s) { if (!(s.min > 0) || !isFinite(s.max)) { s.min = 1; s.max = 10; } s.min /= 1.25; s.max *= 1.25; } },
+          y: { type: "logarithmic", title: axis(c.y_title), ticks: { callback: function (v) { return logTick(v); } },
+               afterDataLimits: function (s) { if (!(s.min > 0) || !isFinite(s.max)) { s.min = 1; s.max = 1; } s.min = Math.min(s.min, 1) / 1.25; s.max = Math.max(s.max, 1) * 1.25; } }
+        },
+        plugins: Object.assign(plugins(c), {
+          legend: { position: "bottom", labels: { boxWidth: 14 } },
+          tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + ": " + num(ctx.parsed.x) + " load, margin " + num(ctx.parsed.y); } } }
+        })
+      }
+    };
+  }
+
+  var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds, curve: curve, capacity: capacity };
+  var drawn = 0;
   data.charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
     if (!canvas || !build[c.kind]) { return; }
     try {
       new Chart(canvas, build[c.kind](c));
+      drawn++;
     } catch (e) {
       canvas.parentNode.textContent = "chart failed: " + e;
     }
   });
+  // How many charts were drawn of how many the page has, for a browser
+  // check (scripts/check-report-browser.sh) to read from the DOM.
+  document.documentElement.setAttribute("data-charts", drawn + "/" + data.charts.length);
 })();

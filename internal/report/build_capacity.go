@@ -327,7 +327,7 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 		}
 	}
 	out := []block{
-		{Para: &para{Text: capacitySearchText(sidesList[len(sidesList)-1].c.Search, unit), Aside: true}},
+		{Drop: detailTables, Para: &para{Text: capacitySearchText(sidesList[len(sidesList)-1].c.Search, unit), Aside: true}},
 		{Table: t},
 	}
 	if items := warnings.items(); len(items) > 0 {
@@ -472,7 +472,7 @@ func probesTable(sidesList []capacitySide, unit string) *table {
 func capacityChart(scenario string, sidesList []capacitySide, unit string) *chart {
 	c := &chart{Kind: "capacity", Scenario: scenario, Metric: "capacity", Title: plain("Capacity search: worst SLO margin by load"),
 		Subtitle: "a probe holds at a margin of 1 or less", XTitle: "load (" + unit + ", log scale)",
-		YTitle: plain("worst margin (statistic ÷ SLO, log scale)")}
+		YTitle: plain("worst SLO margin (log scale)")}
 	nan := compare.Num(math.NaN())
 	for _, side := range sidesList {
 		held := series{Label: side.label + " held", Role: side.role}

@@ -73,7 +73,9 @@ const htmlCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsa
 // with the overall verdict and the worst change; per scenario the gates, the
 // eval suites with a few changed items, the notes, the engine, GPU and cost
 // medians, and charts of the latency distributions (CDFs), of every gate's
-// per-repetition values and of the promoted history; per document the
+// per-repetition values and of the promoted history; per sweep its points
+// and its latency against throughput, per capacity scenario its search
+// and a chart of its probes; per document the
 // telemetry sources that were unavailable, what changed, the mismatches and
 // the warnings. An A/B's page says so under the verdict, gives each
 // scenario's drift of the base arm, and draws both arms round by round

@@ -214,7 +214,7 @@
         interaction: { mode: "nearest", intersect: true },
         scales: {
           x: { type: "linear", title: axis(c.x_title), afterDataLimits: padded },
-          y: { type: "logarithmic", title: axis(c.y_title), ticks: { callback: function (v) { return logTick(v); } } }
+          y: logAxis(c.y_title, false)
         },
         plugins: Object.assign(plugins(c), {
           legend: { position: "bottom", labels: { boxWidth: 14 } },
@@ -227,10 +227,26 @@
     };
   }
 
-  // logTick labels a log axis at 1, 2 and 5 times a power of ten only.
-  function logTick(v) {
-    var m = v / Math.pow(10, Math.floor(Math.log10(v) + 1e-9));
-    return Math.abs(m - 1) < 1e-6 || Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6 ? num(v) : "";
+  // logAxis is a logarithmic axis padded by a quarter either way (around 1
+  // too, when around is set) and ticked at 1, 2 and 5 times a power of
+  // ten; at its ends when fewer of those fall in it.
+  function logAxis(title, around) {
+    return {
+      type: "logarithmic", title: axis(title), ticks: { callback: function (v) { return num(v); } },
+      afterDataLimits: function (s) {
+        if (!(s.min > 0) || !isFinite(s.max)) { s.min = 1; s.max = 10; }
+        if (around) { s.min = Math.min(s.min, 1); s.max = Math.max(s.max, 1); }
+        s.min /= 1.25;
+        s.max *= 1.25;
+      },
+      afterBuildTicks: function (s) {
+        var ticks = [];
+        for (var e = Math.floor(Math.log10(s.min)); Math.pow(10, e) <= s.max; e++) {
+          [1, 2, 5].forEach(function (m) { var v = m * Math.pow(10, e); if (v >= s.min && v <= s.max) { ticks.push({ value: v }); } });
+        }
+        s.ticks = ticks.length >= 2 ? ticks : [{ value: s.min }, { value: s.max }];
+      }
+    };
   }
 
   // capacity is a capacity search's probes: x the load and y the worst SLO
@@ -284,10 +300,8 @@
       options: {
         interaction: { mode: "nearest", intersect: true },
         scales: {
-          x: { type: "logarithmic", title: axis(c.x_title), ticks: { callback: function (v) { return logTick(v); } },
-               afterDataLimits: function (s) { if (!(s.min > 0) || !isFinite(s.max)) { s.min = 1; s.max = 10; } s.min /= 1.25; s.max *= 1.25; } },
-          y: { type: "logarithmic", title: axis(c.y_title), ticks: { callback: function (v) { return logTick(v); } },
-               afterDataLimits: function (s) { if (!(s.min > 0) || !isFinite(s.max)) { s.min = 1; s.max = 1; } s.min = Math.min(s.min, 1) / 1.25; s.max = Math.max(s.max, 1) * 1.25; } }
+          x: logAxis(c.x_title, false),
+          y: logAxis(c.y_title, true)
         },
         plugins: Object.assign(plugins(c), {
           legend: { position: "bottom", labels: { boxWidth: 14 } },

@@ -214,7 +214,7 @@
         interaction: { mode: "nearest", intersect: true },
         scales: {
           x: { type: "linear", title: axis(c.x_title), afterDataLimits: padded },
-          y: logAxis(c.y_title, false)
+          y: logAxis(c.y_title)
         },
         plugins: Object.assign(plugins(c), {
           legend: { position: "bottom", labels: { boxWidth: 14 } },
@@ -227,15 +227,16 @@
     };
   }
 
-  // logAxis is a logarithmic axis padded by a quarter either way (around 1
-  // too, when around is set) and ticked at 1, 2 and 5 times a power of
-  // ten; at its ends when fewer of those fall in it.
-  function logAxis(title, around) {
+  // logAxis is a logarithmic axis padded by a quarter either way (around
+  // the values of also, when given) and ticked at 1, 2 and 5 times a power
+  // of ten; at its ends when fewer of those fall in it.
+  function logAxis(title, also) {
     return {
       type: "logarithmic", title: axis(title), ticks: { callback: function (v) { return num(v); } },
       afterDataLimits: function (s) {
-        if (!(s.min > 0) || !isFinite(s.max)) { s.min = 1; s.max = 10; }
-        if (around) { s.min = Math.min(s.min, 1); s.max = Math.max(s.max, 1); }
+        var extra = (also || []).filter(function (v) { return v !== null && v > 0 && isFinite(v); });
+        if (!(s.min > 0) || !isFinite(s.max)) { s.min = extra.length ? extra[0] : 1; s.max = extra.length ? extra[0] : 10; }
+        extra.forEach(function (v) { s.min = Math.min(s.min, v); s.max = Math.max(s.max, v); });
         s.min /= 1.25;
         s.max *= 1.25;
       },
@@ -254,12 +255,13 @@
   // dashed line at a margin of 1, and each side's [holds, breaks) shaded
   // (its "-band" series: two x values, null for an open end).
   function capacity(c) {
-    var bands = [], datasets = [];
+    var bands = [], datasets = [], ends = [];
     c.series.forEach(function (s) {
       var side = s.role.replace("-broken", "").replace("-band", "");
       var col = colour[side] || colour.baseline;
       if (s.role.indexOf("-band") > 0) {
         bands.push({ lo: s.points[0] ? s.points[0].x : null, hi: s.points[1] ? s.points[1].x : null, colour: col });
+        ends.push(bands[bands.length - 1].lo, bands[bands.length - 1].hi);
         return;
       }
       var broken = s.role.indexOf("-broken") > 0;
@@ -300,8 +302,8 @@
       options: {
         interaction: { mode: "nearest", intersect: true },
         scales: {
-          x: logAxis(c.x_title, false),
-          y: logAxis(c.y_title, true)
+          x: logAxis(c.x_title, ends),
+          y: logAxis(c.y_title, [1])
         },
         plugins: Object.assign(plugins(c), {
           legend: { position: "bottom", labels: { boxWidth: 14 } },

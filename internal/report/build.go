@@ -68,12 +68,34 @@ func buildDoc(v *compare.Verdict, d *Document, title string) docView {
 	if d != nil {
 		dv.Fields = sourceFields(d)
 	}
+	swept := map[string]bool{}
 	for i := range v.Scenarios {
 		var sd *ScenarioData
 		if d != nil {
 			sd = scenarioData(d, i)
+			// A sweep's section comes before its first point; a point
+			// keeps a section of its own only when gated.
+			if sw := sweepOf(d, v.Scenarios[i].Name); sw != nil {
+				if !swept[sw.Of] {
+					swept[sw.Of] = true
+					dv.Blocks = append(dv.Blocks, block{Section: sweepSection(sw, v, sidesOf(v.AB))})
+				}
+				if !pointShown(&v.Scenarios[i]) {
+					continue
+				}
+			}
 		}
 		dv.Blocks = append(dv.Blocks, block{Section: scenarioSection(&v.Scenarios[i], sd, d != nil, v.AB)})
+	}
+	if d != nil {
+		// A sweep none of whose points the verdict has (a report file
+		// edited by hand) is still shown, after the scenarios.
+		for i := range d.Sweeps {
+			if !swept[d.Sweeps[i].Of] {
+				swept[d.Sweeps[i].Of] = true
+				dv.Blocks = append(dv.Blocks, block{Section: sweepSection(&d.Sweeps[i], v, sidesOf(v.AB))})
+			}
+		}
 	}
 	var sources []item
 	if d != nil {
@@ -176,6 +198,11 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *com
 	names := sidesOf(ab)
 	sec := &section{Label: "Scenario", Name: s.Name, Badge: true, Compared: !s.NoBaseline, Outcome: s.Outcome()}
 	add := func(b block) { sec.Blocks = append(sec.Blocks, b) }
+	if sd != nil && sd.Capacity != nil {
+		for _, b := range capacityBlocks(s, sd.Capacity, names) {
+			add(b)
+		}
+	}
 	switch {
 	case s.NoBaseline && ab != nil:
 		sec.Facts, sec.Remark = fmt.Sprintf("candidate n=%d", s.CandidateN), "not measured on the base arm: not compared"

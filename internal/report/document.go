@@ -1,9 +1,12 @@
 package report
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
+	"slices"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -45,6 +48,61 @@ type Document struct {
 	// came from, or why there was none; nil for a result from before
 	// telemetry.
 	TelemetrySources *result.TelemetryInfo `json:"telemetry_sources,omitempty"`
+	// Sweeps holds each swept scenario of the candidate (a load.rate or
+	// load.concurrency list, measured as one scenario per value) as a
+	// curve: its points in order, with medians on both sides. Empty
+	// without sweeps and in reports from before them.
+	Sweeps []SweepData `json:"sweeps,omitempty"`
+}
+
+// SweepData is one swept scenario: the points it was measured at.
+type SweepData struct {
+	// Of is the swept scenario's name as configured ("chat"); Param is
+	// what it varies, rate or concurrency, and Unit the unit of a point's
+	// value (req/s or users).
+	Of    string `json:"of"`
+	Param string `json:"param"`
+	Unit  string `json:"unit"`
+	// Points are the sweep's points in order of their place in it.
+	Points []SweepPointData `json:"points"`
+}
+
+// SweepPointData is one point of a sweep on both sides.
+type SweepPointData struct {
+	// Value is the point's offered rate or concurrency, in the sweep's Unit.
+	Value float64 `json:"value"`
+	// Scenario is the point's scenario name ("chat.rate-25"), the name its
+	// baseline is found by.
+	Scenario string `json:"scenario"`
+	// Baseline is nil when the baseline has no scenario of that name, and
+	// Candidate when the point measured no repetition.
+	Baseline  *PointStats `json:"baseline,omitempty"`
+	Candidate *PointStats `json:"candidate,omitempty"`
+}
+
+// PointStats are a sweep point's figures on one side: the medians over its
+// repetitions of each repetition's figure.
+type PointStats struct {
+	// RequestRate is the achieved request rate (req/s); OutputThroughput
+	// the output tokens per second.
+	RequestRate      float64 `json:"request_rate"`
+	OutputThroughput float64 `json:"output_throughput"`
+	// The latencies are in milliseconds.
+	TTFTP50 float64 `json:"ttft_p50_ms"`
+	TTFTP99 float64 `json:"ttft_p99_ms"`
+	TPOTP50 float64 `json:"tpot_p50_ms"`
+	TPOTP99 float64 `json:"tpot_p99_ms"`
+	E2EP99  float64 `json:"e2e_p99_ms"`
+	// N is how many repetitions the medians are over.
+	N int `json:"n"`
+}
+
+// CapacityData is a capacity scenario's search on both sides, as the
+// results recorded it: the headline interval, the probes and the samples.
+type CapacityData struct {
+	// Baseline is nil when the baseline has no search for the scenario.
+	Baseline  *result.Capacity `json:"baseline,omitempty"`
+	Candidate *result.Capacity `json:"candidate,omitempty"`
 }
 
 // Source says where the document came from, so a report rendered later (a
@@ -73,6 +131,9 @@ type ScenarioData struct {
 	// Telemetry holds the engine, GPU and cost metrics that either side
 	// measured, in catalogue order.
 	Telemetry []TelemetryRow `json:"telemetry,omitempty"`
+	// Capacity is the scenario's capacity search on both sides; nil for a
+	// scenario measured at one load, and in reports from before capacity.
+	Capacity *CapacityData `json:"capacity,omitempty"`
 }
 
 // TelemetryRow is one engine, GPU or cost metric of a scenario on both
@@ -186,13 +247,116 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 		if sd.Telemetry, err = telemetryRows(&vs, bs, cs); err != nil {
 			return nil, err
 		}
+		sd.Capacity = capacityData(bs, cs)
 		d.Scenarios = append(d.Scenarios, sd)
 	}
 	if cand != nil && cand.Telemetry != nil {
 		src := *cand.Telemetry
 		d.TelemetrySources = &src
 	}
+	if cand != nil {
+		d.Sweeps = sweeps(v, baselines, cand)
+	}
 	return d, nil
+}
+
+// capacityData is the capacity search of a scenario on both sides; nil
+// when neither side searched.
+func capacityData(bs, cs *result.ScenarioResult) *CapacityData {
+	var c CapacityData
+	if bs != nil {
+		c.Baseline = bs.Capacity
+	}
+	if cs != nil {
+		c.Candidate = cs.Capacity
+	}
+	if c.Baseline == nil && c.Candidate == nil {
+		return nil
+	}
+	return &c
+}
+
+// sweepUnits are the units of a sweep's values, by what it varies.
+var sweepUnits = map[string]string{"rate": "req/s", "concurrency": "users"}
+
+// sweeps are the candidate's swept scenarios, in the order of their first
+// point, each point with its baseline found by name, unless verdict v
+// compared it with none.
+func sweeps(v *compare.Verdict, baselines []*result.Result, cand *result.Result) []SweepData {
+	var out []SweepData
+	at := map[string]int{}
+	noBaseline := map[string]bool{}
+	for _, vs := range v.Scenarios {
+		noBaseline[vs.Name] = vs.NoBaseline
+	}
+	for i := range cand.Scenarios {
+		cs := &cand.Scenarios[i]
+		if cs.Sweep == nil {
+			continue
+		}
+		j, ok := at[cs.Sweep.Of]
+		if !ok {
+			j = len(out)
+			at[cs.Sweep.Of] = j
+			out = append(out, SweepData{Of: cs.Sweep.Of, Param: cs.Sweep.Param, Unit: sweepUnits[cs.Sweep.Param]})
+		}
+		p := SweepPointData{Value: cs.Sweep.Value, Scenario: cs.Name, Candidate: pointStats(cs)}
+		if bs := findScenario(baselines, cs.Name); bs != nil && !noBaseline[cs.Name] {
+			p.Baseline = pointStats(bs)
+		}
+		out[j].Points = append(out[j].Points, p)
+	}
+	for i := range out {
+		// A sweep's points are measured in order; sorting by value keeps a
+		// curve that reads left to right whatever order they came in.
+		slices.SortStableFunc(out[i].Points, func(a, b SweepPointData) int { return cmp.Compare(a.Value, b.Value) })
+	}
+	return out
+}
+
+// pointStats are the medians of a sweep point's repetitions; nil without
+// any.
+func pointStats(s *result.ScenarioResult) *PointStats {
+	reps := s.Repetitions
+	if len(reps) == 0 {
+		return nil
+	}
+	med := func(f func(r *result.Repetition) float64) float64 {
+		v := make([]float64, len(reps))
+		for i := range reps {
+			v[i] = f(&reps[i])
+		}
+		return medianOf(v)
+	}
+	return &PointStats{
+		RequestRate:      med(func(r *result.Repetition) float64 { return r.RequestThroughput }),
+		OutputThroughput: med(func(r *result.Repetition) float64 { return r.OutputThroughput }),
+		TTFTP50:          med(func(r *result.Repetition) float64 { return r.TTFT.P50 }),
+		TTFTP99:          med(func(r *result.Repetition) float64 { return r.TTFT.P99 }),
+		TPOTP50:          med(func(r *result.Repetition) float64 { return r.TPOT.P50 }),
+		TPOTP99:          med(func(r *result.Repetition) float64 { return r.TPOT.P99 }),
+		E2EP99:           med(func(r *result.Repetition) float64 { return r.E2E.P99 }),
+		N:                len(reps),
+	}
+}
+
+// medianOf is the median of the finite values of v; NaN without any.
+func medianOf(v []float64) float64 {
+	s := make([]float64, 0, len(v))
+	for _, x := range v {
+		if finite(x) {
+			s = append(s, x)
+		}
+	}
+	if len(s) == 0 {
+		return math.NaN()
+	}
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // findScenario is the first scenario named name in results, or nil.

@@ -44,7 +44,8 @@ var chartJS = func() string {
 
 // htmlStyle is the page's style; htmlScript draws the charts from the JSON
 // block, reading it with JSON.parse and writing nothing into the page but
-// canvases.
+// canvases, and on the root element data-charts="drawn/all" for a browser
+// check to read.
 var (
 	htmlStyle  = asset("assets/report.css")
 	htmlScript = asset("assets/report.js")
@@ -72,7 +73,9 @@ const htmlCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsa
 // with the overall verdict and the worst change; per scenario the gates, the
 // eval suites with a few changed items, the notes, the engine, GPU and cost
 // medians, and charts of the latency distributions (CDFs), of every gate's
-// per-repetition values and of the promoted history; per document the
+// per-repetition values and of the promoted history; per sweep its points
+// and its latency against throughput, per capacity scenario its search
+// and a chart of its probes; per document the
 // telemetry sources that were unavailable, what changed, the mismatches and
 // the warnings. An A/B's page says so under the verdict, gives each
 // scenario's drift of the base arm, and draws both arms round by round
@@ -291,8 +294,12 @@ type htmlData struct {
 
 // htmlChart is one chart as the script reads it (report.js): kind cdf (x
 // log-scaled, y a share), reps (x the repetition), trend (x the labels,
-// one per history entry) or rounds (an A/B's arms; x the round, from 1,
-// labelled with its number and order; notes say who went first). Its
+// one per history entry), rounds (an A/B's arms; x the round, from 1,
+// labelled with its number and order; notes say who went first), curve (a
+// sweep: x the output throughput, y a latency, log-scaled; point i of each
+// series at the offered load labelled i) or capacity (a search's probes: x
+// the load, y the worst margin, both log-scaled; a "-band" series holds
+// a side's [holds, breaks) as two x values). Its
 // strings are cleaned; the template escapes the whole for its <script>.
 type htmlChart struct {
 	ID       string       `json:"id"`

@@ -33,7 +33,11 @@ type MarkdownOptions struct {
 // line with the verdict and its worst change, per scenario the gate table,
 // the notes, quality, collapsed mermaid charts (TTFT and TPOT percentiles
 // on both sides, the promoted history) and a collapsed table of the
-// engine, GPU and cost medians, then the telemetry sources that were
+// engine, GPU and cost medians (a capacity scenario's opens with its
+// search: both sides' capacity, and its probes collapsed; a swept scenario
+// is one section with a table of its points and mermaid charts of their
+// TTFT and TPOT p99 by offered load, and a point has a section of its own
+// only when gated), then the telemetry sources that were
 // unavailable, what changed, warnings, and collapsed details with every
 // percentile and per-repetition value. An A/B says so under its first
 // line, and how far each scenario's base arm drifted under its gates.

@@ -266,7 +266,7 @@ func capacityLines(c *result.Capacity) []string {
 	}
 	parts = append(parts, fmt.Sprintf("%d of %d probes", len(c.Probes), c.Search.Budget))
 	lines := []string{strings.Join(parts, " · ")}
-	if o := capacityOutcome(c, unit); o != "" {
+	if o := summaryOutcome(c, unit); o != "" {
 		lines = append(lines, o)
 	}
 	if len(c.Samples) > 0 {
@@ -291,9 +291,9 @@ func capacityLines(c *result.Capacity) []string {
 	return lines
 }
 
-// capacityOutcome says in words what a search that did not bracket found;
+// summaryOutcome says in words what a search that did not bracket found;
 // "" for one that did.
-func capacityOutcome(c *result.Capacity, unit string) string {
+func summaryOutcome(c *result.Capacity, unit string) string {
 	switch c.Outcome {
 	case result.CapacityBelowMin:
 		return fmt.Sprintf("SLO broken at the lowest load, %s %s: the capacity is below it (lower capacity.min to find it)", loadNum(c.Breaks), unit)

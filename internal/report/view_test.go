@@ -488,7 +488,7 @@ func TestMergedHeadline(t *testing.T) {
 func TestViewGoldensAreUsed(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "view", "*.json"))
 	require.NoError(t, err)
-	want := map[string]bool{"report-merged.json": true}
+	want := map[string]bool{"report-merged.json": true, "report-capacity.json": true}
 	for _, c := range verdictCases {
 		want["verdict-"+c.name+".json"] = true
 	}

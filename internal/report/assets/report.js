@@ -187,6 +187,132 @@
           });
   }
 
+  // present are a series' points that a chart can place (a missing value
+  // is null), each with its index: the offered load it was measured at.
+  function present(points) {
+    var out = [];
+    points.forEach(function (p, i) { if (p.x !== null && p.y !== null) { out.push({ x: p.x, y: p.y, i: i }); } });
+    return out;
+  }
+
+  // curve is a sweep's latency against its achieved output throughput:
+  // each side's p99 solid and p50 dashed (role "-p50"), latency on a log
+  // scale; the tooltip names the offered load of the point.
+  function curve(c) {
+    var datasets = c.series.map(function (s) {
+      var side = s.role.replace("-p50", "");
+      var col = colour[side] || colour.baseline;
+      var ds = { label: s.label, role: s.role, data: present(s.points), borderColor: col, backgroundColor: col,
+                 borderWidth: 2, pointRadius: 4, pointHoverRadius: 6, showLine: true, fill: false };
+      if (s.role !== side) { ds.borderDash = [6, 4]; ds.borderWidth = 1.5; ds.pointRadius = 3; ds.pointStyle = "rect"; }
+      return ds;
+    });
+    return {
+      type: "scatter",
+      data: { datasets: datasets },
+      options: {
+        interaction: { mode: "nearest", intersect: true },
+        scales: {
+          x: { type: "linear", title: axis(c.x_title), afterDataLimits: padded },
+          y: logAxis(c.y_title)
+        },
+        plugins: Object.assign(plugins(c), {
+          legend: { position: "bottom", labels: { boxWidth: 14 } },
+          tooltip: { callbacks: {
+            title: function (items) { var p = items.length ? items[0].raw : null; return p && c.labels && c.labels[p.i] ? "offered " + c.labels[p.i][0] : ""; },
+            label: function (ctx) { return ctx.dataset.label + ": " + num(ctx.parsed.y) + " ms at " + num(ctx.parsed.x) + " tok/s"; }
+          } }
+        })
+      }
+    };
+  }
+
+  // logAxis is a logarithmic axis padded by a quarter either way (around
+  // the values of also, when given) and ticked at 1, 2 and 5 times a power
+  // of ten; at its ends when fewer of those fall in it.
+  function logAxis(title, also) {
+    return {
+      type: "logarithmic", title: axis(title), ticks: { callback: function (v) { return num(v); } },
+      afterDataLimits: function (s) {
+        var extra = (also || []).filter(function (v) { return v !== null && v > 0 && isFinite(v); });
+        if (!(s.min > 0) || !isFinite(s.max)) { s.min = extra.length ? extra[0] : 1; s.max = extra.length ? extra[0] : 10; }
+        extra.forEach(function (v) { s.min = Math.min(s.min, v); s.max = Math.max(s.max, v); });
+        s.min /= 1.25;
+        s.max *= 1.25;
+      },
+      afterBuildTicks: function (s) {
+        var ticks = [];
+        for (var e = Math.floor(Math.log10(s.min)); Math.pow(10, e) <= s.max; e++) {
+          [1, 2, 5].forEach(function (m) { var v = m * Math.pow(10, e); if (v >= s.min && v <= s.max) { ticks.push({ value: v }); } });
+        }
+        s.ticks = ticks.length >= 2 ? ticks : [{ value: s.min }, { value: s.max }];
+      }
+    };
+  }
+
+  // capacity is a capacity search's probes: x the load and y the worst SLO
+  // margin, both log-scaled; held probes filled, broken ones hollow; a
+  // dashed line at a margin of 1, and each side's [holds, breaks) shaded
+  // (its "-band" series: two x values, null for an open end).
+  function capacity(c) {
+    var bands = [], datasets = [], ends = [];
+    c.series.forEach(function (s) {
+      var side = s.role.replace("-broken", "").replace("-band", "");
+      var col = colour[side] || colour.baseline;
+      if (s.role.indexOf("-band") > 0) {
+        bands.push({ lo: s.points[0] ? s.points[0].x : null, hi: s.points[1] ? s.points[1].x : null, colour: col });
+        ends.push(bands[bands.length - 1].lo, bands[bands.length - 1].hi);
+        return;
+      }
+      var broken = s.role.indexOf("-broken") > 0;
+      datasets.push({ label: s.label, role: s.role, data: present(s.points), borderColor: col, borderWidth: 2,
+                      backgroundColor: broken ? "rgba(255, 255, 255, 0)" : col, pointRadius: 5, pointHoverRadius: 7,
+                      pointStyle: side === "candidate" ? "rectRot" : "circle" });
+    });
+    var shade = {
+      id: "capacityBands",
+      beforeDatasetsDraw: function (chart) {
+        var x = chart.scales.x, y = chart.scales.y, a = chart.chartArea, g = chart.ctx;
+        g.save();
+        bands.forEach(function (b) {
+          var left = b.lo === null ? a.left : Math.max(a.left, x.getPixelForValue(b.lo));
+          var right = b.hi === null ? a.right : Math.min(a.right, x.getPixelForValue(b.hi));
+          g.globalAlpha = 0.14;
+          g.fillStyle = b.colour;
+          g.fillRect(left, a.top, Math.max(right - left, 2), a.bottom - a.top);
+        });
+        g.globalAlpha = 1;
+        var one = y.getPixelForValue(1);
+        if (one >= a.top && one <= a.bottom) {
+          g.strokeStyle = "#cf222e";
+          g.lineWidth = 1.5;
+          g.setLineDash([6, 4]);
+          g.beginPath();
+          g.moveTo(a.left, one);
+          g.lineTo(a.right, one);
+          g.stroke();
+        }
+        g.restore();
+      }
+    };
+    return {
+      type: "scatter",
+      data: { datasets: datasets },
+      plugins: [shade],
+      options: {
+        interaction: { mode: "nearest", intersect: true },
+        scales: {
+          x: logAxis(c.x_title, ends),
+          y: logAxis(c.y_title, [1])
+        },
+        plugins: Object.assign(plugins(c), {
+          legend: { position: "bottom", labels: { boxWidth: 14 } },
+          tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + ": " + num(ctx.parsed.x) + " load, margin " + num(ctx.parsed.y); } } }
+        })
+      }
+    };
+  }
+
   // frontier is the quality-cost frontier (perfgate report --frontier): a
   // scatter of configurations, x a figure at capacity (c.x_unit; c.lower
   // when lower is better), y the accuracy. The Pareto-optimal points are
@@ -282,15 +408,20 @@
     };
   }
 
-  var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds };
+  var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds, curve: curve, capacity: capacity };
   build.frontier = frontier;
+  var drawn = 0;
   data.charts.forEach(function (c) {
     var canvas = document.getElementById(c.id);
     if (!canvas || !build[c.kind]) { return; }
     try {
       new Chart(canvas, build[c.kind](c));
+      drawn++;
     } catch (e) {
       canvas.parentNode.textContent = "chart failed: " + e;
     }
   });
+  // How many charts were drawn of how many the page has, for a browser
+  // check (scripts/check-report-browser.sh) to read from the DOM.
+  document.documentElement.setAttribute("data-charts", drawn + "/" + data.charts.length);
 })();

@@ -1,0 +1,495 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// The view of load sweeps and capacity searches: a swept scenario as one
+// section with a table of its points and its curves, before the points
+// (which keep a section of their own only when gated); a capacity
+// scenario's search as a table of both sides' capacities, the probes in a
+// fold, and a chart of the probes' margins.
+
+// sweepOf is the sweep of d that scenario name is a point of, or nil.
+func sweepOf(d *Document, name string) *SweepData {
+	for i := range d.Sweeps {
+		for _, p := range d.Sweeps[i].Points {
+			if p.Scenario == name {
+				return &d.Sweeps[i]
+			}
+		}
+	}
+	return nil
+}
+
+// pointShown reports whether sweep point s gets a section of its own: only
+// when something was gated on it. The sweep's table has its figures.
+func pointShown(s *compare.Scenario) bool {
+	return len(s.Gates) > 0 || len(s.Quality) > 0
+}
+
+// sweepParam is what a sweep varies and the unit of its values, as
+// perfgate names them: rate in req/s or concurrency in users. A report
+// file is untrusted, so its own words for them are not shown: any other
+// param is "load", with no unit.
+func sweepParam(sw *SweepData) (param, unit string) {
+	if u, ok := sweepUnits[sw.Param]; ok {
+		return sw.Param, u
+	}
+	return "load", ""
+}
+
+// sweepRange is "rate 25…150 req/s · 4 points".
+func sweepRange(sw *SweepData) string {
+	if len(sw.Points) == 0 {
+		return "no points"
+	}
+	param, unit := sweepParam(sw)
+	lo, hi := sw.Points[0].Value, sw.Points[len(sw.Points)-1].Value
+	return strings.TrimSpace(fmt.Sprintf("%s %s…%s %s", param, sweepNumber(lo), sweepNumber(hi), unit)) + " · " + verdictCount(len(sw.Points), "point")
+}
+
+// sweepNumber is a load as a sweep names it: 25, 0.5, 16.
+func sweepNumber(x float64) string {
+	if !finite(x) {
+		return "—"
+	}
+	return strconv.FormatFloat(roundSig(x, 4), 'f', -1, 64)
+}
+
+// sweepSection is a swept scenario: a table of its points (each figure
+// baseline → candidate), the warnings of the points shown in no section of
+// their own, mermaid charts of TTFT and TPOT p99 against the offered load
+// for markdown, and latency-throughput curves for HTML.
+func sweepSection(sw *SweepData, v *compare.Verdict, names sides) *section {
+	sec := &section{Label: "Sweep", Name: sw.Of, Facts: sweepRange(sw)}
+	t := &table{Kind: "sweep", Columns: []column{
+		{Title: "point"},
+		{Title: "offered", Kind: colNumber},
+		{Title: "achieved req/s", Kind: colNumber},
+		{Title: "output tok/s", Kind: colNumber},
+		{Title: "TTFT p99 (ms)", Kind: colNumber},
+		{Title: "TPOT p99 (ms)", Kind: colNumber},
+	}}
+	figure := func(p SweepPointData, f func(*PointStats) float64) string {
+		c := "—"
+		if p.Candidate != nil {
+			c = verdictValue(f(p.Candidate), "")
+		}
+		if p.Baseline == nil {
+			return c
+		}
+		return verdictValue(f(p.Baseline), "") + " → " + c
+	}
+	var n noteSet
+	_, unit := sweepParam(sw)
+	for _, p := range sw.Points {
+		t.Rows = append(t.Rows, row{Cells: []cell{
+			textCell(untrusted(p.Scenario)),
+			plainCell(strings.TrimSpace(sweepNumber(p.Value) + " " + unit)),
+			plainCell(figure(p, func(s *PointStats) float64 { return s.RequestRate })),
+			plainCell(figure(p, func(s *PointStats) float64 { return s.OutputThroughput })),
+			plainCell(figure(p, func(s *PointStats) float64 { return s.TTFTP99 })),
+			plainCell(figure(p, func(s *PointStats) float64 { return s.TPOTP99 })),
+		}})
+		for _, s := range v.Scenarios {
+			if s.Name == p.Scenario && !pointShown(&s) {
+				for _, w := range s.Warnings {
+					n.add(p.Scenario, untrusted(w))
+				}
+			}
+		}
+	}
+	sec.Blocks = append(sec.Blocks, block{Table: t})
+	if items := n.items(); len(items) > 0 {
+		sec.Blocks = append(sec.Blocks, block{Drop: detailTables, List: &list{Kind: "notes", Items: items}})
+	}
+	md := &chartGroup{Title: cat(plain("Charts: "), untrusted(sw.Of))}
+	curves := &chartGroup{Title: plain("Latency against throughput"),
+		Facts: "each point an offered load: the medians of its repetitions; solid p99, dashed p50; latency on a log scale"}
+	for _, m := range sweepMetrics {
+		if c, ok := sweepChart(sw, m, names); ok {
+			md.Charts = append(md.Charts, c)
+		}
+		if c, ok := curveChart(sw, m, names); ok {
+			curves.Charts = append(curves.Charts, c)
+		}
+	}
+	if len(md.Charts) > 0 {
+		sec.Blocks = append(sec.Blocks, block{Media: mediumMarkdown, Drop: detailNoCharts, Charts: md})
+	}
+	if len(curves.Charts) > 0 {
+		sec.Blocks = append(sec.Blocks, block{Media: mediumHTML, Charts: curves})
+	}
+	return sec
+}
+
+// sweepMetric is a latency a sweep charts: its title and its p50 and p99.
+type sweepMetric struct {
+	metric, title string
+	p50, p99      func(*PointStats) float64
+}
+
+// sweepMetrics are the latencies a sweep charts.
+var sweepMetrics = []sweepMetric{
+	{"ttft", "TTFT", func(s *PointStats) float64 { return s.TTFTP50 }, func(s *PointStats) float64 { return s.TTFTP99 }},
+	{"tpot", "TPOT", func(s *PointStats) float64 { return s.TPOTP50 }, func(s *PointStats) float64 { return s.TPOTP99 }},
+}
+
+// sweepChart is a sweep's p99 of m against the offered load, for markdown:
+// the baseline as bars, the candidate as a line. Mermaid's xychart has a
+// categorical x axis only, so the offered loads are its categories, evenly
+// spaced whatever their values, and it cannot put the achieved throughput
+// on x as the HTML's curves do. false when the candidate lacks a point
+// (the baseline is left out when it does).
+func sweepChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
+	c := &chart{Kind: "sweep", Scenario: sw.Of, Metric: m.metric + ".p99",
+		YTitle: plain(m.title + " p99 (ms)")}
+	base := series{Label: names.Base, Role: "baseline"}
+	cand := series{Label: "candidate", Role: "candidate"}
+	hasBase := true
+	for i, p := range sw.Points {
+		if p.Candidate == nil || !finite(m.p99(p.Candidate)) {
+			return nil, false
+		}
+		c.Labels = append(c.Labels, []string{sweepNumber(p.Value)})
+		cand.Points = append(cand.Points, point{compare.Num(i), compare.Num(m.p99(p.Candidate))})
+		if p.Baseline == nil || !finite(m.p99(p.Baseline)) {
+			hasBase = false
+			continue
+		}
+		base.Points = append(base.Points, point{compare.Num(i), compare.Num(m.p99(p.Baseline))})
+	}
+	if len(c.Labels) == 0 {
+		return nil, false
+	}
+	param, unit := sweepParam(sw)
+	by := fmt.Sprintf(" p99 (ms) by offered %s: ", param)
+	if unit != "" {
+		by = fmt.Sprintf(" p99 (ms) by offered %s (%s): ", param, unit)
+	}
+	c.Title = plain(m.title + by + "candidate line")
+	if hasBase {
+		c.Title = plain(m.title + by + names.Base + " bars, candidate line")
+		c.Series = append(c.Series, base)
+	}
+	c.Series = append(c.Series, cand)
+	return c, true
+}
+
+// curveChart is a sweep's latency m against its achieved output
+// throughput, for HTML: each side's p99 (solid) and p50 (dashed), point i
+// of every series the offered load labelled i; a side's missing point is
+// NaN. false when no side has a point.
+func curveChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
+	param, unit := sweepParam(sw)
+	c := &chart{Kind: "curve", Scenario: sw.Of, Metric: m.metric, Title: plain(m.title + " against output throughput"),
+		Subtitle: "each point an offered " + param + "; solid p99, dashed p50",
+		XTitle:   "output tok/s (achieved)", YTitle: plain(m.title + " (ms, log scale)")}
+	for _, p := range sw.Points {
+		c.Labels = append(c.Labels, []string{strings.TrimSpace(sweepNumber(p.Value) + " " + unit)})
+	}
+	nan := compare.Num(math.NaN())
+	any := false
+	for _, side := range []struct {
+		label, role string
+		of          func(SweepPointData) *PointStats
+	}{
+		{names.Base, "baseline", func(p SweepPointData) *PointStats { return p.Baseline }},
+		{"candidate", "candidate", func(p SweepPointData) *PointStats { return p.Candidate }},
+	} {
+		p99 := series{Label: side.label + " p99", Role: side.role}
+		p50 := series{Label: side.label + " p50", Role: side.role + "-p50"}
+		found := false
+		for _, p := range sw.Points {
+			s := side.of(p)
+			if s == nil || !(s.OutputThroughput > 0) || !finite(s.OutputThroughput) {
+				p99.Points = append(p99.Points, point{nan, nan})
+				p50.Points = append(p50.Points, point{nan, nan})
+				continue
+			}
+			x := compare.Num(s.OutputThroughput)
+			p99.Points = append(p99.Points, point{x, positive(m.p99(s))})
+			p50.Points = append(p50.Points, point{x, positive(m.p50(s))})
+			found = true
+		}
+		if found {
+			c.Series = append(c.Series, p99, p50)
+			any = true
+		}
+	}
+	return c, any
+}
+
+// positive is x where a log axis can place it, else NaN.
+func positive(x float64) compare.Num {
+	if x > 0 && finite(x) {
+		return compare.Num(x)
+	}
+	return compare.Num(math.NaN())
+}
+
+// capacityUnit is the unit of a search's loads.
+func capacityUnit(search result.CapacitySearch) string {
+	if search.Metric == "concurrency" {
+		return "users"
+	}
+	return "req/s"
+}
+
+// capacitySide is one side of a capacity scenario.
+type capacitySide struct {
+	label, role string
+	c           *result.Capacity
+	gate        compare.Summary
+	gated       bool
+}
+
+// capacitySides are the sides of cd that searched, baseline first, each
+// with its capacity gate's summary of the samples when a gate tested them.
+func capacitySides(s *compare.Scenario, cd *CapacityData, names sides) []capacitySide {
+	var out []capacitySide
+	var gate *compare.Gate
+	for i := range s.Gates {
+		if s.Gates[i].Metric == "capacity" {
+			gate = &s.Gates[i]
+		}
+	}
+	for _, side := range []capacitySide{{label: names.Base, role: "baseline", c: cd.Baseline}, {label: "candidate", role: "candidate", c: cd.Candidate}} {
+		if side.c == nil {
+			continue
+		}
+		if gate != nil {
+			side.gated = true
+			side.gate = gate.Baseline
+			if side.role == "candidate" {
+				side.gate = gate.Candidate
+			}
+		}
+		out = append(out, side)
+	}
+	return out
+}
+
+// capacityBlocks are a capacity scenario's search on both sides: what was
+// searched, a table of each side's capacity, its warnings, a chart of the
+// probes (HTML) and a fold with every probe.
+func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block {
+	sidesList := capacitySides(s, cd, names)
+	if len(sidesList) == 0 {
+		return nil
+	}
+	unit := capacityUnit(sidesList[len(sidesList)-1].c.Search)
+	t := &table{Kind: "capacity", Columns: []column{
+		{Title: "side"},
+		{Title: "capacity", Long: "capacity [holds, breaks)", Kind: colNumber},
+		{Title: "samples' median", Long: "samples' median [95% interval]", Kind: colNumber},
+		{Title: "output tok/s", Kind: colNumber},
+		{Title: "$/Mtok", Kind: colNumber},
+		{Title: "TTFT / TPOT p99 (ms)", Long: "TTFT / TPOT p99 at capacity (ms)", Kind: colNumber},
+		{Title: "probes", Long: "probes used / budget", Kind: colNumber},
+		{Title: "outcome"},
+	}}
+	var warnings noteSet
+	for _, side := range sidesList {
+		c := side.c
+		samples := cell{Kind: cellSummary, Summary: side.gate, Unit: unit}
+		if !side.gated {
+			var xs []float64
+			for _, smp := range c.Samples {
+				xs = append(xs, smp.RequestRate)
+			}
+			samples = plainCell(verdictValue(medianOf(xs), ""))
+		}
+		cost := "—"
+		if c.CostPerMTok != nil {
+			cost = verdictValue(*c.CostPerMTok, "")
+		}
+		t.Rows = append(t.Rows, row{Cells: []cell{
+			plainCell(side.label),
+			plainCell(capacityInterval(c, unit)),
+			samples,
+			plainCell(verdictValue(c.OutputThroughput, "")),
+			plainCell(cost),
+			plainCell(capacityLatency(c)),
+			plainCell(fmt.Sprintf("%d/%d", len(c.Probes), c.Search.Budget)),
+			textCell(capacityOutcome(c, unit)),
+		}})
+		for _, w := range c.Warnings {
+			warnings.add(side.label, untrusted(w))
+		}
+	}
+	out := []block{
+		{Drop: detailTables, Para: &para{Text: capacitySearchText(sidesList[len(sidesList)-1].c.Search, unit), Aside: true}},
+		{Table: t},
+	}
+	if items := warnings.items(); len(items) > 0 {
+		out = append(out, block{Drop: detailTables, List: &list{Kind: "warnings", Items: items}})
+	}
+	out = append(out,
+		block{Media: mediumHTML, Charts: &chartGroup{Title: plain("Capacity search"),
+			Facts:  "each probe's worst SLO statistic over its limit: held filled, broken hollow; shaded, each side's [holds, breaks)",
+			Charts: []*chart{capacityChart(s.Name, sidesList, unit)}}},
+		block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Capacity probes"), Collapse: true,
+			Blocks: []block{{Table: probesTable(sidesList, unit)}}}},
+	)
+	return out
+}
+
+// capacityInterval is a side's capacity: "128.8 req/s [128.8, 134.5)", or
+// the bound a search that did not bracket it found.
+func capacityInterval(c *result.Capacity, unit string) string {
+	v := sweepNumber
+	switch c.Outcome {
+	case result.CapacityBelowMin:
+		return "< " + v(c.Breaks) + " " + unit
+	case result.CapacityAboveMax, result.CapacityClientLimited:
+		return "≥ " + v(c.Holds) + " " + unit
+	}
+	if c.Breaks <= 0 {
+		return v(c.Holds) + " " + unit
+	}
+	return fmt.Sprintf("%s %s [%s, %s)", v(c.Holds), unit, v(c.Holds), v(c.Breaks))
+}
+
+// capacityLatency is the medians of TTFT and TPOT p99 over the capacity
+// point's repetitions: "11.2 / 2.9".
+func capacityLatency(c *result.Capacity) string {
+	if c.At < 0 || c.At >= len(c.Probes) || len(c.Probes[c.At].Repetitions) == 0 {
+		return "—"
+	}
+	var ttft, tpot []float64
+	for _, r := range c.Probes[c.At].Repetitions {
+		ttft, tpot = append(ttft, r.TTFT.P99), append(tpot, r.TPOT.P99)
+	}
+	return verdictValue(medianOf(ttft), "") + " / " + verdictValue(medianOf(tpot), "")
+}
+
+// capacityOutcome says how a search ended, in words.
+func capacityOutcome(c *result.Capacity, unit string) sentence {
+	v := func(x float64) string { return sweepNumber(x) + " " + unit }
+	switch c.Outcome {
+	case result.CapacityBracketed:
+		return plain(fmt.Sprintf("bracketed to %s", verdictPercentOf(c.Search.Resolution)))
+	case result.CapacityBelowMin:
+		return plain(fmt.Sprintf("SLO broken at the lowest load, %s: capacity below it", v(c.Search.Min)))
+	case result.CapacityAboveMax:
+		return plain(fmt.Sprintf("SLO held at the highest load, %s: capacity at least that", v(c.Search.Max)))
+	case result.CapacityBudget:
+		return plain(fmt.Sprintf("probe budget spent before the interval narrowed to %s", verdictPercentOf(c.Search.Resolution)))
+	case result.CapacityClientLimited:
+		return plain(fmt.Sprintf("perfgate could not send faster than %s: capacity at least %s, the server not shown to break", v(c.Breaks), v(c.Holds)))
+	}
+	return untrusted(c.Outcome)
+}
+
+// verdictPercentOf is a fraction as a whole percent: 5%.
+func verdictPercentOf(x float64) string {
+	return strconv.FormatFloat(roundSig(100*x, 3), 'f', -1, 64) + "%"
+}
+
+// capacitySearchText is what a search looked for: "SLO tpot.p99 ≤ 3 ms,
+// ttft.p99 ≤ 25 ms · holds: every · 5 repetitions a probe · 10 to 640
+// req/s, to 5%".
+func capacitySearchText(search result.CapacitySearch, unit string) sentence {
+	keys := make([]string, 0, len(search.SLO))
+	for k := range search.SLO {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	var slo []sentence
+	for _, k := range keys {
+		slo = append(slo, cat(untrusted(k), plain(" ≤ "+sweepNumber(search.SLO[k])+" ms")))
+	}
+	rule := cat(plain("holds: "), untrusted(search.Rule))
+	if search.Confidence > 0 {
+		rule = cat(rule, plain(" at "+verdictPercentOf(search.Confidence)))
+	}
+	return cat(plain("SLO "), join(", ", slo...), plain(" · "), rule,
+		plain(fmt.Sprintf(" · %s a probe · %s to %s %s, to %s", verdictCount(search.Repetitions, "repetition"),
+			sweepNumber(search.Min), sweepNumber(search.Max), unit, verdictPercentOf(search.Resolution))))
+}
+
+// worstMargin is a probe's largest margin and the statistic it is of;
+// NaN when it has none.
+func worstMargin(p *result.CapacityProbe) (float64, string) {
+	worst, of := math.NaN(), ""
+	keys := make([]string, 0, len(p.Margin))
+	for k := range p.Margin {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		if m := p.Margin[k]; finite(m) && (math.IsNaN(worst) || m > worst) {
+			worst, of = m, k
+		}
+	}
+	return worst, of
+}
+
+// probesTable is every probe of each side, in the order made.
+func probesTable(sidesList []capacitySide, unit string) *table {
+	t := &table{Kind: "probes", Columns: []column{
+		{Title: "side"},
+		{Title: "probe", Kind: colNumber},
+		{Title: "phase"},
+		{Title: "load", Long: "load (" + unit + ")", Kind: colNumber},
+		{Title: "verdict"},
+		{Title: "worst margin", Long: "worst margin (statistic ÷ SLO)", Kind: colNumber},
+		{Title: "broken", Long: "broken repetitions", Kind: colNumber},
+	}}
+	for _, side := range sidesList {
+		for i := range side.c.Probes {
+			p := &side.c.Probes[i]
+			verdict := "breaks"
+			if p.Held {
+				verdict = "holds"
+			}
+			margin := plainCell("—")
+			if m, of := worstMargin(p); finite(m) {
+				margin = textCell(cat(plain(fmt.Sprintf("%.3f (", m)), untrusted(of), plain(")")))
+			}
+			t.Rows = append(t.Rows, row{Cells: []cell{
+				plainCell(side.label), plainCell(strconv.Itoa(i + 1)), textCell(untrusted(p.Phase)),
+				plainCell(sweepNumber(p.Load)), plainCell(verdict), margin, plainCell(strconv.Itoa(p.Broken)),
+			}})
+		}
+	}
+	return t
+}
+
+// capacityChart is the probes of each side for HTML: x the load, y the
+// worst margin, both log-scaled; role baseline or candidate for the probes
+// that held, -broken for those that broke, and -band for the side's
+// [holds, breaks) as two points on x (NaN for an open end).
+func capacityChart(scenario string, sidesList []capacitySide, unit string) *chart {
+	c := &chart{Kind: "capacity", Scenario: scenario, Metric: "capacity", Title: plain("Capacity search: worst SLO margin by load"),
+		Subtitle: "a probe holds at a margin of 1 or less", XTitle: "load (" + unit + ", log scale)",
+		YTitle: plain("worst SLO margin (log scale)")}
+	nan := compare.Num(math.NaN())
+	for _, side := range sidesList {
+		held := series{Label: side.label + " held", Role: side.role}
+		broken := series{Label: side.label + " broke", Role: side.role + "-broken"}
+		for i := range side.c.Probes {
+			p := &side.c.Probes[i]
+			m, _ := worstMargin(p)
+			pt := point{positive(p.Load), positive(m)}
+			if p.Held {
+				held.Points = append(held.Points, pt)
+			} else {
+				broken.Points = append(broken.Points, pt)
+			}
+		}
+		lo, hi := positive(side.c.Holds), positive(side.c.Breaks)
+		band := series{Label: side.label + " [holds, breaks)", Role: side.role + "-band", Points: []point{{lo, nan}, {hi, nan}}}
+		c.Series = append(c.Series, held, broken, band)
+	}
+	return c
+}

@@ -1,0 +1,370 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// capacityDocument is the report of cand against base, compared with the
+// gates they recorded, as perfgate report --baseline makes it.
+func capacityDocument(t *testing.T, base, cand *result.Result) *Document {
+	t.Helper()
+	v, err := compare.Compare([]*result.Result{base}, cand, compare.Options{})
+	require.NoError(t, err)
+	d, err := NewDocument(v, []*result.Result{base}, cand, nil)
+	require.NoError(t, err)
+	d.Key = "capacity.yaml"
+	return d
+}
+
+// sortedMedian is the median of xs, by sorting: apart from medianOf, to
+// check it.
+func sortedMedian(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// NewDocument groups the candidate's sweep points by the scenario they
+// sweep, in value order, each with its baseline found by name and the
+// medians of its repetitions; a capacity scenario carries both searches.
+func TestNewDocumentSweepsAndCapacity(t *testing.T) {
+	base, cand := capacityFixtures()
+	// A point measured on the candidate alone, listed before the others:
+	// no baseline, and sorted into place.
+	extra := cand.Scenarios[0]
+	extra.Name, extra.Sweep = "chat.rate-10", &result.SweepPoint{Of: "chat", Param: "rate", Value: 10, Index: 0, Points: 5}
+	cand.Scenarios = append([]result.ScenarioResult{extra}, cand.Scenarios...)
+	d := capacityDocument(t, base, cand)
+
+	require.Len(t, d.Sweeps, 1)
+	sw := d.Sweeps[0]
+	assert.Equal(t, "chat", sw.Of)
+	assert.Equal(t, "rate", sw.Param)
+	assert.Equal(t, "req/s", sw.Unit)
+	var values []float64
+	for _, p := range sw.Points {
+		values = append(values, p.Value)
+	}
+	assert.Equal(t, []float64{10, 25, 50, 100, 150}, values, "points in value order")
+	assert.Nil(t, sw.Points[0].Baseline, "chat.rate-10 has no baseline")
+	require.NotNil(t, sw.Points[0].Candidate)
+
+	for _, p := range sw.Points[1:] {
+		bs, cs := findScenario([]*result.Result{base}, p.Scenario), findScenario([]*result.Result{cand}, p.Scenario)
+		require.NotNil(t, bs, p.Scenario)
+		for _, side := range []struct {
+			got *PointStats
+			s   *result.ScenarioResult
+		}{{p.Baseline, bs}, {p.Candidate, cs}} {
+			require.NotNil(t, side.got, p.Scenario)
+			var rate, ttft99, tpot50 []float64
+			for _, r := range side.s.Repetitions {
+				rate, ttft99, tpot50 = append(rate, r.RequestThroughput), append(ttft99, r.TTFT.P99), append(tpot50, r.TPOT.P50)
+			}
+			assert.Equal(t, sortedMedian(rate), side.got.RequestRate, "%s request rate", p.Scenario)
+			assert.Equal(t, sortedMedian(ttft99), side.got.TTFTP99, "%s TTFT p99", p.Scenario)
+			assert.Equal(t, sortedMedian(tpot50), side.got.TPOTP50, "%s TPOT p50", p.Scenario)
+			assert.Equal(t, len(side.s.Repetitions), side.got.N)
+		}
+	}
+	// The candidate is slower at every load: its TPOT p99 is higher.
+	for _, p := range sw.Points[1:] {
+		assert.Greater(t, p.Candidate.TPOTP99, p.Baseline.TPOTP99, p.Scenario)
+	}
+
+	var capacity *ScenarioData
+	for i := range d.Scenarios {
+		if d.Scenarios[i].Name == "chat-capacity" {
+			capacity = &d.Scenarios[i]
+		} else {
+			assert.Nil(t, d.Scenarios[i].Capacity, d.Scenarios[i].Name)
+		}
+	}
+	require.NotNil(t, capacity)
+	require.NotNil(t, capacity.Capacity)
+	assert.Same(t, base.Scenarios[4].Capacity, capacity.Capacity.Baseline)
+	assert.Same(t, cand.Scenarios[5].Capacity, capacity.Capacity.Candidate)
+}
+
+// A report with sweeps and capacity reads back whole; one from before them
+// reads with neither.
+func TestDocumentCapacityReadsBack(t *testing.T) {
+	dir := t.TempDir()
+	base, cand := capacityFixtures()
+	d := capacityDocument(t, base, cand)
+	path := filepath.Join(dir, "report.json")
+	require.NoError(t, WriteDocument(path, d))
+	got, err := ReadDocument(path)
+	require.NoError(t, err)
+	assert.Equal(t, d.Sweeps, got.Sweeps)
+	for i := range d.Scenarios {
+		assert.Equal(t, d.Scenarios[i].Capacity, got.Scenarios[i].Capacity, d.Scenarios[i].Name)
+	}
+
+	old := filepath.Join(dir, "old.json")
+	require.NoError(t, WriteDocument(old, testDocument(passVerdict(), 1, 0)))
+	raw, err := os.ReadFile(old)
+	require.NoError(t, err)
+	var keys map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &keys))
+	assert.NotContains(t, keys, "sweeps", "omitted when empty, as in a report from before sweeps")
+	assert.NotContains(t, string(raw), `"capacity"`)
+	got, err = ReadDocument(old)
+	require.NoError(t, err)
+	assert.Nil(t, got.Sweeps)
+	for _, s := range got.Scenarios {
+		assert.Nil(t, s.Capacity)
+	}
+}
+
+// fixtureDocument is the report of the committed capacity fixtures.
+func fixtureDocument(t *testing.T) *Document {
+	t.Helper()
+	base, err := result.Read(filepath.Join("testdata", "capacity", "base.json"))
+	require.NoError(t, err)
+	cand, err := result.Read(filepath.Join("testdata", "capacity", "cand.json"))
+	require.NoError(t, err)
+	return capacityDocument(t, base, cand)
+}
+
+// sectionNames are the names of a document view's top sections, each
+// "label name".
+func sectionNames(dv docView) []string {
+	var out []string
+	for _, b := range dv.Blocks {
+		if b.Section != nil {
+			out = append(out, b.Section.Label+" "+b.Section.Name)
+		}
+	}
+	return out
+}
+
+// A sweep is one section before its points, with a row a point; only a
+// gated point keeps a section of its own; the warning of an ungated point
+// shows in the sweep's notes. A verdict alone (no document, no sweeps)
+// keeps every scenario.
+func TestSweepView(t *testing.T) {
+	d := fixtureDocument(t)
+	d.Verdict.Scenarios[0].Warnings = []string{"3 requests timed out"} // chat.rate-25, not gated
+	v := buildView([]*Document{d})
+	dv := v.Docs[0]
+	assert.Equal(t, []string{"Sweep chat", "Scenario chat.rate-100", "Scenario chat-capacity"}, sectionNames(dv))
+	sw := dv.Blocks[0].Section
+	assert.Equal(t, "rate 25…150 req/s · 4 points", sw.Facts)
+
+	var tbl *table
+	var notes *list
+	kinds := map[string]medium{}
+	for _, b := range sw.Blocks {
+		switch {
+		case b.Table != nil:
+			tbl = b.Table
+		case b.List != nil:
+			notes = b.List
+		case b.Charts != nil:
+			for _, c := range b.Charts.Charts {
+				kinds[c.Kind] |= b.Media
+				if c.Kind == "sweep" {
+					assert.Equal(t, detailNoCharts, b.Drop, "markdown's charts go before the tables")
+				}
+			}
+		}
+	}
+	assert.Equal(t, map[string]medium{"sweep": mediumMarkdown, "curve": mediumHTML}, kinds)
+	require.NotNil(t, tbl)
+	require.Len(t, tbl.Rows, 4)
+	p := d.Sweeps[0].Points[3]
+	row := tbl.Rows[3].Cells
+	assert.Equal(t, "chat.rate-150", row[0].Text.raw())
+	assert.Equal(t, "150 req/s", row[1].Text.raw())
+	want := verdictValue(p.Baseline.TTFTP99, "") + " → " + verdictValue(p.Candidate.TTFTP99, "")
+	assert.Equal(t, want, row[4].Text.raw(), "TTFT p99 baseline → candidate")
+	require.NotNil(t, notes)
+	require.Len(t, notes.Items, 1)
+	assert.Equal(t, "chat.rate-25", notes.Items[0].Subject.raw())
+	assert.Equal(t, "3 requests timed out", notes.Items[0].Text.raw())
+
+	alone := verdictView(d.Verdict)
+	assert.Len(t, sectionNames(alone.Docs[0]), 5, "a verdict alone has every scenario")
+}
+
+// The curves put each point at its achieved throughput, a side's missing
+// point as NaN (null in the page), and label each point with its offered
+// load; a sweep with a candidate point missing draws no markdown chart.
+func TestSweepCharts(t *testing.T) {
+	d := fixtureDocument(t)
+	sw := d.Sweeps[0]
+	sw.Points = append([]SweepPointData(nil), sw.Points...)
+	sw.Points[1].Baseline = nil
+	c, ok := curveChart(&sw, sweepMetrics[1], sidesOf(nil))
+	require.True(t, ok)
+	assert.Equal(t, [][]string{{"25 req/s"}, {"50 req/s"}, {"100 req/s"}, {"150 req/s"}}, c.Labels)
+	require.Len(t, c.Series, 4)
+	assert.Equal(t, []string{"baseline", "baseline-p50", "candidate", "candidate-p50"},
+		[]string{c.Series[0].Role, c.Series[1].Role, c.Series[2].Role, c.Series[3].Role})
+	assert.True(t, math.IsNaN(float64(c.Series[0].Points[1].Y)), "the baseline has no point at 50")
+	assert.Equal(t, compare.Num(sw.Points[3].Candidate.OutputThroughput), c.Series[2].Points[3].X)
+	assert.Equal(t, compare.Num(sw.Points[3].Candidate.TPOTP99), c.Series[2].Points[3].Y)
+	assert.Equal(t, compare.Num(sw.Points[3].Candidate.TPOTP50), c.Series[3].Points[3].Y)
+
+	m, ok := sweepChart(&sw, sweepMetrics[0], sidesOf(nil))
+	require.True(t, ok)
+	require.Len(t, m.Series, 1, "a baseline with a point missing is no bars")
+	assert.Equal(t, "TTFT p99 (ms) by offered rate (req/s): candidate line", m.Title.raw())
+	sw.Points[2].Candidate = nil
+	_, ok = sweepChart(&sw, sweepMetrics[0], sidesOf(nil))
+	assert.False(t, ok, "a candidate with a point missing: no chart")
+
+	odd := SweepData{Of: "x", Param: "<b>", Unit: "<i>", Points: sw.Points[:1]}
+	assert.Equal(t, "load 25…25 · 1 point", sweepRange(&odd), "a param perfgate does not know is not shown")
+}
+
+// Each way a search ends reads as a sentence, and its capacity as an
+// interval or the bound it found.
+func TestCapacityOutcome(t *testing.T) {
+	search := result.CapacitySearch{Metric: "request_rate", Min: 10, Max: 640, Resolution: 0.05, Budget: 8}
+	for _, c := range []struct {
+		c                  result.Capacity
+		interval, sentence string
+	}{
+		{result.Capacity{Outcome: result.CapacityBracketed, Holds: 128.8, Breaks: 134.5}, "128.8 req/s [128.8, 134.5)", "bracketed to 5%"},
+		{result.Capacity{Outcome: result.CapacityBelowMin, Breaks: 10}, "< 10 req/s", "SLO broken at the lowest load, 10 req/s: capacity below it"},
+		{result.Capacity{Outcome: result.CapacityAboveMax, Holds: 640}, "≥ 640 req/s", "SLO held at the highest load, 640 req/s: capacity at least that"},
+		{result.Capacity{Outcome: result.CapacityBudget, Holds: 80, Breaks: 113.1}, "80 req/s [80, 113.1)", "probe budget spent before the interval narrowed to 5%"},
+		{result.Capacity{Outcome: result.CapacityClientLimited, Holds: 320, Breaks: 640}, "≥ 320 req/s",
+			"perfgate could not send faster than 640 req/s: capacity at least 320 req/s, the server not shown to break"},
+		{result.Capacity{Outcome: "odd", Holds: 5}, "5 req/s", "odd"},
+	} {
+		c.c.Search = search
+		if got := capacityInterval(&c.c, "req/s"); got != c.interval {
+			t.Errorf("capacityInterval(%s) = %q, want %q", c.c.Outcome, got, c.interval)
+		}
+		if got := capacityOutcome(&c.c, "req/s").raw(); got != c.sentence {
+			t.Errorf("capacityOutcome(%s) = %q, want %q", c.c.Outcome, got, c.sentence)
+		}
+	}
+	assert.Equal(t, "users", capacityUnit(result.CapacitySearch{Metric: "concurrency"}))
+}
+
+// A capacity scenario's section opens with its search: what was searched,
+// the table of both sides, the chart (HTML) and the probes (a fold), then
+// its gate table. Its figures are the search's.
+func TestCapacityView(t *testing.T) {
+	d := fixtureDocument(t)
+	v := buildView([]*Document{d})
+	var sec *section
+	for _, b := range v.Docs[0].Blocks {
+		if b.Section != nil && b.Section.Name == "chat-capacity" {
+			sec = b.Section
+		}
+	}
+	require.NotNil(t, sec)
+	var order []string
+	for _, b := range sec.Blocks {
+		switch {
+		case b.Table != nil:
+			order = append(order, "table "+b.Table.Kind)
+		case b.Fold != nil:
+			order = append(order, "fold "+b.Fold.Summary.raw())
+		case b.Charts != nil:
+			order = append(order, "charts "+b.Charts.Charts[0].Kind)
+		case b.Para != nil:
+			order = append(order, "para")
+		}
+	}
+	assert.Equal(t, []string{"para", "table capacity", "charts capacity", "fold Capacity probes", "table gates"}, order[:5])
+	assert.Equal(t, "SLO tpot.p99 ≤ 3 ms, ttft.p99 ≤ 25 ms · holds: every · 6 repetitions a probe · 10 to 640 req/s, to 5%",
+		sec.Blocks[0].Para.Text.raw())
+
+	c := d.Scenarios[len(d.Scenarios)-1].Capacity
+	rows := sec.Blocks[1].Table.Rows
+	require.Len(t, rows, 2)
+	for i, side := range []*result.Capacity{c.Baseline, c.Candidate} {
+		cells := rows[i].Cells
+		assert.Equal(t, sweepNumber(side.Holds)+" req/s ["+sweepNumber(side.Holds)+", "+sweepNumber(side.Breaks)+")", cells[1].Text.raw())
+		assert.Equal(t, cellSummary, cells[2].Kind, "the capacity gate's summary of the samples")
+		assert.Equal(t, verdictValue(*side.CostPerMTok, ""), cells[4].Text.raw())
+		assert.Equal(t, strconv.Itoa(len(side.Probes))+"/8", cells[6].Text.raw())
+	}
+	assert.Greater(t, c.Baseline.Holds, c.Candidate.Holds, "the candidate's capacity is lower")
+
+	probes := sec.Blocks[3].Fold.Blocks[0].Table
+	assert.Len(t, probes.Rows, len(c.Baseline.Probes)+len(c.Candidate.Probes))
+}
+
+// A report file is untrusted: a capacity whose figures make no sense
+// renders without a panic.
+func TestCapacityViewOfNonsense(t *testing.T) {
+	d := fixtureDocument(t)
+	sd := &d.Scenarios[len(d.Scenarios)-1]
+	sd.Capacity = &CapacityData{Candidate: &result.Capacity{At: 7, Probes: []result.CapacityProbe{{Load: -1, Margin: map[string]float64{"x": -2}}}}}
+	d.Sweeps = append(d.Sweeps, SweepData{Of: "empty"}, SweepData{Of: "negative", Param: "rate", Points: []SweepPointData{{Value: -1, Candidate: &PointStats{}}}})
+	for _, w := range []func() error{
+		func() error { return WriteMarkdown(&bytes.Buffer{}, []*Document{d}, MarkdownOptions{}) },
+		func() error { return WriteText(&bytes.Buffer{}, []*Document{d}) },
+		func() error { return WriteHTML(&bytes.Buffer{}, []*Document{d}) },
+	} {
+		require.NoError(t, w())
+	}
+}
+
+// The pull request comment of 3 sweeps of 16 points and 2 capacity
+// searches fits GitHub's comment limit with every table and chart in it.
+func TestCapacityMarkdownFitsComment(t *testing.T) {
+	rates := []float64{10, 20, 30, 40, 50, 60, 70, 80, 90, 100, 110, 120, 130, 140, 150, 160}
+	sweeps, searches := []string{"chat", "batch", "long-context"}, []string{"chat-capacity", "batch-capacity"}
+	base := capacityResult(fixtureModel{Slow: 1, Seed: 3}, sweeps, rates, 0, searches)
+	cand := capacityResult(fixtureModel{Slow: 1.3, Seed: 4}, sweeps, rates, 0, searches)
+	d := capacityDocument(t, base, cand)
+	var buf bytes.Buffer
+	require.NoError(t, WriteMarkdown(&buf, []*Document{d}, MarkdownOptions{Marker: "<!-- perfgate:capacity.yaml -->"}))
+	out := buf.String()
+	t.Logf("%d bytes", len(out))
+	assert.LessOrEqual(t, len(out), commentLimit, "the whole report fits, uncut")
+	assert.Equal(t, 6, strings.Count(out, "p99 (ms) by offered rate (req/s): baseline bars, candidate line"), "two charts a sweep")
+	assert.Equal(t, 2, strings.Count(out, "<details><summary>Capacity probes</summary>"))
+	for _, of := range sweeps {
+		for _, r := range rates {
+			assert.Contains(t, out, "| "+verdictMD(of)+".rate-"+sweepNumber(r)+" |")
+		}
+	}
+}
+
+// The report of the capacity fixtures in each medium: the view, the pull
+// request comment, the terminal and the HTML page's outline; the page's
+// charts are the sweep's two curves, the gated point's and the capacity
+// gate's repetitions, and the search.
+func TestCapacityReportGolden(t *testing.T) {
+	d := fixtureDocument(t)
+	viewGolden(t, "report-capacity", buildView([]*Document{d}))
+	var md, text bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:capacity.yaml -->"}))
+	golden(t, filepath.Join("render", "report-capacity.md"), md.Bytes())
+	require.NoError(t, WriteText(&text, []*Document{d}))
+	golden(t, filepath.Join("render", "report-capacity.txt"), text.Bytes())
+	page := renderHTML(t, d)
+	golden(t, filepath.Join("render", "report-capacity.html.outline"), []byte(htmlOutline(t, page)))
+	charts, _ := htmlCharts(buildView([]*Document{d}))
+	var kinds []string
+	for _, c := range charts {
+		kinds = append(kinds, c.Kind)
+	}
+	assert.Equal(t, []string{"curve", "curve", "reps", "capacity", "reps"}, kinds)
+}

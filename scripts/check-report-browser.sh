@@ -113,10 +113,19 @@ else
   echo "curves.md: $size bytes (a comment holds 65536)"
 fi
 
-# ---- frontier page (helper H5): render the frontier fixtures to
-# "$out/frontier.html" with perfgate report --frontier and check them here:
-#   check_page "$out/frontier.html" frontier $((2 * suites))
-# ---- end of the frontier page.
+# The quality-cost frontier of the frontier fixtures (six configurations,
+# three suites): one chart per suite and axis that has a placed point; the
+# fixtures place five (a suite answered only by unpriced configurations has
+# no cost chart), and the markdown of the same frontier fits a comment.
+"$tmp/perfgate" report --frontier -f markdown --html "$out/frontier.html" internal/report/testdata/frontier/*.json >"$out/frontier.md"
+check_page "$out/frontier.html" frontier 5
+size=$(wc -c <"$out/frontier.md")
+if ((size > 65536)); then
+  echo "FAIL frontier.md: $size bytes, more than a comment's 65536" >&2
+  failed=1
+else
+  echo "frontier.md: $size bytes (a comment holds 65536)"
+fi
 
 for p in "${pngs[@]}"; do
   echo "$p"

@@ -76,16 +76,22 @@ const (
 	PhaseBracket = "bracket"
 	// PhaseBisect probes the geometric midpoint of the bracket.
 	PhaseBisect = "bisect"
-	// PhaseClose is the one probe a search may make after its bracket and
-	// bisection, beyond its budget: at twice the highest load probed
-	// (clamped to Max) when some repetition held at every probe, so that
+	// PhaseClose probes come after the bracket and bisection, beyond the
+	// budget (MaxClosing at most): at twice the highest load probed
+	// (clamped to Max) while some repetition held at every probe, so that
 	// every repetition's capacity sample is a crossing, not a bound. The
 	// holds rule breaks a probe on its worst repetition, so the bracket's
-	// top can be a load where only one repetition broke; without this
-	// probe the others' samples would all be lower bounds, which the gate
+	// top can be a load where only one repetition broke; without these
+	// probes the others' samples would be lower bounds, which the gate
 	// cannot decide on.
 	PhaseClose = "close"
 )
+
+// MaxClosing is the most closing probes (PhaseClose) a search makes beyond
+// its budget: two doublings reach four times the bracket's top, past which
+// a repetition that still holds is rarer than the overload such a probe
+// puts on a real engine is worth; its sample stays a bound.
+const MaxClosing = 2
 
 // The rules and metrics a Spec names; config's constants spell the same
 // words (config.HoldsEvery, config.CapacityRequestRate ...), which this
@@ -229,7 +235,11 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		log("probe %d/%d (%s) %s %s: %s; %s", len(c.Probes), s.Budget, phase, fmtLoad(load), s.unit(),
 			verdict(s, p, reps), st.interval())
 	}
-	if load, ok := closingLoad(s, c); ok {
+	for closed := 0; closed < MaxClosing; closed++ {
+		load, ok := closingLoad(s, c)
+		if !ok {
+			break
+		}
 		if err := context.Cause(ctx); err != nil {
 			return nil, nil, fmt.Errorf("capacity search: %w", err)
 		}
@@ -252,6 +262,9 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		c.Probes = append(c.Probes, p)
 		full = append(full, reps)
 		log("closing probe (%d) %s %s, for the repetitions that never broke: %s", len(c.Probes), fmtLoad(load), s.unit(), verdict(s, p, reps))
+		if behind := s.clientBehind(reps); behind != "" {
+			break
+		}
 	}
 	c.Holds, c.Breaks = st.holds, st.breaks
 	if c.Outcome == result.CapacityClientLimited {
@@ -273,12 +286,12 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 	return c, at, nil
 }
 
-// closingLoad is the load of the closing probe (PhaseClose), and whether
-// the search makes one: only a search that bracketed the capacity (or ran
-// out of budget with a bracket), where some repetition held at every probe
-// and the highest load probed is below Max. The probe is at twice that
-// load, clamped to Max (rounded, for users); it does not move the
-// interval, which the holds rule has decided.
+// closingLoad is the load of the next closing probe (PhaseClose), and
+// whether the search makes one: only a search that bracketed the capacity
+// (or ran out of budget with a bracket), where some repetition held at
+// every probe and the highest load probed is below Max. The probe is at
+// twice that load, clamped to Max (rounded, for users); it does not move
+// the interval, which the holds rule has decided.
 func closingLoad(s Spec, c *result.Capacity) (float64, bool) {
 	if c.Outcome != result.CapacityBracketed && c.Outcome != result.CapacityBudget {
 		return 0, false

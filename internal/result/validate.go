@@ -574,7 +574,7 @@ func (v *checker) capacity(sp string, s *ScenarioResult) {
 	switch {
 	case len(c.Probes) == 0:
 		v.add(p+".probes", "no probes: a search measures at least one load")
-	case len(c.Probes) > maxCapacityProbes+1 || (q.Budget > 0 && len(c.Probes) > q.Budget+closing(c.Probes)):
+	case len(c.Probes) > maxCapacityProbes+2 || (q.Budget > 0 && len(c.Probes) > q.Budget+min(closing(c.Probes), 2)):
 		v.add(p+".probes", "%d probes, over the budget of %d", len(c.Probes), q.Budget)
 		return
 	}
@@ -675,11 +675,14 @@ func (v *checker) outcome(p string, c *Capacity) {
 	}
 }
 
-// closing is 1 when the last of probes is a search's closing probe (made
-// beyond its budget, for the repetitions that never broke), else 0.
+// closing is how many of probes are a search's closing probes (made beyond
+// its budget, for the repetitions that never broke).
 func closing(probes []CapacityProbe) int {
-	if n := len(probes); n > 0 && probes[n-1].Phase == "close" {
-		return 1
+	n := 0
+	for _, p := range probes {
+		if p.Phase == "close" {
+			n++
+		}
 	}
-	return 0
+	return n
 }

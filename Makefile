@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/perfgate/perfgate/internal/version.Version=$(VERSION)
 
-.PHONY: build demo test bench fmt vet
+.PHONY: build demo demo-capacity test bench fmt vet
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/perfgate ./cmd/perfgate
@@ -12,6 +12,12 @@ build:
 # gate that passes, and a 30% slower engine that fails its gate (scripts/demo.sh).
 demo: build
 	./scripts/demo.sh
+
+# Load sweeps and a capacity gate on the simulator, in under three minutes:
+# a sweep of four rates and a capacity search as the baseline, then a 30%
+# slower engine whose capacity fails its gate (scripts/demo-capacity.sh).
+demo-capacity: build
+	./scripts/demo-capacity.sh
 
 # Everything CI runs: formatting, vet, every test with the race detector,
 # then the timing-precision and memory tests without it (the race detector's

@@ -238,6 +238,7 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			s := latency[i]
 			g := &scenarios[s.scenario].Gates[s.gate]
 			fill(g, in[i], d)
+			withholdBounds(g, pairs[s.scenario].base, pairs[s.scenario].cand)
 			if o.AB != nil {
 				g.Drift = drift(in[i].Baseline)
 			}

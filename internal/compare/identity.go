@@ -103,8 +103,10 @@ func priceString(p *result.Price) string {
 }
 
 // ScenarioMismatches lists what makes two results of one scenario measure
-// different things: the requests (workload hash), the load shape and the
-// SLOs that define goodput.
+// different things: the requests (workload hash), the load shape, the SLOs
+// that define goodput and, for a capacity scenario, the search (its SLOs,
+// range, resolution, rule, repetitions and budget define what "capacity"
+// means, as the load shape defines a latency).
 func ScenarioMismatches(b, c *result.ScenarioResult) []Difference {
 	var out []Difference
 	add := func(field, bv, cv string) {
@@ -115,6 +117,9 @@ func ScenarioMismatches(b, c *result.ScenarioResult) []Difference {
 	add("workload hash", short(b.WorkloadHash), short(c.WorkloadHash))
 	add("load shape", jsonString(b.Load), jsonString(c.Load))
 	add("SLO", jsonString(b.SLO), jsonString(c.SLO))
+	// A capacity scenario against one measured at a fixed load is a
+	// mismatch too: one side's capacity would have nothing to compare with.
+	add("capacity search", capacitySearchString(b), capacitySearchString(c))
 	// Sampling parameters are part of the workload (and its hash); listed
 	// by parameter, they say what about it changed. A result from before
 	// they were recorded has none to compare.
@@ -202,6 +207,15 @@ func samplingString(s map[string]string) string {
 		parts = append(parts, k+"="+s[k])
 	}
 	return strings.Join(parts, "; ")
+}
+
+// capacitySearchString is the scenario's capacity search as JSON; "" for a
+// scenario measured at one load.
+func capacitySearchString(s *result.ScenarioResult) string {
+	if s.Capacity == nil {
+		return ""
+	}
+	return jsonString(s.Capacity.Search)
 }
 
 func jsonString(v any) string {

@@ -71,7 +71,7 @@ func (s *Sequential) IsLook(n int) bool {
 // baseline is the base arm as measured so far: its scenario must hold as
 // many rounds as partial.
 func (s *Sequential) Look(base *result.Result, partial *result.ScenarioResult) (undecided []string, level float64, err error) {
-	level = s.spend(partial.Name, len(partial.Repetitions))
+	level = s.spend(partial)
 	o := s.Options
 	o.AllowMismatch = true // identities are checked on the final result
 	o.Levels = map[string]float64{partial.Name: level}
@@ -93,9 +93,10 @@ func (s *Sequential) Look(base *result.Result, partial *result.ScenarioResult) (
 // it now if the repetitions ended past the last one), with the gates decided
 // at earlier looks keeping their decisions.
 func (s *Sequential) Final(baselines []*result.Result, res *result.Result, allowMismatch bool) (*Verdict, error) {
-	for _, sc := range res.Scenarios {
+	for i := range res.Scenarios {
+		sc := &res.Scenarios[i]
 		if _, b := find(baselines, sc.Name); b != nil && s.looked[sc.Name] != len(sc.Repetitions) {
-			s.spend(sc.Name, len(sc.Repetitions))
+			s.spend(sc)
 		}
 	}
 	o := s.Options
@@ -121,14 +122,21 @@ func (s *Sequential) FirstLevel() float64 {
 	return stat.LookLevel(share, 0, float64(first)/float64(max(s.Max, first)))
 }
 
-// spend records a look at n repetitions and returns its level.
-func (s *Sequential) spend(name string, n int) float64 {
+// spend records a look at a scenario's repetitions so far and returns its
+// level. A capacity search is one look with all its samples (its
+// repetitions are fixed, capacity.repetitions, whatever repetitions.max
+// says), so it spends the scenario's whole share there.
+func (s *Sequential) spend(sc *result.ScenarioResult) float64 {
 	if s.looked == nil {
 		s.looked, s.levels, s.decided = map[string]int{}, map[string]float64{}, map[string]map[string]Gate{}
 	}
+	name, n := sc.Name, len(sc.Repetitions)
 	share := s.Options.Alpha / float64(max(1, s.Scenarios))
 	maxN := float64(max(s.Max, n))
-	level := stat.LookLevel(share, float64(s.looked[name])/maxN, float64(n)/maxN)
+	if sc.Capacity != nil {
+		maxN = float64(max(1, n))
+	}
+	level := stat.LookLevel(share, min(1, float64(s.looked[name])/maxN), float64(n)/maxN)
 	s.looked[name], s.levels[name] = n, level
 	return level
 }

@@ -1,0 +1,353 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/session"
+	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/simstack"
+)
+
+// The capacity benchmarks: the figures of docs/capacity.md and of
+// docs/gating.md's "Capacity gates" section. An in-process simulator with
+// 1 ms steps serves a synthetic workload (64 prompt and 16 output tokens) at
+// Poisson arrivals, and the SLO is {tpot.p99: 6ms, ttft.p99: 25ms}.
+//
+//   - BenchmarkCapacityTruth: the brute-force truth alone, for the simulator
+//     and for one 1.3x slower: a fine sweep of plain scenarios at fixed
+//     rates, 12 repetitions each (PERFGATE_CAPACITY_TRUTH_REPS changes it).
+//     The truth is the load where the median over repetitions of the SLO
+//     margin (the larger of tpot.p99/6ms and ttft.p99/25ms) crosses 1,
+//     interpolated in log margin against log load. Each sweep takes a few
+//     minutes.
+//   - BenchmarkCapacitySearch: the truth, then PERFGATE_CAPACITY_RUNS
+//     (default 10) seeded searches: how often the headline capacity (the
+//     highest load that held) and the median capacity sample are within 10%
+//     of the truth (target 100%), and the probes a search made (the budget
+//     is 8).
+//   - BenchmarkCapacityRegression: for each seed, a baseline search, an A/A
+//     search on another simulator seed and a search of a 1.3x slower
+//     simulator, gated capacity: -5%: how often the A/A passed (target >=
+//     90%) and the slowdown was a regression (target 100%).
+//
+// A search takes 20 to 30 s, so CI never runs these:
+//
+//	go test -run '^$' -bench Capacity -benchtime 1x -timeout 2h ./bench/
+
+// capacityEstimate is roughly where the simulator below breaks the SLO, a
+// first coarse sweep's figure: the truth sweep spans 0.6x to 1.35x of it.
+// The mean step time is s = b/(1 − (c·O + p·P)·λ), saturating at 1/4.48 ms
+// = 223 req/s; TPOT p99 is a noisy 2-3 ms at low loads on a busy 2-core
+// machine, so the SLO sits at 6 ms, near saturation, where latency climbs
+// steeply with load (ρ/(1−ρ) per unit of log load) and a repetition's
+// crossing is sharp.
+const capacityEstimate = 170.0
+
+// capacitySlowdown is the slower candidate's step-time factor.
+const capacitySlowdown = 1.3
+
+// capacitySLO is the search's SLO, in milliseconds: the truth sweep judges
+// its repetitions by the same limits.
+var capacitySLO = map[string]float64{"tpot.p99": 6, "ttft.p99": 25}
+
+// capacitySim is the simulator of every capacity benchmark: 1 ms steps, 200
+// µs a running sequence, 20 µs a prompt token, 5% jitter; slowdown
+// multiplies its step time.
+func capacitySim(seed int64, slowdown float64) sim.Config {
+	c := sim.DefaultConfig()
+	c.StepBase, c.PerSeq, c.PerPrefillToken = time.Millisecond, 200*time.Microsecond, 20*time.Microsecond
+	c.Jitter = 0.05
+	c.Seed = seed
+	c.Slowdown = slowdown
+	return c
+}
+
+// capacityHeader is the config's top: a process stack (started in-process
+// by simstack) at an address, short warm-ups, and the repetitions and seed
+// given; the scenarios follow.
+const capacityHeader = `
+target: {base_url: "http://%s", model: auto}
+stack:
+  kind: process
+  process: {command: [perfgate, sim, --addr, %q]}
+  log: %s
+warmup: {window: 200ms, windows: 2, tolerance: 0.3, max: 20s}
+telemetry: {metrics: off, gpu: off}
+repetitions: %d
+seed: %d
+scenarios:
+`
+
+// capacityScenario is the capacity search of the benchmarks and of
+// examples/capacity.yaml.
+const capacityScenario = `
+  - name: chat-capacity
+    synth: {requests: 64, input: {type: fixed, value: 64}, output: {type: fixed, value: 16}}
+    load: {type: poisson}
+    requests: 64
+    duration: 5s
+    capacity:
+      slo: {tpot.p99: 6ms, ttft.p99: 25ms}
+      min: 10
+      max: 640
+      resolution: 0.05
+      holds: every
+      repetitions: 5
+    gates: {capacity: -5%}
+`
+
+// truthScenario is one point of the truth sweep: the search's workload at
+// one fixed rate.
+const truthScenario = `
+  - name: truth-%02d
+    synth: {requests: 64, input: {type: fixed, value: 64}, output: {type: fixed, value: 16}}
+    load: {type: poisson, rate: %g}
+    requests: 64
+    duration: 5s
+`
+
+// envCount is a positive count from the environment, def when unset.
+func envCount(b *testing.B, name string, def int) int {
+	b.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		b.Fatalf("%s=%q: want a count >= 1", name, v)
+	}
+	return n
+}
+
+// measureCapacityConfig runs the config made of capacityHeader and the
+// scenarios against a simulator configured by simCfg, as perfgate run
+// would, and returns the config (for its gates) and the result.
+func measureCapacityConfig(b *testing.B, simCfg sim.Config, reps, seed int, scenarios string) (*config.Config, *result.Result) {
+	b.Helper()
+	dir := b.TempDir()
+	addr := freeAddr(b)
+	yaml := fmt.Sprintf(capacityHeader, addr, addr, filepath.Join(dir, "stack.log"), reps, seed) + scenarios
+	path := filepath.Join(dir, "perfgate.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(yaml), path)
+	if err != nil {
+		b.Fatalf("config: %v", err)
+	}
+	sc, err := run.Prepare(cfg, nil)
+	if err != nil {
+		b.Fatalf("prepare: %v", err)
+	}
+	starter := simstack.New(func(string) sim.Config { return simCfg })
+	res, err := session.Run(context.Background(), cfg, sc, session.Options{StartStack: starter.Start})
+	if err != nil {
+		b.Fatalf("run: %v", err)
+	}
+	return cfg, res
+}
+
+// truthPoint is one rate of the truth sweep and its median SLO margin.
+type truthPoint struct {
+	rate, margin float64
+}
+
+// capacityTruth measures the brute-force truth of a simulator slowed by
+// slowdown: the sweep's rates are estimate × 0.6 × 1.03^i up to 1.35 ×
+// estimate, each measured for reps repetitions.
+func capacityTruth(b *testing.B, slowdown, estimate float64, reps int) (float64, []truthPoint) {
+	b.Helper()
+	var rates []float64
+	for r := 0.6 * estimate; r <= 1.35*estimate; r *= 1.03 {
+		rates = append(rates, math.Round(r*10)/10)
+	}
+	var scenarios strings.Builder
+	for i, r := range rates {
+		fmt.Fprintf(&scenarios, truthScenario, i, r)
+	}
+	_, res := measureCapacityConfig(b, capacitySim(1, slowdown), reps, 1, scenarios.String())
+	points := make([]truthPoint, len(res.Scenarios))
+	for i := range res.Scenarios {
+		points[i] = truthPoint{rate: rates[i], margin: medianMargin(b, &res.Scenarios[i])}
+	}
+	truth, ok := crossing(points)
+	if !ok {
+		b.Fatalf("slowdown %g: the median SLO margin does not cross 1 between %g and %g req/s: %v (move capacityEstimate)",
+			slowdown, rates[0], rates[len(rates)-1], points)
+	}
+	return truth, points
+}
+
+// medianMargin is the median over a scenario's repetitions of the SLO
+// margin: the largest of its SLO statistics over their limits. A
+// repetition that completed nothing has an infinite margin.
+func medianMargin(b *testing.B, s *result.ScenarioResult) float64 {
+	b.Helper()
+	margins := make([]float64, 0, len(s.Repetitions))
+	for i := range s.Repetitions {
+		r := &s.Repetitions[i]
+		m := 0.0
+		for name, limit := range capacitySLO {
+			v, err := r.Value(name)
+			if err != nil {
+				b.Fatalf("scenario %s repetition %d: %v", s.Name, r.Index, err)
+			}
+			m = max(m, v/limit)
+		}
+		if r.Completed == 0 {
+			m = math.Inf(1)
+		}
+		margins = append(margins, m)
+	}
+	slices.Sort(margins)
+	return stat.SortedMedian(margins)
+}
+
+// crossing is the first load where the margin goes from at most 1 to over
+// 1, interpolated linearly in log margin against log load; false when it
+// does not cross within the points.
+func crossing(points []truthPoint) (float64, bool) {
+	for i := 1; i < len(points); i++ {
+		a, c := points[i-1], points[i]
+		if a.margin > 1 || c.margin <= 1 {
+			continue
+		}
+		if math.IsInf(c.margin, 1) || a.margin <= 0 {
+			return math.Sqrt(a.rate * c.rate), true
+		}
+		t := math.Log(1/a.margin) / math.Log(c.margin/a.margin)
+		t = min(1, max(0, t))
+		return a.rate * math.Pow(c.rate/a.rate, t), true
+	}
+	return 0, false
+}
+
+// curve is "97.3:0.81 100.2:0.93 ..." for a log line.
+func curve(points []truthPoint) string {
+	parts := make([]string, len(points))
+	for i, p := range points {
+		parts[i] = fmt.Sprintf("%g:%.2f", p.rate, p.margin)
+	}
+	return strings.Join(parts, " ")
+}
+
+// capacitySearch runs the capacity scenario once against a simulator of
+// sim seed simSeed slowed by slowdown, and returns its config and result.
+func capacitySearch(b *testing.B, seed int, simSeed int64, slowdown float64) (*config.Config, *result.Result) {
+	b.Helper()
+	cfg, res := measureCapacityConfig(b, capacitySim(simSeed, slowdown), 5, seed, capacityScenario)
+	if len(res.Scenarios) != 1 || res.Scenarios[0].Capacity == nil {
+		b.Fatalf("seed %d: the result has no capacity search", seed)
+	}
+	return cfg, res
+}
+
+// sampleMedian is the median of a search's capacity samples.
+func sampleMedian(c *result.Capacity) float64 {
+	loads := make([]float64, len(c.Samples))
+	for i, s := range c.Samples {
+		loads[i] = s.RequestRate
+	}
+	slices.Sort(loads)
+	return stat.SortedMedian(loads)
+}
+
+// BenchmarkCapacityTruth: the truth of the simulator and of one 1.3x
+// slower, and how far the slowdown moves it.
+func BenchmarkCapacityTruth(b *testing.B) {
+	reps := envCount(b, "PERFGATE_CAPACITY_TRUTH_REPS", 12)
+	for b.Loop() {
+		base, bp := capacityTruth(b, 1, capacityEstimate, reps)
+		b.Logf("base: truth %.1f req/s; rate:margin %s", base, curve(bp))
+		slow, sp := capacityTruth(b, capacitySlowdown, capacityEstimate/capacitySlowdown*0.9, reps)
+		b.Logf("1.3x slower: truth %.1f req/s; rate:margin %s", slow, curve(sp))
+		b.ReportMetric(base, "truth-req/s")
+		b.ReportMetric(slow, "slower-truth-req/s")
+		b.ReportMetric(100*(slow/base-1), "shift-%")
+	}
+}
+
+// BenchmarkCapacitySearch: seeded searches against the brute-force truth.
+func BenchmarkCapacitySearch(b *testing.B) {
+	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
+	reps := envCount(b, "PERFGATE_CAPACITY_TRUTH_REPS", 12)
+	for b.Loop() {
+		truth, points := capacityTruth(b, 1, capacityEstimate, reps)
+		b.Logf("truth %.1f req/s; rate:margin %s", truth, curve(points))
+		var within, sampleWithin, probes, maxProbes int
+		var holds float64
+		for i := range runs {
+			_, res := capacitySearch(b, i+1, int64(i+1), 1)
+			c := res.Scenarios[0].Capacity
+			med := sampleMedian(c)
+			if math.Abs(c.Holds/truth-1) <= 0.10 {
+				within++
+			}
+			if math.Abs(med/truth-1) <= 0.10 {
+				sampleWithin++
+			}
+			probes += len(c.Probes)
+			maxProbes = max(maxProbes, len(c.Probes))
+			holds += c.Holds
+			b.Logf("run %d: %s, holds %.1f breaks %.1f (%+.1f%% of the truth), sample median %.1f (%+.1f%%), %d probes",
+				i+1, c.Outcome, c.Holds, c.Breaks, 100*(c.Holds/truth-1), med, 100*(med/truth-1), len(c.Probes))
+		}
+		b.ReportMetric(100*float64(within)/float64(runs), "within-10%-%")
+		b.ReportMetric(100*float64(sampleWithin)/float64(runs), "median-sample-within-10%-%")
+		b.ReportMetric(float64(probes)/float64(runs), "probes/search")
+		b.ReportMetric(float64(maxProbes), "max-probes/search")
+		b.ReportMetric(truth, "truth-req/s")
+		b.ReportMetric(holds/float64(runs), "search-req/s")
+	}
+}
+
+// BenchmarkCapacityRegression: the capacity gate passes an A/A and fails a
+// 1.3x slowdown.
+func BenchmarkCapacityRegression(b *testing.B) {
+	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
+	for b.Loop() {
+		var aaPass, found int
+		for i := range runs {
+			seed := int64(3 * (i + 1))
+			_, base := capacitySearch(b, i+1, seed, 1)
+			cfg, aa := capacitySearch(b, i+1, seed+1, 1)
+			_, slow := capacitySearch(b, i+1, seed+2, capacitySlowdown)
+			o := compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg)}
+			av, err := compare.Compare([]*result.Result{base}, aa, o)
+			if err != nil {
+				b.Fatalf("A/A comparison: %v", err)
+			}
+			sv, err := compare.Compare([]*result.Result{base}, slow, o)
+			if err != nil {
+				b.Fatalf("slowdown comparison: %v", err)
+			}
+			if av.Outcome == stat.Pass {
+				aaPass++
+			}
+			if sv.Outcome == stat.Regression {
+				found++
+			}
+			b.Logf("run %d: baseline holds %.1f; A/A holds %.1f: %s (%s); 1.3x holds %.1f: %s (%s)", i+1,
+				base.Scenarios[0].Capacity.Holds, aa.Scenarios[0].Capacity.Holds, av.Outcome, gateChanges(av),
+				slow.Scenarios[0].Capacity.Holds, sv.Outcome, gateChanges(sv))
+		}
+		b.ReportMetric(100*float64(aaPass)/float64(runs), "aa-pass-%")
+		b.ReportMetric(100*float64(found)/float64(runs), "slowdown-regression-%")
+	}
+}

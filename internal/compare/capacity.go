@@ -1,0 +1,124 @@
+package compare
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// withholdBounds keeps a capacity gate (a metric of metric.GroupCapacity)
+// from deciding on a guess. A capacity sample whose repetition never
+// crossed its SLO within the probes is a bound, not a value: censored above
+// (it held at every probe, so its capacity is at least its load) or below
+// (it broke at every probe, so at most its load). The test ran on the bounds,
+// so an outcome the true values could reverse is withheld:
+//
+//   - no pass while a candidate sample is an upper bound or a baseline
+//     sample a lower bound (the candidate may be worse than it looks);
+//   - no regression while a candidate sample is a lower bound or a baseline
+//     sample an upper bound (it may be better than it looks).
+//
+// Such a gate becomes inconclusive, its reason naming the side whose search
+// did not bracket and the bound of capacity.min or capacity.max to widen.
+// Whatever the outcome, a side whose search ended at the edge of its range
+// (below_min, above_max) or could not be sent fast enough (client_limited)
+// is said so in the reason: it has no capacity, only a bound. It runs after
+// fill; other gates, and scenarios without a capacity search, are left as
+// they are.
+func withholdBounds(g *Gate, base, cand *result.ScenarioResult) {
+	if m, err := metric.Lookup(g.Metric); err != nil || m.Group != metric.GroupCapacity {
+		return
+	}
+	if base.Capacity == nil || cand.Capacity == nil {
+		return // Values refused the gate already
+	}
+	sides := []capacitySide{{"baseline", base.Capacity}, {"candidate", cand.Capacity}}
+	var withheld []string
+	switch g.Outcome {
+	case stat.Pass:
+		withheld = append(withheld, sides[1].censored(result.CensoredBelow)...)
+		withheld = append(withheld, sides[0].censored(result.CensoredAbove)...)
+	case stat.Regression:
+		withheld = append(withheld, sides[1].censored(result.CensoredAbove)...)
+		withheld = append(withheld, sides[0].censored(result.CensoredBelow)...)
+	}
+	var notes []string
+	for _, s := range sides {
+		if n := s.outcomeNote(); n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if len(withheld) > 0 {
+		g.Reason = fmt.Sprintf("%s withheld, as the bounds it was tested on could reverse it: %s (the test alone: %s)",
+			g.Outcome, strings.Join(withheld, "; "), g.Reason)
+		g.Outcome = stat.Inconclusive
+	}
+	if len(notes) > 0 {
+		g.Reason += "; " + strings.Join(notes, "; ")
+	}
+}
+
+// capacitySide is one side's capacity search, named for messages.
+type capacitySide struct {
+	name string // baseline or candidate
+	c    *result.Capacity
+}
+
+// censored describes the side's samples censored in direction dir (above or
+// below), with the bound to widen; nil when there are none.
+func (s capacitySide) censored(dir string) []string {
+	n, total := 0, len(s.c.Samples)
+	for _, x := range s.c.Samples {
+		if x.Censored == dir {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	unit := searchUnit(s.c.Search.Metric)
+	if dir == result.CensoredBelow {
+		return []string{fmt.Sprintf("%d of the %s's %d samples are upper bounds (their repetitions broke at every probe down to %s %s: the search did not bracket them; widen capacity.min)",
+			n, s.name, total, loadString(s.c.Search.Min), unit)}
+	}
+	return []string{fmt.Sprintf("%d of the %s's %d samples are lower bounds (their repetitions held at every probe up to %s %s: the search did not bracket them; widen capacity.max)",
+		n, s.name, total, loadString(s.c.Search.Max), unit)}
+}
+
+// outcomeNote says when the side's search found no capacity, only a bound;
+// "" for a bracketed search (or one that ran out of probes, which still has
+// an interval).
+func (s capacitySide) outcomeNote() string {
+	unit := searchUnit(s.c.Search.Metric)
+	switch s.c.Outcome {
+	case result.CapacityBelowMin:
+		return fmt.Sprintf("the %s's SLOs broke at capacity.min, %s %s: its capacity is below it (widen capacity.min)",
+			s.name, loadString(s.c.Search.Min), unit)
+	case result.CapacityAboveMax:
+		return fmt.Sprintf("the %s's SLOs held at capacity.max, %s %s: its capacity is at least that (widen capacity.max)",
+			s.name, loadString(s.c.Search.Max), unit)
+	case result.CapacityClientLimited:
+		return fmt.Sprintf("the %s's search stopped at %s %s because perfgate could not send faster (client_limited): its capacity is at least that",
+			s.name, loadString(s.c.Holds), unit)
+	}
+	return ""
+}
+
+// searchUnit is the unit of a capacity search's loads.
+func searchUnit(m string) string {
+	if m == config.CapacityConcurrency {
+		return "users"
+	}
+	return "req/s"
+}
+
+// loadString formats a load to a tenth: 640, 12.5, 113.1.
+func loadString(v float64) string {
+	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
+}

@@ -169,14 +169,37 @@ type truthPoint struct {
 }
 
 // capacityTruth measures the brute-force truth of a simulator slowed by
-// slowdown: the sweep's rates are estimate × 0.6 × 1.03^i up to 1.35 ×
-// estimate, each measured for reps repetitions.
+// slowdown, in two sweeps of plain scenarios at fixed rates: a coarse one
+// (estimate × 0.4 × 1.15^i up to 3 × estimate, 3 repetitions a rate) finds
+// roughly where the median SLO margin crosses 1, whatever this machine's
+// speed makes of the simulator; a fine one (0.8 to 1.25 times that, in 3%
+// steps, reps repetitions a rate) finds the truth.
 func capacityTruth(b *testing.B, slowdown, estimate float64, reps int) (float64, []truthPoint) {
 	b.Helper()
-	var rates []float64
-	for r := 0.6 * estimate; r <= 1.35*estimate; r *= 1.03 {
-		rates = append(rates, math.Round(r*10)/10)
+	var coarse []float64
+	for r := 0.4 * estimate; r <= 3*estimate; r *= 1.15 {
+		coarse = append(coarse, math.Round(r*10)/10)
 	}
+	rough, points := truthSweep(b, slowdown, coarse, 3)
+	if rough == 0 {
+		b.Fatalf("slowdown %g: the median SLO margin does not cross 1 between %g and %g req/s: %v (move capacityEstimate)",
+			slowdown, coarse[0], coarse[len(coarse)-1], curve(points))
+	}
+	var fine []float64
+	for r := 0.8 * rough; r <= 1.25*rough; r *= 1.03 {
+		fine = append(fine, math.Round(r*10)/10)
+	}
+	truth, points := truthSweep(b, slowdown, fine, reps)
+	if truth == 0 {
+		b.Fatalf("slowdown %g: the fine sweep around %.1f req/s does not cross 1: %v", slowdown, rough, curve(points))
+	}
+	return truth, points
+}
+
+// truthSweep measures each rate for reps repetitions and returns where the
+// median SLO margin crosses 1 (0 when it does not) and every rate's margin.
+func truthSweep(b *testing.B, slowdown float64, rates []float64, reps int) (float64, []truthPoint) {
+	b.Helper()
 	var scenarios strings.Builder
 	for i, r := range rates {
 		fmt.Fprintf(&scenarios, truthScenario, i, r)
@@ -186,11 +209,7 @@ func capacityTruth(b *testing.B, slowdown, estimate float64, reps int) (float64,
 	for i := range res.Scenarios {
 		points[i] = truthPoint{rate: rates[i], margin: medianMargin(b, &res.Scenarios[i])}
 	}
-	truth, ok := crossing(points)
-	if !ok {
-		b.Fatalf("slowdown %g: the median SLO margin does not cross 1 between %g and %g req/s: %v (move capacityEstimate)",
-			slowdown, rates[0], rates[len(rates)-1], points)
-	}
+	truth, _ := crossing(points)
 	return truth, points
 }
 
@@ -275,7 +294,7 @@ func BenchmarkCapacityTruth(b *testing.B) {
 	for b.Loop() {
 		base, bp := capacityTruth(b, 1, capacityEstimate, reps)
 		b.Logf("base: truth %.1f req/s; rate:margin %s", base, curve(bp))
-		slow, sp := capacityTruth(b, capacitySlowdown, capacityEstimate/capacitySlowdown*0.9, reps)
+		slow, sp := capacityTruth(b, capacitySlowdown, capacityEstimate/capacitySlowdown, reps)
 		b.Logf("1.3x slower: truth %.1f req/s; rate:margin %s", slow, curve(sp))
 		b.ReportMetric(base, "truth-req/s")
 		b.ReportMetric(slow, "slower-truth-req/s")

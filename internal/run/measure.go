@@ -31,6 +31,22 @@ type Scenario struct {
 	SuitePaths []string
 	// Salt says whether each pass over Requests is salted (see Plan.Salt).
 	Salt bool
+	// SaltTag, when not empty, is mixed into every salt of the scenario's
+	// passes (saltName), while its arrivals stay those of its name: a
+	// capacity search measures repetition r again at every probe with the
+	// same arrivals, and each probe must still send text no prompt cache
+	// has seen (an earlier probe's would otherwise serve it, and the
+	// server would look faster the more it had been probed).
+	SaltTag string
+}
+
+// saltName is the name a scenario's salts derive from: its name, with its
+// SaltTag when it has one.
+func (s *Scenario) saltName() string {
+	if s.SaltTag == "" {
+		return s.Config.Name
+	}
+	return s.Config.Name + "/" + s.SaltTag
 }
 
 // SaltMode is the result's account of Salt: result.SaltPerPass or
@@ -244,7 +260,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID, Evals: m.Evals,
 	}
 	if s.Salt {
-		plan.Salt = SaltSeed(m.Seed, c.Name, rep, 1)
+		plan.Salt = SaltSeed(m.Seed, s.saltName(), rep, 1)
 	}
 	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate)
 	if m.Progress != nil {

@@ -193,3 +193,57 @@ func (b *truthBuffer) records(t *testing.T) map[string]sim.TruthRecord {
 	require.NoError(t, err)
 	return got
 }
+
+// TestSaltTagDefeatsTheCacheAcrossProbes measures repetition 1 of one
+// scenario twice against the simulator, as a capacity search does at two
+// loads: with the same SaltTag (or none) the second measurement sends the
+// first one's texts and the prefix cache serves every whole block of them;
+// with a tag of its own it sends new text, and the cache serves only what a
+// request shares with its own pass (the salt and the system prompt).
+func TestSaltTagDefeatsTheCacheAcrossProbes(t *testing.T) {
+	system := strings.TrimSpace(strings.Repeat("shared ", 75)) // with the 5-word salt: 80 tokens
+	reqs := make([]workload.Request, 4)
+	for i := range reqs {
+		reqs[i] = workload.Request{ID: fmt.Sprint(i), MaxTokens: 4, Messages: []workload.Message{
+			{Role: "system", Content: system}, {Role: "user", Content: strings.TrimSpace(strings.Repeat(fmt.Sprintf("u%d ", i), 64))}}}
+	}
+	for _, tags := range [][2]string{{"probe-1", "probe-2"}, {"", ""}} {
+		t.Run(fmt.Sprintf("tags=%q", tags), func(t *testing.T) {
+			truth := &truthBuffer{}
+			cfg := sim.DefaultConfig()
+			cfg.PrefixCache = true
+			cfg.Truth = truth
+			srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = srv.Close() })
+			c, err := client.New(client.Options{BaseURL: srv.URL(), Model: cfg.Model, MaxConns: 2})
+			require.NoError(t, err)
+			t.Cleanup(c.CloseIdleConnections)
+
+			var second []*result.Record
+			for i, tag := range tags {
+				sc := scenario("chat", config.Load{Type: config.LoadClosed, Concurrency: 2}, reqs)
+				sc.Salt, sc.SaltTag = true, tag
+				m := &Measurement{Dispatcher: &Dispatcher{Sender: c}, Seed: 3, RunID: fmt.Sprintf("m%d", i),
+					OnRecord: func(r *result.Record) {
+						if i == 1 {
+							second = append(second, r)
+						}
+					}}
+				_, err := m.Repetition(t.Context(), sc, 1, "rep")
+				require.NoError(t, err)
+			}
+			require.NoError(t, srv.Close())
+			got := truth.records(t)
+			require.Len(t, second, len(reqs))
+			for _, r := range second {
+				tr := got[r.RequestID]
+				if tags[0] != tags[1] {
+					assert.LessOrEqual(t, tr.CachedTokens, 80, "%s: %d of %d prompt tokens from the cache", r.RequestID, tr.CachedTokens, tr.PromptTokens)
+				} else {
+					assert.Greater(t, tr.CachedTokens, 128, "%s: %d of %d prompt tokens from the cache; the same salt, the first measurement should have filled it", r.RequestID, tr.CachedTokens, tr.PromptTokens)
+				}
+			}
+		})
+	}
+}

@@ -270,7 +270,7 @@ func (w *Warmup) dispatch(ctx context.Context, d *Dispatcher, clk Clock, start t
 			Seed: planSeed(w.Seed, name, 0), RunID: runID,
 		}
 		if s.Salt {
-			p.Salt = SaltSeed(w.Seed, name, 0, pass)
+			p.Salt = SaltSeed(w.Seed, s.saltName(), 0, pass)
 		}
 		if err := d.Run(ctx, p, func(r *result.Record) { st.add(r, offset) }); err != nil {
 			return err

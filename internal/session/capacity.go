@@ -60,10 +60,13 @@ func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
 	return s
 }
 
-// atLoad is sc with its load set to a probe's: the rate of an open loop or
+// atLoad is sc with its load set to probe n's: the rate of an open loop or
 // the users of a closed one. The name stays, so repetition r draws the same
-// seeded arrivals at every load (common random numbers).
-func atLoad(sc run.Scenario, metric string, load float64) run.Scenario {
+// seeded arrivals at every load (common random numbers); the salt takes
+// the probe's number, so that no probe is served from a prompt cache an
+// earlier probe filled with the same text.
+func atLoad(sc run.Scenario, metric string, load float64, n int) run.Scenario {
+	sc.SaltTag = fmt.Sprintf("probe-%d", n)
 	sc.Config.Load.Rate, sc.Config.Load.Concurrency = 0, 0
 	if metric == config.CapacityConcurrency {
 		sc.Config.Load.Concurrency = int(math.Round(load))
@@ -95,7 +98,7 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 	n := 0
 	probe := func(ctx context.Context, load float64, phase string) ([]result.Repetition, *result.Warmup, error) {
 		n++
-		psc := atLoad(sc, spec.Metric, load)
+		psc := atLoad(sc, spec.Metric, load, n)
 		w, err := s.warmUpAs(ctx, psc, d, fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, num(load), unit))
 		if err != nil {
 			return nil, nil, err

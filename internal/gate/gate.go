@@ -68,6 +68,7 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 	// that measured something else, should cost no GPU time.
 	bases := map[string]*result.Result{}
 	var missing []string
+	gated := 0 // scenarios with a baseline and a gate: each spends a share of alpha
 	for _, sc := range scenarios {
 		b, err := store.Load(sc.Config.Name)
 		if errors.Is(err, os.ErrNotExist) {
@@ -81,6 +82,11 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 		if !allowMismatch {
 			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load.Result(), SLO: sc.Config.SLO.Result(),
 				Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+			if c := sc.Config.Capacity; c != nil {
+				// What the search will look for: a baseline that searched
+				// otherwise (or not at all) measured something else.
+				probe.Capacity = &result.Capacity{Search: c.Result()}
+			}
 			if d := compare.ScenarioMismatches(&bs, &probe); len(d) > 0 {
 				return nil, exit.UsageError(&compare.MismatchError{Differences: d})
 			}
@@ -95,6 +101,9 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 			}
 		}
 		bases[sc.Config.Name] = b
+		if len(cfg.GatesOf(sc.Config)) > 0 || (cfg.Quality.Enabled() && sc.Config.Name == cfg.QualityScenario()) {
+			gated++
+		}
 	}
 	if len(bases) == 0 {
 		return nil, exit.UsageError(fmt.Errorf("no baseline in %s for %s: run `perfgate run` on the base branch and `perfgate baseline promote result.json` first",
@@ -105,9 +114,11 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 	seq := &compare.Sequential{
 		Options: compare.Options{Alpha: cfg.Compare.Alpha, OnInconclusive: cfg.Compare.OnInconclusive, Gates: GatesFrom(cfg),
 			QualityGates: cfg.QualityGates()},
-		Min:       cfg.Repetitions.Min,
-		Max:       cfg.Repetitions.Max,
-		Scenarios: len(bases),
+		Min: cfg.Repetitions.Min,
+		Max: cfg.Repetitions.Max,
+		// Only scenarios with gates share alpha: the ungated points of a
+		// sweep (a curve, not a test) must not dilute the others.
+		Scenarios: max(1, gated),
 	}
 	return &Gate{Store: store, Baselines: bases, Missing: missing, Sequential: seq, AllowMismatch: allowMismatch}, nil
 }

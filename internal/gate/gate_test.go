@@ -406,3 +406,65 @@ func TestSource(t *testing.T) {
 		})
 	}
 }
+
+// A capacity scenario's baseline is checked against the search the config
+// asks for (the same search passes, another is a mismatch), and the ungated
+// points of a sweep take no share of alpha from the gated scenarios.
+func TestPrepareCapacityAndSweep(t *testing.T) {
+	yaml := `
+target: {base_url: "http://127.0.0.1:1"}
+repetitions: 5
+scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {type: poisson, rate: [10, 20, 40]}
+  - name: cap
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {type: poisson}
+    capacity: {slo: {tpot.p99: 50ms}, min: 1, max: 64}
+`
+	cfg, err := config.Parse([]byte(yaml), filepath.Join(t.TempDir(), "perfgate.yaml"))
+	if err != nil {
+		t.Fatalf("config.Parse: %v", err)
+	}
+	scenarios, err := run.Prepare(cfg, nil)
+	if err != nil {
+		t.Fatalf("run.Prepare: %v", err)
+	}
+	if len(scenarios) != 4 {
+		t.Fatalf("run.Prepare gave %d scenarios, want 3 points and the search", len(scenarios))
+	}
+	baseOf := func(sc run.Scenario, search *config.Capacity) result.ScenarioResult {
+		s := measured(cfg, sc, steady[:5]...)
+		if search != nil {
+			c := &result.Capacity{Search: search.Result(), Outcome: result.CapacityBracketed, Holds: 8, Breaks: 16,
+				Probes: []result.CapacityProbe{
+					{Load: 8, Phase: "bracket", Held: true, Margin: map[string]float64{"tpot.p99": 0.5}, Repetitions: s.Repetitions},
+					{Load: 16, Phase: "bracket", Margin: map[string]float64{"tpot.p99": 1.5}, Repetitions: s.Repetitions}}}
+			for i := range s.Repetitions {
+				c.Samples = append(c.Samples, result.CapacitySample{Repetition: i + 1, Load: 11, RequestRate: 11, OutputThroughput: 44})
+			}
+			s.Load.Rate, s.Capacity = 0, c
+		}
+		return s
+	}
+	store := baseline.Store{Dir: t.TempDir()}
+	for _, sc := range scenarios {
+		promote(t, store, baseOf(sc, sc.Config.Capacity))
+	}
+	g, err := Prepare(cfg, scenarios, store, false)
+	if err != nil {
+		t.Fatalf("Prepare with the config's own search: %v", err)
+	}
+	if g.Sequential.Scenarios != 1 {
+		t.Errorf("Sequential.Scenarios = %d, want 1: only the capacity scenario has gates", g.Sequential.Scenarios)
+	}
+
+	other := *scenarios[3].Config.Capacity
+	other.Max = 128
+	promote(t, store, baseOf(scenarios[3], &other))
+	_, err = Prepare(cfg, scenarios, store, false)
+	if err == nil || !strings.Contains(err.Error(), "capacity search") {
+		t.Errorf("Prepare with a baseline that searched to 128 = %v, want a capacity search mismatch", err)
+	}
+}

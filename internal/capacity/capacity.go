@@ -146,8 +146,8 @@ func (s Spec) Check() error {
 		if !(s.Confidence > 0.5 && s.Confidence < 1) {
 			bad("confidence: want from 0.5 to 1 (exclusive), got %g", s.Confidence)
 		}
-		if s.Repetitions < 2 {
-			bad("repetitions: the bound rule needs at least 2, got %d", s.Repetitions)
+		if s.Repetitions < 3 {
+			bad("repetitions: the bound rule needs at least 3 (a t bound on 2 has one degree of freedom), got %d", s.Repetitions)
 		}
 	default:
 		bad("rule: want %s or %s, got %q", ruleEvery, ruleBound, s.Rule)
@@ -194,7 +194,36 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		log = func(string, ...any) {}
 	}
 	c := &result.Capacity{Search: s.Result(), Probes: []result.CapacityProbe{}}
-	var full [][]result.Repetition // each probe's repetitions, histograms kept
+	var full [][]result.Repetition  // each probe's repetitions, histograms kept
+	var kept []result.CapacityProbe // the probes the samples come from
+	// measure makes one probe and records it; behind says how perfgate
+	// itself fell behind the probe's open loop ("" when it kept up): such a
+	// probe never holds, and tells nothing of the server, so no sample
+	// comes from it.
+	measure := func(load float64, phase string) (p result.CapacityProbe, reps []result.Repetition, behind string, err error) {
+		if err := context.Cause(ctx); err != nil {
+			return p, nil, "", fmt.Errorf("capacity search: %w", err)
+		}
+		reps, w, err := probe(ctx, load, phase)
+		if err != nil {
+			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s: %w", phase, fmtLoad(load), s.unit(), err)
+		}
+		if len(reps) == 0 {
+			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s measured no repetitions", phase, fmtLoad(load), s.unit())
+		}
+		held, margin, broken := Judge(s, reps)
+		p = result.CapacityProbe{Load: load, Phase: phase, Held: held, Margin: margin, Broken: broken, Warmup: w,
+			Repetitions: withoutHistograms(reps)}
+		if behind = s.clientBehind(reps); behind != "" {
+			p.Held = false
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s probe at %s %s: %s", phase, fmtLoad(load), s.unit(), behind))
+		} else {
+			kept = append(kept, p)
+		}
+		c.Probes = append(c.Probes, p)
+		full = append(full, reps)
+		return p, reps, behind, nil
+	}
 	st := newState(s)
 	for {
 		load, phase, outcome := st.next()
@@ -205,26 +234,10 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 			c.Outcome = outcome
 			break
 		}
-		if err := context.Cause(ctx); err != nil {
-			return nil, nil, fmt.Errorf("capacity search: %w", err)
-		}
-		reps, w, err := probe(ctx, load, phase)
+		p, reps, behind, err := measure(load, phase)
 		if err != nil {
-			return nil, nil, fmt.Errorf("capacity search: probe at %s %s: %w", fmtLoad(load), s.unit(), err)
+			return nil, nil, err
 		}
-		if len(reps) == 0 {
-			return nil, nil, fmt.Errorf("capacity search: probe at %s %s measured no repetitions", fmtLoad(load), s.unit())
-		}
-		held, margin, broken := Judge(s, reps)
-		p := result.CapacityProbe{Load: load, Phase: phase, Held: held, Margin: margin, Broken: broken, Warmup: w,
-			Repetitions: withoutHistograms(reps)}
-		behind := s.clientBehind(reps)
-		if behind != "" {
-			p.Held = false
-			c.Warnings = append(c.Warnings, fmt.Sprintf("probe at %s %s: %s", fmtLoad(load), s.unit(), behind))
-		}
-		c.Probes = append(c.Probes, p)
-		full = append(full, reps)
 		if behind != "" {
 			c.Outcome = result.CapacityClientLimited
 			log("probe %d/%d (%s) %s %s: %s; the search stops: capacity >= %s", len(c.Probes), s.Budget, phase,
@@ -240,31 +253,15 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		if !ok {
 			break
 		}
-		if err := context.Cause(ctx); err != nil {
-			return nil, nil, fmt.Errorf("capacity search: %w", err)
-		}
-		reps, w, err := probe(ctx, load, PhaseClose)
+		p, reps, behind, err := measure(load, PhaseClose)
 		if err != nil {
-			return nil, nil, fmt.Errorf("capacity search: closing probe at %s %s: %w", fmtLoad(load), s.unit(), err)
+			return nil, nil, err
 		}
-		if len(reps) == 0 {
-			return nil, nil, fmt.Errorf("capacity search: closing probe at %s %s measured no repetitions", fmtLoad(load), s.unit())
-		}
-		held, margin, broken := Judge(s, reps)
-		p := result.CapacityProbe{Load: load, Phase: PhaseClose, Held: held, Margin: margin, Broken: broken, Warmup: w,
-			Repetitions: withoutHistograms(reps)}
-		if behind := s.clientBehind(reps); behind != "" {
-			// It says nothing of the server, and the search is over:
-			// the samples stay bounds.
-			c.Warnings = append(c.Warnings, fmt.Sprintf("closing probe at %s %s: %s", fmtLoad(load), s.unit(), behind))
-			p.Held = false
-		}
-		c.Probes = append(c.Probes, p)
-		full = append(full, reps)
-		log("closing probe (%d) %s %s, for the repetitions that never broke: %s", len(c.Probes), fmtLoad(load), s.unit(), verdict(s, p, reps))
-		if behind := s.clientBehind(reps); behind != "" {
+		if behind != "" {
+			log("closing probe (%d) %s %s: %s; the samples that never broke stay bounds", len(c.Probes), fmtLoad(load), s.unit(), behind)
 			break
 		}
+		log("closing probe (%d) %s %s, for the repetitions that never broke: %s", len(c.Probes), fmtLoad(load), s.unit(), verdict(s, p, reps))
 	}
 	c.Holds, c.Breaks = st.holds, st.breaks
 	if c.Outcome == result.CapacityClientLimited {
@@ -274,7 +271,7 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 	at := full[c.At]
 	c.RequestRate, c.OutputThroughput, c.CostPerMTok = medians(at)
 	var warnings []string
-	c.Samples, warnings = samples(s, c.Probes)
+	c.Samples, warnings = samples(s, kept)
 	c.Warnings = append(c.Warnings, warnings...)
 	if c.Outcome == result.CapacityClientLimited && c.Holds == 0 {
 		c.Warnings = append(c.Warnings, "no probe held before perfgate fell behind: the capacity point is the probe where it did")
@@ -293,8 +290,8 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 // twice that load, clamped to Max (rounded, for users); it does not move
 // the interval, which the holds rule has decided.
 func closingLoad(s Spec, c *result.Capacity) (float64, bool) {
-	if c.Outcome != result.CapacityBracketed && c.Outcome != result.CapacityBudget {
-		return 0, false
+	if c.Outcome != result.CapacityBracketed && c.Outcome != result.CapacityBudget || !brokeAny(c.Probes) {
+		return 0, false // nothing broke yet: no bracket to close
 	}
 	top := 0.0
 	broke := map[int]bool{}
@@ -321,6 +318,16 @@ func closingLoad(s Spec, c *result.Capacity) (float64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// brokeAny reports whether some probe broke.
+func brokeAny(probes []result.CapacityProbe) bool {
+	for _, p := range probes {
+		if !p.Held {
+			return true
+		}
+	}
+	return false
 }
 
 // capacityPoint is the index of the probe whose repetitions stand for the

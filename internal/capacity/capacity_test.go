@@ -23,7 +23,7 @@ const limitMS = 3 // the fake's tpot.p99 SLO
 func spec(reps int) Spec {
 	return Spec{Metric: metricRate, SLO: []Objective{{Metric: "ttft.p99", LimitMS: 25}, {Metric: "tpot.p99", LimitMS: limitMS}},
 		Min: 10, Max: 640, Start: 80, Resolution: 0.05, Rule: ruleEvery, Confidence: 0.95,
-		Repetitions: reps, Budget: WorstCase(10, 640, 0.05, false), MaxErrorRate: 0.1}
+		Repetitions: reps, Budget: WorstCase(10, 640, 80, 0.05, false), MaxErrorRate: 0.1}
 }
 
 // rep is repetition index at load with the given tpot.p99 margin: a
@@ -177,7 +177,7 @@ func TestSearchWithinWorstCaseAndContainsTheBoundary(t *testing.T) {
 		if integer {
 			s.Metric, s.Integer, s.Min, s.Max, s.Start = metricUsers, true, 1, 64, 8
 		}
-		s.Budget = WorstCase(s.Min, s.Max, s.Resolution, s.Integer)
+		s.Budget = WorstCase(s.Min, s.Max, s.Start, s.Resolution, s.Integer)
 		for c := s.Min / 3; c < s.Max*3; c *= 1.013 {
 			f := &fake{margin: powerLaw(func(int) float64 { return c }, 1)}
 			f.s = s
@@ -212,13 +212,17 @@ func TestWorstCase(t *testing.T) {
 		{10, 10, 0.05, false, 0},
 		{1, 10, 0, false, 0},
 	} {
-		assert.Equal(t, tc.want, WorstCase(tc.min, tc.max, tc.res, tc.integer), "WorstCase(%v, %v, %v, %v)", tc.min, tc.max, tc.res, tc.integer)
+		assert.Equal(t, tc.want, WorstCase(tc.min, tc.max, 0, tc.res, tc.integer), "WorstCase(%v, %v, default start, %v, %v)", tc.min, tc.max, tc.res, tc.integer)
 	}
+	// A start at one end pays for it: from 10, the bracket may double 6
+	// times to 640 (7 probes) before bisecting.
+	assert.Equal(t, 7+4, WorstCase(10, 640, 10, 0.05, false), "WorstCase from a start at min")
+	assert.Zero(t, WorstCase(10, 640, 700, 0.05, false), "a start outside the range")
 	// The formula bounds real loads over many ranges.
 	for _, r := range []float64{2, 3, 10, 64, 100, 1e4} {
 		for _, res := range []float64{0.01, 0.05, 0.2, 1} {
 			formula := int(math.Ceil(math.Log2(math.Sqrt(r)))) + 1 + int(math.Ceil(math.Log2(math.Ln2/math.Log1p(res))))
-			assert.LessOrEqual(t, WorstCase(1, r, res, false), max(formula, 1), "range %v at %v", r, res)
+			assert.LessOrEqual(t, WorstCase(1, r, 0, res, false), max(formula, 1), "range %v at %v", r, res)
 		}
 	}
 }
@@ -404,6 +408,19 @@ func TestSearchClientLimited(t *testing.T) {
 	assert.False(t, last.Held)
 	require.NotEmpty(t, c.Warnings)
 	assert.Contains(t, c.Warnings[0], "perfgate fell behind")
+	for _, smp := range c.Samples {
+		// 320 was never offered as scheduled: no sample crosses or holds there.
+		assert.Equal(t, result.CensoredAbove, smp.Censored, "sample %d", smp.Repetition)
+		assert.Equal(t, 160.0, smp.Load, "sample %d: a bound at the highest load the client kept up with", smp.Repetition)
+	}
+
+	// A search that never broke and ran out of budget makes no closing
+	// probe: there is no bracket to close.
+	s.Budget = 2
+	c = search(t, s, &fake{margin: powerLaw(func(int) float64 { return 300 }, 1)})
+	assert.Equal(t, result.CapacityBudget, c.Outcome)
+	assert.Len(t, c.Probes, 2, "80 and 160, nothing beyond the budget")
+	s.Budget = WorstCase(10, 640, 80, 0.05, false)
 
 	// With a max_in_flight cap, falling behind is the server's doing: the
 	// search goes on and finds the boundary.
@@ -426,7 +443,7 @@ func TestSearchBudget(t *testing.T) {
 func TestSearchIntegerUsers(t *testing.T) {
 	s := spec(2)
 	s.Metric, s.Integer, s.Min, s.Max, s.Start = metricUsers, true, 1, 64, 8
-	s.Budget = WorstCase(1, 64, 0.05, true)
+	s.Budget = WorstCase(1, 64, 0, 0.05, true)
 	c := search(t, s, &fake{margin: powerLaw(func(int) float64 { return 13.5 }, 1)})
 	assert.Equal(t, result.CapacityBracketed, c.Outcome)
 	assert.Equal(t, 13.0, c.Holds)

@@ -94,26 +94,37 @@ func (st *state) interval() string {
 }
 
 // WorstCase is the most probes a search from min to max at resolution can
-// make before it stops by itself, starting at the default start (the
-// geometric mean of min and max, rounded for users): the default budget.
-// It walks every path a search could take (each probe holding or
-// breaking, consistently with a single capacity), so it is exact for the
-// search as implemented. For a range of loads that is not a range (min not
-// in (0, max)) or a resolution that is not positive it returns 0.
+// make before it stops by itself, starting at start (0: the default start,
+// the geometric mean of min and max, rounded for users): the default
+// budget, and the figure a smaller budget is warned against. It walks every
+// path a search could take (each probe holding or breaking, consistently
+// with a single capacity), so it is exact for the search as implemented;
+// the closing probes (PhaseClose) come on top. For a range of loads that is
+// not a range (min not in (0, max)), a start outside it or a resolution
+// that is not positive it returns 0.
 //
-// For real loads it is ceil(log2(sqrt(max/min))) + 1 probes to bracket,
-// plus ceil(log2(ln 2 / ln(1+resolution))) to bisect the bracket (at most
-// 2x wide) to the resolution: 10 to 640 req/s at 5% is 4 + 4 = 8.
-func WorstCase(min, max, resolution float64, integer bool) int {
+// From the geometric mean it is at most ceil(log2(sqrt(max/min))) + 1
+// probes to bracket, plus ceil(log2(ln 2 / ln(1+resolution))) to bisect the
+// bracket (at most 2x wide) to the resolution: 10 to 640 req/s at 5% is
+// 4 + 4 = 8. A start near one end costs up to log2(max/min) bracket probes.
+func WorstCase(min, max, start, resolution float64, integer bool) int {
 	if !(min > 0) || !(max > min) || math.IsInf(max, 0) || !(resolution > 0) {
 		return 0
 	}
-	start := math.Sqrt(min * max)
+	if start == 0 {
+		start = math.Sqrt(min * max)
+		if integer {
+			start = math.Round(start)
+		}
+	}
 	if integer {
-		min, max, start = math.Ceil(min), math.Floor(max), math.Round(start)
+		min, max = math.Ceil(min), math.Floor(max)
 		if !(max > min) {
 			return 0
 		}
+	}
+	if !(start >= min && start <= max) {
+		return 0
 	}
 	s := Spec{Min: min, Max: max, Start: start, Resolution: resolution, Integer: integer}
 	return deepest(state{s: s})

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/perfgate/perfgate/internal/capacity"
 )
 
 // Defaults live here and only here. Each says why it is what it is; docs/config.md
@@ -145,26 +147,16 @@ var DefaultCapacityGates = map[string]string{
 	"capacity": "-5%",
 }
 
-// CapacityWorstCase is the most probes a capacity search from lo to hi
-// can need to reach its resolution, the default capacity.probes: the bracket
-// (from the geometric mean, doubling or halving to either end) takes
-// ceil(log2(sqrt(max/min))) + 1 probes, and bisecting a 2x bracket to
-// 1+resolution takes ceil(log2(ln 2 / ln(1+resolution))). For users
-// (integer), bisection also stops when no integer lies between, so it
-// takes no more than halving the widest integer bracket (max/2 users) to
-// 1. 10..640 at 5% gives 4+4 = 8, 0.5..64 gives 5+4 = 9. The result is
-// clamped to [2, MaxCapacityProbes]; 0 when the arguments are not a
-// search (validation reports them).
-func CapacityWorstCase(lo, hi, resolution float64, integer bool) int {
-	if !(lo > 0 && hi > lo && resolution > 0) {
-		return 0
-	}
-	bracket := int(math.Ceil(math.Log2(math.Sqrt(hi/lo)))) + 1
-	bisect := max(0, int(math.Ceil(math.Log2(math.Ln2/math.Log1p(resolution)))))
-	if integer {
-		bisect = min(bisect, int(math.Ceil(math.Log2(math.Max(1, hi/2)))))
-	}
-	return min(max(bracket+bisect, 2), MaxCapacityProbes)
+// CapacityWorstCase is the most probes a capacity search from lo to hi,
+// starting at start, can need to reach its resolution: the default
+// capacity.probes, and the figure a smaller one is warned against. It is
+// capacity.WorstCase, which walks every path the search can take (from the
+// geometric mean, at most ceil(log2(sqrt(hi/lo))) + 1 probes to bracket and
+// ceil(log2(ln 2 / ln(1 + resolution))) to bisect: 10..640 at 5% gives
+// 4 + 4 = 8). It is clamped to MaxCapacityProbes; 0 when the arguments
+// are not a search (validation reports them).
+func CapacityWorstCase(lo, hi, start, resolution float64, integer bool) int {
+	return min(capacity.WorstCase(lo, hi, start, resolution, integer), MaxCapacityProbes)
 }
 
 // DefaultGates are the gates every scenario has unless the config changes
@@ -373,6 +365,8 @@ func capacityDefaults(cp *Capacity, loadType string, reps Repetitions, p string,
 	if unset(p+".probes", cp.Probes == 0) {
 		// Enough for the worst case: a search that stops early spends
 		// fewer.
-		cp.Probes = CapacityWorstCase(cp.Min, cp.Max, cp.Resolution, integer)
+		if wc := CapacityWorstCase(cp.Min, cp.Max, cp.Start, cp.Resolution, integer); wc > 0 {
+			cp.Probes = max(2, wc)
+		}
 	}
 }

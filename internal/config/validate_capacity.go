@@ -168,7 +168,7 @@ func (v *validator) capacity(p string, s *Scenario) {
 		v.intIn(cp+".probes", c.Probes, 2, MaxCapacityProbes, "")
 	}
 	if minOK && maxOK && inRange(c.Resolution, 0.01, 1) && c.Probes >= 2 && c.Probes <= MaxCapacityProbes {
-		if need := CapacityWorstCase(c.Min, c.Max, c.Resolution, integer); c.Probes < need {
+		if need := CapacityWorstCase(c.Min, c.Max, c.Start, c.Resolution, integer); c.Probes < need {
 			v.warn(cp+".probes", "%d probes may not reach the resolution: from %s to %s at %s%% the search may need %d (it reports the interval it reached)",
 				c.Probes, fmtFloat(c.Min), fmtFloat(c.Max), fmtFloat(c.Resolution*100), need)
 		}

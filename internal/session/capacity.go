@@ -55,7 +55,7 @@ func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
 		s.Repetitions = max(cfg.Repetitions.Min, cfg.Repetitions.Max)
 	}
 	if s.Budget == 0 {
-		s.Budget = config.CapacityWorstCase(s.Min, s.Max, s.Resolution, s.Integer)
+		s.Budget = max(2, config.CapacityWorstCase(s.Min, s.Max, s.Start, s.Resolution, s.Integer))
 	}
 	return s
 }
@@ -91,7 +91,7 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 	if spec.Metric == config.CapacityConcurrency {
 		unit = "users"
 	}
-	s.begin(fmt.Sprintf("%s: searching capacity (%s from %s to %s, at most %d probes of %d repetitions)",
+	s.begin(fmt.Sprintf("%s: searching capacity (%s from %s to %s, at most %d probes of %d repetitions, and up to 2 closing probes)",
 		c.Name, spec.Metric, num(spec.Min), num(spec.Max), spec.Budget, spec.Repetitions))
 	m := s.measurement(d)
 	clock := s.clock

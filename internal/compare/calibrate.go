@@ -176,8 +176,9 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 	return cal, nil
 }
 
-// halves splits one result's repetitions into a first-half and a
-// second-half result, for an A/A comparison of a single run.
+// halves splits one result's repetitions (and a capacity search's samples)
+// into a first-half and a second-half result, for an A/A comparison of a
+// single run.
 func halves(r *result.Result) (*result.Result, *result.Result) {
 	a, b := *r, *r
 	a.Scenarios, b.Scenarios = nil, nil
@@ -186,6 +187,15 @@ func halves(r *result.Result) (*result.Result, *result.Result) {
 		sa, sb := s, s
 		sa.Repetitions = s.Repetitions[:mid]
 		sb.Repetitions = s.Repetitions[mid:]
+		if s.Capacity != nil {
+			// A capacity gate's samples are the search's, one per
+			// repetition index: each half gets its half of them, not
+			// the same ones (which would always pass).
+			ca, cb := *s.Capacity, *s.Capacity
+			m := len(s.Capacity.Samples) / 2
+			ca.Samples, cb.Samples = s.Capacity.Samples[:m], s.Capacity.Samples[m:]
+			sa.Capacity, sb.Capacity = &ca, &cb
+		}
 		a.Scenarios = append(a.Scenarios, sa)
 		b.Scenarios = append(b.Scenarios, sb)
 	}

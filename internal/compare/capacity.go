@@ -44,9 +44,13 @@ func withholdBounds(g *Gate, base, cand *result.ScenarioResult) {
 	case stat.Pass:
 		withheld = append(withheld, sides[1].censored(result.CensoredBelow)...)
 		withheld = append(withheld, sides[0].censored(result.CensoredAbove)...)
+		withheld = append(withheld, sides[1].bounded(result.CensoredBelow)...)
+		withheld = append(withheld, sides[0].bounded(result.CensoredAbove)...)
 	case stat.Regression:
 		withheld = append(withheld, sides[1].censored(result.CensoredAbove)...)
 		withheld = append(withheld, sides[0].censored(result.CensoredBelow)...)
+		withheld = append(withheld, sides[1].bounded(result.CensoredAbove)...)
+		withheld = append(withheld, sides[0].bounded(result.CensoredBelow)...)
 	}
 	var notes []string
 	for _, s := range sides {
@@ -71,12 +75,13 @@ type capacitySide struct {
 }
 
 // censored describes the side's samples censored in direction dir (above or
-// below), with the bound to widen; nil when there are none.
+// below), with what to change; nil when there are none.
 func (s capacitySide) censored(dir string) []string {
-	n, total := 0, len(s.c.Samples)
+	n, total, edge := 0, len(s.c.Samples), 0.0
 	for _, x := range s.c.Samples {
 		if x.Censored == dir {
 			n++
+			edge = x.Load
 		}
 	}
 	if n == 0 {
@@ -85,10 +90,28 @@ func (s capacitySide) censored(dir string) []string {
 	unit := searchUnit(s.c.Search.Metric)
 	if dir == result.CensoredBelow {
 		return []string{fmt.Sprintf("%d of the %s's %d samples are upper bounds (their repetitions broke at every probe down to %s %s: the search did not bracket them; widen capacity.min)",
-			n, s.name, total, loadString(s.c.Search.Min), unit)}
+			n, s.name, total, loadString(edge), unit)}
 	}
-	return []string{fmt.Sprintf("%d of the %s's %d samples are lower bounds (their repetitions held at every probe up to %s %s: the search did not bracket them; widen capacity.max)",
-		n, s.name, total, loadString(s.c.Search.Max), unit)}
+	advice := "widen capacity.max"
+	if edge < s.c.Search.Max {
+		advice = "they held even at the closing probes, far above the others: more requests a repetition make its p99 steadier"
+	}
+	return []string{fmt.Sprintf("%d of the %s's %d samples are lower bounds (their repetitions held at every probe up to %s %s: the search did not bracket them; %s)",
+		n, s.name, total, loadString(edge), unit, advice)}
+}
+
+// bounded says when the side's whole search ended in a bound in direction
+// dir: below (below_min, the SLOs broke at capacity.min: at most it) or
+// above (above_max or client_limited: at least the load reached). Under
+// holds: bound a probe can break while no repetition does on its own, so
+// the samples alone need not say it. nil otherwise.
+func (s capacitySide) bounded(dir string) []string {
+	switch {
+	case dir == result.CensoredBelow && s.c.Outcome == result.CapacityBelowMin,
+		dir == result.CensoredAbove && (s.c.Outcome == result.CapacityAboveMax || s.c.Outcome == result.CapacityClientLimited):
+		return []string{fmt.Sprintf("the %s's search ended %s: its capacity is a bound", s.name, s.c.Outcome)}
+	}
+	return nil
 }
 
 // outcomeNote says when the side's search found no capacity, only a bound;

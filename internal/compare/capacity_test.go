@@ -111,7 +111,7 @@ func TestCapacityGateWithholdsBounds(t *testing.T) {
 		{name: "candidate upper bounds: no pass", baseOutcome: bracketed, outcome: bracketed, base: near150,
 			cand:        append(at(149, 150, 151, 150.5), bounds(below, at(148, 148))...),
 			controlWant: stat.Pass, want: stat.Inconclusive,
-			reasonHas: []string{"pass withheld", "2 of the candidate's 6 samples are upper bounds", "down to 140 req/s", "widen capacity.min"},
+			reasonHas: []string{"pass withheld", "2 of the candidate's 6 samples are upper bounds", "down to 148 req/s", "widen capacity.min"},
 			reasonNot: []string{"baseline's"}},
 		{name: "candidate broke at min: a regression stands", baseOutcome: bracketed, outcome: belowMin, base: near150,
 			cand:        bounds(below, at(140, 140, 140, 140, 140, 140)),
@@ -121,7 +121,11 @@ func TestCapacityGateWithholdsBounds(t *testing.T) {
 		{name: "candidate lower bounds: no regression", baseOutcome: bracketed, outcome: bracketed, base: near150,
 			cand:        append(at(129, 130, 131, 130.5), bounds(above, at(131, 130))...),
 			controlWant: stat.Regression, want: stat.Inconclusive,
-			reasonHas: []string{"regression withheld", "2 of the candidate's 6 samples are lower bounds", "up to 160 req/s", "widen capacity.max"}},
+			reasonHas: []string{"regression withheld", "2 of the candidate's 6 samples are lower bounds", "up to 130 req/s", "held even at the closing probes"}},
+		{name: "candidate below min under holds: bound: no pass on crossings", baseOutcome: bracketed, outcome: belowMin, base: near150,
+			cand:        at(149, 150, 151, 150.5, 150, 151),
+			controlWant: stat.Pass, want: stat.Inconclusive,
+			reasonHas: []string{"pass withheld", "the candidate's search ended below_min"}},
 		{name: "baseline upper bounds: no regression", baseOutcome: bracketed, outcome: bracketed,
 			base: append(at(149, 150, 151, 150.5), bounds(below, at(149.5, 150.2))...), cand: near130,
 			controlWant: stat.Regression, want: stat.Inconclusive,
@@ -216,4 +220,19 @@ func TestSequentialCapacityOneLook(t *testing.T) {
 	_, level, err = (&Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 18, Scenarios: 2}).Look(plain, &plain.Scenarios[0])
 	require.NoError(t, err)
 	assert.Less(t, level, 0.02, "a scenario at one load at 6 of 18 repetitions spends a part of its share")
+}
+
+// An A/A calibration of one result compares the first half of its capacity
+// samples with the second, not the samples with themselves.
+func TestHalvesSplitCapacitySamples(t *testing.T) {
+	r := capacityResult(result.CapacityBracketed, at(140, 141, 142, 150, 151, 152))
+	a, b := halves(r)
+	sa, sb := a.Scenarios[0], b.Scenarios[0]
+	va, err := sa.Values("capacity")
+	require.NoError(t, err)
+	vb, err := sb.Values("capacity")
+	require.NoError(t, err)
+	assert.Equal(t, []float64{140, 141, 142}, va)
+	assert.Equal(t, []float64{150, 151, 152}, vb)
+	assert.Len(t, r.Scenarios[0].Capacity.Samples, 6, "the result itself is untouched")
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -143,25 +144,27 @@ func TestMeasured(t *testing.T) {
 	assert.Nil(t, none.Result())
 }
 
-func TestCapacityWorstCase(t *testing.T) {
-	for _, tc := range []struct {
-		min, max, res float64
-		integer       bool
-		want          int
-	}{
-		{10, 640, 0.05, false, 8}, // DESIGN §3: 4 + 4
-		{0.5, 64, 0.05, false, 9}, // 5 + 4
-		{10, 20, 0.05, false, 6},  // 2 + 4
-		{10, 640, 0.5, false, 5},  // 4 + 1
-		{1, 4, 0.05, true, 3},     // 2 + at most 1 bisection of 2 users
-		{1, 64, 0.01, true, 9},    // 4 + min(7, 5 halvings of 32 users)
-		{0, 10, 0.05, false, 0},   // not a search
-		{10, 10, 0.05, false, 0},  // not a search
-		{0.001, 1e5, 0.01, false, 22},
-	} {
-		got := CapacityWorstCase(tc.min, tc.max, tc.res, tc.integer)
-		assert.Equal(t, tc.want, got, "CapacityWorstCase(%g, %g, %g, %v)", tc.min, tc.max, tc.res, tc.integer)
+// The default budget is the search's exact worst case from its own start:
+// from the geometric mean of 10 and 640 it is 8 probes; from a start at
+// min the bracket may double six times first, and a budget of 8 is warned.
+func TestCapacityDefaultBudgetFollowsStart(t *testing.T) {
+	parse := func(extra string) *Config {
+		t.Helper()
+		c, err := Parse([]byte(`scenarios:
+  - name: cap
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {type: poisson}
+    capacity: {slo: {tpot.p99: 50ms}, min: 10, max: 640`+extra+`}
+`), "perfgate.yaml")
+		require.NoError(t, err)
+		return c
 	}
+	assert.Equal(t, 8, parse("").Scenarios[0].Capacity.Probes, "from the geometric mean")
+	assert.Equal(t, 11, parse(", start: 10").Scenarios[0].Capacity.Probes, "from min: 7 to bracket, 4 to bisect")
+	c := parse(", start: 10, probes: 8")
+	require.Len(t, c.Warnings, 1)
+	assert.Contains(t, c.Warnings[0].Error(), "8 probes may not reach the resolution")
+	assert.Contains(t, c.Warnings[0].Error(), "may need 11")
 }
 
 func TestCapacityDefaults(t *testing.T) {
@@ -182,7 +185,7 @@ scenarios:
 		Repetitions: 7, Probes: 8}, *c.Scenarios[0].Capacity)
 	assert.Equal(t, Capacity{SLO: map[string]time.Duration{"ttft.p99": 500 * time.Millisecond},
 		Metric: CapacityConcurrency, Min: 1, Max: 10, Start: 3, Resolution: 0.05, Holds: HoldsBound,
-		Confidence: 0.95, Repetitions: 7, Probes: CapacityWorstCase(1, 10, 0.05, true)}, *c.Scenarios[1].Capacity)
+		Confidence: 0.95, Repetitions: 7, Probes: CapacityWorstCase(1, 10, 0, 0.05, true)}, *c.Scenarios[1].Capacity)
 	assert.Equal(t, []Scenario{c.Scenarios[0], c.Scenarios[1]}, c.Measured(), "a capacity scenario is measured as it is")
 
 	assert.Equal(t, result.CapacitySearch{Metric: CapacityRequestRate, SLO: map[string]float64{"tpot.p99": 3},
@@ -375,4 +378,34 @@ func TestQualityScenarioMayBeAPoint(t *testing.T) {
 	assert.Equal(t, "chat.rate-2", c.QualityScenario())
 	_, err = Parse([]byte("quality: {suites: [sweep_test.go], scenario: chat.rate-3}\n"+scenarioYAML("    load: {type: poisson, rate: [1, 2]}")), "p.yaml")
 	assert.EqualError(t, err, `p.yaml:1:46: quality.scenario: no scenario is named "chat.rate-3"`)
+}
+
+// The run's repetitions warn only for scenarios they sample: ungated sweep
+// points need none, and a capacity scenario's samples are its own
+// capacity.repetitions.
+func TestSignificanceWarningCountsGatedSamples(t *testing.T) {
+	parse := func(capReps int) []string {
+		t.Helper()
+		c, err := Parse([]byte(fmt.Sprintf(`repetitions: 3
+scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {type: poisson, rate: [10, 20]}
+  - name: cap
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {type: poisson}
+    capacity: {slo: {tpot.p99: 50ms}, min: 10, max: 640, repetitions: %d}
+`, capReps)), "perfgate.yaml")
+		require.NoError(t, err)
+		var out []string
+		for _, w := range c.Warnings {
+			out = append(out, w.Error())
+		}
+		return out
+	}
+	for _, w := range parse(6) {
+		assert.NotContains(t, w, "cannot show a significant difference", "repetitions 3 of ungated points, 6 capacity samples")
+	}
+	ws := strings.Join(parse(3), "\n")
+	assert.Contains(t, ws, "capacity.repetitions: 3 repetitions give 3 capacity samples a side")
 }

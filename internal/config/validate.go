@@ -86,33 +86,63 @@ func (v *validator) repetitions() {
 		v.add("repetitions.max", "must be >= min (%d), got %d", r.Min, r.Max)
 	case r.Max > MaxRepetitions:
 		v.intIn("repetitions.max", r.Max, r.Min, MaxRepetitions, "")
-	case r.Max < minSignificantReps:
+	default:
+		v.significance(r)
+	}
+}
+
+// significance warns when the repetitions cannot reach significance: fewer
+// than the U test needs, or fewer than Holm's first step needs across the
+// gates. A capacity scenario's samples are its capacity.repetitions (which
+// validate_capacity checks), not the run's repetitions; a scenario without
+// gates (a sweep's points, by default) needs none.
+func (v *validator) significance(r Repetitions) {
+	gates, plain, least := 0, false, 0
+	for _, s := range v.c.Measured() {
+		n, k := r.Max, 0
+		if s.Capacity != nil && s.Capacity.Repetitions > 0 {
+			n = s.Capacity.Repetitions
+		}
+		for _, g := range v.c.GatesOf(s) {
+			if m, err := metric.Lookup(g.Metric); err == nil && !m.PerStart {
+				k++ // cold start is not tested with one start a side
+			}
+		}
+		if k == 0 {
+			continue
+		}
+		gates += k
+		plain = plain || s.Capacity == nil
+		if least == 0 || n < least {
+			least = n
+		}
+	}
+	if v.c.Quality.Enabled() {
+		gates += len(v.c.Quality.Suites) * len(v.c.QualityGates()) // in the quality scenario's family
+		plain = true
+		if least == 0 || r.Max < least {
+			least = r.Max
+		}
+	}
+	if gates == 0 {
+		return
+	}
+	if r.Max < minSignificantReps && plain {
 		v.warns = append(v.warns, v.src.problem("repetitions",
 			"%s repetitions cannot show a significant difference (the Mann-Whitney U test needs >= %d samples a side): every gate will be inconclusive",
 			r, minSignificantReps))
-	default:
-		// Holm's first step tests the smallest p-value at alpha over the
-		// number of gates (and gate splits alpha across scenarios).
-		gates := 0
-		for _, s := range v.c.Measured() {
-			for _, g := range v.c.GatesOf(s) {
-				if m, err := metric.Lookup(g.Metric); err == nil && !m.PerStart {
-					gates++ // cold start is not tested with one start a side
-				}
-			}
-		}
-		if v.c.Quality.Enabled() {
-			gates += len(v.c.Quality.Suites) * len(v.c.QualityGates()) // in the quality scenario's family
-		}
-		if gates == 0 || !(v.c.Compare.Alpha > 0) {
-			return
-		}
-		level := v.c.Compare.Alpha / float64(gates)
-		if need := stat.SamplesToReach(level); r.Max < need {
-			v.warns = append(v.warns, v.src.problem("repetitions",
-				"%s repetitions a side cannot show a significant difference across %d gates at alpha %g (Holm's first step needs p < %.3g, which takes >= %d samples a side): raise repetitions, or gate fewer metrics",
-				r, gates, v.c.Compare.Alpha, level, need))
-		}
+		return
+	}
+	if least < minSignificantReps || !(v.c.Compare.Alpha > 0) {
+		return // a capacity scenario's own warning says it
+	}
+	// Holm's first step tests the smallest p-value at alpha over the
+	// number of gates (and gate splits alpha across scenarios).
+	level := v.c.Compare.Alpha / float64(gates)
+	if need := stat.SamplesToReach(level); least < need {
+		v.warns = append(v.warns, v.src.problem("repetitions",
+			"%s repetitions a side cannot show a significant difference across %d gates at alpha %g (Holm's first step needs p < %.3g, which takes >= %d samples a side): raise repetitions, or gate fewer metrics",
+			r, gates, v.c.Compare.Alpha, level, need))
 	}
 }
 

@@ -116,7 +116,7 @@ func describeMeasured(w io.Writer, cfg *config.Config) {
 			if c.Metric == config.CapacityConcurrency {
 				unit = "users"
 			}
-			fmt.Fprintf(w, "%s: a capacity search of %s from %g to %g %s, starting at %g, at most %d probes of %d repetitions\n",
+			fmt.Fprintf(w, "%s: a capacity search of %s from %g to %g %s, starting at %g, at most %d probes (and up to 2 closing probes) of %d repetitions\n",
 				s.Name, c.Metric, c.Min, c.Max, unit, c.Start, c.Probes, c.Repetitions)
 		}
 	}

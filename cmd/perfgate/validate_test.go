@@ -69,6 +69,6 @@ scenarios:
 	stdout, _, err := perfgate("validate", "-c", conf)
 	require.NoError(t, err)
 	assert.Equal(t, "chat: a sweep of 2 points: chat.rate-0.5, chat.rate-25\n"+
-		"cap: a capacity search of request_rate from 10 to 640 req/s, starting at 80, at most 8 probes of 5 repetitions\n"+
+		"cap: a capacity search of request_rate from 10 to 640 req/s, starting at 80, at most 8 probes (and up to 2 closing probes) of 5 repetitions\n"+
 		"ok: 1 file checked\n", stdout)
 }

@@ -71,7 +71,8 @@ type CapacitySearch struct {
 	Confidence float64 `json:"confidence,omitempty"`
 	// Repetitions is how many repetitions each probe measures.
 	Repetitions int `json:"repetitions"`
-	// Budget is the most probes the search may make.
+	// Budget is the most probes the search may make to bracket and
+	// bisect; up to 2 closing probes (Phase close) come on top.
 	Budget int `json:"budget"`
 }
 
@@ -115,7 +116,9 @@ type Capacity struct {
 type CapacityProbe struct {
 	// Load is the offered rate (req/s) or concurrency probed.
 	Load float64 `json:"load"`
-	// Phase is bracket or bisect.
+	// Phase is bracket, bisect, or close: a closing probe, at twice (then
+	// four times) the highest load probed, made after the search when some
+	// repetition held at every probe, so that its sample is a crossing.
 	Phase string `json:"phase"`
 	// Held is the holds rule's verdict on the probe.
 	Held bool `json:"held"`

@@ -594,10 +594,27 @@ func (v *checker) capacity(sp string, s *ScenarioResult) {
 	if len(c.Samples) > q.Repetitions {
 		v.add(p+".samples", "%d samples for %d repetitions a probe", len(c.Samples), q.Repetitions)
 	}
+	if len(c.Samples) == 0 {
+		v.add(p+".samples", "none: a search gives one capacity sample per repetition")
+	}
+	// A sample is a crossing between probed loads, or a bound at one: it
+	// lies within the loads probed.
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, pr := range c.Probes {
+		lo, hi = min(lo, pr.Load), max(hi, pr.Load)
+	}
+	seen := map[int]bool{}
 	for i, smp := range c.Samples {
 		ip := fmt.Sprintf("%s.samples[%d]", p, i)
 		if smp.Repetition < 1 || smp.Repetition > q.Repetitions {
 			v.add(ip+".repetition", "want from 1 to %d, got %d", q.Repetitions, smp.Repetition)
+		}
+		if seen[smp.Repetition] {
+			v.add(ip+".repetition", "repetition %d has a sample already", smp.Repetition)
+		}
+		seen[smp.Repetition] = true
+		if smp.Load < lo || smp.Load > hi {
+			v.add(ip+".load", "want within the loads probed (%s to %s), got %s", fmtNum(lo), fmtNum(hi), fmtNum(smp.Load))
 		}
 		v.nonNegative(ip+".load", smp.Load)
 		v.nonNegative(ip+".request_rate", smp.RequestRate)

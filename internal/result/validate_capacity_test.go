@@ -55,6 +55,9 @@ func TestValidateCapacity(t *testing.T) {
 		{"sample repetition out of range", func(r *Result) { c(r).Samples[1].Repetition = 3 }, "scenarios[0].capacity.samples[1].repetition: want from 1 to 2, got 3"},
 		{"NaN sample", func(r *Result) { c(r).Samples[0].RequestRate = math.NaN() }, "scenarios[0].capacity.samples[0].request_rate: want a finite number >= 0, got NaN"},
 		{"unknown censoring", func(r *Result) { c(r).Samples[0].Censored = "sideways" }, `scenarios[0].capacity.samples[0].censored: "sideways"`},
+		{"duplicate sample", func(r *Result) { c(r).Samples[1].Repetition = 1 }, "scenarios[0].capacity.samples[1].repetition: repetition 1 has a sample already"},
+		{"sample beyond the probes", func(r *Result) { c(r).Samples[1].Load = 5000 }, "scenarios[0].capacity.samples[1].load: want within the loads probed"},
+		{"no samples", func(r *Result) { c(r).Samples = nil }, "scenarios[0].capacity.samples: none"},
 		{"held past its SLO", func(r *Result) { c(r).Probes[0].Margin["tpot.p99"] = 1.5 }, "scenarios[0].capacity.probes[0].held: held with tpot.p99 at 1.5x its SLO"},
 		{"held with a broken repetition", func(r *Result) { c(r).Probes[0].Broken = 1 }, "scenarios[0].capacity.probes[0].held: held with 1 broken repetitions"},
 		{"broken past its repetitions", func(r *Result) { c(r).Probes[1].Broken = 3 }, "scenarios[0].capacity.probes[1].broken: want from 0 to 2 (its repetitions), got 3"},
@@ -104,10 +107,16 @@ func TestCapacityRoundTrip(t *testing.T) {
 	bc := below.Scenarios[0].Capacity
 	bc.Outcome, bc.Holds, bc.Breaks = CapacityBelowMin, 0, 10
 	bc.Probes = []CapacityProbe{{Load: 10, Phase: "bracket", Margin: map[string]float64{"tpot.p99": 2}, Repetitions: bc.Probes[0].Repetitions}}
+	for i := range bc.Samples {
+		bc.Samples[i].Load, bc.Samples[i].Censored = 10, CensoredBelow
+	}
 	assert.NoError(t, below.Validate())
 	above := capacityResult()
 	ac := above.Scenarios[0].Capacity
 	ac.Outcome, ac.Holds, ac.Breaks = CapacityAboveMax, 640, 0
 	ac.Probes = []CapacityProbe{{Load: 640, Phase: "bracket", Held: true, Margin: map[string]float64{"tpot.p99": 0.5}, Repetitions: ac.Probes[0].Repetitions}}
+	for i := range ac.Samples {
+		ac.Samples[i].Load, ac.Samples[i].Censored = 640, CensoredAbove
+	}
 	assert.NoError(t, above.Validate())
 }

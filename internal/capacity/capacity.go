@@ -206,17 +206,17 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		}
 		reps, w, err := probe(ctx, load, phase)
 		if err != nil {
-			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s: %w", phase, fmtLoad(load), s.unit(), err)
+			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s: %w", phase, FormatLoad(load), s.unit(), err)
 		}
 		if len(reps) == 0 {
-			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s measured no repetitions", phase, fmtLoad(load), s.unit())
+			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s measured no repetitions", phase, FormatLoad(load), s.unit())
 		}
 		held, margin, broken := Judge(s, reps)
 		p = result.CapacityProbe{Load: load, Phase: phase, Held: held, Margin: margin, Broken: broken, Warmup: w,
 			Repetitions: withoutHistograms(reps)}
 		if behind = s.clientBehind(reps); behind != "" {
 			p.Held = false
-			c.Warnings = append(c.Warnings, fmt.Sprintf("%s probe at %s %s: %s", phase, fmtLoad(load), s.unit(), behind))
+			c.Warnings = append(c.Warnings, fmt.Sprintf("%s probe at %s %s: %s", phase, FormatLoad(load), s.unit(), behind))
 		} else {
 			kept = append(kept, p)
 		}
@@ -241,11 +241,11 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		if behind != "" {
 			c.Outcome = result.CapacityClientLimited
 			log("probe %d/%d (%s) %s %s: %s; the search stops: capacity >= %s", len(c.Probes), s.Budget, phase,
-				fmtLoad(load), s.unit(), behind, fmtLoad(st.holds))
+				FormatLoad(load), s.unit(), behind, FormatLoad(st.holds))
 			break
 		}
 		st.record(load, p.Held)
-		log("probe %d/%d (%s) %s %s: %s; %s", len(c.Probes), s.Budget, phase, fmtLoad(load), s.unit(),
+		log("probe %d/%d (%s) %s %s: %s; %s", len(c.Probes), s.Budget, phase, FormatLoad(load), s.unit(),
 			verdict(s, p, reps), st.interval())
 	}
 	for closed := 0; closed < MaxClosing; closed++ {
@@ -258,10 +258,10 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 			return nil, nil, err
 		}
 		if behind != "" {
-			log("closing probe (%d) %s %s: %s; the samples that never broke stay bounds", len(c.Probes), fmtLoad(load), s.unit(), behind)
+			log("closing probe (%d) %s %s: %s; the samples that never broke stay bounds", len(c.Probes), FormatLoad(load), s.unit(), behind)
 			break
 		}
-		log("closing probe (%d) %s %s, for the repetitions that never broke: %s", len(c.Probes), fmtLoad(load), s.unit(), verdict(s, p, reps))
+		log("closing probe (%d) %s %s, for the repetitions that never broke: %s", len(c.Probes), FormatLoad(load), s.unit(), verdict(s, p, reps))
 	}
 	c.Holds, c.Breaks = st.holds, st.breaks
 	if c.Outcome == result.CapacityClientLimited {
@@ -364,7 +364,7 @@ func (s Spec) clientBehind(reps []result.Repetition) string {
 	for _, r := range reps {
 		if sc := r.Schedule; sc != nil && !sc.Achieved {
 			return fmt.Sprintf("perfgate fell behind its schedule in repetition %d (sent %s of %s req/s, p99 send lag %.1f ms): the client, not the server, is the limit",
-				r.Index, fmtLoad(sc.AchievedRate), fmtLoad(sc.ScheduledRate), sc.SendLag.P99)
+				r.Index, FormatLoad(sc.AchievedRate), FormatLoad(sc.ScheduledRate), sc.SendLag.P99)
 		}
 	}
 	return ""
@@ -456,9 +456,10 @@ func verdict(s Spec, p result.CapacityProbe, reps []result.Repetition) string {
 	return fmt.Sprintf("%s (%s %.2fx its SLO, rep %d)", word, worst, wm, rep)
 }
 
-// fmtLoad writes a load to three significant digits, whole numbers from
-// 100 up: 113, 56.6, 7.07, 0.707.
-func fmtLoad(x float64) string {
+// FormatLoad writes a load to three significant digits, whole numbers from
+// 100 up: 113, 56.6, 7.07, 0.707. Every line about a search (its log, the
+// gate's reasons) writes loads with it, so they read alike.
+func FormatLoad(x float64) string {
 	if !(x > 0) || math.IsInf(x, 0) {
 		return fmt.Sprint(x)
 	}

@@ -567,6 +567,6 @@ func TestSearchErrors(t *testing.T) {
 
 func TestFmtLoad(t *testing.T) {
 	for x, want := range map[float64]string{113.137: "113", 56.57: "56.6", 7.071: "7.07", 0.7071: "0.707", 80: "80", 1280: "1280", 2.5: "2.5"} {
-		assert.Equal(t, want, fmtLoad(x), "fmtLoad(%v)", x)
+		assert.Equal(t, want, FormatLoad(x), "FormatLoad(%v)", x)
 	}
 }

@@ -88,7 +88,7 @@ func crossing(s Spec, rep int, pts []point) (result.CapacitySample, string) {
 	for _, p := range pts[bi+1:] {
 		if p.margin <= 1 {
 			warning = fmt.Sprintf("non-monotone: repetition %d held at %s %s, above %s where it broke (its capacity is taken at the first crossing)",
-				rep, fmtLoad(p.load), s.unit(), fmtLoad(b.load))
+				rep, FormatLoad(p.load), s.unit(), FormatLoad(b.load))
 			break
 		}
 	}

@@ -84,11 +84,11 @@ func (st *state) record(load float64, held bool) {
 func (st *state) interval() string {
 	switch {
 	case st.holds > 0 && st.breaks > 0:
-		return fmt.Sprintf("capacity in [%s, %s)", fmtLoad(st.holds), fmtLoad(st.breaks))
+		return fmt.Sprintf("capacity in [%s, %s)", FormatLoad(st.holds), FormatLoad(st.breaks))
 	case st.holds > 0:
-		return "capacity >= " + fmtLoad(st.holds)
+		return "capacity >= " + FormatLoad(st.holds)
 	case st.breaks > 0:
-		return "capacity < " + fmtLoad(st.breaks)
+		return "capacity < " + FormatLoad(st.breaks)
 	}
 	return "nothing known yet"
 }

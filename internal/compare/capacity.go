@@ -2,10 +2,9 @@ package compare
 
 import (
 	"fmt"
-	"math"
-	"strconv"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
@@ -90,14 +89,14 @@ func (s capacitySide) censored(dir string) []string {
 	unit := searchUnit(s.c.Search.Metric)
 	if dir == result.CensoredBelow {
 		return []string{fmt.Sprintf("%d of the %s's %d samples are upper bounds (their repetitions broke at every probe down to %s %s: the search did not bracket them; widen capacity.min)",
-			n, s.name, total, loadString(edge), unit)}
+			n, s.name, total, capacity.FormatLoad(edge), unit)}
 	}
 	advice := "widen capacity.max"
 	if edge < s.c.Search.Max {
 		advice = "they held even at the closing probes, far above the others: more requests a repetition make its p99 steadier"
 	}
 	return []string{fmt.Sprintf("%d of the %s's %d samples are lower bounds (their repetitions held at every probe up to %s %s: the search did not bracket them; %s)",
-		n, s.name, total, loadString(edge), unit, advice)}
+		n, s.name, total, capacity.FormatLoad(edge), unit, advice)}
 }
 
 // bounded says when the side's whole search ended in a bound in direction
@@ -122,13 +121,13 @@ func (s capacitySide) outcomeNote() string {
 	switch s.c.Outcome {
 	case result.CapacityBelowMin:
 		return fmt.Sprintf("the %s's SLOs broke at capacity.min, %s %s: its capacity is below it (widen capacity.min)",
-			s.name, loadString(s.c.Search.Min), unit)
+			s.name, capacity.FormatLoad(s.c.Search.Min), unit)
 	case result.CapacityAboveMax:
 		return fmt.Sprintf("the %s's SLOs held at capacity.max, %s %s: its capacity is at least that (widen capacity.max)",
-			s.name, loadString(s.c.Search.Max), unit)
+			s.name, capacity.FormatLoad(s.c.Search.Max), unit)
 	case result.CapacityClientLimited:
 		return fmt.Sprintf("the %s's search stopped at %s %s because perfgate could not send faster (client_limited): its capacity is at least that",
-			s.name, loadString(s.c.Holds), unit)
+			s.name, capacity.FormatLoad(s.c.Holds), unit)
 	}
 	return ""
 }
@@ -141,7 +140,3 @@ func searchUnit(m string) string {
 	return "req/s"
 }
 
-// loadString formats a load to a tenth: 640, 12.5, 113.1.
-func loadString(v float64) string {
-	return strconv.FormatFloat(math.Round(v*10)/10, 'f', -1, 64)
-}

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strconv"
 
 	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/config"
@@ -92,14 +91,14 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 		unit = "users"
 	}
 	s.begin(fmt.Sprintf("%s: searching capacity (%s from %s to %s, at most %d probes of %d repetitions, and up to 2 closing probes)",
-		c.Name, spec.Metric, num(spec.Min), num(spec.Max), spec.Budget, spec.Repetitions))
+		c.Name, spec.Metric, capacity.FormatLoad(spec.Min), capacity.FormatLoad(spec.Max), spec.Budget, spec.Repetitions))
 	m := s.measurement(d)
 	clock := s.clock
 	n := 0
 	probe := func(ctx context.Context, load float64, phase string) ([]result.Repetition, *result.Warmup, error) {
 		n++
 		psc := atLoad(sc, spec.Metric, load, n)
-		w, err := s.warmUpAs(ctx, psc, d, fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, num(load), unit))
+		w, err := s.warmUpAs(ctx, psc, d, fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, capacity.FormatLoad(load), unit))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -110,7 +109,7 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 					return nil, nil, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, r, context.Cause(ctx))
 				}
 			}
-			label := fmt.Sprintf("%s %s %s rep %d/%d", c.Name, num(load), unit, r, spec.Repetitions)
+			label := fmt.Sprintf("%s %s %s rep %d/%d", c.Name, capacity.FormatLoad(load), unit, r, spec.Repetitions)
 			rep, err := m.Repetition(ctx, psc, r, label)
 			var broken *run.BrokenError
 			switch {
@@ -142,21 +141,13 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 func capacityLine(c *result.Capacity, unit string) string {
 	switch c.Outcome {
 	case result.CapacityBelowMin:
-		return fmt.Sprintf("the SLOs break at the lowest load, %s %s: capacity below it (%d probes)", num(c.Breaks), unit, len(c.Probes))
+		return fmt.Sprintf("the SLOs break at the lowest load, %s %s: capacity below it (%d probes)", capacity.FormatLoad(c.Breaks), unit, len(c.Probes))
 	case result.CapacityAboveMax:
-		return fmt.Sprintf("the SLOs hold at the highest load, %s %s: capacity at least that (%d probes)", num(c.Holds), unit, len(c.Probes))
+		return fmt.Sprintf("the SLOs hold at the highest load, %s %s: capacity at least that (%d probes)", capacity.FormatLoad(c.Holds), unit, len(c.Probes))
 	case result.CapacityClientLimited:
-		return fmt.Sprintf("perfgate could not send faster: capacity at least %s %s (%d probes)", num(c.Holds), unit, len(c.Probes))
+		return fmt.Sprintf("perfgate could not send faster: capacity at least %s %s (%d probes)", capacity.FormatLoad(c.Holds), unit, len(c.Probes))
 	case result.CapacityBudget:
-		return fmt.Sprintf("capacity in [%s, %s) %s after all %d probes of the budget", num(c.Holds), num(c.Breaks), unit, len(c.Probes))
+		return fmt.Sprintf("capacity in [%s, %s) %s after all %d probes of the budget", capacity.FormatLoad(c.Holds), capacity.FormatLoad(c.Breaks), unit, len(c.Probes))
 	}
-	return fmt.Sprintf("capacity %s %s: holds at %s, breaks at %s (%d probes)", num(c.Holds), unit, num(c.Holds), num(c.Breaks), len(c.Probes))
-}
-
-// num writes a load to 3 significant digits, whole from 100 up.
-func num(x float64) string {
-	if x >= 100 || x == math.Trunc(x) {
-		return strconv.FormatFloat(math.Round(x), 'f', -1, 64)
-	}
-	return strconv.FormatFloat(x, 'g', 3, 64)
+	return fmt.Sprintf("capacity %s %s: holds at %s, breaks at %s (%d probes)", capacity.FormatLoad(c.Holds), unit, capacity.FormatLoad(c.Holds), capacity.FormatLoad(c.Breaks), len(c.Probes))
 }

@@ -139,4 +139,3 @@ func searchUnit(m string) string {
 	}
 	return "req/s"
 }
-

@@ -127,7 +127,7 @@ else
   echo "frontier.md: $size bytes (a comment holds 65536)"
 fi
 
-for p in "${pngs[@]}"; do
+for p in ${pngs[@]+"${pngs[@]}"}; do
   echo "$p"
 done
 if ((failed)); then

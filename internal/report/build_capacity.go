@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -53,15 +54,22 @@ func sweepRange(sw *SweepData) string {
 	}
 	param, unit := sweepParam(sw)
 	lo, hi := sw.Points[0].Value, sw.Points[len(sw.Points)-1].Value
-	return strings.TrimSpace(fmt.Sprintf("%s %s…%s %s", param, sweepNumber(lo), sweepNumber(hi), unit)) + " · " + verdictCount(len(sw.Points), "point")
+	return strings.TrimSpace(fmt.Sprintf("%s %s…%s %s", param, loadText(lo), loadText(hi), unit)) + " · " + verdictCount(len(sw.Points), "point")
 }
 
-// sweepNumber is a load as a sweep names it: 25, 0.5, 16.
-func sweepNumber(x float64) string {
+// loadText is a load (a rate in req/s or a concurrency in users) as every
+// view of perfgate writes it, the terminal summary, the report and the
+// frontier alike: whole from 100 up and when whole, else to 3 significant
+// digits, with thousands grouped: 1,280, 148, 56.6, 0.707; "—" when not
+// finite.
+func loadText(x float64) string {
 	if !finite(x) {
 		return "—"
 	}
-	return strconv.FormatFloat(roundSig(x, 4), 'f', -1, 64)
+	if math.Abs(x) >= 100 || x == math.Trunc(x) {
+		return grouped(x, 0)
+	}
+	return strconv.FormatFloat(roundSig(x, 3), 'f', -1, 64)
 }
 
 // sweepSection is a swept scenario: a table of its points (each figure
@@ -93,7 +101,7 @@ func sweepSection(sw *SweepData, v *compare.Verdict, names sides) *section {
 	for _, p := range sw.Points {
 		t.Rows = append(t.Rows, row{Cells: []cell{
 			textCell(untrusted(p.Scenario)),
-			plainCell(strings.TrimSpace(sweepNumber(p.Value) + " " + unit)),
+			plainCell(strings.TrimSpace(loadText(p.Value) + " " + unit)),
 			plainCell(figure(p, func(s *PointStats) float64 { return s.RequestRate })),
 			plainCell(figure(p, func(s *PointStats) float64 { return s.OutputThroughput })),
 			plainCell(figure(p, func(s *PointStats) float64 { return s.TTFTP99 })),
@@ -159,7 +167,7 @@ func sweepChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
 		if p.Candidate == nil || !finite(m.p99(p.Candidate)) {
 			return nil, false
 		}
-		c.Labels = append(c.Labels, []string{sweepNumber(p.Value)})
+		c.Labels = append(c.Labels, []string{loadText(p.Value)})
 		cand.Points = append(cand.Points, point{compare.Num(i), compare.Num(m.p99(p.Candidate))})
 		if p.Baseline == nil || !finite(m.p99(p.Baseline)) {
 			hasBase = false
@@ -194,7 +202,7 @@ func curveChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
 		Subtitle: "each point an offered " + param + "; solid p99, dashed p50",
 		XTitle:   "output tok/s (achieved)", YTitle: plain(m.title + " (ms, log scale)")}
 	for _, p := range sw.Points {
-		c.Labels = append(c.Labels, []string{strings.TrimSpace(sweepNumber(p.Value) + " " + unit)})
+		c.Labels = append(c.Labels, []string{strings.TrimSpace(loadText(p.Value) + " " + unit)})
 	}
 	nan := compare.Num(math.NaN())
 	any := false
@@ -294,7 +302,7 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 		{Title: "output tok/s", Kind: colNumber},
 		{Title: "$/Mtok", Kind: colNumber},
 		{Title: "TTFT / TPOT p99 (ms)", Long: "TTFT / TPOT p99 at capacity (ms)", Kind: colNumber},
-		{Title: "probes", Long: "probes used / budget", Kind: colNumber},
+		{Title: "probes", Long: "probes used of the budget", Kind: colNumber},
 		{Title: "outcome"},
 	}}
 	var warnings noteSet
@@ -319,7 +327,7 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 			plainCell(verdictValue(c.OutputThroughput, "")),
 			plainCell(cost),
 			plainCell(capacityLatency(c)),
-			plainCell(fmt.Sprintf("%d/%d", len(c.Probes), c.Search.Budget)),
+			plainCell(probesText(c)),
 			textCell(capacityOutcome(c, unit)),
 		}})
 		for _, w := range c.Warnings {
@@ -343,20 +351,22 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 	return out
 }
 
-// capacityInterval is a side's capacity: "128.8 req/s [128.8, 134.5)", or
-// the bound a search that did not bracket it found.
+// capacityInterval is a search's capacity as the summary and the report
+// write it: "128.8 req/s [128.8, 134.5)" (rounded by loadText), or the
+// bound a search that did not bracket it found: "< 10 req/s", "≥ 640
+// req/s", and "not found (no probe held)" when nothing held and nothing
+// bounds it from above (perfgate fell behind before any probe held).
 func capacityInterval(c *result.Capacity, unit string) string {
-	v := sweepNumber
-	switch c.Outcome {
-	case result.CapacityBelowMin:
-		return "< " + v(c.Breaks) + " " + unit
-	case result.CapacityAboveMax, result.CapacityClientLimited:
-		return "≥ " + v(c.Holds) + " " + unit
+	v := func(x float64) string { return loadText(x) + " " + unit }
+	switch {
+	case c.Outcome == result.CapacityBelowMin || c.Holds <= 0 && c.Breaks > 0:
+		return "< " + v(c.Breaks)
+	case c.Holds <= 0:
+		return "not found (no probe held)"
+	case c.Outcome == result.CapacityAboveMax || c.Outcome == result.CapacityClientLimited || c.Breaks <= 0:
+		return "≥ " + v(c.Holds)
 	}
-	if c.Breaks <= 0 {
-		return v(c.Holds) + " " + unit
-	}
-	return fmt.Sprintf("%s %s [%s, %s)", v(c.Holds), unit, v(c.Holds), v(c.Breaks))
+	return fmt.Sprintf("%s [%s, %s)", v(c.Holds), loadText(c.Holds), loadText(c.Breaks))
 }
 
 // capacityLatency is the medians of TTFT and TPOT p99 over the capacity
@@ -372,22 +382,78 @@ func capacityLatency(c *result.Capacity) string {
 	return verdictValue(medianOf(ttft), "") + " / " + verdictValue(medianOf(tpot), "")
 }
 
-// capacityOutcome says how a search ended, in words.
+// capacityOutcome says how a search ended, in words: the one wording of
+// the report's outcome column and of the terminal summary's outcome line
+// (capacityOutcomeText), an outcome perfgate does not write shown as the
+// untrusted text it is.
 func capacityOutcome(c *result.Capacity, unit string) sentence {
-	v := func(x float64) string { return sweepNumber(x) + " " + unit }
+	text, known := capacityOutcomeText(c, unit)
+	if !known {
+		return untrusted(text)
+	}
+	return plain(text)
+}
+
+// capacityOutcomeText says how a search ended, in words; known is false
+// for an outcome perfgate does not write, returned as it was read: the
+// caller must sanitise it (untrusted, clean).
+func capacityOutcomeText(c *result.Capacity, unit string) (text string, known bool) {
+	v := func(x float64) string { return loadText(x) + " " + unit }
+	res := verdictPercentOf(c.Search.Resolution)
 	switch c.Outcome {
 	case result.CapacityBracketed:
-		return plain(fmt.Sprintf("bracketed to %s", verdictPercentOf(c.Search.Resolution)))
+		return "bracketed to " + res, true
 	case result.CapacityBelowMin:
-		return plain(fmt.Sprintf("SLO broken at the lowest load, %s: capacity below it", v(c.Search.Min)))
+		return fmt.Sprintf("SLO broken at the lowest load, %s: the capacity is below it (lower capacity.min to find it)", v(c.Breaks)), true
 	case result.CapacityAboveMax:
-		return plain(fmt.Sprintf("SLO held at the highest load, %s: capacity at least that", v(c.Search.Max)))
+		return fmt.Sprintf("SLO held at the highest load, %s: the capacity is at least that (raise capacity.max to find it)", v(c.Holds)), true
 	case result.CapacityBudget:
-		return plain(fmt.Sprintf("probe budget spent before the interval narrowed to %s", verdictPercentOf(c.Search.Resolution)))
+		spent := fmt.Sprintf("the budget of %s ran out before the interval narrowed to %s", verdictCount(c.Search.Budget, "probe"), res)
+		switch {
+		case c.Holds <= 0:
+			return spent + ": no probe held, the capacity is below " + v(c.Breaks), true
+		case c.Breaks <= 0:
+			return spent + ": no probe broke, the capacity is at least " + v(c.Holds), true
+		}
+		return spent + ": the capacity is in the interval reached", true
 	case result.CapacityClientLimited:
-		return plain(fmt.Sprintf("perfgate could not send faster than %s: capacity at least %s, the server not shown to break", v(c.Breaks), v(c.Holds)))
+		fell := v(clientLimitedAt(c))
+		if c.Holds <= 0 {
+			return fmt.Sprintf("no probe held before perfgate fell behind its schedule at %s (an open loop with no max_in_flight cap): the capacity was not found, and the server was not shown to break", fell), true
+		}
+		return fmt.Sprintf("perfgate fell behind its schedule at %s (an open loop with no max_in_flight cap): the capacity is at least %s, and the server was not shown to break", fell, v(c.Holds)), true
 	}
-	return untrusted(c.Outcome)
+	return c.Outcome, false
+}
+
+// clientLimitedAt is the load at which a client_limited search's open
+// loop fell behind: the search stops at that probe, so it is the last
+// probe of the search proper (closing probes, which come after, aside);
+// NaN when the search made none.
+func clientLimitedAt(c *result.Capacity) float64 {
+	for i := len(c.Probes) - 1; i >= 0; i-- {
+		if c.Probes[i].Phase != capacity.PhaseClose {
+			return c.Probes[i].Load
+		}
+	}
+	return math.NaN()
+}
+
+// probesText is how many probes a search made against its budget, the
+// closing probes (made beyond the budget) counted apart: "6 of 8 probes",
+// "8 of 8 probes + 2 closing".
+func probesText(c *result.Capacity) string {
+	closing := 0
+	for _, p := range c.Probes {
+		if p.Phase == capacity.PhaseClose {
+			closing++
+		}
+	}
+	s := fmt.Sprintf("%d of %s", len(c.Probes)-closing, verdictCount(c.Search.Budget, "probe"))
+	if closing > 0 {
+		s += fmt.Sprintf(" + %d closing", closing)
+	}
+	return s
 }
 
 // verdictPercentOf is a fraction as a whole percent: 5%.
@@ -406,7 +472,7 @@ func capacitySearchText(search result.CapacitySearch, unit string) sentence {
 	slices.Sort(keys)
 	var slo []sentence
 	for _, k := range keys {
-		slo = append(slo, cat(untrusted(k), plain(" ≤ "+sweepNumber(search.SLO[k])+" ms")))
+		slo = append(slo, cat(untrusted(k), plain(" ≤ "+loadText(search.SLO[k])+" ms")))
 	}
 	rule := cat(plain("holds: "), untrusted(search.Rule))
 	if search.Confidence > 0 {
@@ -414,7 +480,7 @@ func capacitySearchText(search result.CapacitySearch, unit string) sentence {
 	}
 	return cat(plain("SLO "), join(", ", slo...), plain(" · "), rule,
 		plain(fmt.Sprintf(" · %s a probe · %s to %s %s, to %s", verdictCount(search.Repetitions, "repetition"),
-			sweepNumber(search.Min), sweepNumber(search.Max), unit, verdictPercentOf(search.Resolution))))
+			loadText(search.Min), loadText(search.Max), unit, verdictPercentOf(search.Resolution))))
 }
 
 // worstMargin is a probe's largest margin and the statistic it is of;
@@ -458,7 +524,7 @@ func probesTable(sidesList []capacitySide, unit string) *table {
 			}
 			t.Rows = append(t.Rows, row{Cells: []cell{
 				plainCell(side.label), plainCell(strconv.Itoa(i + 1)), textCell(untrusted(p.Phase)),
-				plainCell(sweepNumber(p.Load)), plainCell(verdict), margin, plainCell(strconv.Itoa(p.Broken)),
+				plainCell(loadText(p.Load)), plainCell(verdict), margin, plainCell(strconv.Itoa(p.Broken)),
 			}})
 		}
 	}

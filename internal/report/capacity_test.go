@@ -240,17 +240,35 @@ func TestSweepCharts(t *testing.T) {
 // interval or the bound it found.
 func TestCapacityOutcome(t *testing.T) {
 	search := result.CapacitySearch{Metric: "request_rate", Min: 10, Max: 640, Resolution: 0.05, Budget: 8}
+	probes := func(loads ...float64) []result.CapacityProbe {
+		var ps []result.CapacityProbe
+		for _, l := range loads {
+			ps = append(ps, result.CapacityProbe{Load: l, Phase: "bracket"})
+		}
+		return ps
+	}
 	for _, c := range []struct {
 		c                  result.Capacity
 		interval, sentence string
 	}{
-		{result.Capacity{Outcome: result.CapacityBracketed, Holds: 128.8, Breaks: 134.5}, "128.8 req/s [128.8, 134.5)", "bracketed to 5%"},
-		{result.Capacity{Outcome: result.CapacityBelowMin, Breaks: 10}, "< 10 req/s", "SLO broken at the lowest load, 10 req/s: capacity below it"},
-		{result.Capacity{Outcome: result.CapacityAboveMax, Holds: 640}, "≥ 640 req/s", "SLO held at the highest load, 640 req/s: capacity at least that"},
-		{result.Capacity{Outcome: result.CapacityBudget, Holds: 80, Breaks: 113.1}, "80 req/s [80, 113.1)", "probe budget spent before the interval narrowed to 5%"},
-		{result.Capacity{Outcome: result.CapacityClientLimited, Holds: 320, Breaks: 640}, "≥ 320 req/s",
-			"perfgate could not send faster than 640 req/s: capacity at least 320 req/s, the server not shown to break"},
-		{result.Capacity{Outcome: "odd", Holds: 5}, "5 req/s", "odd"},
+		{result.Capacity{Outcome: result.CapacityBracketed, Holds: 128.8, Breaks: 134.5}, "129 req/s [129, 134)", "bracketed to 5%"},
+		{result.Capacity{Outcome: result.CapacityBelowMin, Breaks: 10}, "< 10 req/s",
+			"SLO broken at the lowest load, 10 req/s: the capacity is below it (lower capacity.min to find it)"},
+		{result.Capacity{Outcome: result.CapacityAboveMax, Holds: 640}, "≥ 640 req/s",
+			"SLO held at the highest load, 640 req/s: the capacity is at least that (raise capacity.max to find it)"},
+		{result.Capacity{Outcome: result.CapacityBudget, Holds: 80, Breaks: 113.1}, "80 req/s [80, 113)",
+			"the budget of 8 probes ran out before the interval narrowed to 5%: the capacity is in the interval reached"},
+		{result.Capacity{Outcome: result.CapacityBudget, Holds: 1280}, "≥ 1,280 req/s",
+			"the budget of 8 probes ran out before the interval narrowed to 5%: no probe broke, the capacity is at least 1,280 req/s"},
+		{result.Capacity{Outcome: result.CapacityBudget, Breaks: 10.5}, "< 10.5 req/s",
+			"the budget of 8 probes ran out before the interval narrowed to 5%: no probe held, the capacity is below 10.5 req/s"},
+		// client_limited: Breaks is 0 (the server was not shown to break);
+		// the load perfgate fell behind at is the last probe's.
+		{result.Capacity{Outcome: result.CapacityClientLimited, Holds: 320, Probes: probes(80, 160, 320, 640)}, "≥ 320 req/s",
+			"perfgate fell behind its schedule at 640 req/s (an open loop with no max_in_flight cap): the capacity is at least 320 req/s, and the server was not shown to break"},
+		{result.Capacity{Outcome: result.CapacityClientLimited, Probes: probes(80)}, "not found (no probe held)",
+			"no probe held before perfgate fell behind its schedule at 80 req/s (an open loop with no max_in_flight cap): the capacity was not found, and the server was not shown to break"},
+		{result.Capacity{Outcome: "odd", Holds: 5}, "≥ 5 req/s", "odd"},
 	} {
 		c.c.Search = search
 		if got := capacityInterval(&c.c, "req/s"); got != c.interval {
@@ -260,6 +278,8 @@ func TestCapacityOutcome(t *testing.T) {
 			t.Errorf("capacityOutcome(%s) = %q, want %q", c.c.Outcome, got, c.sentence)
 		}
 	}
+	odd := capacityOutcome(&result.Capacity{Outcome: "odd"}, "req/s")
+	assert.Equal(t, untrusted("odd"), odd, "an outcome perfgate does not write is untrusted text")
 	assert.Equal(t, "users", capacityUnit(result.CapacitySearch{Metric: "concurrency"}))
 }
 
@@ -298,10 +318,10 @@ func TestCapacityView(t *testing.T) {
 	require.Len(t, rows, 2)
 	for i, side := range []*result.Capacity{c.Baseline, c.Candidate} {
 		cells := rows[i].Cells
-		assert.Equal(t, sweepNumber(side.Holds)+" req/s ["+sweepNumber(side.Holds)+", "+sweepNumber(side.Breaks)+")", cells[1].Text.raw())
+		assert.Equal(t, []string{"129 req/s [129, 134)", "73.4 req/s [73.4, 76.6)"}[i], cells[1].Text.raw(), "%v", side.Holds)
 		assert.Equal(t, cellSummary, cells[2].Kind, "the capacity gate's summary of the samples")
 		assert.Equal(t, verdictValue(*side.CostPerMTok, ""), cells[4].Text.raw())
-		assert.Equal(t, strconv.Itoa(len(side.Probes))+"/8", cells[6].Text.raw())
+		assert.Equal(t, strconv.Itoa(len(side.Probes))+" of 8 probes", cells[6].Text.raw(), "no closing probes in the fixture")
 	}
 	assert.Greater(t, c.Baseline.Holds, c.Candidate.Holds, "the candidate's capacity is lower")
 
@@ -342,7 +362,7 @@ func TestCapacityMarkdownFitsComment(t *testing.T) {
 	assert.Equal(t, 2, strings.Count(out, "<details><summary>Capacity probes</summary>"))
 	for _, of := range sweeps {
 		for _, r := range rates {
-			assert.Contains(t, out, "| "+verdictMD(of)+".rate-"+sweepNumber(r)+" |")
+			assert.Contains(t, out, "| "+verdictMD(of)+".rate-"+strconv.FormatFloat(r, 'f', -1, 64)+" |")
 		}
 	}
 }
@@ -367,4 +387,46 @@ func TestCapacityReportGolden(t *testing.T) {
 		kinds = append(kinds, c.Kind)
 	}
 	assert.Equal(t, []string{"curve", "curve", "reps", "capacity", "reps"}, kinds)
+}
+
+// The probes a search made count against its budget, the closing probes
+// (beyond the budget) apart: never "10 of 8".
+func TestProbesText(t *testing.T) {
+	phases := func(ps ...string) []result.CapacityProbe {
+		var out []result.CapacityProbe
+		for _, p := range ps {
+			out = append(out, result.CapacityProbe{Phase: p})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		probes []result.CapacityProbe
+		budget int
+		want   string
+	}{
+		{phases("bracket", "bracket", "bisect"), 8, "3 of 8 probes"},
+		{phases("bracket", "bracket", "bisect", "bisect", "close", "close"), 4, "4 of 4 probes + 2 closing"},
+		{phases("bracket", "close"), 1, "1 of 1 probe + 1 closing"},
+		{nil, 8, "0 of 8 probes"},
+	} {
+		c := result.Capacity{Probes: tc.probes, Search: result.CapacitySearch{Budget: tc.budget}}
+		assert.Equal(t, tc.want, probesText(&c))
+	}
+	// The load perfgate fell behind at is never a closing probe's.
+	c := result.Capacity{Probes: append(phases("bracket", "bracket"), phases("close")...)}
+	c.Probes[0].Load, c.Probes[1].Load, c.Probes[2].Load = 80, 160, 320
+	assert.Equal(t, 160.0, clientLimitedAt(&c))
+	assert.True(t, math.IsNaN(clientLimitedAt(&result.Capacity{})))
+}
+
+// loadText is the one way a load is written: whole from 100 up and when
+// whole, else 3 significant digits; thousands grouped.
+func TestLoadText(t *testing.T) {
+	for _, tc := range []struct {
+		x    float64
+		want string
+	}{{1280, "1,280"}, {148.2, "148"}, {56.55, "56.6"}, {0.70711, "0.707"}, {25, "25"}, {0.5, "0.5"},
+		{12345.6, "12,346"}, {0, "0"}, {math.NaN(), "—"}, {math.Inf(1), "—"}, {-1, "-1"}} {
+		assert.Equal(t, tc.want, loadText(tc.x), "loadText(%v)", tc.x)
+	}
 }

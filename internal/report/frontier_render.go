@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 )
@@ -276,28 +275,22 @@ func frontierConfigsSection(f *Frontier) *section {
 		Blocks: []block{{Table: t}}}
 }
 
-// frontierCapacity is a config's capacity interval: "148 req/s [148,
-// 155)", "≥ 640 req/s", "< 10 req/s".
+// frontierCapacity is a config's capacity interval as the report writes
+// it (capacityInterval): "148 req/s [148, 155)", "≥ 640 req/s", "< 10
+// req/s", "not found (no probe held)".
 func frontierCapacity(c FrontierConfig) string {
 	unit := " " + c.Unit
 	switch {
+	case c.Bound == BoundAtLeast && c.Holds <= 0:
+		return "not found (no probe held)"
 	case c.Bound == BoundAtMost:
-		return "< " + frontierLoad(c.Breaks) + unit
+		return "< " + loadText(c.Breaks) + unit
 	case c.Bound == BoundAtLeast:
-		return "≥ " + frontierLoad(c.Holds) + unit
+		return "≥ " + loadText(c.Holds) + unit
 	case c.Breaks > 0:
-		return frontierLoad(c.Holds) + unit + " [" + frontierLoad(c.Holds) + ", " + frontierLoad(c.Breaks) + ")"
+		return loadText(c.Holds) + unit + " [" + loadText(c.Holds) + ", " + loadText(c.Breaks) + ")"
 	}
-	return frontierLoad(c.Holds) + unit
-}
-
-// frontierLoad is a load as configured: whole numbers whole ("33"), the
-// rest to three figures ("0.500").
-func frontierLoad(x float64) string {
-	if x == math.Trunc(x) && math.Abs(x) < 1e9 {
-		return strconv.FormatFloat(x, 'f', 0, 64)
-	}
-	return verdictSigFigs(x)
+	return loadText(c.Holds) + unit
 }
 
 // frontierBoundOf is the mark of a censored capacity's figure: "≥ " for a

@@ -63,7 +63,7 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 		load, at = describeShape(s.Load)+", capacity search", " at the capacity point"
 	}
 	fmt.Fprintf(w, "== %s · %s · %d repetition%s%s · workload %s (%s)\n",
-		s.Name, load, len(reps), plural(len(reps)), at, s.Workload, shortHash(s.WorkloadHash))
+		clean(s.Name, 80), load, len(reps), plural(len(reps)), at, clean(s.Workload, 80), shortHash(s.WorkloadHash))
 	if line := preparation(s); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -233,30 +233,13 @@ func preparation(s *result.ScenarioResult) string {
 
 // capacityLines are a capacity search's lines in the summary: the
 // headline (`capacity 148 req/s [148, 155) · 2,370 output tok/s ·
-// $0.83/Mtok · 8 probes`), the outcome in words when the search did not
-// bracket, the samples' median, and the search's warnings.
+// $0.83/Mtok · 8 of 8 probes + 2 closing`), the outcome in words, the
+// samples' median, and the search's warnings. The interval, the outcome's
+// words and the loads are the report's (capacityInterval,
+// capacityOutcomeText, loadText).
 func capacityLines(c *result.Capacity) []string {
-	unit := "req/s"
-	if c.Search.Metric == config.CapacityConcurrency {
-		unit = "users"
-	}
-	var head string
-	switch c.Outcome {
-	case result.CapacityBelowMin:
-		head = fmt.Sprintf("capacity < %s %s", loadNum(c.Breaks), unit)
-	case result.CapacityAboveMax, result.CapacityClientLimited:
-		head = fmt.Sprintf("capacity >= %s %s", loadNum(c.Holds), unit)
-	default: // bracketed, or the budget's interval, which may lack a side
-		switch {
-		case c.Holds == 0:
-			head = fmt.Sprintf("capacity < %s %s", loadNum(c.Breaks), unit)
-		case c.Breaks == 0:
-			head = fmt.Sprintf("capacity >= %s %s", loadNum(c.Holds), unit)
-		default:
-			head = fmt.Sprintf("capacity %s %s [%s, %s)", loadNum(c.Holds), unit, loadNum(c.Holds), loadNum(c.Breaks))
-		}
-	}
-	parts := []string{head}
+	unit := capacityUnit(c.Search)
+	parts := []string{"capacity " + capacityInterval(c, unit)}
 	if unit == "users" {
 		parts = append(parts, fmt.Sprintf("%s req/s", grouped(c.RequestRate, 2)))
 	}
@@ -264,11 +247,13 @@ func capacityLines(c *result.Capacity) []string {
 	if c.CostPerMTok != nil {
 		parts = append(parts, fmt.Sprintf("$%.2f/Mtok", *c.CostPerMTok))
 	}
-	parts = append(parts, fmt.Sprintf("%d of %d probes", len(c.Probes), c.Search.Budget))
+	parts = append(parts, probesText(c))
 	lines := []string{strings.Join(parts, " · ")}
-	if o := summaryOutcome(c, unit); o != "" {
-		lines = append(lines, o)
+	outcome, known := capacityOutcomeText(c, unit)
+	if !known {
+		outcome = "outcome " + clean(outcome, 60)
 	}
+	lines = append(lines, outcome)
 	if len(c.Samples) > 0 {
 		loads := make([]float64, 0, len(c.Samples))
 		censored := 0
@@ -279,7 +264,7 @@ func capacityLines(c *result.Capacity) []string {
 			}
 		}
 		line := fmt.Sprintf("per-repetition capacity (the gate's samples): median %s %s over %d, from %s to %s",
-			loadNum(median(loads)), unit, len(loads), loadNum(slices.Min(loads)), loadNum(slices.Max(loads)))
+			loadText(median(loads)), unit, len(loads), loadText(slices.Min(loads)), loadText(slices.Max(loads)))
 		if censored > 0 {
 			line += fmt.Sprintf("; %d a bound, not a crossing", censored)
 		}
@@ -289,31 +274,6 @@ func capacityLines(c *result.Capacity) []string {
 		lines = append(lines, "note: "+clean(warning, 300))
 	}
 	return lines
-}
-
-// summaryOutcome says in words what a search that did not bracket found;
-// "" for one that did.
-func summaryOutcome(c *result.Capacity, unit string) string {
-	switch c.Outcome {
-	case result.CapacityBelowMin:
-		return fmt.Sprintf("SLO broken at the lowest load, %s %s: the capacity is below it (lower capacity.min to find it)", loadNum(c.Breaks), unit)
-	case result.CapacityAboveMax:
-		return fmt.Sprintf("SLOs held at the highest load, %s %s: the capacity is at least that (raise capacity.max to find it)", loadNum(c.Holds), unit)
-	case result.CapacityBudget:
-		return fmt.Sprintf("the budget of %d probes ran out before the interval narrowed to %g%%: the capacity is in the interval reached", c.Search.Budget, 100*c.Search.Resolution)
-	case result.CapacityClientLimited:
-		return fmt.Sprintf("perfgate could not send faster (its open loop fell behind the schedule, with no max_in_flight cap): the capacity is at least %s %s, and the server was not shown to break", loadNum(c.Holds), unit)
-	}
-	return ""
-}
-
-// loadNum writes a load to 3 significant digits, whole from 100 up, with
-// thousands grouped: 1,280, 148, 56.6, 0.707.
-func loadNum(x float64) string {
-	if x >= 100 || x == math.Trunc(x) {
-		return grouped(x, 0)
-	}
-	return strconv.FormatFloat(x, 'g', 3, 64)
 }
 
 // grouped writes x with decimals places and its thousands separated by
@@ -351,7 +311,7 @@ func describeShape(l result.Load) string {
 	case config.LoadGamma:
 		s = fmt.Sprintf("gamma, burstiness %.3g", l.Burstiness)
 	default:
-		s = l.Type
+		s = clean(l.Type, 40) // a result file's: untrusted
 	}
 	if l.MaxInFlight > 0 {
 		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)
@@ -371,7 +331,7 @@ func describeLoad(l result.Load) string {
 	case config.LoadTrace:
 		s = fmt.Sprintf("trace replay, speed-up %.3g", l.Speedup)
 	default:
-		s = l.Type
+		s = clean(l.Type, 40) // a result file's: untrusted
 	}
 	if l.MaxInFlight > 0 {
 		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)

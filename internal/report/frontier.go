@@ -252,7 +252,13 @@ func frontierConfig(in FrontierInput, o FrontierOptions) (c FrontierConfig, reas
 	case len(names) == 0:
 		return c, "no capacity search: the frontier places a configuration at its capacity", nil
 	case o.Scenario == "" && len(names) > 1:
-		return c, "", fmt.Errorf("%s has %d capacity searches (%s): pick one with --scenario", in.Path, len(names), strings.Join(names, ", "))
+		// The names are the result file's, untrusted: the error reaches a
+		// terminal as is.
+		shown := make([]string, len(names))
+		for i, n := range names {
+			shown[i] = verdictClean(n)
+		}
+		return c, "", fmt.Errorf("%s has %d capacity searches (%s): pick one with --scenario", in.Path, len(names), strings.Join(shown, ", "))
 	case chosen == nil:
 		return c, fmt.Sprintf("no capacity scenario %s (it has %s)", o.Scenario, strings.Join(names, ", ")), nil
 	}
@@ -405,6 +411,13 @@ var (
 )
 
 // paretoOf is the frontier of points on axis: accuracy against the axis.
+//
+// A censored capacity is placed at its bound, which is not its value, so
+// its x is marked with the way the truth may lie. Both axes are figures at
+// capacity, and a higher capacity is better on both (more tok/s, fewer $
+// per Mtok): an at-least capacity (BoundAtLeast: above_max,
+// client_limited) may be better than placed on either axis, an at-most
+// one (BoundAtMost: below_min) worse.
 func paretoOf(points []FrontierPoint, cs []FrontierConfig, axis frontierAxis) Pareto {
 	var ps []paretoPoint
 	for _, p := range points {
@@ -412,23 +425,36 @@ func paretoOf(points []FrontierPoint, cs []FrontierConfig, axis frontierAxis) Pa
 			if !axis.lower {
 				x = -x // lower is better from here on
 			}
-			ps = append(ps, paretoPoint{id: p.Config, x: x, y: p.Accuracy, lo: p.Lo, hi: p.Hi})
+			ps = append(ps, paretoPoint{id: p.Config, x: x, y: p.Accuracy, lo: p.Lo, hi: p.Hi,
+				mayBeBetter: cs[p.Config].Bound == BoundAtLeast, mayBeWorse: cs[p.Config].Bound == BoundAtMost})
 		}
 	}
 	return pareto(ps)
 }
 
 // paretoPoint is a point to minimise x and maximise y at; lo and hi are
-// y's interval.
+// y's interval. mayBeBetter marks an x that bounds the truth from the bad
+// side (the truth is x or better: an at-least capacity), mayBeWorse one
+// that bounds it from the good side (the truth is x or worse: an at-most
+// capacity, whose figures are optimistic).
 type paretoPoint struct {
-	id     int
-	x, y   float64
-	lo, hi float64
+	id                      int
+	x, y                    float64
+	lo, hi                  float64
+	mayBeBetter, mayBeWorse bool
 }
 
 // dominates reports whether a dominates b: at least as good on both axes,
-// better on one.
+// better on one. It holds only where the truth behind a censored x
+// cannot reverse it: a point whose x may be worse than placed dominates
+// nothing (its true x could be anywhere worse), and a point whose x may be
+// better than placed is dominated by nothing (its true x could beat any
+// other's). A censored point still dominates (or is dominated) when its
+// bound is on the side that only strengthens the comparison.
 func (a paretoPoint) dominates(b paretoPoint) bool {
+	if a.mayBeWorse || b.mayBeBetter {
+		return false
+	}
 	return a.x <= b.x && a.y >= b.y && (a.x < b.x || a.y > b.y)
 }
 

@@ -543,3 +543,93 @@ func TestFrontierCensored(t *testing.T) {
 		t.Errorf("chart data lacks the bounds: at least on cost, at most on throughput")
 	}
 }
+
+// A censored capacity is placed at its bound, not its value: dominance
+// holds only where the truth behind the bound cannot reverse it. An
+// at-most capacity (below_min: optimistic figures) dominates nothing; an
+// at-least one (above_max, client_limited) is dominated by nothing.
+func TestParetoCensored(t *testing.T) {
+	pt := func(id int, x, y float64, bound string) paretoPoint {
+		return paretoPoint{id: id, x: x, y: y, lo: y - 0.05, hi: y + 0.05,
+			mayBeBetter: bound == BoundAtLeast, mayBeWorse: bound == BoundAtMost}
+	}
+	for _, tc := range []struct {
+		name      string
+		ps        []paretoPoint
+		optimal   []int
+		dominated map[int][]int
+	}{
+		{"at most: dominates nothing it beats as placed",
+			[]paretoPoint{pt(0, 1, 0.9, BoundAtMost), pt(1, 2, 0.5, "")}, []int{0, 1}, nil},
+		{"at most: dominated by what beats its optimistic figure",
+			[]paretoPoint{pt(0, 2, 0.5, BoundAtMost), pt(1, 1, 0.9, "")}, []int{1}, map[int][]int{0: {1}}},
+		{"at least: never dominated, even by a better point",
+			[]paretoPoint{pt(0, 2, 0.5, BoundAtLeast), pt(1, 1, 0.9, "")}, []int{1, 0}, nil},
+		{"at least: dominates what its pessimistic figure beats",
+			[]paretoPoint{pt(0, 1, 0.9, BoundAtLeast), pt(1, 2, 0.5, "")}, []int{0}, map[int][]int{1: {0}}},
+		{"at least over at most",
+			[]paretoPoint{pt(0, 1, 0.9, BoundAtLeast), pt(1, 2, 0.5, BoundAtMost)}, []int{0}, map[int][]int{1: {0}}},
+		{"at most against at least: neither",
+			[]paretoPoint{pt(0, 1, 0.9, BoundAtMost), pt(1, 2, 0.5, BoundAtLeast)}, []int{0, 1}, nil},
+		{"two at most: neither",
+			[]paretoPoint{pt(0, 1, 0.9, BoundAtMost), pt(1, 2, 0.5, BoundAtMost)}, []int{0, 1}, nil},
+		{"an at-most point is dominated by every point beating its figure",
+			[]paretoPoint{pt(0, 1, 0.9, ""), pt(1, 2, 0.5, ""), pt(2, 3, 0.4, BoundAtMost)}, []int{0},
+			map[int][]int{1: {0}, 2: {0, 1}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := pareto(tc.ps)
+			if !slices.Equal(got.Optimal, tc.optimal) {
+				t.Errorf("Optimal = %v, want %v", got.Optimal, tc.optimal)
+			}
+			if len(got.Dominated) != len(tc.dominated) {
+				t.Errorf("Dominated = %+v, want %v", got.Dominated, tc.dominated)
+			}
+			for _, d := range got.Dominated {
+				if want := tc.dominated[d.Config]; !slices.Equal(d.By, want) {
+					t.Errorf("%d dominated by %v, want %v", d.Config, d.By, want)
+				}
+			}
+		})
+	}
+}
+
+// paretoOf marks the censored configurations on both axes: an at-least
+// capacity, cheaper and faster than placed for all the frontier knows, is
+// dominated on neither; an at-most one dominates on neither.
+func TestParetoOfCensored(t *testing.T) {
+	price := func(x float64) *float64 { return &x }
+	cs := []FrontierConfig{
+		{OutputThroughput: 1000, CostPerMTok: price(1), Bound: BoundAtLeast}, // as placed, beaten by 1 on both
+		{OutputThroughput: 2000, CostPerMTok: price(0.5)},
+		{OutputThroughput: 3000, CostPerMTok: price(0.3), Bound: BoundAtMost}, // as placed, beats 1 on both
+	}
+	points := []FrontierPoint{{Config: 0, Accuracy: 0.5}, {Config: 1, Accuracy: 0.6}, {Config: 2, Accuracy: 0.7}}
+	for _, axis := range []frontierAxis{frontierCost, frontierThroughput} {
+		got := paretoOf(points, cs, axis)
+		if len(got.Dominated) != 0 {
+			t.Errorf("lower=%v: dominated %+v, want none: 0's truth may beat both, 2's may lose to both", axis.lower, got.Dominated)
+		}
+		cs[0].Bound, cs[2].Bound = "", ""
+		if got := paretoOf(points, cs, axis); len(got.Dominated) != 2 {
+			t.Errorf("lower=%v uncensored: dominated %+v, want 0 and 1", axis.lower, got.Dominated)
+		}
+		cs[0].Bound, cs[2].Bound = BoundAtLeast, BoundAtMost
+	}
+}
+
+// The error naming a result's capacity searches quotes the result file's
+// scenario names, untrusted: they are cleaned for the terminal.
+func TestFrontierScenarioChoiceCleansNames(t *testing.T) {
+	two := frontierResult(frontierFixtures[0])
+	second := two.Scenarios[0]
+	second.Name = "evil\x1b]52;c;cGF3bmVk\x07"
+	two.Scenarios = append(two.Scenarios, second)
+	_, err := NewFrontier([]FrontierInput{{Path: "two.json", Result: two}}, FrontierOptions{})
+	if err == nil {
+		t.Fatal("NewFrontier(two searches) = nil error")
+	}
+	if strings.ContainsAny(err.Error(), "\x1b\x07") || !strings.Contains(err.Error(), "(chat-capacity, evil ]52;c;cGF3bmVk )") {
+		t.Errorf("error = %q, want the names cleaned", err)
+	}
+}

@@ -1,7 +1,9 @@
 package report
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -104,142 +107,32 @@ var fixtureSearch = result.CapacitySearch{Metric: "request_rate", SLO: map[strin
 	Min: 10, Max: 640, Start: 80, Resolution: 0.05, Rule: "every", Repetitions: 6, Budget: 8}
 
 // margin is repetition rep's largest SLO statistic over its limit, each
-// statistic's own too.
-func fixtureMargins(rep *result.Repetition, search result.CapacitySearch) (worst float64, each map[string]float64) {
-	each = map[string]float64{}
-	for name, limit := range search.SLO {
-		v, err := rep.Value(name)
-		if err != nil {
-			panic(err)
-		}
-		each[name] = v / limit
-		worst = max(worst, v/limit)
-	}
-	return worst, each
-}
-
-// capacity is a capacity scenario of that name: bracket by doubling or
-// halving from search.Start, bisect at the geometric midpoint, holds
-// every; the samples interpolate each repetition's crossing (DESIGN §3).
+// capacity is a capacity scenario of that name, searched by the search
+// perfgate runs (capacity.Search) against the model: each probe's
+// repetition r has the model's latency at the probe's load with its own
+// noise, as repetition r of a real search replays one arrival sequence.
 func (m fixtureModel) capacity(name string, search result.CapacitySearch, rnd *rand.Rand) result.ScenarioResult {
-	c := &result.Capacity{Search: search}
 	noise := fixtureNoise(search.Repetitions, rnd)
-	var holds, breaks float64
-	x := search.Start
-	for len(c.Probes) < search.Budget {
-		phase := "bracket"
-		if holds > 0 && breaks > 0 {
-			if breaks/holds <= 1+search.Resolution {
-				break
-			}
-			x, phase = roundSig(math.Sqrt(holds*breaks), 4), "bisect"
-		}
-		p := result.CapacityProbe{Load: x, Phase: phase, Held: true, Margin: map[string]float64{}}
-		for r := range search.Repetitions {
-			rep := m.rep(r+1, x, noise[r], rnd)
-			_, each := fixtureMargins(&rep, search)
-			for k, v := range each {
-				p.Margin[k] = roundSig(max(p.Margin[k], v), 4)
-			}
-			p.Repetitions = append(p.Repetitions, rep)
-		}
-		for _, v := range p.Margin {
-			p.Held = p.Held && v <= 1
-		}
-		c.Probes = append(c.Probes, p)
-		switch {
-		case p.Held:
-			holds = x
-			if breaks == 0 {
-				if x >= search.Max {
-					c.Outcome = result.CapacityAboveMax
-				}
-				x = min(2*x, search.Max)
-			}
-		default:
-			breaks = x
-			if holds == 0 {
-				if x <= search.Min {
-					c.Outcome = result.CapacityBelowMin
-				}
-				x = max(x/2, search.Min)
-			}
-		}
-		if c.Outcome != "" {
-			break
-		}
+	spec := capacity.Spec{Metric: search.Metric, Min: search.Min, Max: search.Max, Start: search.Start,
+		Resolution: search.Resolution, Rule: search.Rule, Confidence: search.Confidence,
+		Repetitions: search.Repetitions, Budget: search.Budget, MaxErrorRate: 0.05}
+	for _, k := range slices.Sorted(maps.Keys(search.SLO)) {
+		spec.SLO = append(spec.SLO, capacity.Objective{Metric: k, LimitMS: search.SLO[k]})
 	}
-	switch {
-	case c.Outcome != "":
-	case holds > 0 && breaks > 0 && breaks/holds <= 1+search.Resolution:
-		c.Outcome = result.CapacityBracketed
-	default:
-		c.Outcome = result.CapacityBudget
-	}
-	c.Holds, c.Breaks = holds, breaks
-	if c.Outcome == result.CapacityAboveMax {
-		c.Breaks = 0
-	}
-	for i, p := range c.Probes {
-		if p.Load == holds && p.Held || holds == 0 && p.Load == search.Min {
-			c.At = i
+	probe := func(_ context.Context, load float64, _ string) ([]result.Repetition, *result.Warmup, error) {
+		reps := make([]result.Repetition, search.Repetitions)
+		for r := range reps {
+			reps[r] = m.rep(r+1, load, noise[r], rnd)
 		}
+		return reps, nil, nil
 	}
-	at := c.Probes[c.At].Repetitions
-	var rates, outs, costs []float64
-	for _, r := range at {
-		rates, outs, costs = append(rates, r.RequestThroughput), append(outs, r.OutputThroughput), append(costs, r.Cost.USDPerMOutput)
+	c, at, err := capacity.Search(context.Background(), spec, probe, nil)
+	if err != nil {
+		panic(fmt.Sprintf("capacity fixture %s: %v", name, err))
 	}
-	cost := medianOf(costs)
-	c.RequestRate, c.OutputThroughput, c.CostPerMTok = medianOf(rates), medianOf(outs), &cost
-	c.Samples = fixtureSamples(c)
-	s := result.ScenarioResult{Name: name, Workload: "synth", WorkloadHash: "sha256:5eed0f00d5eed0f00d",
+	return result.ScenarioResult{Name: name, Workload: "synth", WorkloadHash: "sha256:5eed0f00d5eed0f00d",
 		Load: result.Load{Type: "poisson"}, Gates: []result.Gate{{Metric: "capacity", Tolerance: "-5%"}},
 		Capacity: c, Repetitions: at}
-	return s
-}
-
-// fixtureSamples are each repetition's crossing: between the highest load
-// it held at below the lowest it broke at, linear in log margin against
-// log load.
-func fixtureSamples(c *result.Capacity) []result.CapacitySample {
-	order := make([]int, len(c.Probes))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int { return int(math.Copysign(1, c.Probes[a].Load-c.Probes[b].Load)) })
-	var out []result.CapacitySample
-	for r := range c.Search.Repetitions {
-		type at struct {
-			load, margin, out float64
-		}
-		var lo, hi *at
-		for _, i := range order {
-			p := &c.Probes[i]
-			m, _ := fixtureMargins(&p.Repetitions[r], c.Search)
-			pt := &at{p.Load, m, p.Repetitions[r].OutputThroughput}
-			if m > 1 {
-				hi = pt
-				break
-			}
-			lo = pt
-		}
-		s := result.CapacitySample{Repetition: r + 1}
-		switch {
-		case hi == nil:
-			s.Load, s.OutputThroughput, s.Censored = lo.load, lo.out, result.CensoredAbove
-		case lo == nil:
-			s.Load, s.OutputThroughput, s.Censored = hi.load, hi.out, result.CensoredBelow
-		default:
-			t := min(max(math.Log(1/lo.margin)/math.Log(hi.margin/lo.margin), 0), 1)
-			s.Load = lo.load * math.Pow(hi.load/lo.load, t)
-			s.OutputThroughput = lo.out + t*(hi.out-lo.out)
-		}
-		s.Load, s.OutputThroughput = roundSig(s.Load, 5), roundSig(s.OutputThroughput, 5)
-		s.RequestRate = s.Load
-		out = append(out, s)
-	}
-	return out
 }
 
 // capacityResult is a result of the sweeps (each of the rates, 6

@@ -318,10 +318,11 @@ func TestCapacityView(t *testing.T) {
 	require.Len(t, rows, 2)
 	for i, side := range []*result.Capacity{c.Baseline, c.Candidate} {
 		cells := rows[i].Cells
-		assert.Equal(t, []string{"129 req/s [129, 134)", "73.4 req/s [73.4, 76.6)"}[i], cells[1].Text.raw(), "%v", side.Holds)
+		assert.Equal(t, []string{"129 req/s [129, 135)", "73.4 req/s [73.4, 76.6)"}[i], cells[1].Text.raw(), "%v", side.Holds)
 		assert.Equal(t, cellSummary, cells[2].Kind, "the capacity gate's summary of the samples")
 		assert.Equal(t, verdictValue(*side.CostPerMTok, ""), cells[4].Text.raw())
-		assert.Equal(t, strconv.Itoa(len(side.Probes))+" of 8 probes", cells[6].Text.raw(), "no closing probes in the fixture")
+		assert.Equal(t, []string{"6 of 8 probes", "6 of 8 probes + 1 closing"}[i], cells[6].Text.raw(),
+			"the candidate's start broke on one repetition: a closing probe at 160 gave the others a crossing")
 	}
 	assert.Greater(t, c.Baseline.Holds, c.Candidate.Holds, "the candidate's capacity is lower")
 

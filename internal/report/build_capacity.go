@@ -72,6 +72,14 @@ func loadText(x float64) string {
 	return strconv.FormatFloat(roundSig(x, 3), 'f', -1, 64)
 }
 
+// loadWithUnit is a load with its unit: "25 req/s", "4 users", "1 user".
+func loadWithUnit(x float64, unit string) string {
+	if unit == "users" && x == 1 {
+		return "1 user"
+	}
+	return strings.TrimSpace(loadText(x) + " " + unit)
+}
+
 // sweepSection is a swept scenario: a table of its points (each figure
 // baseline → candidate), the warnings of the points shown in no section of
 // their own, mermaid charts of TTFT and TPOT p99 against the offered load
@@ -101,7 +109,7 @@ func sweepSection(sw *SweepData, v *compare.Verdict, names sides) *section {
 	for _, p := range sw.Points {
 		t.Rows = append(t.Rows, row{Cells: []cell{
 			textCell(untrusted(p.Scenario)),
-			plainCell(strings.TrimSpace(loadText(p.Value) + " " + unit)),
+			plainCell(loadWithUnit(p.Value, unit)),
 			plainCell(figure(p, func(s *PointStats) float64 { return s.RequestRate })),
 			plainCell(figure(p, func(s *PointStats) float64 { return s.OutputThroughput })),
 			plainCell(figure(p, func(s *PointStats) float64 { return s.TTFTP99 })),
@@ -202,7 +210,7 @@ func curveChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
 		Subtitle: "each point an offered " + param + "; solid p99, dashed p50",
 		XTitle:   "output tok/s (achieved)", YTitle: plain(m.title + " (ms, log scale)")}
 	for _, p := range sw.Points {
-		c.Labels = append(c.Labels, []string{strings.TrimSpace(loadText(p.Value) + " " + unit)})
+		c.Labels = append(c.Labels, []string{loadWithUnit(p.Value, unit)})
 	}
 	nan := compare.Num(math.NaN())
 	any := false
@@ -298,7 +306,7 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 	t := &table{Kind: "capacity", Columns: []column{
 		{Title: "side"},
 		{Title: "capacity", Long: "capacity [holds, breaks)", Kind: colNumber},
-		{Title: "samples' median", Long: "samples' median [95% interval]", Kind: colNumber},
+		{Title: "samples' median (req/s)", Long: "samples' median (req/s) [95% interval]: the capacity gate's samples, achieved request rates", Kind: colNumber},
 		{Title: "output tok/s", Kind: colNumber},
 		{Title: "$/Mtok", Kind: colNumber},
 		{Title: "TTFT / TPOT p99 (ms)", Long: "TTFT / TPOT p99 at capacity (ms)", Kind: colNumber},
@@ -357,7 +365,7 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 // req/s", and "not found (no probe held)" when nothing held and nothing
 // bounds it from above (perfgate fell behind before any probe held).
 func capacityInterval(c *result.Capacity, unit string) string {
-	v := func(x float64) string { return loadText(x) + " " + unit }
+	v := func(x float64) string { return loadWithUnit(x, unit) }
 	switch {
 	case c.Outcome == result.CapacityBelowMin || c.Holds <= 0 && c.Breaks > 0:
 		return "< " + v(c.Breaks)

@@ -430,4 +430,7 @@ func TestLoadText(t *testing.T) {
 		{12345.6, "12,346"}, {0, "0"}, {math.NaN(), "—"}, {math.Inf(1), "—"}, {-1, "-1"}} {
 		assert.Equal(t, tc.want, loadText(tc.x), "loadText(%v)", tc.x)
 	}
+	assert.Equal(t, "1 user", loadWithUnit(1, "users"))
+	assert.Equal(t, "2 users", loadWithUnit(2, "users"))
+	assert.Equal(t, "1 req/s", loadWithUnit(1, "req/s"))
 }

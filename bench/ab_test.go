@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -47,18 +46,6 @@ import (
 // abDrift is the simulators' drift, a fraction of step time a minute: a run
 // of about 15 s sees its step time grow by a third.
 const abDrift = 1.5
-
-// abRuns is how many seeded runs a benchmark makes.
-func abRuns(b *testing.B) int {
-	n := 100
-	if v := os.Getenv("PERFGATE_AB_RUNS"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			b.Fatalf("PERFGATE_AB_RUNS=%q: want a count >= 1", v)
-		}
-	}
-	return n
-}
 
 // abArmYAML is one arm's config: a process stack (started in-process by
 // simstack) at addr, quick warm-ups, rounds 8..16 and four gates.
@@ -168,7 +155,7 @@ func freeAddr(b *testing.B) string {
 
 // BenchmarkABDriftAA: A/A passes under drift, a stale baseline does not.
 func BenchmarkABDriftAA(b *testing.B) {
-	runs := abRuns(b)
+	runs := envCount(b, "PERFGATE_AB_RUNS", 100)
 	for b.Loop() {
 		var abPass, gateRegression, rounds int
 		var drifts []float64
@@ -244,7 +231,7 @@ func gateChanges(v *compare.Verdict) string {
 
 // BenchmarkABDriftDetect: a 1.3x slower candidate is found within 8 rounds.
 func BenchmarkABDriftDetect(b *testing.B) {
-	runs := abRuns(b)
+	runs := envCount(b, "PERFGATE_AB_RUNS", 100)
 	for b.Loop() {
 		var within8, found int
 		for i := range runs {

@@ -140,16 +140,7 @@ func TestSaltDefeatsThePrefixCache(t *testing.T) {
 	}
 	for _, salted := range []bool{true, false} {
 		t.Run(fmt.Sprintf("salt=%v", salted), func(t *testing.T) {
-			truth := &truthBuffer{}
-			cfg := sim.DefaultConfig()
-			cfg.PrefixCache = true
-			cfg.Truth = truth
-			srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = srv.Close() })
-			c, err := client.New(client.Options{BaseURL: srv.URL(), Model: cfg.Model, MaxConns: 2})
-			require.NoError(t, err)
-			t.Cleanup(c.CloseIdleConnections)
+			srv, c, truth := cachingSim(t)
 
 			sc := scenario("chat", config.Load{Type: config.LoadClosed, Concurrency: 2}, reqs)
 			sc.Salt = salted
@@ -157,7 +148,7 @@ func TestSaltDefeatsThePrefixCache(t *testing.T) {
 			w := &Warmup{Dispatcher: d, Seed: 3, RunID: "w",
 				Config: config.Warmup{Method: config.WarmupWindows, Window: 200 * time.Millisecond, Windows: 2, Tolerance: 10,
 					Max: 400 * time.Millisecond, OnUnsteady: "warn"}}
-			_, err = w.Run(t.Context(), sc)
+			_, err := w.Run(t.Context(), sc)
 			require.NoError(t, err)
 			var records []*result.Record
 			m := &Measurement{Dispatcher: d, Repetitions: config.Repetitions{Min: 2, Max: 2}, Seed: 3, RunID: "m",
@@ -181,6 +172,24 @@ func TestSaltDefeatsThePrefixCache(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cachingSim starts a simulator with its prefix cache on, writing its
+// ground truth to the buffer returned, and a client of it; both stop with
+// the test.
+func cachingSim(t *testing.T) (*sim.Server, *client.Client, *truthBuffer) {
+	t.Helper()
+	truth := &truthBuffer{}
+	cfg := sim.DefaultConfig()
+	cfg.PrefixCache = true
+	cfg.Truth = truth
+	srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = srv.Close() })
+	c, err := client.New(client.Options{BaseURL: srv.URL(), Model: cfg.Model, MaxConns: 2})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	return srv, c, truth
 }
 
 // truthBuffer collects the simulator's ground truth; read it after the
@@ -209,16 +218,7 @@ func TestSaltTagDefeatsTheCacheAcrossProbes(t *testing.T) {
 	}
 	for _, tags := range [][2]string{{"probe-1", "probe-2"}, {"", ""}} {
 		t.Run(fmt.Sprintf("tags=%q", tags), func(t *testing.T) {
-			truth := &truthBuffer{}
-			cfg := sim.DefaultConfig()
-			cfg.PrefixCache = true
-			cfg.Truth = truth
-			srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
-			require.NoError(t, err)
-			t.Cleanup(func() { _ = srv.Close() })
-			c, err := client.New(client.Options{BaseURL: srv.URL(), Model: cfg.Model, MaxConns: 2})
-			require.NoError(t, err)
-			t.Cleanup(c.CloseIdleConnections)
+			srv, c, truth := cachingSim(t)
 
 			var second []*result.Record
 			for i, tag := range tags {

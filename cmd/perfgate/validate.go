@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/quality"
@@ -116,8 +117,8 @@ func describeMeasured(w io.Writer, cfg *config.Config) {
 			if c.Metric == config.CapacityConcurrency {
 				unit = "users"
 			}
-			fmt.Fprintf(w, "%s: a capacity search of %s from %g to %g %s, starting at %g, at most %d probes (and up to 2 closing probes) of %d repetitions\n",
-				s.Name, c.Metric, c.Min, c.Max, unit, c.Start, c.Probes, c.Repetitions)
+			fmt.Fprintf(w, "%s: a capacity search of %s from %g to %g %s, starting at %g, at most %d probes (and up to %d closing probes) of %d repetitions\n",
+				s.Name, c.Metric, c.Min, c.Max, unit, c.Start, c.Probes, capacity.MaxClosing, c.Repetitions)
 		}
 	}
 }

@@ -90,8 +90,8 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 	if spec.Metric == config.CapacityConcurrency {
 		unit = "users"
 	}
-	s.begin(fmt.Sprintf("%s: searching capacity (%s from %s to %s, at most %d probes of %d repetitions, and up to 2 closing probes)",
-		c.Name, spec.Metric, capacity.FormatLoad(spec.Min), capacity.FormatLoad(spec.Max), spec.Budget, spec.Repetitions))
+	s.begin(fmt.Sprintf("%s: searching capacity (%s from %s to %s, at most %d probes of %d repetitions, and up to %d closing probes)",
+		c.Name, spec.Metric, capacity.FormatLoad(spec.Min), capacity.FormatLoad(spec.Max), spec.Budget, spec.Repetitions, capacity.MaxClosing))
 	m := s.measurement(d)
 	clock := s.clock
 	n := 0

@@ -62,8 +62,39 @@ const capacityEstimate = 170.0
 const capacitySlowdown = 1.3
 
 // capacitySLO is the search's SLO, in milliseconds: the truth sweep judges
-// its repetitions by the same limits.
+// its repetitions by the same limits. PERFGATE_CAPACITY_TPOT (a statistic
+// and a limit, "p90 4ms") replaces the TPOT objective, to measure what a
+// steadier statistic does to the gate.
 var capacitySLO = map[string]float64{"tpot.p99": 6, "ttft.p99": 25}
+
+// capacitySLOYAML is the search's SLO as the config writes it (see
+// capacityTPOT).
+var capacitySLOYAML = "{tpot.p99: 6ms, ttft.p99: 25ms}"
+
+// capacityHolds is the search's holds rule: every, or PERFGATE_CAPACITY_HOLDS
+// (bound), to measure what the rule does to the samples.
+var capacityHolds = "every"
+
+// capacityTPOT applies PERFGATE_CAPACITY_TPOT to capacitySLO and returns the
+// YAML of the search's SLO.
+func capacityTPOT(b *testing.B) string {
+	b.Helper()
+	v := os.Getenv("PERFGATE_CAPACITY_TPOT")
+	if h := os.Getenv("PERFGATE_CAPACITY_HOLDS"); h != "" {
+		capacityHolds = h
+	}
+	if v == "" {
+		return "{tpot.p99: 6ms, ttft.p99: 25ms}"
+	}
+	stat, limit, ok := strings.Cut(v, " ")
+	d, err := time.ParseDuration(limit)
+	if !ok || err != nil || d <= 0 {
+		b.Fatalf("PERFGATE_CAPACITY_TPOT=%q: want a statistic and a limit, e.g. \"p90 4ms\"", v)
+	}
+	delete(capacitySLO, "tpot.p99")
+	capacitySLO["tpot."+stat] = float64(d) / float64(time.Millisecond)
+	return fmt.Sprintf("{tpot.%s: %s, ttft.p99: 25ms}", stat, limit)
+}
 
 // capacitySim is the simulator of every capacity benchmark: 1 ms steps, 200
 // µs a running sequence, 20 µs a prompt token, 5% jitter; slowdown
@@ -270,7 +301,8 @@ func curve(points []truthPoint) string {
 // sim seed simSeed slowed by slowdown, and returns its config and result.
 func capacitySearch(b *testing.B, seed int, simSeed int64, slowdown float64) (*config.Config, *result.Result) {
 	b.Helper()
-	cfg, res := measureCapacityConfig(b, capacitySim(simSeed, slowdown), 5, seed, capacityScenario)
+	cfg, res := measureCapacityConfig(b, capacitySim(simSeed, slowdown), 5, seed,
+		strings.NewReplacer("{tpot.p99: 6ms, ttft.p99: 25ms}", capacitySLOYAML, "holds: every", "holds: "+capacityHolds).Replace(capacityScenario))
 	if len(res.Scenarios) != 1 || res.Scenarios[0].Capacity == nil {
 		b.Fatalf("seed %d: the result has no capacity search", seed)
 	}
@@ -290,6 +322,7 @@ func sampleMedian(c *result.Capacity) float64 {
 // BenchmarkCapacityTruth: the truth of the simulator and of one 1.3x
 // slower, and how far the slowdown moves it.
 func BenchmarkCapacityTruth(b *testing.B) {
+	capacitySLOYAML = capacityTPOT(b)
 	reps := envCount(b, "PERFGATE_CAPACITY_TRUTH_REPS", 12)
 	for b.Loop() {
 		base, bp := capacityTruth(b, 1, capacityEstimate, reps)
@@ -304,6 +337,7 @@ func BenchmarkCapacityTruth(b *testing.B) {
 
 // BenchmarkCapacitySearch: seeded searches against the brute-force truth.
 func BenchmarkCapacitySearch(b *testing.B) {
+	capacitySLOYAML = capacityTPOT(b)
 	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
 	reps := envCount(b, "PERFGATE_CAPACITY_TRUTH_REPS", 12)
 	for b.Loop() {
@@ -339,6 +373,7 @@ func BenchmarkCapacitySearch(b *testing.B) {
 // BenchmarkCapacityRegression: the capacity gate passes an A/A and fails a
 // 1.3x slowdown.
 func BenchmarkCapacityRegression(b *testing.B) {
+	capacitySLOYAML = capacityTPOT(b)
 	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
 	for b.Loop() {
 		var aaPass, found int

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"net"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -96,19 +95,8 @@ func newABPair(b *testing.B, seed int, slowdown float64) *abPair {
 		return c
 	})
 	for i, addr := range addrs {
-		path := filepath.Join(dir, fmt.Sprintf("arm%d.yaml", i))
 		yaml := fmt.Sprintf(abArmYAML, addr, addr, filepath.Join(dir, fmt.Sprintf("stack%d.log", i)), seed)
-		if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-			b.Fatal(err)
-		}
-		cfg, err := config.Parse([]byte(yaml), path)
-		if err != nil {
-			b.Fatalf("config: %v", err)
-		}
-		sc, err := run.Prepare(cfg, nil)
-		if err != nil {
-			b.Fatalf("prepare: %v", err)
-		}
+		cfg, sc := writeConfig(b, filepath.Join(dir, fmt.Sprintf("arm%d.yaml", i)), yaml)
 		if i == 0 {
 			p.base, p.baseSc = cfg, sc
 		} else {

@@ -166,6 +166,24 @@ func envCount(b *testing.B, name string, def int) int {
 	return n
 }
 
+// writeConfig writes yaml to path, parses it as perfgate run would, and
+// prepares its scenarios.
+func writeConfig(b *testing.B, path, yaml string) (*config.Config, []run.Scenario) {
+	b.Helper()
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(yaml), path)
+	if err != nil {
+		b.Fatalf("config %s: %v", path, err)
+	}
+	sc, err := run.Prepare(cfg, nil)
+	if err != nil {
+		b.Fatalf("prepare %s: %v", path, err)
+	}
+	return cfg, sc
+}
+
 // measureCapacityConfig runs the config made of capacityHeader and the
 // scenarios against a simulator configured by simCfg, as perfgate run
 // would, and returns the config (for its gates) and the result.
@@ -174,18 +192,7 @@ func measureCapacityConfig(b *testing.B, simCfg sim.Config, reps, seed int, scen
 	dir := b.TempDir()
 	addr := freeAddr(b)
 	yaml := fmt.Sprintf(capacityHeader, addr, addr, filepath.Join(dir, "stack.log"), reps, seed) + scenarios
-	path := filepath.Join(dir, "perfgate.yaml")
-	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
-		b.Fatal(err)
-	}
-	cfg, err := config.Parse([]byte(yaml), path)
-	if err != nil {
-		b.Fatalf("config: %v", err)
-	}
-	sc, err := run.Prepare(cfg, nil)
-	if err != nil {
-		b.Fatalf("prepare: %v", err)
-	}
+	cfg, sc := writeConfig(b, filepath.Join(dir, "perfgate.yaml"), yaml)
 	starter := simstack.New(func(string) sim.Config { return simCfg })
 	res, err := session.Run(context.Background(), cfg, sc, session.Options{StartStack: starter.Start})
 	if err != nil {

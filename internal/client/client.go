@@ -178,6 +178,8 @@ type requestBody struct {
 	IgnoreEOS      *bool              `json:"ignore_eos,omitempty"`
 	MinTokens      *int               `json:"min_tokens,omitempty"`
 	ResponseFormat json.RawMessage    `json:"response_format,omitempty"`
+	Tools          json.RawMessage    `json:"tools,omitempty"`
+	ToolChoice     json.RawMessage    `json:"tool_choice,omitempty"`
 }
 
 type streamOptions struct {
@@ -202,6 +204,8 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 		IgnoreEOS:      req.IgnoreEOS,
 		MinTokens:      req.MinTokens,
 		ResponseFormat: req.ResponseFormat,
+		Tools:          req.Tools,
+		ToolChoice:     req.ToolChoice,
 	}
 	switch c.opts.API {
 	case APIChat:

@@ -23,6 +23,9 @@ const (
 	// about 11.6 days. A trace that long is never replayed in a CI job, and
 	// the bound keeps arrival_ms / speedup far inside a time.Duration.
 	MaxArrivalMS = 1e9
+	// MaxTurns is the most turns one session may have: 1,000. A chat
+	// session of a thousand turns outgrows any context window long before.
+	MaxTurns = 1000
 	// MaxTemperature is the highest temperature a request may set: 2, the
 	// top of the OpenAI API's range. Engines accept more, but past 2 the
 	// output is noise, and noise is not a workload.

@@ -78,7 +78,7 @@ func Parse(r io.Reader, name string) (*Workload, error) {
 	if name == "" {
 		name = "workload"
 	}
-	p := &parser{Problems: Problems{File: name}, ids: map[string]idUse{}}
+	p := &parser{Problems: Problems{File: name}, ids: map[string]idUse{}, turns: map[string]map[int]int{}}
 	if err := ReadLines(safeio.LimitReader(r, MaxFileBytes, name), name, p.parseLine); err != nil {
 		if le, ok := err.(*LineError); ok {
 			p.Add(le) // with the problems of the lines before it
@@ -89,6 +89,7 @@ func Parse(r io.Reader, name string) (*Workload, error) {
 	if p.Count() == 0 && len(p.reqs) == 0 {
 		p.errorf(0, "", "no requests")
 	}
+	p.checkTurnGaps()
 	if err := p.Err(); err != nil {
 		return nil, err
 	}
@@ -105,6 +106,10 @@ type parser struct {
 	Problems
 	reqs []Request
 	ids  map[string]idUse
+	// turns maps each session to the line of each of its turns.
+	turns map[string]map[int]int
+	// sessionOrder lists the sessions in order of first appearance.
+	sessionOrder []string
 }
 
 func (p *parser) errorf(line int, field, format string, args ...any) {
@@ -112,7 +117,7 @@ func (p *parser) errorf(line int, field, format string, args ...any) {
 }
 
 // keys lists the keys of a request line, in the order the docs give them.
-var keys = []string{"id", "messages", "prompt", "max_tokens", "arrival_ms", "temperature", "top_p", "seed", "ignore_eos", "min_tokens", "response_format", "tags"}
+var keys = []string{"id", "messages", "prompt", "max_tokens", "arrival_ms", "session_id", "turn", "think_ms", "temperature", "top_p", "seed", "ignore_eos", "min_tokens", "response_format", "tools", "tool_choice", "tags"}
 
 var roles = []string{"system", "user", "assistant", "tool"}
 
@@ -205,10 +210,34 @@ func (p *parser) parseLine(n int, line []byte) {
 				continue
 			}
 			req.ResponseFormat = json.RawMessage(buf.Bytes())
+		case "tools":
+			if m.Raw[0] != '[' {
+				p.errorf(n, "tools", "want a JSON array of tools, got %s", Describe(m.Raw))
+				continue
+			}
+			req.Tools = compact(m.Raw)
+		case "tool_choice":
+			if m.Raw[0] != '"' && m.Raw[0] != '{' {
+				p.errorf(n, "tool_choice", "want a string or a JSON object, got %s", Describe(m.Raw))
+				continue
+			}
+			req.ToolChoice = compact(m.Raw)
+		case "session_id":
+			if p.Decode(n, m, &req.SessionID, "string") && req.SessionID == "" {
+				p.errorf(n, "session_id", "must not be empty")
+			}
+		case "turn":
+			p.intIn(n, m, &req.Turn, 1, MaxTurns)
+		case "think_ms":
+			var v float64
+			if p.floatIn(n, m, &v, 0, MaxArrivalMS, "from 0 to 1e9 (milliseconds after the previous turn's end)") {
+				req.ThinkMS = &v
+			}
 		case "tags":
 			req.Tags = p.tags(n, m.Raw)
 		}
 	}
+	p.checkSession(n, &req, seen)
 
 	switch {
 	case hasMessages && hasPrmpt:
@@ -318,6 +347,69 @@ func (p *parser) tags(n int, raw json.RawMessage) []string {
 		}
 	}
 	return tags
+}
+
+// checkSession checks the session keys of one line: session_id and turn
+// together, each turn of a session once, arrival_ms on a first turn only,
+// think_ms on a later turn only.
+func (p *parser) checkSession(n int, req *Request, seen map[string]bool) {
+	hasSession, hasTurn := req.SessionID != "", req.Turn > 0
+	switch {
+	case hasSession && !hasTurn && !seen["turn"]:
+		p.errorf(n, "turn", "required with session_id: the turn's number in its session, from 1")
+		return
+	case hasTurn && !hasSession && !seen["session_id"]:
+		p.errorf(n, "session_id", "required with turn: the session the turn belongs to")
+		return
+	case !hasSession || !hasTurn:
+		return // already reported
+	}
+	if req.ThinkMS != nil && req.Turn == 1 {
+		p.errorf(n, "think_ms", "not allowed on turn 1: a session's first turn is sent when the session arrives; think_ms is the pause before a later turn")
+	}
+	if req.ArrivalMS != nil && req.Turn > 1 {
+		p.errorf(n, "arrival_ms", "only turn 1 of a session may set arrival_ms (turn %d is sent after turn %d's end plus think_ms)", req.Turn, req.Turn-1)
+	}
+	turns := p.turns[req.SessionID]
+	if turns == nil {
+		turns = map[int]int{}
+		p.turns[req.SessionID] = turns
+		p.sessionOrder = append(p.sessionOrder, req.SessionID)
+	}
+	if prev, dup := turns[req.Turn]; dup {
+		p.errorf(n, "turn", "session %q already has turn %d, on line %d", req.SessionID, req.Turn, prev)
+		return
+	}
+	turns[req.Turn] = n
+}
+
+// checkTurnGaps reports every session whose turns are not 1..n.
+func (p *parser) checkTurnGaps() {
+	for _, id := range p.sessionOrder {
+		turns := p.turns[id]
+		for t := 1; t <= len(turns); t++ {
+			if _, ok := turns[t]; ok {
+				continue
+			}
+			last, line := 0, 0
+			for k, l := range turns {
+				if k > last {
+					last, line = k, l
+				}
+			}
+			p.errorf(line, "turn", "session %q has turn %d but no turn %d: number a session's turns 1, 2, 3, ... without gaps", id, last, t)
+			break
+		}
+	}
+}
+
+// compact returns raw (valid JSON) without insignificant whitespace.
+func compact(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil { // cannot fail: the line is valid JSON
+		return raw
+	}
+	return json.RawMessage(buf.Bytes())
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

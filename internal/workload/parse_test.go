@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -34,7 +35,7 @@ func TestLoadBroken(t *testing.T) {
 		want []string
 	}{
 		{"unknown_key.jsonl", []string{
-			`testdata/unknown_key.jsonl:2: max_token: unknown key (did you mean "max_tokens"?); want one of id, messages, prompt, max_tokens, arrival_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tags`,
+			`testdata/unknown_key.jsonl:2: max_token: unknown key (did you mean "max_tokens"?); want one of id, messages, prompt, max_tokens, arrival_ms, session_id, turn, think_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tools, tool_choice, tags`,
 		}},
 		{"wrong_type.jsonl", []string{
 			`testdata/wrong_type.jsonl:3: max_tokens: want an integer from 1 to 1048576, got a string`,
@@ -76,7 +77,7 @@ func TestLoadBroken(t *testing.T) {
 			`testdata/many_errors.jsonl:5: max_tokens: want an integer from 1 to 1048576, got 12.5`,
 			`testdata/many_errors.jsonl:5: seed: want an integer, got a string`,
 			`testdata/many_errors.jsonl:5: ignore_eos: want true or false, got 1`,
-			`testdata/many_errors.jsonl:5: extra: unknown key; want one of id, messages, prompt, max_tokens, arrival_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tags`,
+			`testdata/many_errors.jsonl:5: extra: unknown key; want one of id, messages, prompt, max_tokens, arrival_ms, session_id, turn, think_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tools, tool_choice, tags`,
 			`testdata/many_errors.jsonl:6: messages: must not be empty`,
 			`testdata/many_errors.jsonl:6: prompt: not allowed together with messages; set exactly one of messages (chat) and prompt (completions)`,
 			`testdata/many_errors.jsonl:6: id: "ok1" already used on line 1`,
@@ -241,4 +242,37 @@ func TestLineErrorFormat(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, tt.e.Error())
 	}
+}
+
+func TestLoadSessions(t *testing.T) {
+	w, err := Load("testdata/sessions_valid.jsonl")
+	require.NoError(t, err)
+	require.Len(t, w.Requests, 4)
+	assert.Equal(t, "s1", w.Requests[2].SessionID)
+	assert.Equal(t, 2, w.Requests[2].Turn)
+	require.NotNil(t, w.Requests[2].ThinkMS)
+	assert.Equal(t, 1500.0, *w.Requests[2].ThinkMS)
+	assert.JSONEq(t, `[{"type":"function","function":{"name":"lookup","parameters":{"type":"object"}}}]`, string(w.Requests[1].Tools))
+	assert.Equal(t, `"auto"`, string(w.Requests[1].ToolChoice))
+
+	var buf bytes.Buffer
+	require.NoError(t, Write(&buf, w.Requests))
+	again, err := Parse(&buf, "again")
+	require.NoError(t, err)
+	assert.Equal(t, w.Hash, again.Hash, "the canonical form keeps the session keys")
+}
+
+func TestLoadSessionsBroken(t *testing.T) {
+	_, err := Load("testdata/sessions_bad.jsonl")
+	require.Error(t, err)
+	assert.Equal(t, []string{
+		`testdata/sessions_bad.jsonl:2: turn: session "a" already has turn 1, on line 1`,
+		`testdata/sessions_bad.jsonl:3: turn: required with session_id: the turn's number in its session, from 1`,
+		`testdata/sessions_bad.jsonl:4: session_id: required with turn: the session the turn belongs to`,
+		`testdata/sessions_bad.jsonl:5: think_ms: not allowed on turn 1: a session's first turn is sent when the session arrives; think_ms is the pause before a later turn`,
+		`testdata/sessions_bad.jsonl:6: arrival_ms: only turn 1 of a session may set arrival_ms (turn 2 is sent after turn 1's end plus think_ms)`,
+		`testdata/sessions_bad.jsonl:8: tools: want a JSON array of tools, got an object`,
+		`testdata/sessions_bad.jsonl:8: tool_choice: want a string or a JSON object, got 3`,
+		`testdata/sessions_bad.jsonl:7: turn: session "e" has turn 3 but no turn 2: number a session's turns 1, 2, 3, ... without gaps`,
+	}, problems(t, err))
 }

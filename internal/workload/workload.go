@@ -16,8 +16,11 @@
 // assistant, tool; a user message's content non-empty) and prompt
 // (non-empty); max_tokens from 1 to MaxLength; arrival_ms from 0 to
 // MaxArrivalMS; temperature from 0 to 2; top_p in (0, 1]; 0 <= min_tokens <=
-// max_tokens; response_format an object; tags non-empty strings; ids unique (a
-// missing id becomes "line-N"). An integer may be written as any JSON number
+// max_tokens; response_format an object; tools an array and tool_choice a
+// string or an object; tags non-empty strings; ids unique (a missing id
+// becomes "line-N"); session_id and turn together (turn from 1 to
+// MaxTurns, each session's turns 1..n once each, only its first turn with
+// arrival_ms, think_ms from 0 to MaxArrivalMS on a later turn only). An integer may be written as any JSON number
 // with a whole value (1e2). A null value is the same as leaving the key out.
 // Blank lines are skipped and still counted; a UTF-8 byte-order mark at the
 // start of the file is read as one.
@@ -53,7 +56,21 @@ type Request struct {
 	// MaxTokens caps the output length; required, > 0.
 	MaxTokens int `json:"max_tokens"`
 	// ArrivalMS is the offset from the start of the trace, for trace replay.
+	// In a session only the first turn may set it: the session arrives then.
 	ArrivalMS *float64 `json:"arrival_ms,omitempty"`
+
+	// SessionID puts the request in a conversation, whose turns (Turn,
+	// numbered 1, 2, ... without gaps) are sent in order: turn k after turn
+	// k−1's response ended plus ThinkMS, carrying the conversation so far
+	// (every earlier turn's messages and the answers the server gave), so
+	// that multi-turn prefix reuse and KV-cache pressure are real. A
+	// request without one is a conversation of one turn.
+	SessionID string `json:"session_id,omitempty"`
+	Turn      int    `json:"turn,omitempty"`
+	// ThinkMS is the pause between the previous turn's end and this turn's
+	// send, in milliseconds (a later turn only; unset: the config's think
+	// time, else none).
+	ThinkMS *float64 `json:"think_ms,omitempty"`
 
 	// Optional sampling parameters, passed through to the server when set.
 	Temperature *float64 `json:"temperature,omitempty"`
@@ -64,7 +81,11 @@ type Request struct {
 
 	// ResponseFormat is passed through verbatim (structured output).
 	ResponseFormat json.RawMessage `json:"response_format,omitempty"`
-	Tags           []string        `json:"tags,omitempty"`
+	// Tools and ToolChoice are passed through verbatim (function calling):
+	// Tools a JSON array, ToolChoice a string or an object.
+	Tools      json.RawMessage `json:"tools,omitempty"`
+	ToolChoice json.RawMessage `json:"tool_choice,omitempty"`
+	Tags       []string        `json:"tags,omitempty"`
 
 	// Line is the 1-based line of the request in its file (0 when synthesised).
 	Line int `json:"-"`

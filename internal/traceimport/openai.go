@@ -159,7 +159,8 @@ func (im *importer) timestamp(n int, m workload.Member) *float64 {
 			im.Errorf(n, m.Key, "want RFC 3339 time (2025-01-02T15:04:05.5Z) or Unix seconds, got %q", s)
 			return nil
 		}
-		v := float64(t.UnixNano()) / 1e6
+		// Whole ms and the fraction apart, so that differences stay exact.
+		v := float64(t.UnixMilli()) + float64(t.Nanosecond()%1e6)/1e6
 		return &v
 	}
 	var sec float64

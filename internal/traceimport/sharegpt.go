@@ -73,12 +73,12 @@ func (im *importer) sharegptArray(br *bufio.Reader, lt *lineTracker) error {
 		return im.jsonErr(lt, base, dec, err)
 	}
 	for seq := 1; dec.More(); seq++ {
-		line := lt.lineAt(base + dec.InputOffset())
 		var raw json.RawMessage
 		if err := dec.Decode(&raw); err != nil {
 			return im.jsonErr(lt, base, dec, err)
 		}
-		im.sharegptConversation(line, seq, raw)
+		// raw is the element's bytes exactly: it started len(raw) back.
+		im.sharegptConversation(lt.lineAt(base+dec.InputOffset()-int64(len(raw))), seq, raw)
 	}
 	if _, err := dec.Token(); err != nil { // ']'
 		return im.jsonErr(lt, base, dec, err)

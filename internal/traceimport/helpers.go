@@ -1,0 +1,120 @@
+package traceimport
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// The helpers every format shares: reading an object's members, the
+// sampling keys perfgate carries, and max_tokens.
+
+// readErr folds a reading error into the problems when it is about a line
+// (a line too long, a file too large), so that it is said with the rest;
+// another error (the reader failed) is returned.
+func (im *importer) readErr(err error) error {
+	var le *workload.LineError
+	if errors.As(err, &le) {
+		im.Add(le)
+		return nil
+	}
+	return err
+}
+
+// members splits raw, the value at field (the whole line when ""), into an
+// object's members, reporting a value that is not an object. raw is valid
+// JSON unless it is a whole line.
+func (im *importer) members(n int, field string, raw []byte) ([]workload.Member, bool) {
+	members, msg, col := workload.ObjectMembers(raw)
+	if msg == "" {
+		return members, true
+	}
+	if field != "" {
+		col = 0
+		msg = strings.Replace(msg, "a JSON object", "an object", 1)
+	}
+	im.Add(&workload.LineError{File: im.File, Line: n, Column: col, Field: field, Msg: msg})
+	return nil, false
+}
+
+// null reports whether a member's value is null, which every format reads
+// as the key left out.
+func null(m workload.Member) bool { return string(m.Raw) == "null" }
+
+// unknownKey reports a key the format does not have.
+func (im *importer) unknownKey(n int, prefix, key string, keys []string) {
+	im.Errorf(n, prefix+key, "unknown key%s; want one of %s", workload.DidYouMean(key, keys), strings.Join(keys, ", "))
+}
+
+// sampling reads one of the request keys perfgate carries as they are
+// (temperature, top_p, seed, min_tokens, ignore_eos, response_format,
+// tools, tool_choice) into req, and reports whether m was one. Types are
+// checked here; ranges by workload.Parse when the request is added.
+func (im *importer) sampling(n int, prefix string, m workload.Member, req *workload.Request) bool {
+	f := workload.Member{Key: prefix + m.Key, Raw: m.Raw}
+	switch m.Key {
+	case "temperature", "top_p":
+		var v float64
+		if im.Decode(n, f, &v, "number") {
+			if m.Key == "temperature" {
+				req.Temperature = &v
+			} else {
+				req.TopP = &v
+			}
+		}
+	case "seed":
+		var v int64
+		if im.Decode(n, f, &v, "integer") {
+			req.Seed = &v
+		}
+	case "min_tokens":
+		var v int
+		if im.Decode(n, f, &v, "integer") {
+			req.MinTokens = &v
+		}
+	case "ignore_eos":
+		var v bool
+		if im.Decode(n, f, &v, "boolean") {
+			req.IgnoreEOS = &v
+		}
+	case "response_format":
+		req.ResponseFormat = compact(m.Raw)
+	case "tools":
+		req.Tools = compact(m.Raw)
+	case "tool_choice":
+		req.ToolChoice = compact(m.Raw)
+	default:
+		return false
+	}
+	return true
+}
+
+// compact returns raw (valid JSON) without insignificant whitespace.
+func compact(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if json.Compact(&buf, raw) != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// maxTokens fills req.MaxTokens from Options.MaxTokens when the source had
+// none (has false), and reports whether it did; with no --max-tokens that
+// is an error at field, why saying what the source lacked.
+func (im *importer) maxTokens(n int, field string, has bool, req *workload.Request, why string) bool {
+	if has {
+		return false
+	}
+	if im.o.MaxTokens > 0 {
+		req.MaxTokens = im.o.MaxTokens
+		return true
+	}
+	im.Errorf(n, field, "required: %s; give --max-tokens N to import such requests with max_tokens N", why)
+	return false
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

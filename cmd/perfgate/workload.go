@@ -21,6 +21,7 @@ func newWorkloadCmd(stdout, stderr io.Writer) *cobra.Command {
 		RunE:  func(cmd *cobra.Command, args []string) error { return cmd.Help() },
 	}
 	cmd.AddCommand(newSynthCmd(stdout, stderr))
+	cmd.AddCommand(newStatsCmd(stdout, stderr))
 	return cmd
 }
 

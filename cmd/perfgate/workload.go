@@ -22,6 +22,7 @@ func newWorkloadCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	cmd.AddCommand(newSynthCmd(stdout, stderr))
 	cmd.AddCommand(newImportCmd(stdout, stderr))
+	cmd.AddCommand(newStatsCmd(stdout, stderr))
 	return cmd
 }
 

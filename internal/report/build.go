@@ -198,6 +198,11 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *com
 	names := sidesOf(ab)
 	sec := &section{Label: "Scenario", Name: s.Name, Badge: true, Compared: !s.NoBaseline, Outcome: s.Outcome()}
 	add := func(b block) { sec.Blocks = append(sec.Blocks, b) }
+	if sd != nil {
+		if line := workloadLine(sd.Workload, sd.WorkloadHash, sd.WorkloadShape); line != "" {
+			add(block{Para: &para{Text: sentence{{Text: line, Untrusted: true}}, Aside: true}})
+		}
+	}
 	if sd != nil && sd.Capacity != nil {
 		for _, b := range capacityBlocks(s, sd.Capacity, names) {
 			add(b)

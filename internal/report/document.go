@@ -134,6 +134,11 @@ type ScenarioData struct {
 	// Capacity is the scenario's capacity search on both sides; nil for a
 	// scenario measured at one load, and in reports from before capacity.
 	Capacity *CapacityData `json:"capacity,omitempty"`
+	// Workload, WorkloadHash and WorkloadShape say what the candidate
+	// replayed; the shape is nil in results from before it was kept.
+	Workload      string                `json:"workload,omitempty"`
+	WorkloadHash  string                `json:"workload_hash,omitempty"`
+	WorkloadShape *result.WorkloadShape `json:"workload_shape,omitempty"`
 }
 
 // TelemetryRow is one engine, GPU or cost metric of a scenario on both
@@ -248,6 +253,9 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 			return nil, err
 		}
 		sd.Capacity = capacityData(bs, cs)
+		if cs != nil {
+			sd.Workload, sd.WorkloadHash, sd.WorkloadShape = cs.Workload, cs.WorkloadHash, cs.WorkloadShape
+		}
 		d.Scenarios = append(d.Scenarios, sd)
 	}
 	if cand != nil && cand.Telemetry != nil {

@@ -64,6 +64,9 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 	}
 	fmt.Fprintf(w, "== %s · %s · %d repetition%s%s · workload %s (%s)\n",
 		clean(s.Name, 80), load, len(reps), plural(len(reps)), at, clean(s.Workload, 80), shortHash(s.WorkloadHash))
+	if line := workloadLine(s.Workload, s.WorkloadHash, s.WorkloadShape); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if line := preparation(s); line != "" {
 		fmt.Fprintln(w, line)
 	}

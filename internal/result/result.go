@@ -169,6 +169,9 @@ type ScenarioResult struct {
 	// each with its distinct values ("temperature": "0, 0.7"); a parameter
 	// no request sets is left out (the server's default applied).
 	Sampling map[string]string `json:"sampling,omitempty"`
+	// WorkloadShape summarises the workload replayed (lengths, arrivals,
+	// prefix sharing, sessions); nil in results from before it was kept.
+	WorkloadShape *WorkloadShape `json:"workload_shape,omitempty"`
 	// Salt is "per-pass" when every pass over the workload was salted so
 	// that no prompt cache could serve it from an earlier pass, "off" when
 	// the config turned salting off; empty in results from before perfgate

@@ -176,6 +176,9 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 	if s.Sweep != nil {
 		v.sweep(p+".sweep", s.Sweep)
 	}
+	if s.WorkloadShape != nil {
+		v.shape(p+".workload_shape", s.WorkloadShape)
+	}
 	if s.Capacity != nil {
 		v.capacity(p, s)
 	}
@@ -702,4 +705,74 @@ func closing(probes []CapacityProbe) int {
 		}
 	}
 	return n
+}
+
+// shape checks a workload's shape: counts not negative that add up,
+// percentiles in order, ratios in [0, 1], finite rates.
+func (v *checker) shape(p string, w *WorkloadShape) {
+	v.count(p+".requests", w.Requests)
+	v.count(p+".chat", w.Chat)
+	v.count(p+".completions", w.Completions)
+	if w.Chat >= 0 && w.Completions >= 0 && w.Chat+w.Completions != w.Requests {
+		v.add(p+".requests", "%d, want chat + completions (%d)", w.Requests, w.Chat+w.Completions)
+	}
+	v.lengths(p+".prompt_words", w.PromptWords)
+	v.lengths(p+".max_tokens", w.MaxTokens)
+	ps := w.PrefixSharing
+	v.count(p+".prefix_sharing.words", ps.Words)
+	v.count(p+".prefix_sharing.prefixes_32", ps.Prefixes32)
+	if ps.SharedWords < 0 || ps.SharedWords > ps.Words {
+		v.add(p+".prefix_sharing.shared_words", "want from 0 to words (%d), got %d", ps.Words, ps.SharedWords)
+	}
+	v.fraction(p+".prefix_sharing.ratio", ps.Ratio)
+	if s := w.Sessions; s != nil {
+		sp := p + ".sessions"
+		v.atMost(sp+".requests", s.Requests, w.Requests, "requests")
+		v.atMost(sp+".count", s.Count, s.Requests, "sessions.requests")
+		if !(1 <= s.TurnsMin && s.TurnsMin <= s.TurnsP50 && s.TurnsP50 <= s.TurnsMax) {
+			v.add(sp+".turns_min", "want 1 <= turns_min <= turns_p50 <= turns_max, got %d, %d, %d", s.TurnsMin, s.TurnsP50, s.TurnsMax)
+		}
+		if t := s.ThinkMS; t != nil {
+			v.atMost(sp+".think_ms.count", t.Count, s.Requests, "sessions.requests")
+			v.nonNegative(sp+".think_ms.p50", t.P50)
+			v.nonNegative(sp+".think_ms.p90", t.P90)
+			if t.P50 > t.P90 {
+				v.add(sp+".think_ms.p90", "want at least p50 (%s), got %s", fmtNum(t.P50), fmtNum(t.P90))
+			}
+		}
+		v.fraction(sp+".prefix_sharing_with_history", s.PrefixSharingWithHistory)
+	}
+	if a := w.Arrivals; a != nil {
+		ap := p + ".arrivals"
+		v.atMost(ap+".requests", a.Requests, w.Requests, "requests")
+		v.nonNegative(ap+".span_s", float64(a.Span))
+		v.nonNegative(ap+".mean_rate", a.MeanRate)
+		v.nonNegative(ap+".burstiness", a.Burstiness)
+		if a.PeakPerSecond < min(a.Requests, 1) || a.PeakPerSecond > a.Requests {
+			v.add(ap+".peak_per_second", "want from 1 to requests (%d), got %d", a.Requests, a.PeakPerSecond)
+		}
+	}
+	for i, t := range w.Tags {
+		v.atMost(fmt.Sprintf("%s.tags[%d].requests", p, i), t.Requests, w.Requests, "requests")
+	}
+	v.atMost(p+".distinct_tags", len(w.Tags), w.DistinctTags, "distinct_tags")
+	for _, name := range slices.Sorted(maps.Keys(w.Sampling)) {
+		v.atMost(p+".sampling."+name, w.Sampling[name], w.Requests, "requests")
+	}
+	v.atMost(p+".response_format", w.ResponseFormat, w.Requests, "requests")
+	v.atMost(p+".tools", w.Tools, w.Requests, "requests")
+}
+
+// lengths checks percentiles of lengths: not negative, and in order.
+func (v *checker) lengths(p string, l Lengths) {
+	if !(0 <= l.P50 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.Max) {
+		v.add(p, "want 0 <= p50 <= p90 <= p99 <= max, got %d, %d, %d, %d", l.P50, l.P90, l.P99, l.Max)
+	}
+}
+
+// atMost checks a count from 0 to limit (the field named what).
+func (v *checker) atMost(field string, n, limit int, what string) {
+	if n < 0 || n > limit {
+		v.add(field, "want a count from 0 to %s (%d), got %d", what, limit, n)
+	}
 }

@@ -89,6 +89,8 @@ func (s *session) scenarioResult(sc run.Scenario) result.ScenarioResult {
 	c := sc.Config
 	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load.Result(), SLO: c.SLO.Result(),
 		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+	shape := workload.Stats(sc.Requests)
+	res.WorkloadShape = &shape
 	if s.cfg.Stack.Kind != config.StackExternal {
 		res.ColdStartMS = ms(s.coldStart)
 	}

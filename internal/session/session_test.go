@@ -233,6 +233,9 @@ func TestRunOneScenario(t *testing.T) {
 	if sc.ColdStartMS <= 0 {
 		t.Errorf("ColdStartMS = %v, want > 0 for a managed stack", sc.ColdStartMS)
 	}
+	if sc.WorkloadShape == nil || sc.WorkloadShape.Requests != 8 || sc.WorkloadShape.PromptWords.Max != 8 {
+		t.Errorf("WorkloadShape = %+v, want the shape of the scenario's 8 synthesised requests of 8 words", sc.WorkloadShape)
+	}
 	if got := records.Load(); got != 16 {
 		t.Errorf("records = %d, want 16", got)
 	}

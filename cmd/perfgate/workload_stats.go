@@ -130,7 +130,7 @@ func shapeRows(s *result.WorkloadShape) [][2]string {
 		v := fmt.Sprintf("%d (%d requests); turns %d to %d (p50 %d); prefix sharing with history %s",
 			ss.Count, ss.Requests, ss.TurnsMin, ss.TurnsMax, ss.TurnsP50, statsPercent(ss.PrefixSharingWithHistory))
 		if th := ss.ThinkMS; th != nil {
-			v += fmt.Sprintf("; think_ms on %d turns, p50 %s, p90 %s", th.Count, statsNum(th.P50), statsNum(th.P90))
+			v += fmt.Sprintf("; think_ms on %d turn%s, p50 %s, p90 %s", th.Count, plural(th.Count), statsNum(th.P50), statsNum(th.P90))
 		}
 		rows = append(rows, [2]string{"sessions", v})
 	}
@@ -152,15 +152,16 @@ func shapeRows(s *result.WorkloadShape) [][2]string {
 	if len(s.Sampling) > 0 {
 		var parts []string
 		for _, name := range slices.Sorted(maps.Keys(s.Sampling)) {
-			parts = append(parts, fmt.Sprintf("%s %d", name, s.Sampling[name]))
+			n := s.Sampling[name]
+			parts = append(parts, fmt.Sprintf("%s on %d request%s", name, n, plural(n)))
 		}
-		rows = append(rows, [2]string{"sampling", strings.Join(parts, ", ") + " requests"})
+		rows = append(rows, [2]string{"sampling", strings.Join(parts, ", ")})
 	}
 	if s.ResponseFormat > 0 {
-		rows = append(rows, [2]string{"response_format", strconv.Itoa(s.ResponseFormat) + " requests"})
+		rows = append(rows, [2]string{"response_format", fmt.Sprintf("%d request%s", s.ResponseFormat, plural(s.ResponseFormat))})
 	}
 	if s.Tools > 0 {
-		rows = append(rows, [2]string{"tools", strconv.Itoa(s.Tools) + " requests"})
+		rows = append(rows, [2]string{"tools", fmt.Sprintf("%d request%s", s.Tools, plural(s.Tools))})
 	}
 	return rows
 }

@@ -27,10 +27,10 @@ func TestWorkloadStatsText(t *testing.T) {
 		"\n  prompt words     p50 2  p90 4  p99 4  max 4\n",
 		"\n  max_tokens       p50 20  p90 40  p99 40  max 40\n",
 		"\n  prefix sharing   20.0% of 10 words (2 shared); 0 distinct shared prefixes of >= 32 words\n",
-		"\n  sessions         1 (2 requests); turns 2 to 2 (p50 2); prefix sharing with history 33.3%; think_ms on 1 turns, p50 250, p90 250\n",
+		"\n  sessions         1 (2 requests); turns 2 to 2 (p50 2); prefix sharing with history 33.3%; think_ms on 1 turn, p50 250, p90 250\n",
 		"\n  arrivals         3 over 1 s: 2 req/s, burstiness 0, peak 2 in 1 s\n",
 		"\n  tags             x 1\n",
-		"\n  sampling         temperature 1 requests\n",
+		"\n  sampling         temperature on 1 request\n",
 	} {
 		assert.Contains(t, out, want, "perfgate workload stats %s", smallStats)
 	}

@@ -27,8 +27,8 @@ type Progress struct {
 	failed atomic.Int64
 	// sessions counts the sessions started (their first turns finished).
 	sessions atomic.Int64
-	stop   chan struct{}
-	ended  chan struct{}
+	stop     chan struct{}
+	ended    chan struct{}
 }
 
 // NewProgress returns a reporter writing to w; tty selects in-place redraws.

@@ -134,6 +134,10 @@ type ScenarioData struct {
 	// Capacity is the scenario's capacity search on both sides; nil for a
 	// scenario measured at one load, and in reports from before capacity.
 	Capacity *CapacityData `json:"capacity,omitempty"`
+	// Sessions holds the scenario's session figures on both sides (median
+	// of repetitions), shown and not gated; nil when neither side's
+	// workload had sessions, and in reports from before sessions.
+	Sessions []TelemetryRow `json:"sessions,omitempty"`
 }
 
 // TelemetryRow is one engine, GPU or cost metric of a scenario on both
@@ -248,6 +252,7 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 			return nil, err
 		}
 		sd.Capacity = capacityData(bs, cs)
+		sd.Sessions = sessionRows(bs, cs)
 		d.Scenarios = append(d.Scenarios, sd)
 	}
 	if cand != nil && cand.Telemetry != nil {

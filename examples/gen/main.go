@@ -5,12 +5,14 @@
 //
 //	go run ./examples/gen > examples/workloads/chat.jsonl
 //	go run ./examples/gen -kind trace > examples/workloads/trace.jsonl
+//	go run ./examples/gen -kind sessions > examples/workloads/sessions.jsonl
 //
 // chat: about 300 chat requests of four kinds, tagged by kind: short questions
 // (10-60 words), documents to summarise (600-2500 words), code tasks in Go,
 // Python and SQL (80-600 words), and multi-turn conversations with a system
 // prompt. trace: about 200 short-to-medium requests with arrival_ms, arriving
-// in Poisson bursts, for the trace load mode.
+// in Poisson bursts, for the trace load mode. sessions: 50 conversations of
+// 2-5 turns, one line a turn, with think times.
 package main
 
 import (
@@ -35,7 +37,7 @@ func main() {
 
 func run(stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	kind := fs.String("kind", "chat", "which workload: chat or trace")
+	kind := fs.String("kind", "chat", "which workload: chat, trace or sessions")
 	seed := fs.Uint64("seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -54,8 +56,10 @@ func generate(kind string, seed uint64) ([]workload.Request, error) {
 		return g.chat(), nil
 	case "trace":
 		return g.trace(), nil
+	case "sessions":
+		return g.sessions(), nil
 	}
-	return nil, fmt.Errorf("unknown -kind %q; want chat or trace", kind)
+	return nil, fmt.Errorf("unknown -kind %q; want chat, trace or sessions", kind)
 }
 
 // Kinds, used as ids' prefixes and as tags.

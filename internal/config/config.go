@@ -5,6 +5,7 @@
 package config
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/perfgate/perfgate/internal/workload"
@@ -163,6 +164,11 @@ type Load struct {
 	MaxInFlight int `yaml:"max_in_flight" json:"max_in_flight,omitempty"`
 	// Speedup divides trace arrival times (2 replays twice as fast).
 	Speedup float64 `yaml:"speedup" json:"speedup,omitempty"`
+	// ThinkTime is the pause, in milliseconds, between a session turn's
+	// response and the next turn's send when the workload gives the turn no
+	// think_ms: a distribution in the syntax workload.ParseDist reads
+	// ("lognormal:mean=3000,stddev=2000"). Empty is no pause.
+	ThinkTime string `yaml:"think_time" json:"think_time,omitempty"`
 	// Sweep holds the values when rate or concurrency is a list in YAML
 	// (`rate: [1, 2, 4]`): the scenario is measured once per value, as
 	// Config.Measured expands it, and Rate and Concurrency stay 0. nil for
@@ -263,4 +269,21 @@ func (c *Config) SaltOf(s Scenario) bool {
 		return *c.Salt
 	}
 	return DefaultSalt
+}
+
+// ThinkDist parses ThinkTime: nil when it is empty. An empirical
+// distribution is refused (a think time is drawn from parameters, not from a
+// file of lengths).
+func (l Load) ThinkDist() (*workload.Dist, error) {
+	if l.ThinkTime == "" {
+		return nil, nil
+	}
+	d, err := workload.ParseDist(l.ThinkTime)
+	if err != nil {
+		return nil, fmt.Errorf("want a distribution of milliseconds like lognormal:mean=3000,stddev=2000: %w", err)
+	}
+	if d.Type == workload.DistEmpirical {
+		return nil, fmt.Errorf("empirical is not supported for a think time; want fixed, uniform, normal or lognormal")
+	}
+	return &d, nil
 }

@@ -358,6 +358,11 @@ func (v *validator) load(p string, s *Scenario) {
 		}
 	}
 	v.intIn(p+".max_in_flight", l.MaxInFlight, 0, MaxConcurrency, "(0 is no cap)")
+	if l.ThinkTime != "" {
+		if _, err := l.ThinkDist(); err != nil {
+			v.add(p+".think_time", "%v", err)
+		}
+	}
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

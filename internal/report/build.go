@@ -251,6 +251,11 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *com
 		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Engine, GPU and cost"),
 			Blocks: []block{{Table: telemetryTable(sd.Telemetry, "metric (median of repetitions)", "gated", names)}}}})
 	}
+	if sd != nil && len(sd.Sessions) > 0 {
+		add(block{Media: mediumText, Table: telemetryTable(sd.Sessions, "sessions (median of repetitions; not gated)", "", names)})
+		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Sessions (not gated)"),
+			Blocks: []block{{Table: telemetryTable(sd.Sessions, "session figure (median of repetitions)", "", names)}}}})
+	}
 	if charts {
 		for _, b := range distributionCharts(s, sd, ab) {
 			b.Media = mediumHTML

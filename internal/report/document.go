@@ -139,6 +139,10 @@ type ScenarioData struct {
 	Workload      string                `json:"workload,omitempty"`
 	WorkloadHash  string                `json:"workload_hash,omitempty"`
 	WorkloadShape *result.WorkloadShape `json:"workload_shape,omitempty"`
+	// Sessions holds the scenario's session figures on both sides (median
+	// of repetitions), shown and not gated; nil when neither side's
+	// workload had sessions, and in reports from before sessions.
+	Sessions []TelemetryRow `json:"sessions,omitempty"`
 }
 
 // TelemetryRow is one engine, GPU or cost metric of a scenario on both
@@ -256,6 +260,7 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 		if cs != nil {
 			sd.Workload, sd.WorkloadHash, sd.WorkloadShape = cs.Workload, cs.WorkloadHash, cs.WorkloadShape
 		}
+		sd.Sessions = sessionRows(bs, cs)
 		d.Scenarios = append(d.Scenarios, sd)
 	}
 	if cand != nil && cand.Telemetry != nil {

@@ -57,6 +57,8 @@ type Aggregator struct {
 	// after it, of those with two or more.
 	prefillTok, decodeTok int
 	prefillNS, decodeNS   int64
+	// sessions folds the session turns' records (SessionStats).
+	sessions *sessions
 }
 
 // NewAggregator returns an aggregator for one repetition. For an open-loop
@@ -84,6 +86,12 @@ func (a *Aggregator) record(name string, us int64) {
 
 // Add folds one request's record into the summary.
 func (a *Aggregator) Add(r *Record) {
+	if r.Session != "" {
+		if a.sessions == nil {
+			a.sessions = newSessions()
+		}
+		a.sessions.add(r)
+	}
 	a.sent++
 	a.retries += r.Retries
 	a.lastEndNS = max(a.lastEndNS, r.EndNS)
@@ -183,6 +191,9 @@ func (a *Aggregator) Summary(index int) Repetition {
 		ITL:              stats(a.hists[HistITL]),
 		E2E:              stats(a.hists[HistE2E]),
 		Histograms:       map[string][]byte{},
+	}
+	if a.sessions != nil {
+		rep.Sessions = a.sessions.summary()
 	}
 	if len(a.errors) > 0 {
 		rep.Errors = a.errors

@@ -37,6 +37,17 @@ type Record struct {
 	FinishReason string `json:"finish_reason,omitempty"`
 	ErrorKind    string `json:"error_kind,omitempty"`
 	Error        string `json:"error"`
+	// Session and Turn place the request in its session: the workload's
+	// session_id and turn; empty and 0 for a request of no session.
+	Session string `json:"session,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+	// SessionTurns is how many turns of the session the repetition sends
+	// (fewer than the session has when the request count ran out), and
+	// SessionRun tells apart the runs of one session in a repetition (each
+	// pass over the workload runs it again), from 1. Kept in memory for the
+	// session statistics, not written.
+	SessionTurns int `json:"-"`
+	SessionRun   int `json:"-"`
 	// Eval names the suite when the request was an eval item (then ID is
 	// the item's id); eval items are kept out of the latency metrics.
 	Eval string `json:"eval,omitempty"`

@@ -235,7 +235,7 @@ type Repetition struct {
 	Sent      int            `json:"sent"`
 	Completed int            `json:"completed"` // succeeded
 	Failed    int            `json:"failed"`
-	Errors    map[string]int `json:"errors,omitempty"` // failed requests by kind (connect, http, stream, timeout, canceled)
+	Errors    map[string]int `json:"errors,omitempty"` // failed requests by kind (connect, http, stream, timeout, canceled, no_output, request, session)
 	ErrorRate float64        `json:"error_rate"`       // failed / sent
 	// FirstError is the message of the repetition's first failed request,
 	// so that a broken run says what went wrong.
@@ -288,6 +288,10 @@ type Repetition struct {
 
 	// Open-loop only: what the schedule asked for and what was achieved.
 	Schedule *ScheduleStats `json:"schedule,omitempty"`
+
+	// Sessions summarises the workload's sessions as replayed; nil when
+	// the workload has none.
+	Sessions *SessionStats `json:"sessions,omitempty"`
 
 	// Histograms holds each metric's HDR histogram (microseconds), V2-compressed,
 	// so later stages can pool repetitions or draw distributions.

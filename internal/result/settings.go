@@ -28,6 +28,9 @@ type Load struct {
 	MaxInFlight int `json:"max_in_flight,omitempty"`
 	// Speedup divides trace arrival times (2 replays twice as fast).
 	Speedup float64 `json:"speedup,omitempty"`
+	// ThinkTime is the distribution (milliseconds) of the pause before a
+	// session's later turn that gives no think_ms; empty for none.
+	ThinkTime string `json:"think_time,omitempty"`
 }
 
 // SLO are the per-request objectives a scenario's goodput was counted

@@ -278,6 +278,9 @@ func (v *checker) repetition(p string, r *Repetition) {
 		v.stats(sp+".ttft_from_schedule_ms", s.TTFTFromSchedule)
 		v.stats(sp+".e2e_from_schedule_ms", s.E2EFromSchedule)
 	}
+	if s := r.Sessions; s != nil {
+		v.sessions(p+".sessions", s)
+	}
 	if e := r.Engine; e != nil {
 		ep := p + ".engine"
 		v.count(ep+".scrapes", e.Scrapes)
@@ -329,6 +332,31 @@ func (v *checker) repetition(p string, r *Repetition) {
 		v.optional(cp+".usd_per_m_input", c.USDPerMInput)
 		v.optional(cp+".usd_per_m_output_goodput", c.USDPerMOutputGoodput)
 		v.optional(cp+".usd_per_m_input_goodput", c.USDPerMInputGoodput)
+	}
+}
+
+// sessions checks a repetition's SessionStats: counts that add up (no
+// more completed sessions than started, a mean of turns from 1 to the most),
+// and no more first-turn TTFTs or session E2Es than sessions.
+func (v *checker) sessions(sp string, s *SessionStats) {
+	v.count(sp+".started", s.Started)
+	v.count(sp+".completed", s.Completed)
+	v.count(sp+".turns_max", s.TurnsMax)
+	v.nonNegative(sp+".turns_mean", s.TurnsMean)
+	if s.Completed > s.Started && s.Started >= 0 {
+		v.add(sp+".completed", "%d completed of %d started", s.Completed, s.Started)
+	}
+	if s.Started > 0 && !(s.TurnsMean >= 1 && s.TurnsMean <= float64(s.TurnsMax)) {
+		v.add(sp+".turns_mean", "a mean of %s turns with at most %d", fmtNum(s.TurnsMean), s.TurnsMax)
+	}
+	v.stats(sp+".first_turn_ttft_ms", s.FirstTurnTTFT)
+	v.stats(sp+".later_turn_ttft_ms", s.LaterTurnTTFT)
+	v.stats(sp+".e2e_ms", s.E2E)
+	if s.FirstTurnTTFT.Count > int64(s.Started) && s.Started >= 0 {
+		v.add(sp+".first_turn_ttft_ms.count", "%d first turns of %d sessions", s.FirstTurnTTFT.Count, s.Started)
+	}
+	if s.E2E.Count > int64(s.Completed) && s.Completed >= 0 {
+		v.add(sp+".e2e_ms.count", "%d session E2Es of %d completed sessions", s.E2E.Count, s.Completed)
 	}
 }
 

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/perfgate/perfgate/internal/client"
@@ -61,16 +59,18 @@ func SaltSeed(seed int64, scenario string, rep, plan int) uint64 {
 	return max(h.Sum64(), 1) // zero means no salt
 }
 
-// request returns the k-th request to send (counting from 0) and the text to
-// send for it: the workload's own request, or its salted copy.
-func (p *Plan) request(order []int, k int) (orig, send *workload.Request) {
-	orig = &p.Requests[order[k%len(order)]]
+// salted returns the text to send for turn 1 of the k-th unit started
+// (counting from 0): the workload's own request, or its copy salted with
+// the salt of the unit's pass (the k/units-th cycle over the units). Only a
+// unit's first turn is salted: a session's later turns carry it in their
+// history, so they share the session's prefix as they would in production.
+func (p *Plan) salted(orig *workload.Request, k, units int) *workload.Request {
 	if p.Salt == 0 {
-		return orig, orig
+		return orig
 	}
-	pass := uint64(k / len(order))
+	pass := uint64(k / units)
 	salted := orig.Salted(workload.SaltText(p.Salt + pass*0x9e3779b97f4a7c15))
-	return orig, &salted
+	return &salted
 }
 
 // OpenLoop reports whether the plan's load shape sends on a schedule.
@@ -87,41 +87,40 @@ func (p *Plan) limit() int {
 	}
 }
 
-// schedule builds the plan's open-loop schedule, and the request order.
-func (p *Plan) schedule() (Schedule, []int, error) {
-	order := make([]int, len(p.Requests))
-	for i := range order {
-		order[i] = i
-	}
+// schedule builds the plan's open-loop schedule of units (nil for a
+// closed loop), and the units in the order they start.
+func (p *Plan) schedule() (Schedule, []unit, error) {
+	units := groupUnits(p.Requests)
 	block := DefaultBlock
-	if n := p.limit(); n > 0 && n < block {
+	if n := unitsFor(units, p.limit()); n > 0 && n < block {
 		block = n // a short repetition offers exactly its rate too
 	}
 	switch p.Load.Type {
 	case config.LoadPoisson:
 		s, err := NewRenewal(p.Load.Rate, 1, p.Seed, block)
-		return s, order, err
+		return s, units, err
 	case config.LoadGamma:
 		s, err := NewRenewal(p.Load.Rate, p.Load.Burstiness, p.Seed, block)
-		return s, order, err
+		return s, units, err
 	case config.LoadTrace:
-		arrival := func(i int) time.Duration {
-			if a := p.Requests[i].ArrivalMS; a != nil {
+		// A unit arrives at its first turn's arrival_ms.
+		arrival := func(u unit) time.Duration {
+			if a := p.Requests[u[0]].ArrivalMS; a != nil {
 				return time.Duration(*a * float64(time.Millisecond))
 			}
 			return 0
 		}
-		sort.SliceStable(order, func(a, b int) bool { return arrival(order[a]) < arrival(order[b]) })
-		t := Trace{Speedup: p.Load.Speedup, Arrivals: make([]time.Duration, len(order))}
-		for k, i := range order {
-			t.Arrivals[k] = arrival(i)
+		sort.SliceStable(units, func(a, b int) bool { return arrival(units[a]) < arrival(units[b]) })
+		t := Trace{Speedup: p.Load.Speedup, Arrivals: make([]time.Duration, len(units))}
+		for k, u := range units {
+			t.Arrivals[k] = arrival(u)
 		}
 		if t.Speedup <= 0 {
 			t.Speedup = 1
 		}
-		return t, order, nil
+		return t, units, nil
 	case config.LoadClosed:
-		return nil, order, nil
+		return nil, units, nil
 	default:
 		return nil, nil, fmt.Errorf("unknown load type %q", p.Load.Type)
 	}
@@ -138,11 +137,19 @@ type Dispatcher struct {
 // it started has ended. A cancelled ctx stops the sending of new requests and
 // cancels those in flight (they are emitted as cancelled); Run then returns
 // ctx's error.
+//
+// The load shape schedules units (see unit): a request of no session alone,
+// or a session, whose turns go one after another, each after the previous
+// turn's end and its think time, carrying the conversation so far.
 func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record)) error {
 	if len(p.Requests) == 0 {
 		return errors.New("plan has no requests")
 	}
-	sched, order, err := p.schedule()
+	sched, units, err := p.schedule()
+	if err != nil {
+		return err
+	}
+	think, err := thinkSampler(p.Load)
 	if err != nil {
 		return err
 	}
@@ -164,39 +171,14 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 		}
 	}()
 
-	start := clk.Now()
-	send := func(i int, scheduled time.Time) {
-		req, text := p.request(order, i)
-		id := fmt.Sprintf("%s-%s-r%d-%06d", p.RunID, p.Scenario, p.Repetition, i)
-		attempt := clk.Now()
-		resp := d.Sender.Do(ctx, text, id)
-		if resp.Sent.IsZero() { // failed before the request was written
-			resp.Sent = attempt
-		}
-		records <- newRecord(p, req, resp, start, scheduled)
-	}
-	// sendEval sends the eval item due beside workload request i, if any.
-	var evals atomic.Int64
-	sendEval := func(i int) {
-		if !p.Evals.due(i) {
-			return
-		}
-		it, ok := p.Evals.Queue.Pop()
-		if !ok {
-			return
-		}
-		k := evals.Add(1) - 1
-		records <- d.sendEval(ctx, clk, p, it, fmt.Sprintf("%s-%s-r%d-e%06d", p.RunID, p.Scenario, p.Repetition, k), start)
-	}
-
-	var wg sync.WaitGroup
-	limit := p.limit()
+	x := &dispatch{d: d, p: &p, clk: clk, start: clk.Now(), records: records, units: len(units), think: think,
+		res: &reserver{units: units, limit: p.limit()}}
 	if sched == nil {
-		d.closedLoop(ctx, clk, p, start, limit, send, sendEval, &wg)
+		x.closedLoop(ctx)
 	} else {
-		d.openLoop(ctx, clk, p, sched, start, limit, send, sendEval, &wg)
+		x.openLoop(ctx, sched)
 	}
-	wg.Wait()
+	x.wg.Wait()
 	close(records)
 	<-collected
 	return runErr(outer, ctx)
@@ -240,67 +222,6 @@ func runErr(outer, inner context.Context) error {
 		return le
 	}
 	return outer.Err()
-}
-
-// closedLoop runs Concurrency users, each sending its next request as soon as
-// its last one ends (and then the eval item due beside it, if any).
-func (d *Dispatcher) closedLoop(ctx context.Context, clk Clock, p Plan, start time.Time, limit int, send func(int, time.Time), sendEval func(int), wg *sync.WaitGroup) {
-	var next atomic.Int64
-	for range p.Load.Concurrency {
-		wg.Go(func() {
-			for ctx.Err() == nil {
-				i := int(next.Add(1) - 1)
-				if limit >= 0 && i >= limit {
-					return
-				}
-				now := clk.Now()
-				if p.Duration > 0 && now.Sub(start) >= p.Duration {
-					return
-				}
-				send(i, time.Time{})
-				if ctx.Err() == nil {
-					sendEval(i)
-				}
-			}
-		})
-	}
-}
-
-// openLoop sends request i at start+sched.At(i), never waiting for responses
-// (except for a free slot when MaxInFlight caps them, which shows as send lag).
-// An eval item due beside request i is sent at the same time, outside the
-// MaxInFlight cap.
-func (d *Dispatcher) openLoop(ctx context.Context, clk Clock, p Plan, sched Schedule, start time.Time, limit int, send func(int, time.Time), sendEval func(int), wg *sync.WaitGroup) {
-	var slots chan struct{}
-	if p.Load.MaxInFlight > 0 {
-		slots = make(chan struct{}, p.Load.MaxInFlight)
-	}
-	for i := 0; limit < 0 || i < limit; i++ {
-		at, ok := sched.At(i)
-		if !ok || (p.Duration > 0 && at >= p.Duration) {
-			return
-		}
-		scheduled := start.Add(at)
-		if clk.SleepUntil(ctx, scheduled) != nil {
-			return
-		}
-		if p.Evals.due(i) {
-			wg.Go(func() { sendEval(i) })
-		}
-		if slots != nil {
-			select {
-			case slots <- struct{}{}:
-			case <-ctx.Done():
-				return
-			}
-		}
-		wg.Go(func() {
-			send(i, scheduled)
-			if slots != nil {
-				<-slots
-			}
-		})
-	}
 }
 
 // newRecord turns a response into a record with times relative to start.

@@ -286,6 +286,9 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		}
 		if m.Progress != nil {
 			m.Progress.Add(r.OK())
+			if r.Turn == 1 {
+				m.Progress.AddSession()
+			}
 		}
 	})
 	if m.Progress != nil {

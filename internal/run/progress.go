@@ -25,8 +25,10 @@ type Progress struct {
 	start  time.Time
 	done   atomic.Int64
 	failed atomic.Int64
-	stop   chan struct{}
-	ended  chan struct{}
+	// sessions counts the sessions started (their first turns finished).
+	sessions atomic.Int64
+	stop     chan struct{}
+	ended    chan struct{}
 }
 
 // NewProgress returns a reporter writing to w; tty selects in-place redraws.
@@ -48,6 +50,7 @@ func (p *Progress) Begin(label string, target int) {
 	p.label, p.target, p.start = textsafe.Line(label), target, time.Now()
 	p.done.Store(0)
 	p.failed.Store(0)
+	p.sessions.Store(0)
 	p.stop, p.ended = make(chan struct{}), make(chan struct{})
 	stop, ended := p.stop, p.ended
 	p.mu.Unlock()
@@ -75,6 +78,10 @@ func (p *Progress) Add(ok bool) {
 	}
 }
 
+// AddSession counts one session started (its first turn finished); the
+// line mentions sessions once there is one.
+func (p *Progress) AddSession() { p.sessions.Add(1) }
+
 // End stops reporting the current repetition and prints its last line.
 func (p *Progress) End() {
 	p.mu.Lock()
@@ -100,8 +107,12 @@ func (p *Progress) print(final bool) {
 	if s := el.Seconds(); s > 0 {
 		rate = float64(done) / s
 	}
-	line := fmt.Sprintf("%s  %d/%s requests  %.1f req/s  %d errors  %s",
-		p.label, done, target, rate, p.failed.Load(), el.Round(100*time.Millisecond))
+	sessions := ""
+	if n := p.sessions.Load(); n > 0 {
+		sessions = fmt.Sprintf("  %d sessions", n)
+	}
+	line := fmt.Sprintf("%s  %d/%s requests%s  %.1f req/s  %d errors  %s",
+		p.label, done, target, sessions, rate, p.failed.Load(), el.Round(100*time.Millisecond))
 	switch {
 	case p.tty && final:
 		fmt.Fprintf(p.w, "\r\033[K%s\n", line)

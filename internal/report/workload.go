@@ -19,7 +19,7 @@ func workloadLine(file, hash string, s *result.WorkloadShape) string {
 		return ""
 	}
 	parts := []string{
-		fmt.Sprintf("%d requests", s.Requests),
+		fmt.Sprintf("%d request%s", s.Requests, plural(s.Requests)),
 		fmt.Sprintf("prompts p50 %d / p99 %d words", s.PromptWords.P50, s.PromptWords.P99),
 		fmt.Sprintf("max_tokens p50 %d", s.MaxTokens.P50),
 		"prefix sharing " + strconv.FormatFloat(100*s.PrefixSharing.Ratio, 'f', 0, 64) + "%",

@@ -28,7 +28,7 @@ func TestWorkloadLine(t *testing.T) {
 	}{
 		{"everything", shape, "workload chat.jsonl sha256:1a2b3c4d5e6f: 300 requests, prompts p50 20 / p99 2100 words, max_tokens p50 128, prefix sharing 12%, 40 sessions of 2-5 turns, arrivals 2.1 req/s burstiness 1.8"},
 		{"no sessions, no arrivals", &result.WorkloadShape{Requests: 1, PromptWords: result.Lengths{P50: 1, P99: 1}, MaxTokens: result.Lengths{P50: 8}},
-			"workload chat.jsonl sha256:1a2b3c4d5e6f: 1 requests, prompts p50 1 / p99 1 words, max_tokens p50 8, prefix sharing 0%"},
+			"workload chat.jsonl sha256:1a2b3c4d5e6f: 1 request, prompts p50 1 / p99 1 words, max_tokens p50 8, prefix sharing 0%"},
 		{"no shape", nil, ""},
 	}
 	for _, c := range cases {
@@ -70,4 +70,27 @@ func slicesIndexPrefix(lines []string, prefix string) int {
 		}
 	}
 	return -1
+}
+
+// TestRenderWorkloadLine: the pull request comment and the HTML page say
+// what each scenario replayed, in the scenario's own section.
+func TestRenderWorkloadLine(t *testing.T) {
+	doc := documentCases[1].doc()
+	sd := &doc.Scenarios[0]
+	sd.Workload, sd.WorkloadHash = "workloads/chat.jsonl", "sha256:1a2b3c4d5e6f7a8b9c0d"
+	sd.WorkloadShape = &result.WorkloadShape{Requests: 300, Chat: 300,
+		PromptWords:   result.Lengths{P50: 20, P90: 900, P99: 2100, Max: 2400},
+		MaxTokens:     result.Lengths{P50: 128, P90: 256, P99: 512, Max: 512},
+		PrefixSharing: result.PrefixSharing{Words: 100, SharedWords: 12, Ratio: 0.12},
+		Sessions:      &result.SessionShape{Count: 40, Requests: 120, TurnsMin: 2, TurnsP50: 3, TurnsMax: 5}}
+	const line = "workload workloads/chat.jsonl sha256:1a2b3c4d5e6f: 300 requests, prompts p50 20 / p99 2100 words, max_tokens p50 128, prefix sharing 12%, 40 sessions of 2-5 turns"
+
+	var md bytes.Buffer
+	require.NoError(t, WriteMarkdown(&md, []*Document{doc}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+	section := md.String()[strings.Index(md.String(), sd.Name):]
+	assert.Contains(t, section, strings.Replace(line, "max_tokens", `max\_tokens`, 1), "the comment's section of %s (markdown-escaped)", sd.Name)
+	assert.Equal(t, 1, strings.Count(md.String(), "prompts p50 20 / p99 2100 words"), "the line once, in its scenario only")
+
+	page := renderHTML(t, doc)
+	assert.Contains(t, page, line, "the HTML page")
 }

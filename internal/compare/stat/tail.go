@@ -233,7 +233,7 @@ func testTail(d *TailDecision, g TailGate, level float64) float64 {
 		d.P = float64(ge+1) / float64(TailExactSplits+1)
 		d.PLower = float64(le+1) / float64(TailExactSplits+1)
 	}
-	if few := float64(t.baseN) * (1 - g.Quantile); few < minTailRequests {
+	if few := float64(t.baseN) * (1 - g.Quantile); few < TailMinBeyond {
 		d.Warnings = append(d.Warnings, fmt.Sprintf(
 			"the baseline has %d requests, so about %.3g beyond its p%s: the tail test has little to see; longer repetitions give it more",
 			t.baseN, few, percentileName(g.Quantile)))
@@ -241,9 +241,12 @@ func testTail(d *TailDecision, g TailGate, level float64) float64 {
 	return d.P
 }
 
-// minTailRequests is how many baseline requests beyond the quantile a tail
-// test wants before it stops warning that it has little to see.
-const minTailRequests = 10
+// TailMinBeyond is how many of the baseline's requests a tail test wants
+// beyond its quantile (requests × (1−q)); with fewer it warns that it has
+// little to see. Below it the statistic is mostly ties at 0 and a pass is
+// out of reach, so a caller may leave such a gate out rather than leave it
+// inconclusive.
+const TailMinBeyond = 10
 
 // tailUntestable returns why g cannot be tested at level, and a warning
 // saying so; "" when it can be.

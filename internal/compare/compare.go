@@ -208,7 +208,7 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 					why = tailTooFew(bd, q)
 				}
 				if why != "" {
-					sc.NotGated = append(sc.NotGated, NotGated{Metric: name, Title: title, Unit: "%", Reason: why})
+					sc.NotGated = append(sc.NotGated, NotGated{Metric: name, Title: title, Reason: why})
 					continue
 				}
 				ts := slot{len(scenarios), tailSuite, len(sc.Gates)}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
+	"slices"
 	"strings"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
@@ -90,10 +91,17 @@ func tailDistributions(s *result.ScenarioResult, hist, side string) ([][]stat.Ba
 	out := make([][]stat.Bar, 0, len(s.Repetitions))
 	for _, r := range s.Repetitions {
 		enc := r.Histograms[hist]
-		if len(enc) == 0 {
-			return nil, fmt.Sprintf("the %s's repetition %d kept no %s histogram (a result from before histograms, or no request measured): the tail test needs every request's value",
-				side, r.Index, hist)
+		if len(enc) > 0 {
+			continue
 		}
+		if len(out) == 0 && !slices.ContainsFunc(s.Repetitions, func(r result.Repetition) bool { return len(r.Histograms[hist]) > 0 }) {
+			return nil, fmt.Sprintf("the %s kept no %s histograms (a result from before them): the tail test needs every request's value", side, hist)
+		}
+		return nil, fmt.Sprintf("the %s's repetition %d kept no %s histogram (no request measured): the tail test needs every request's value",
+			side, r.Index, hist)
+	}
+	for _, r := range s.Repetitions {
+		enc := r.Histograms[hist]
 		bars, err := decodeBars(enc)
 		if err != nil {
 			return nil, fmt.Sprintf("the %s's repetition %d: %s histogram: %v", side, r.Index, hist, err)

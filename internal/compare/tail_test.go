@@ -142,8 +142,8 @@ func TestCompareTailNotGated(t *testing.T) {
 		base, cand *result.Result
 		reason     string
 	}{
-		{"old baseline", old, withHist, "the baseline's repetition 1 kept no ttft histogram"},
-		{"old candidate", withHist, old, "the candidate's repetition 1 kept no ttft histogram"},
+		{"old baseline", old, withHist, "the baseline kept no ttft histograms (a result from before them)"},
+		{"old candidate", withHist, old, "the candidate kept no ttft histograms (a result from before them)"},
 		{"malformed", withHist, bad, "the candidate's repetition 3: ttft histogram:"},
 		{"too few requests", short, withHist, "the baseline has 600 requests, about 6 beyond its p99, and the tail test needs >= 10"},
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"golang.org/x/perf/benchmath"
 
@@ -45,6 +46,11 @@ type Options struct {
 	// scenario. Unset: one family, Holm across every gate of the run at
 	// Alpha.
 	Levels map[string]float64
+	// Tail is compare.tail: the lowest latency percentile whose gates get
+	// a tail test of their requests beside the per-repetition test (p99),
+	// or off; "" takes the candidate's, else config.DefaultTail. Not in an
+	// A/B, nor for a capacity scenario (see Compare).
+	Tail string
 }
 
 // Compare compares candidate with the baselines: each scenario of the
@@ -63,6 +69,18 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		if candidate.Compare != nil && candidate.Compare.OnInconclusive != "" {
 			o.OnInconclusive = candidate.Compare.OnInconclusive
 		}
+	}
+	tailLowest, err := o.tailSetting(candidate)
+	if err != nil {
+		return nil, err
+	}
+	// An A/B has no tail gates: its design is the pairing of round r's
+	// repetitions, and the tail test permutes repetitions as exchangeable,
+	// which drift across rounds (what the pairing cancels) is not. A
+	// capacity scenario has none either: its latency is measured at each
+	// side's own capacity, not at one load.
+	if o.AB != nil {
+		tailLowest = 0
 	}
 	v := &Verdict{OnInconclusive: o.OnInconclusive, Alpha: o.Alpha, Sequential: o.Levels != nil}
 	if o.AB != nil {
@@ -122,6 +140,8 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	families := map[string][]slot{} // family key → its gates
 	var inputs = map[slot]stat.Gate{}
 	var pairedInputs = map[slot]stat.PairedGate{}
+	var tailInputs = map[slot]stat.TailGate{} // slot.suite is tailSuite
+	var tailQ = map[slot]float64{}
 	var scenarios []Scenario
 	// starts are an A/B's per-start gates, gated once their families' sizes
 	// are known (see gateStarts).
@@ -176,6 +196,28 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			inputs[s] = stat.Gate{Baseline: bv, Candidate: cv, HigherIsBetter: m.HigherIsBetter,
 				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value}
 			families[key] = append(families[key], s)
+			if q, ok := tailQuantile(m, tailLowest); ok && p.cand.Capacity == nil {
+				name, title := m.Name+TailSuffix, m.Title+" tail"
+				hist := tailHistograms[strings.SplitN(m.Name, ".", 2)[0]]
+				bd, why := tailDistributions(p.base, hist, "baseline")
+				var cd [][]stat.Bar
+				if why == "" {
+					cd, why = tailDistributions(p.cand, hist, "candidate")
+				}
+				if why == "" {
+					why = tailTooFew(bd, q)
+				}
+				if why != "" {
+					sc.NotGated = append(sc.NotGated, NotGated{Metric: name, Title: title, Reason: why})
+					continue
+				}
+				ts := slot{len(scenarios), tailSuite, len(sc.Gates)}
+				sc.Gates = append(sc.Gates, Gate{Metric: name, Title: title, Unit: "%", Better: m.Better(), Tolerance: g.Tolerance.Text})
+				tailInputs[ts] = stat.TailGate{Baseline: bd, Candidate: cd, Quantile: q, Relative: g.Tolerance.Relative,
+					Tolerance: g.Tolerance.Value, Seed: tailSeed(sc.Name, name)}
+				tailQ[ts] = q
+				families[key] = append(families[key], ts)
+			}
 		}
 		suites, warnings := compareSuites(p.base, p.cand, o.QualityGates)
 		sc.Warnings = append(sc.Warnings, warnings...)
@@ -223,17 +265,33 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		if err != nil {
 			return nil, err
 		}
-		var latency, paired []slot
+		var latency, paired, tails []slot
 		var in []stat.Gate
 		var pin []stat.PairedGate
+		var tin []stat.TailGate
 		for _, s := range slots {
-			if s.suite < 0 {
+			switch {
+			case s.suite == tailSuite:
+				tails, tin = append(tails, s), append(tin, tailInputs[s])
+			case s.suite < 0:
 				latency, in = append(latency, s), append(in, inputs[s])
-			} else {
+			default:
 				paired, pin = append(paired, s), append(pin, pairedInputs[s])
 			}
 		}
-		decisions, pairedDecisions := decide(in, pin, level)
+		var decisions []stat.Decision
+		var pairedDecisions []stat.PairedDecision
+		var tailDecisions []stat.TailDecision
+		if len(tin) > 0 { // never in an A/B
+			decisions, pairedDecisions, tailDecisions = stat.DecideWithTails(in, pin, tin, level)
+		} else {
+			decisions, pairedDecisions = decide(in, pin, level)
+		}
+		for i, d := range tailDecisions {
+			s := tails[i]
+			fillTail(&scenarios[s.scenario].Gates[s.gate], d, tailQ[s])
+			scenarios[s.scenario].Level = level
+		}
 		for i, d := range decisions {
 			s := latency[i]
 			g := &scenarios[s.scenario].Gates[s.gate]
@@ -271,6 +329,10 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	v.Outcome = overall(v.Scenarios)
 	return v, nil
 }
+
+// tailSuite marks a tail gate's slot: a gate of the scenario's Gates
+// (suite < 0, like a latency gate) decided by the tail test.
+const tailSuite = -2
 
 // familyLevel is the level a family of gates is tested at: Alpha for the
 // run's one family, or the scenario's level at this look.

@@ -132,7 +132,7 @@ func TestColdStartNotGatedWithOneStart(t *testing.T) {
 	base := fakeResult("chat", 1, 2, 3, 4, 5)
 	cand := fakeResult("chat", 1, 2, 3, 4, 5)
 	base.Scenarios[0].ColdStartMS, cand.Scenarios[0].ColdStartMS = 3000, 9000
-	v, err := Compare([]*result.Result{base}, cand, Options{})
+	v, err := Compare([]*result.Result{base}, cand, Options{Tail: config.TailOff})
 	require.NoError(t, err)
 	require.Len(t, v.Scenarios[0].NotGated, 1)
 	ng := v.Scenarios[0].NotGated[0]

@@ -131,6 +131,11 @@ type Gate struct {
 	// baseline would have counted as a change. Zero (absent) outside an
 	// A/B; NaN (null) with fewer than 2 rounds.
 	Drift Num `json:"drift,omitempty"`
+
+	// Tail is set on a tail gate (Metric ends in TailSuffix): the
+	// request-level test beside a latency percentile gate, its evidence.
+	// Its Shift, Change and Confidence are null: it has no interval.
+	Tail *Tail `json:"tail,omitempty"`
 }
 
 // AB says how an A/B verdict was measured.

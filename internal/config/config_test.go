@@ -130,7 +130,7 @@ func TestGoodConfig(t *testing.T) {
 			},
 		},
 		Repetitions: Repetitions{Min: 6, Max: 6},
-		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
+		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines, Tail: DefaultTail},
 		AB:          AB{Mode: ABCoResident},
 		Telemetry:   Telemetry{Metrics: TelemetryAuto, Interval: DefaultTelemetryInterval, GPU: TelemetryAuto},
 		Seed:        1,

@@ -37,6 +37,10 @@ const (
 	// change is within tolerance has not shown that it is; the report
 	// says inconclusive and points at calibration.
 	DefaultOnInconclusive = InconclusiveFail
+	// DefaultTail p99: each p99 (and p99.9) latency gate gets a tail test
+	// of its requests beside its per-repetition test (docs/gating.md, "The
+	// tail test").
+	DefaultTail = "p99"
 	// DefaultABMode co-resident: both stacks up at once, no restarts
 	// between rounds; a stack that cannot co-reside says to use swap.
 	DefaultABMode = ABCoResident
@@ -205,7 +209,7 @@ func Defaults() Config {
 			OnUnsteady: DefaultOnUnsteady,
 		},
 		Repetitions: Repetitions{Min: DefaultRepetitions, Max: DefaultRepetitions},
-		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines},
+		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines, Tail: DefaultTail},
 		AB:          AB{Mode: DefaultABMode},
 		Telemetry:   Telemetry{Metrics: DefaultTelemetryMetrics, Interval: DefaultTelemetryInterval, GPU: DefaultTelemetryGPU},
 		Seed:        DefaultSeed,
@@ -282,6 +286,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	}
 	if unset("compare.baselines", cp.Baselines == "") {
 		cp.Baselines = d.Compare.Baselines
+	}
+	if unset("compare.tail", cp.Tail == "") {
+		cp.Tail = d.Compare.Tail
 	}
 	if unset("ab.mode", c.AB.Mode == "") {
 		c.AB.Mode = d.AB.Mode

@@ -73,6 +73,41 @@ type Compare struct {
 	// Baselines is the directory of promoted baselines, relative to the
 	// config file.
 	Baselines string `yaml:"baselines" json:"baselines"`
+	// Tail is the lowest latency percentile whose gates get a tail test
+	// beside the per-repetition one (DefaultTail p99: ttft.p99 and
+	// e2e.p99 do, ttft.p95 does not), or off. It is how the results are
+	// compared, not what is measured: it is not hashed.
+	Tail string `yaml:"tail" json:"tail,omitempty"`
+}
+
+// TailOff as compare.tail turns the tail tests off.
+const TailOff = "off"
+
+// ParseTail reads a compare.tail value: the quantile of a latency
+// percentile ("p99" is 0.99, "p99.9" 0.999), 0 for off; "" is DefaultTail.
+func ParseTail(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	switch s {
+	case "":
+		s = DefaultTail
+	case TailOff:
+		return 0, nil
+	}
+	for _, st := range metric.LatencyStats {
+		if st == s && strings.HasPrefix(st, "p") {
+			var pct float64
+			if _, err := fmt.Sscan(strings.TrimPrefix(st, "p"), &pct); err == nil {
+				return pct / 100, nil
+			}
+		}
+	}
+	var names []string
+	for _, st := range metric.LatencyStats {
+		if strings.HasPrefix(st, "p") {
+			names = append(names, st)
+		}
+	}
+	return 0, fmt.Errorf("must be a latency percentile (%s) or %s, got %q", strings.Join(names, ", "), TailOff, s)
 }
 
 // GateOff in a gates mapping turns a default gate off.

@@ -88,3 +88,30 @@ func TestRepetitionsJSON(t *testing.T) {
 	data, _ := json.Marshal(Repetitions{5, 5})
 	assert.Equal(t, "5", string(data), "a fixed count hashes as it did before ranges")
 }
+
+func TestParseTail(t *testing.T) {
+	tests := []struct {
+		in      string
+		want    float64
+		wantErr bool
+	}{
+		{"", 0.99, false}, {"p99", 0.99, false}, {" p95 ", 0.95, false}, {"p99.9", 0.999, false},
+		{"p50", 0.5, false}, {"off", 0, false},
+		{"p98", 0, true}, {"mean", 0, true}, {"99", 0, true}, {"0.99", 0, true}, {"P99", 0, true},
+	}
+	for _, tt := range tests {
+		got, err := ParseTail(tt.in)
+		if tt.wantErr {
+			assert.Error(t, err, "ParseTail(%q)", tt.in)
+			continue
+		}
+		require.NoError(t, err, "ParseTail(%q)", tt.in)
+		assert.InDelta(t, tt.want, got, 1e-12, "ParseTail(%q) = %v, want %v", tt.in, got, tt.want)
+	}
+}
+
+func TestTailNotHashed(t *testing.T) {
+	a, b := Defaults(), Defaults()
+	b.Compare.Tail = TailOff
+	assert.Equal(t, a.Hash(), b.Hash(), "compare.tail changes how results are compared, not what is measured")
+}

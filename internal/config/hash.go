@@ -45,8 +45,10 @@ func (c *Config) Hash() string {
 	// their hash; one that turns salting off (measuring a warm cache) does
 	// not compare with one that leaves it on.
 	cc.Salt = nil
-	// How perfgate ab holds its stacks is not what is measured.
+	// How perfgate ab holds its stacks is not what is measured, nor which
+	// gates get a tail test.
 	cc.AB = AB{}
+	cc.Compare.Tail = ""
 	cc.Scenarios = slices.Clone(c.Scenarios)
 	for i := range cc.Scenarios {
 		cc.Scenarios[i].Salt = nil

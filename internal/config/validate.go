@@ -157,6 +157,9 @@ func (v *validator) compare() {
 	if strings.TrimSpace(cp.Baselines) == "" {
 		v.add("compare.baselines", "must not be empty")
 	}
+	if _, err := ParseTail(cp.Tail); err != nil {
+		v.add("compare.tail", "%v", err)
+	}
 	if m := v.c.AB.Mode; m != ABCoResident && m != ABSwap {
 		v.add("ab.mode", "must be %s or %s, got %q", ABCoResident, ABSwap, m)
 	}

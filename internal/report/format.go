@@ -40,6 +40,9 @@ func withUnit(figure, unit string) sentence {
 // change (the baseline median is 0), the absolute shift in the metric's unit
 // ("+3.10 [+1.00, +5.20] ms").
 func changeText(g compare.Gate) sentence {
+	if g.Tail != nil {
+		return tailChange(g.Tail)
+	}
 	if g.Change.Estimate.Finite() {
 		return plain(verdictInterval(g.Change, verdictPercent))
 	}
@@ -50,8 +53,26 @@ func changeText(g compare.Gate) sentence {
 	return plain("—")
 }
 
+// tailChange is a tail gate's change: the candidate's share of requests
+// beyond the baseline's pooled percentile, as measured and after the
+// tolerance, against the share expected ("4.6% beyond (3.9% adjusted),
+// expected 1%").
+func tailChange(t *compare.Tail) sentence {
+	share := func(n compare.Num) string {
+		if !n.Finite() {
+			return "—"
+		}
+		return strconv.FormatFloat(100*float64(n), 'f', 1, 64) + "%"
+	}
+	return plain(share(t.Share) + " beyond (" + share(t.AdjustedShare) + " adjusted), expected " +
+		strconv.FormatFloat(100*float64(t.Expected), 'g', 4, 64) + "%")
+}
+
 // changeEstimate is the change without its interval ("+31.2%", "+3.10 ms").
 func changeEstimate(g compare.Gate) sentence {
+	if g.Tail != nil {
+		return tailChange(g.Tail)
+	}
 	if g.Change.Estimate.Finite() {
 		return plain(verdictPercent(float64(g.Change.Estimate)))
 	}

@@ -75,6 +75,10 @@ type CompareSettings struct {
 	// Baselines is the directory of promoted baselines, relative to the
 	// config file.
 	Baselines string `json:"baselines"`
+	// Tail is the lowest latency percentile whose gates get a tail test
+	// (p99), or off; "" in results from before the tail test, which
+	// compare as the default does.
+	Tail string `json:"tail,omitempty"`
 }
 
 // Price is what the deployment measured costs: the price each repetition's

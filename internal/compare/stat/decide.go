@@ -144,17 +144,19 @@ func Decide(gates []Gate, level float64) []Decision {
 // never a pass; it still counts in the family. DecideAll never panics, and
 // returns empty, non-nil slices for no gates.
 func DecideAll(gates []Gate, paired []PairedGate, level float64) ([]Decision, []PairedDecision) {
-	return decideFamily(gates, paired, level, false)
+	out, pout, _ := decideFamily(gates, paired, nil, level, false)
+	return out, pout
 }
 
 // decideFamily is DecideAll, and with rounds DecideRounds: the gates'
 // samples are two independent samples, or rounds (Baseline[i] and
-// Candidate[i] a pair). Everything else, the quality gates, Holm and the
-// rules of the outcomes, is the same.
-func decideFamily(gates []Gate, paired []PairedGate, level float64, rounds bool) ([]Decision, []PairedDecision) {
-	m := len(gates) + len(paired)
+// Candidate[i] a pair). Everything else, the quality gates, the tail gates
+// (DecideWithTails), Holm and the rules of the outcomes, is the same.
+func decideFamily(gates []Gate, paired []PairedGate, tails []TailGate, level float64, rounds bool) ([]Decision, []PairedDecision, []TailDecision) {
+	m := len(gates) + len(paired) + len(tails)
 	out := make([]Decision, len(gates))
 	pout := make([]PairedDecision, len(paired))
+	tout := make([]TailDecision, len(tails))
 	ps := make([]float64, m)
 	for i, g := range gates {
 		d := &out[i]
@@ -173,6 +175,9 @@ func decideFamily(gates []Gate, paired []PairedGate, level float64, rounds bool)
 	psis := make([]float64, len(paired))
 	for j, g := range paired {
 		ps[len(gates)+j], psis[j] = testPaired(&pout[j], g, level)
+	}
+	for k, g := range tails {
+		ps[len(gates)+len(paired)+k] = testTail(&tout[k], g, level)
 	}
 	adjusted := Holm(ps)
 	conf := ""
@@ -197,7 +202,14 @@ func decideFamily(gates []Gate, paired []PairedGate, level float64, rounds bool)
 		pout[j].PAdjusted = adjusted[len(gates)+j]
 		classifyPaired(&pout[j], g, level, m, conf, psis[j])
 	}
-	return out, pout
+	for k, g := range tails {
+		if math.IsNaN(tout[k].P) {
+			continue
+		}
+		tout[k].PAdjusted = adjusted[len(gates)+len(paired)+k]
+		classifyTail(&tout[k], g, level, m)
+	}
+	return out, pout, tout
 }
 
 // testSamples tests g's two independent samples, bs and cs sorted: it

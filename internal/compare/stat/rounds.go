@@ -185,7 +185,8 @@ func roundsForInterval(confidence float64) int {
 // is every gate when level is not in (0, 0.5). DecideRounds never panics,
 // and returns empty, non-nil slices for no gates.
 func DecideRounds(gates []Gate, paired []PairedGate, level float64) ([]Decision, []PairedDecision) {
-	return decideFamily(gates, paired, level, true)
+	out, pout, _ := decideFamily(gates, paired, nil, level, true)
+	return out, pout
 }
 
 // testRounds tests g's rounds as pairs: it fills d's Shift and Change and

@@ -1,6 +1,10 @@
 package bench
 
 import (
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,29 +17,34 @@ import (
 )
 
 // The tail benchmarks: the figures of docs/gating.md's "The tail test"
-// section. An in-process simulator serves Poisson arrivals at 50 req/s for
-// 6 s a repetition (about 300 requests, 3 beyond a repetition's p99, 18
-// beyond the pooled p99 of 6 repetitions), 6 repetitions a side, the
-// default gates (ttft.p95 +10%, ttft.p99 +15%, tpot.p99 and e2e.p99 +10%,
-// throughput, goodput, error rate) and compare.tail p99, so ttft.p99,
-// tpot.p99 and e2e.p99 each have a tail gate in the family.
+// section. An in-process simulator serves Poisson arrivals (50 req/s by
+// default) for 6 s a repetition, the default gates (ttft.p95 +10%,
+// ttft.p99 +15%, tpot.p99 and e2e.p99 +10%, throughput, goodput, error
+// rate) and compare.tail p99, so ttft.p99, tpot.p99 and e2e.p99 each have
+// a tail gate in the family.
 //
-//   - BenchmarkTailAA: 2N results of the same simulator, seeds 1..2N (the
-//     workload and its arrivals the same for all),
-//     paired disjointly (1 with 2, 3 with 4, ...): how often a tail gate,
-//     and the whole verdict, called a false regression (target <= alpha,
-//     5%).
-//   - BenchmarkTailStall: N baselines (the A/A's odd seeds) against N
-//     candidates whose engine stalls 250 ms every 3 s of engine time (the
-//     issue's case, --stall-every 3s --stall 250ms): how often a tail gate
-//     caught it as a regression (target >= 90%), and how often the
-//     per-repetition p99 gates did.
+// BenchmarkTail measures two pools of G groups of 6 repetitions each (G is
+// PERFGATE_TAIL_GROUPS, default 16): one run of 6·G repetitions of the
+// clean simulator, and one of a simulator whose engine stalls (250 ms
+// every 3 s of engine time by default: the issue's case; the knobs are
+// PERFGATE_TAIL_STALL_EVERY and PERFGATE_TAIL_STALL). Each group is one
+// result of 6 repetitions. Then:
 //
-// N is PERFGATE_TAIL_PAIRS (default 100). A result takes about 40 s (38 s
-// measured on a shared 2-core machine), so each benchmark takes about 2.2
-// hours; CI never runs them:
+//   - A/A: every pair of clean groups, G·(G−1)/2 pairs (120 for G = 16):
+//     how often a tail gate, a per-repetition gate and the whole verdict
+//     called a false regression (target <= alpha, 5%);
+//   - stalls: every clean group against every stalling group, G² pairs
+//     (256): how often a tail gate caught the stalls as a regression
+//     (target >= 90%), and how often the per-repetition p99 gates did.
 //
-//	go test -run '^$' -bench Tail -benchtime 1x -timeout 5h ./bench/
+// The pairs share groups, so they are not independent: the rates are
+// unbiased, their spread is that of G independent groups, wider than the
+// pair count suggests. Measuring a pool in one run keeps the whole
+// benchmark to about 2 × 6·G × 6 s (20 minutes for G = 16) where
+// independent pairs would take hours; the repetitions of one run are
+// independent draws once it is warm.
+//
+//	go test -run '^$' -bench Tail -benchtime 1x -timeout 2h ./bench/
 
 // tailScenario is the benchmarks' scenario: open-loop arrivals, so a stall
 // delays every request in flight and those that arrive during it.
@@ -46,27 +55,6 @@ const tailScenario = `
     requests: 400
     duration: 6s
 `
-
-// tailSim is the benchmarks' simulator: the default with a seed, and, for a
-// stalling candidate, a 250 ms stall every 3 s of engine time.
-func tailSim(seed int64, stalls bool) sim.Config {
-	c := sim.DefaultConfig()
-	c.Seed = seed
-	if stalls {
-		c.StallEvery, c.Stall = 3*time.Second, 250*time.Millisecond
-	}
-	return c
-}
-
-// tailMeasure measures one result of the tail benchmarks' scenario on a
-// simulator of seed seed. The config's seed, and so the workload and its
-// arrivals, is the same for every result: a baseline and a candidate
-// replay the same workload, or they would not be comparable.
-func tailMeasure(b *testing.B, seed int, stalls bool) (*compare.Options, *result.Result) {
-	b.Helper()
-	cfg, res := measureCapacityConfig(b, tailSim(int64(seed), stalls), 6, 1, tailScenario)
-	return &compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg), Tail: cfg.Compare.Tail}, res
-}
 
 // tailCounts is what a benchmark counts over its pairs.
 type tailCounts struct {
@@ -130,28 +118,76 @@ func (c tailCounts) report(b *testing.B, what string) {
 	b.ReportMetric(share(c.verdictRegressed), "verdict-regressed/pair")
 }
 
-func BenchmarkTailAA(b *testing.B) {
-	n := envCount(b, "PERFGATE_TAIL_PAIRS", 100)
-	for range b.N {
-		var c tailCounts
-		for i := range n {
-			o, base := tailMeasure(b, 2*i+1, false)
-			_, cand := tailMeasure(b, 2*i+2, false)
-			c.add(b, base, cand, o)
+// tailRate, tailStallEvery and tailStall are the benchmarks' knobs.
+func tailKnobs(b *testing.B) (rate float64, every, stall time.Duration) {
+	b.Helper()
+	rate = 50
+	every, stall = 3*time.Second, 250*time.Millisecond
+	if v := os.Getenv("PERFGATE_TAIL_RATE"); v != "" {
+		r, err := strconv.ParseFloat(v, 64)
+		if err != nil || r <= 0 {
+			b.Fatalf("PERFGATE_TAIL_RATE=%q: want a rate > 0", v)
 		}
-		c.report(b, "A/A")
+		rate = r
 	}
+	for _, k := range []struct {
+		name string
+		dst  *time.Duration
+	}{{"PERFGATE_TAIL_STALL_EVERY", &every}, {"PERFGATE_TAIL_STALL", &stall}} {
+		if v := os.Getenv(k.name); v != "" {
+			d, err := time.ParseDuration(v)
+			if err != nil || d <= 0 {
+				b.Fatalf("%s=%q: want a duration > 0", k.name, v)
+			}
+			*k.dst = d
+		}
+	}
+	return rate, every, stall
 }
 
-func BenchmarkTailStall(b *testing.B) {
-	n := envCount(b, "PERFGATE_TAIL_PAIRS", 100)
-	for range b.N {
-		var c tailCounts
-		for i := range n {
-			o, base := tailMeasure(b, 2*i+1, false)
-			_, cand := tailMeasure(b, 2*i+2, true)
-			c.add(b, base, cand, o)
+// tailPool measures groups results of 6 repetitions in one run of 6·groups
+// repetitions on a simulator of seed seed, stalling when stall > 0.
+func tailPool(b *testing.B, groups int, seed int64, rate float64, every, stall time.Duration) (*compare.Options, []*result.Result) {
+	b.Helper()
+	c := sim.DefaultConfig()
+	c.Seed = seed
+	c.StallEvery, c.Stall = every, stall
+	if stall == 0 {
+		c.StallEvery = 0
+	}
+	scenario := strings.Replace(tailScenario, "rate: 50", "rate: "+strconv.FormatFloat(rate, 'g', -1, 64), 1)
+	cfg, res := measureCapacityConfig(b, c, 6*groups, 1, scenario)
+	o := &compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg), Tail: cfg.Compare.Tail}
+	out := make([]*result.Result, groups)
+	for g := range groups {
+		r := *res
+		r.Scenarios = slices.Clone(res.Scenarios)
+		sc := &r.Scenarios[0]
+		sc.Repetitions = slices.Clone(sc.Repetitions[6*g : 6*g+6])
+		for i := range sc.Repetitions {
+			sc.Repetitions[i].Index = i + 1
 		}
-		c.report(b, "stalls every 3s, 250ms")
+		out[g] = &r
+	}
+	return o, out
+}
+
+func BenchmarkTail(b *testing.B) {
+	groups := envCount(b, "PERFGATE_TAIL_GROUPS", 16)
+	rate, every, stall := tailKnobs(b)
+	for range b.N {
+		o, clean := tailPool(b, groups, 1, rate, every, 0)
+		_, stalling := tailPool(b, groups, 2, rate, every, stall)
+		var aa, st tailCounts
+		for i := range clean {
+			for j := i + 1; j < len(clean); j++ {
+				aa.add(b, clean[i], clean[j], o)
+			}
+			for j := range stalling {
+				st.add(b, clean[i], stalling[j], o)
+			}
+		}
+		aa.report(b, fmt.Sprintf("A/A, Poisson %g req/s", rate))
+		st.report(b, fmt.Sprintf("stalls of %v every %v, Poisson %g req/s", stall, every, rate))
 	}
 }

@@ -116,6 +116,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 			opts.Alpha = cfg.Compare.Alpha
 		}
 		opts.OnInconclusive = cfg.Compare.OnInconclusive
+		opts.Tail = cfg.Compare.Tail
 	}
 	v, err := compare.Compare(bases, cand, opts)
 	if err != nil {

@@ -113,7 +113,7 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 	// Sequential looks (see compare.Sequential for the alpha spending).
 	seq := &compare.Sequential{
 		Options: compare.Options{Alpha: cfg.Compare.Alpha, OnInconclusive: cfg.Compare.OnInconclusive, Gates: GatesFrom(cfg),
-			QualityGates: cfg.QualityGates()},
+			QualityGates: cfg.QualityGates(), Tail: cfg.Compare.Tail},
 		Min: cfg.Repetitions.Min,
 		Max: cfg.Repetitions.Max,
 		// Only scenarios with gates share alpha: the ungated points of a

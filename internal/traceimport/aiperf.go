@@ -52,6 +52,15 @@ func (im *importer) aiperf(r io.Reader) error {
 	firstKind, firstLine := "", 0
 	var clock float64 // single-turn: the time the delays add up to
 	usedDelay, usedStamp := 0, 0
+	// untimed holds, for each single-turn request with neither key, its
+	// index in im.at and the clock when it was read: once a line uses
+	// delays, a missing delay is 0 (as AIPerf reads it), on the lines
+	// before the first delay too.
+	type untimed struct {
+		i     int
+		clock float64
+	}
+	var pending []untimed
 	err := workload.ReadLines(safeio.LimitReader(r, workload.MaxFileBytes, im.File), im.File, func(n int, line []byte) {
 		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -94,20 +103,29 @@ func (im *importer) aiperf(r io.Reader) error {
 			clock += *t.delay
 			v := clock
 			at = &v
-		case usedDelay > 0:
-			v := clock // no delay: sent with the previous one
-			at = &v
 		}
 		if usedDelay > 0 && usedStamp > 0 {
 			im.Errorf(n, "", "timestamps (line %d) and delays (line %d) in one file: give one kind", usedStamp, usedDelay)
 			return
 		}
+		added := len(im.at)
 		im.aiperfAdd(n, "", seq, t, []workload.Message{{Role: roleOr(t.role), Content: t.text}}, at, "", 0, nil)
+		if at == nil && len(im.at) > added {
+			pending = append(pending, untimed{added, clock})
+		}
 	})
 	if err := im.readErr(err); err != nil {
 		return err
 	}
-	im.checkTimes("timestamp")
+	key := "timestamp"
+	if usedDelay > 0 && usedStamp == 0 {
+		key = "delay"
+		for _, p := range pending {
+			v := p.clock // no delay: sent with the previous one
+			im.at[p.i] = &v
+		}
+	}
+	im.checkTimes(key)
 	return nil
 }
 

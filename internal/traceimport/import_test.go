@@ -184,6 +184,28 @@ func TestAIPerfDelays(t *testing.T) {
 		at = append(at, *r.ArrivalMS)
 	}
 	assert.Equal(t, []float64{0, 50, 50}, at, "delays add up; from the earliest")
+
+	// A missing delay is 0 (as AIPerf reads it), on the first lines too.
+	for _, tt := range []struct {
+		src  string
+		want []float64
+	}{
+		{"{\"text\":\"a\",\"output_length\":3}\n{\"text\":\"b\",\"output_length\":3,\"delay\":100}\n{\"text\":\"c\",\"output_length\":3}", []float64{0, 100, 100}},
+		{"{\"text\":\"a\",\"output_length\":3}\n{\"text\":\"b\",\"output_length\":3}\n{\"text\":\"c\",\"output_length\":3,\"delay\":30}", []float64{0, 0, 30}},
+	} {
+		res, err := importString(t, "aiperf", tt.src, Options{})
+		require.NoError(t, err, tt.src)
+		at = at[:0]
+		for _, r := range res.Requests {
+			require.NotNil(t, r.ArrivalMS, tt.src)
+			at = append(at, *r.ArrivalMS)
+		}
+		assert.Equal(t, tt.want, at, "Import(%q) arrivals", tt.src)
+	}
+
+	// A trace too long names the key it is made of.
+	_, err = importString(t, "aiperf", "{\"text\":\"a\",\"output_length\":3}\n{\"text\":\"b\",\"output_length\":3,\"delay\":9e8}\n{\"text\":\"c\",\"output_length\":3,\"delay\":9e8}", Options{})
+	assert.EqualError(t, err, "in: delay: the trace spans 1800000000 ms, more than the 1e9 ms (about 11.6 days) perfgate replays")
 }
 
 // words lists the runs of letters and digits of s.

@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/safeio"
@@ -235,16 +236,16 @@ func (im *importer) aiperfTurnOf(n int, prefix string, members []workload.Member
 			}
 		case "type":
 			var typ string
-			if im.Decode(n, f, &typ, "string") && !contains(aiperfTypes, typ) {
+			if im.Decode(n, f, &typ, "string") && !slices.Contains(aiperfTypes, typ) {
 				im.Errorf(n, field, "want one of %s, got %q", strings.Join(aiperfTypes, ", "), typ)
 			}
 		default:
 			switch {
-			case !contains(allowed, m.Key):
+			case !slices.Contains(allowed, m.Key):
 				im.unknownKey(n, prefix, m.Key, allowed)
-			case contains(aiperfMedia, m.Key) && im.o.SkipUnsupported:
+			case slices.Contains(aiperfMedia, m.Key) && im.o.SkipUnsupported:
 				t.unsupported = m.Key + " (media)"
-			case contains(aiperfMedia, m.Key):
+			case slices.Contains(aiperfMedia, m.Key):
 				im.Errorf(n, field, "perfgate sends text only (--skip-unsupported skips such lines, and counts them)")
 			}
 		}
@@ -253,15 +254,6 @@ func (im *importer) aiperfTurnOf(n int, prefix string, members []workload.Member
 		im.Errorf(n, prefix+"text", "required: the turn's text (text, texts or text_input)")
 	}
 	return t, im.Count() == before
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // aiperfSession reads a multi-turn line as a session.

@@ -1,8 +1,6 @@
 package traceimport
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -82,24 +80,15 @@ func (im *importer) sampling(n int, prefix string, m workload.Member, req *workl
 			req.IgnoreEOS = &v
 		}
 	case "response_format":
-		req.ResponseFormat = compact(m.Raw)
+		req.ResponseFormat = workload.Compact(m.Raw)
 	case "tools":
-		req.Tools = compact(m.Raw)
+		req.Tools = workload.Compact(m.Raw)
 	case "tool_choice":
-		req.ToolChoice = compact(m.Raw)
+		req.ToolChoice = workload.Compact(m.Raw)
 	default:
 		return false
 	}
 	return true
-}
-
-// compact returns raw (valid JSON) without insignificant whitespace.
-func compact(raw json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
 }
 
 // maxTokens fills req.MaxTokens from Options.MaxTokens when the source had

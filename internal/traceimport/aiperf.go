@@ -172,14 +172,8 @@ func (im *importer) aiperfAdd(n int, prefix string, seq int, t aiperfTurn, msgs 
 func (im *importer) aiperfTurnOf(n int, prefix string, members []workload.Member, allowed []string) (aiperfTurn, bool) {
 	before := im.Count()
 	var t aiperfTurn
-	seen := map[string]bool{}
 	for _, m := range members {
 		field := prefix + m.Key
-		if seen[m.Key] {
-			im.Errorf(n, field, "key appears more than once")
-			continue
-		}
-		seen[m.Key] = true
 		if null(m) {
 			continue
 		}

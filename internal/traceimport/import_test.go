@@ -84,6 +84,32 @@ func TestImportErrors(t *testing.T) {
 	}
 }
 
+// TestImportDuplicateKeys checks that a key repeated in any object of any
+// format is reported, rather than the second value replacing the first.
+func TestImportDuplicateKeys(t *testing.T) {
+	const dup = "key appears more than once"
+	tests := []struct{ name, format, src, want string }{
+		{"openai body", "openai", `{"prompt":"x","max_tokens":3,"max_tokens":4}`, "in:1: max_tokens: " + dup},
+		{"openai batch", "openai", `{"custom_id":"a","method":"POST","url":"/v1/completions","body":{"prompt":"x","max_tokens":3},"body":{"prompt":"y","max_tokens":3}}`, "in:1: body: " + dup},
+		{"openai wrapper", "openai", `{"timestamp":1,"body":{"prompt":"x","max_tokens":3},"body":{"prompt":"y","max_tokens":3}}`, "in:1: body: " + dup},
+		{"openai message", "openai", `{"messages":[{"role":"user","content":"a","content":"b"}],"max_tokens":3}`, "in:1: messages[0].content: " + dup},
+		{"sharegpt conversation", "sharegpt", `[{"id":"a","conversations":[{"from":"human","value":"x"},{"from":"gpt","value":"y"}],"conversations":[]}]`, "in:1: conversations: " + dup},
+		{"sharegpt turn", "sharegpt", `[{"id":"a","conversations":[{"from":"human","value":"x","value":"z"},{"from":"gpt","value":"y"}]}]`, "in:1: conversations[0].value: " + dup},
+		{"mooncake", "mooncake", `{"timestamp":0,"input_length":5,"input_length":6,"output_length":5,"hash_ids":[1]}`, "in:1: input_length: " + dup},
+		{"aiperf single", "aiperf", `{"text":"a","output_length":3,"output_length":3}`, "in:1: output_length: " + dup},
+		{"aiperf extra", "aiperf", `{"text":"a","output_length":3,"extra":{"seed":1,"seed":2}}`, "in:1: extra.seed: " + dup},
+		{"aiperf session", "aiperf", `{"session_id":"s","session_id":"t","turns":[{"text":"b","output_length":3}]}`, "in:1: session_id: " + dup},
+		{"aiperf turn", "aiperf", `{"session_id":"s","turns":[{"text":"b","text":"c","output_length":3}]}`, "in:1: turns[0].text: " + dup},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := importString(t, tt.format, tt.src, Options{})
+			require.Error(t, err)
+			assert.Equal(t, tt.want, err.Error(), "Import(%s)", tt.src)
+		})
+	}
+}
+
 func TestImportOptions(t *testing.T) {
 	_, err := importString(t, "nope", "", Options{})
 	assert.EqualError(t, err, `unknown format "nope"; want one of openai, sharegpt, mooncake, aiperf`)

@@ -293,3 +293,24 @@ func TestRedactImport(t *testing.T) {
 	assert.True(t, res.Summary.Redacted)
 	mustParse(t, res.Requests)
 }
+
+// TestRedactKeepsRegexes checks that the JSON Schema keywords whose values
+// are regexes or formats are kept verbatim: a redacted regex can turn
+// [a-z] into a reversed range, which a strict server refuses.
+func TestRedactKeepsRegexes(t *testing.T) {
+	rd, err := NewRedactor([]byte("0123456789abcdef"))
+	require.NoError(t, err)
+	in := `{"type":"json_schema","json_schema":{"name":"order","schema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"sku":{"type":"string","pattern":"^[a-z]+-[0-9]{4}$","description":"Stock unit"},"pattern":{"type":"string","contentEncoding":"base64","contentMediaType":"image/png"},"contact":{"type":"string","format":"email"}},"patternProperties":{"^x-[a-z]+$":{"type":"string","pattern":"^[A-Z]{2}$"}},"required":["sku"]}}}`
+	out := string(rd.JSON([]byte(in)))
+	for _, kept := range []string{
+		`"pattern":"^[a-z]+-[0-9]{4}$"`, `"patternProperties":{"^x-[a-z]+$":{"type":"string","pattern":"^[A-Z]{2}$"}}`,
+		`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"contentEncoding":"base64"`,
+		`"contentMediaType":"image/png"`, `"format":"email"`,
+	} {
+		assert.Contains(t, out, kept, "JSON(%s) = %s", in, out)
+	}
+	for _, secret := range []string{"Stock", "sku", "contact", "order", `"pattern":{`} {
+		assert.NotContains(t, out, secret, "JSON(%s) = %s", in, out)
+	}
+	assert.Contains(t, out, `"`+rd.Text("pattern")+`":{`, "a property named pattern is a name, redacted")
+}

@@ -127,8 +127,9 @@ func (rd *Redactor) Request(r *workload.Request) {
 }
 
 // schemaWords are the keys of tool definitions and JSON Schema that are
-// structure, not content: kept as they are, with the string values of
-// "type" and "format" (which name JSON types and formats). Every other key
+// structure, not content: kept as they are, with the string values of the
+// verbatimValues keywords and the keys of a "patternProperties" object
+// (regexes). Every other key
 // (a property's name, say) and every other string value (a description, a
 // function's name, an enum value) is redacted, each with Text, so that a
 // property's name redacts alike in "properties" and in "required", and a
@@ -142,13 +143,27 @@ var schemaWords = map[string]bool{
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
 	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true, "uniqueItems": true,
 	"minProperties": true, "maxProperties": true, "prefixItems": true, "examples": true, "nullable": true,
+	"patternProperties": true, "propertyNames": true, "$schema": true, "contentEncoding": true,
+	"contentMediaType": true, "if": true, "then": true, "else": true, "contains": true,
+	"minContains": true, "maxContains": true, "dependentRequired": true, "dependentSchemas": true,
+	"unevaluatedProperties": true, "unevaluatedItems": true,
+}
+
+// verbatimValues are the keywords whose string value is kept as it is: a
+// JSON type, a format, an encoding or media type, the schema's dialect,
+// or a regex ("pattern"). Redacting a regex like prose would change what
+// it matches, and can make it invalid: "^[a-z]+$" could become "^[q-b]+$",
+// a reversed range a strict server refuses with a 400.
+var verbatimValues = map[string]bool{
+	"type": true, "format": true, "pattern": true, "contentEncoding": true, "contentMediaType": true, "$schema": true,
 }
 
 // JSON redacts a tools, tool_choice or response_format value (see
 // schemaWords for what is kept), keeping its key order (engines generate a
 // schema's properties in that order); nil stays nil. The keys of a
-// "properties", "$defs" or "definitions" object are names, always
-// redacted. A "$ref" keeps its keyword segments ("#/$defs/") and redacts
+// "properties", "$defs", "definitions", "dependentRequired" or
+// "dependentSchemas" object are names, always redacted; the keys of a
+// "patternProperties" object are regexes, always kept. A "$ref" keeps its keyword segments ("#/$defs/") and redacts
 // the names after them.
 func (rd *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
@@ -164,7 +179,7 @@ func (rd *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 }
 
 // namesObjects are the keys whose object's keys are names.
-var namesObjects = map[string]bool{"properties": true, "$defs": true, "definitions": true}
+var namesObjects = map[string]bool{"properties": true, "$defs": true, "definitions": true, "dependentRequired": true, "dependentSchemas": true}
 
 // copyValue copies the next JSON value of dec to out, redacted; key is the
 // member it is the value of ("" in an array or at the top), parent the key
@@ -199,12 +214,14 @@ func (rd *Redactor) copyValue(dec *json.Decoder, out *bytes.Buffer, key, parent 
 					out.WriteByte(',')
 				}
 				nk := k
-				if namesObjects[key] || !schemaWords[k] {
+				switch {
+				case key == "patternProperties": // a regex: kept
+				case namesObjects[key] || !schemaWords[k]:
 					nk = rd.Text(k)
 				}
 				writeJSONString(out, nk)
 				out.WriteByte(':')
-				if namesObjects[key] {
+				if namesObjects[key] || key == "patternProperties" {
 					k = "" // a property named "type" is a name, not the keyword
 				}
 				if err := rd.copyValue(dec, out, k, key); err != nil {
@@ -229,10 +246,10 @@ func (rd *Redactor) copyValue(dec *json.Decoder, out *bytes.Buffer, key, parent 
 
 // schemaString redacts a string value of key.
 func (rd *Redactor) schemaString(s, key string) string {
-	switch key {
-	case "type", "format":
+	switch {
+	case verbatimValues[key]:
 		return s
-	case "$ref":
+	case key == "$ref":
 		segs := strings.Split(s, "/")
 		for i, seg := range segs {
 			if !schemaWords[seg] && seg != "#" {

@@ -261,6 +261,21 @@ func TestRedact(t *testing.T) {
 		}, s)
 	}
 	assert.Equal(t, strip(in), strip(out))
+	// A word of letters whose length the vocabulary has becomes one of its
+	// words (cased as the original), so it tokenizes like a word, not like
+	// random letters.
+	vocab := map[string]bool{}
+	for _, v := range workload.Vocabulary() {
+		require.Equal(t, strings.ToLower(v), v, "the filler's casing assumes a lower-case vocabulary")
+		vocab[v] = true
+	}
+	long := "Please summarise the quarterly revenue figures for our northern offices"
+	for i, w := range words(long) {
+		o := words(rd.Text(long))[i]
+		if n := len(w); n >= 2 && n <= 8 {
+			assert.True(t, vocab[strings.ToLower(o)], "Text(%q) = %q, want a vocabulary word", w, o)
+		}
+	}
 	// Shared prefixes stay shared.
 	p := "You are a helpful assistant for Acme. "
 	a, b := rd.Text(p+"Question one?"), rd.Text(p+"Another question?")

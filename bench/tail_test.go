@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
@@ -163,8 +165,12 @@ func tailKnobs(b *testing.B) (rate float64, stalls []tailStall) {
 }
 
 // tailPool measures groups results of 6 repetitions in one run of 6·groups
-// repetitions on a simulator of seed seed, stalling when stall > 0.
-func tailPool(b *testing.B, groups int, seed int64, rate float64, every, stall time.Duration) (*compare.Options, []*result.Result) {
+// repetitions on a simulator of seed seed, stalling when stall > 0. With
+// PERFGATE_TAIL_POOLS set to a directory, the run's result is kept there
+// (pool-<name>.json) and read back by a later benchmark instead of
+// measured again, so that a change to the test is judged on the very
+// repetitions the last one was.
+func tailPool(b *testing.B, name string, groups int, seed int64, rate float64, every, stall time.Duration) (*compare.Options, []*result.Result) {
 	b.Helper()
 	c := sim.DefaultConfig()
 	c.Seed = seed
@@ -172,7 +178,25 @@ func tailPool(b *testing.B, groups int, seed int64, rate float64, every, stall t
 		c.StallEvery, c.Stall = every, stall
 	}
 	scenario := strings.Replace(tailScenario, "rate: 50", "rate: "+strconv.FormatFloat(rate, 'g', -1, 64), 1)
-	cfg, res := measureCapacityConfig(b, c, 6*groups, 1, scenario)
+	var cfg *config.Config
+	var res *result.Result
+	kept := ""
+	if dir := os.Getenv("PERFGATE_TAIL_POOLS"); dir != "" {
+		kept = filepath.Join(dir, "pool-"+name+".json")
+	}
+	if r, err := result.Read(kept); kept != "" && err == nil && len(r.Scenarios) == 1 && len(r.Scenarios[0].Repetitions) >= 6*groups {
+		b.Logf("pool %s: read back from %s", name, kept)
+		cfg, _ = writeConfig(b, filepath.Join(b.TempDir(), "perfgate.yaml"),
+			fmt.Sprintf(capacityHeader, "127.0.0.1:1", "127.0.0.1:1", "stack.log", 6*groups, 1)+scenario)
+		res = r
+	} else {
+		cfg, res = measureCapacityConfig(b, c, 6*groups, 1, scenario)
+		if kept != "" {
+			if err := result.Write(kept, res); err != nil {
+				b.Fatalf("keep pool %s: %v", name, err)
+			}
+		}
+	}
 	o := &compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg), Tail: cfg.Compare.Tail}
 	out := make([]*result.Result, groups)
 	for g := range groups {
@@ -193,7 +217,7 @@ func BenchmarkTail(b *testing.B) {
 	stallGroups := envCount(b, "PERFGATE_TAIL_STALL_GROUPS", 10)
 	rate, stalls := tailKnobs(b)
 	for range b.N {
-		o, clean := tailPool(b, groups, 1, rate, 0, 0)
+		o, clean := tailPool(b, fmt.Sprintf("clean-%g", rate), groups, 1, rate, 0, 0)
 		var aa tailCounts
 		for i := range clean {
 			for j := i + 1; j < len(clean); j++ {
@@ -202,7 +226,7 @@ func BenchmarkTail(b *testing.B) {
 		}
 		aa.report(b, fmt.Sprintf("A/A, Poisson %g req/s, %d groups", rate, groups))
 		for k, st := range stalls {
-			_, stalling := tailPool(b, stallGroups, int64(2+k), rate, st.every, st.stall)
+			_, stalling := tailPool(b, fmt.Sprintf("stall-%v-%v-%g", st.stall, st.every, rate), stallGroups, int64(2+k), rate, st.every, st.stall)
 			var c tailCounts
 			for i := range clean {
 				for j := range stalling {

@@ -85,9 +85,14 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 		fmt.Fprintln(tw, "\tmedian\tmin\tmax\t")
 	}
 	row := func(name, format string, get func(result.Repetition) float64) {
-		vals := make([]float64, len(reps))
-		for i, rep := range reps {
-			vals[i] = get(rep)
+		vals := make([]float64, 0, len(reps))
+		for _, rep := range reps {
+			if v := get(rep); !math.IsNaN(v) { // NaN: the repetition has no such value
+				vals = append(vals, v)
+			}
+		}
+		if len(vals) == 0 {
+			return
 		}
 		if across {
 			fmt.Fprintf(tw, "%s\t"+format+"\t"+format+"\t"+format+"\t\n", name, median(vals), slices.Min(vals), slices.Max(vals))
@@ -114,6 +119,16 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 		row("goodput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Goodput })
 	}
 	row("mean concurrency", "%.2f", func(r result.Repetition) float64 { return r.Concurrency })
+	// Sessions (multi-turn workloads): shown, not gated. A percentile of a
+	// repetition with no such turn or no completed session reads NaN.
+	if !slices.ContainsFunc(reps, func(r result.Repetition) bool { return r.Sessions == nil }) {
+		row("sessions started", "%.0f", func(r result.Repetition) float64 { return float64(r.Sessions.Started) })
+		row("sessions completed", "%.0f", func(r result.Repetition) float64 { return float64(r.Sessions.Completed) })
+		row("turns a session", "%.2f", func(r result.Repetition) float64 { return r.Sessions.TurnsMean })
+		row("TTFT p50, turn 1 (ms)", "%.2f", func(r result.Repetition) float64 { return statP50(r.Sessions.FirstTurnTTFT) })
+		row("TTFT p50, later turns (ms)", "%.2f", func(r result.Repetition) float64 { return statP50(r.Sessions.LaterTurnTTFT) })
+		row("session E2E p50 (s)", "%.2f", func(r result.Repetition) float64 { return statP50(r.Sessions.E2E) / 1000 })
+	}
 	if reps[0].Schedule != nil {
 		row("achieved rate (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.AchievedRate })
 		row("send lag p99 (ms)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.SendLag.P99 })
@@ -350,6 +365,14 @@ func median(v []float64) float64 {
 		return s[n/2]
 	}
 	return (s[n/2-1] + s[n/2]) / 2
+}
+
+// statP50 is st's median, NaN when it has no values.
+func statP50(st result.Stats) float64 {
+	if st.Count == 0 {
+		return math.NaN()
+	}
+	return st.P50
 }
 
 func plural(n int) string {

@@ -94,3 +94,40 @@ func TestRenderWorkloadLine(t *testing.T) {
 	page := renderHTML(t, doc)
 	assert.Contains(t, page, line, "the HTML page")
 }
+
+// TestSummaryShowsSessions: perfgate run's summary shows a multi-turn
+// workload's session figures, medians over the repetitions that have them.
+func TestSummaryShowsSessions(t *testing.T) {
+	sess := func(started, completed int, first, later, e2e float64) *result.SessionStats {
+		s := &result.SessionStats{Started: started, Completed: completed, TurnsMean: 3, TurnsMax: 4,
+			FirstTurnTTFT: result.Stats{Count: int64(started), P50: first}, LaterTurnTTFT: result.Stats{Count: 2, P50: later}}
+		if completed > 0 {
+			s.E2E = result.Stats{Count: int64(completed), P50: e2e}
+		}
+		return s
+	}
+	r := &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{{
+		Name: "chat", Workload: "s.jsonl", WorkloadHash: "sha256:1a2b3c4d5e6f7a8b", Load: result.Load{Type: "closed", Concurrency: 2},
+		Repetitions: []result.Repetition{
+			{Index: 1, Sent: 9, Completed: 9, Sessions: sess(3, 3, 290, 120, 31000)},
+			{Index: 2, Sent: 9, Completed: 9, Sessions: sess(3, 2, 300, 100, 41000)},
+			{Index: 3, Sent: 9, Completed: 6, Failed: 3, Sessions: sess(3, 0, 310, 110, 0)},
+		},
+	}}}
+	var b bytes.Buffer
+	require.NoError(t, Summary(&b, r))
+	out := b.String()
+	for _, want := range []string{
+		"sessions started       3       3       3",
+		"sessions completed       2       0       3",
+		"TTFT p50, turn 1 (ms)  300.00  290.00  310.00",
+		"TTFT p50, later turns (ms)  110.00  100.00  120.00",
+		"session E2E p50 (s)   36.00   31.00   41.00", // the two repetitions with a completed session
+	} {
+		assert.Contains(t, strings.Join(strings.Fields(out), " "), strings.Join(strings.Fields(want), " "), "Summary:\n%s", out)
+	}
+	r.Scenarios[0].Repetitions[0].Sessions = nil
+	b.Reset()
+	require.NoError(t, Summary(&b, r))
+	assert.NotContains(t, b.String(), "sessions started", "Summary of a scenario whose repetitions do not all have sessions")
+}

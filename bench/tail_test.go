@@ -3,6 +3,7 @@ package bench
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -69,6 +70,8 @@ type tailCounts struct {
 	// passed (under on_inconclusive: fail an inconclusive verdict fails
 	// the pull request too, so an A/A should mostly pass).
 	tailPassed, verdictPassed int
+	// outcomes counts each gate's outcomes over the pairs.
+	outcomes map[string]map[stat.Outcome]int
 	// tailGates and tailNotGated count the tail gates tested and listed as
 	// not gated, to see that the scenario gives them enough requests.
 	tailGates, tailNotGated int
@@ -81,6 +84,17 @@ func (c *tailCounts) add(b *testing.B, base, cand *result.Result, o *compare.Opt
 		b.Fatalf("compare: %v", err)
 	}
 	c.pairs++
+	if c.outcomes == nil {
+		c.outcomes = map[string]map[stat.Outcome]int{}
+	}
+	for _, s := range v.Scenarios {
+		for _, g := range s.Gates {
+			if c.outcomes[g.Metric] == nil {
+				c.outcomes[g.Metric] = map[stat.Outcome]int{}
+			}
+			c.outcomes[g.Metric][g.Outcome]++
+		}
+	}
 	tails := map[string]bool{}
 	tail, perRep, allPassed := false, false, true
 	for _, s := range v.Scenarios {
@@ -123,10 +137,15 @@ func (c *tailCounts) add(b *testing.B, base, cand *result.Result, o *compare.Opt
 func (c tailCounts) report(b *testing.B, what string) {
 	b.Helper()
 	share := func(n int) float64 { return float64(n) / float64(max(1, c.pairs)) }
-	b.Logf("%s: %d pairs; a tail gate regressed in %d (%.1f%%), a per-repetition p99 gate in %d (%.1f%%), the verdict in %d (%.1f%%); every tail gate passed in %d (%.1f%%), the verdict passed in %d (%.1f%%); tail gates tested %d, not gated %d",
+	// Printed rather than logged: a benchmark's log is cut after a few lines.
+	fmt.Printf("%s: %d pairs; a tail gate regressed in %d (%.1f%%), a per-repetition p99 gate in %d (%.1f%%), the verdict in %d (%.1f%%); every tail gate passed in %d (%.1f%%), the verdict passed in %d (%.1f%%); tail gates tested %d, not gated %d\n",
 		what, c.pairs, c.tailRegressed, 100*share(c.tailRegressed), c.perRepRegressed, 100*share(c.perRepRegressed),
 		c.verdictRegressed, 100*share(c.verdictRegressed), c.tailPassed, 100*share(c.tailPassed),
 		c.verdictPassed, 100*share(c.verdictPassed), c.tailGates, c.tailNotGated)
+	for _, m := range slices.Sorted(maps.Keys(c.outcomes)) {
+		o := c.outcomes[m]
+		fmt.Printf("  %-18s regression %3d  inconclusive %3d  pass %3d\n", m, o[stat.Regression], o[stat.Inconclusive], o[stat.Pass])
+	}
 	b.ReportMetric(share(c.tailRegressed), "tail-regressed/pair")
 	b.ReportMetric(share(c.perRepRegressed), "p99-regressed/pair")
 	b.ReportMetric(share(c.verdictRegressed), "verdict-regressed/pair")
@@ -197,7 +216,7 @@ func tailPool(b *testing.B, name string, groups int, seed int64, rate float64, e
 			}
 		}
 	}
-	o := &compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg), Tail: cfg.Compare.Tail}
+	o := &compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg), Tail: cmp.Or(os.Getenv("PERFGATE_TAIL_SETTING"), "p99")}
 	out := make([]*result.Result, groups)
 	for g := range groups {
 		r := *res

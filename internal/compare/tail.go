@@ -165,6 +165,9 @@ func fillTail(g *Gate, d stat.TailDecision, q float64) {
 	g.Confidence = nan
 	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)
 	g.Outcome, g.Reason = d.Outcome, d.Reason
+	if d.Outcome == stat.Inconclusive {
+		g.Reason += "; an undecided tail gate leaves the verdict to the " + strings.TrimSuffix(g.Metric, TailSuffix) + " gate"
+	}
 	g.Warnings = append(g.Warnings, d.Warnings...)
 	g.Tail = &Tail{Percentile: Num(q), Threshold: Num(d.Threshold), Expected: Num(d.Expected), Share: Num(d.Share),
 		AdjustedShare: Num(d.AdjustedShare), PLower: Num(d.PLower), Splits: d.Splits, Exact: d.Exact}

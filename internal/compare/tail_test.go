@@ -75,10 +75,11 @@ func TestCompareTailGates(t *testing.T) {
 		want       stat.Outcome
 		tails      []string // the tail gates made
 	}{
-		{"same", 0, "", stat.Pass, []string{"ttft.p99.tail"}},
-		{"stalls", 100, "", stat.Regression, []string{"ttft.p99.tail"}},
+		{"same", 0, "p99", stat.Pass, []string{"ttft.p99.tail"}},
+		{"stalls", 100, "p99", stat.Regression, []string{"ttft.p99.tail"}},
 		{"p95 and up", 0, "p95", stat.Pass, []string{"ttft.p95.tail", "ttft.p99.tail"}},
 		{"off", 100, config.TailOff, "", nil},
+		{"off by default", 100, "", "", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -149,7 +150,7 @@ func TestCompareTailNotGated(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			v, err := Compare([]*result.Result{tt.base}, tt.cand, Options{})
+			v, err := Compare([]*result.Result{tt.base}, tt.cand, Options{Tail: "p99"})
 			require.NoError(t, err)
 			sc := v.Scenarios[0]
 			require.Len(t, sc.NotGated, 1)
@@ -209,5 +210,25 @@ func TestTailQuantile(t *testing.T) {
 		q, ok := tailQuantile(m, tt.lowest)
 		assert.Equal(t, tt.ok, ok, "tailQuantile(%s, %v) ok", tt.metric, tt.lowest)
 		assert.InDelta(t, tt.want, q, 1e-12, "tailQuantile(%s, %v)", tt.metric, tt.lowest)
+	}
+}
+
+// An undecided tail gate leaves the verdict to its per-repetition gate; a
+// tail gate's regression is the verdict's.
+func TestTailGateNeverHoldsTheVerdict(t *testing.T) {
+	tail := &Tail{Percentile: 0.99}
+	tests := []struct {
+		name  string
+		gates []Gate
+		want  stat.Outcome
+	}{
+		{"tail inconclusive, its gate passes", []Gate{{Metric: "ttft.p99", Outcome: stat.Pass}, {Metric: "ttft.p99.tail", Tail: tail, Outcome: stat.Inconclusive}}, stat.Pass},
+		{"tail regression", []Gate{{Metric: "ttft.p99", Outcome: stat.Pass}, {Metric: "ttft.p99.tail", Tail: tail, Outcome: stat.Regression}}, stat.Regression},
+		{"its gate inconclusive", []Gate{{Metric: "ttft.p99", Outcome: stat.Inconclusive}, {Metric: "ttft.p99.tail", Tail: tail, Outcome: stat.Pass}}, stat.Inconclusive},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, overall([]Scenario{{Name: "s", Gates: tt.gates}}), "overall")
+		})
 	}
 }

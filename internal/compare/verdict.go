@@ -77,8 +77,15 @@ func (s Scenario) Outcome() stat.Outcome { return worst(s.outcomes) }
 
 // outcomes yields the outcome of every gate of the scenario, latency and
 // quality.
+//
+// A tail gate that is inconclusive is left out: it can add a regression,
+// but the pass or inconclusive of its metric is its per-repetition gate's
+// to give (docs/gating.md, "The tail test").
 func (s Scenario) outcomes(yield func(stat.Outcome) bool) {
 	for _, g := range s.Gates {
+		if g.Tail != nil && g.Outcome == stat.Inconclusive {
+			continue
+		}
 		if !yield(g.Outcome) {
 			return
 		}

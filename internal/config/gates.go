@@ -74,8 +74,8 @@ type Compare struct {
 	// config file.
 	Baselines string `yaml:"baselines" json:"baselines"`
 	// Tail is the lowest latency percentile whose gates get a tail test
-	// beside the per-repetition one (DefaultTail p99: ttft.p99 and
-	// e2e.p99 do, ttft.p95 does not), or off. It is how the results are
+	// beside the per-repetition one (p99: ttft.p99 and e2e.p99 do,
+	// ttft.p95 does not), or off (DefaultTail). It is how the results are
 	// compared, not what is measured: it is not hashed.
 	Tail string `yaml:"tail" json:"tail,omitempty"`
 }
@@ -87,10 +87,10 @@ const TailOff = "off"
 // percentile ("p99" is 0.99, "p99.9" 0.999), 0 for off; "" is DefaultTail.
 func ParseTail(s string) (float64, error) {
 	s = strings.TrimSpace(s)
-	switch s {
-	case "":
+	if s == "" {
 		s = DefaultTail
-	case TailOff:
+	}
+	if s == TailOff {
 		return 0, nil
 	}
 	for _, st := range metric.LatencyStats {

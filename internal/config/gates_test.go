@@ -95,7 +95,7 @@ func TestParseTail(t *testing.T) {
 		want    float64
 		wantErr bool
 	}{
-		{"", 0.99, false}, {"p99", 0.99, false}, {" p95 ", 0.95, false}, {"p99.9", 0.999, false},
+		{"", 0, false}, {"p99", 0.99, false}, {" p95 ", 0.95, false}, {"p99.9", 0.999, false},
 		{"p50", 0.5, false}, {"off", 0, false},
 		{"p98", 0, true}, {"mean", 0, true}, {"99", 0, true}, {"0.99", 0, true}, {"P99", 0, true},
 	}

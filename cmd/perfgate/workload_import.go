@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -45,6 +46,9 @@ same length, so a workload from private traffic can be committed.`,
   perfgate workload import --from mooncake --force-output trace.jsonl -o workloads/mooncake.jsonl`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkImportFlags(cmd.Flags().Changed, o); err != nil {
+				return err
+			}
 			var think *float64
 			if cmd.Flags().Changed("think-time") {
 				think = &o.thinkMS
@@ -67,6 +71,34 @@ same length, so a workload from private traffic can be committed.`,
 	f.BoolVar(&o.redact, "redact", false, "replace every word of all text with keyed same-length filler, and source ids with <format>-<n>")
 	f.StringVar(&o.redactKeyFile, "redact-key-file", "", "--redact with this key (a file of at least 16 bytes) instead of a random one, for reproducible redaction")
 	return cmd
+}
+
+// importFlagFormat names the flags that belong to one format: given with
+// another, they would do nothing, so they are refused.
+var importFlagFormat = []struct{ flag, format string }{
+	{"sessions", "sharegpt"}, {"max-tokens-from", "sharegpt"}, {"max-output", "sharegpt"},
+	{"block-size", "mooncake"}, {"seed", "mooncake"},
+}
+
+// checkImportFlags refuses, as a usage error, a flag given (changed
+// reports which were) that does nothing with o's format or o's other
+// flags. An unknown or missing --from is left to runImport to report.
+func checkImportFlags(changed func(name string) bool, o importOptions) error {
+	if !slices.Contains(traceimport.Formats, o.from) {
+		return nil
+	}
+	for _, f := range importFlagFormat {
+		if changed(f.flag) && o.from != f.format {
+			return exit.UsageError(fmt.Errorf("--%s: only with --from %s, not %s", f.flag, f.format, o.from))
+		}
+	}
+	if changed("think-time") && !o.sessions {
+		return exit.UsageError(errors.New("--think-time: only with --sessions (--from sharegpt)"))
+	}
+	if changed("redact-key-file") && !o.redact {
+		return exit.UsageError(errors.New("--redact-key-file: only with --redact"))
+	}
+	return nil
 }
 
 // runImport imports path and writes the workload and the summary.

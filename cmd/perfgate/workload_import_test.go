@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -51,10 +52,19 @@ func TestImportCLIErrors(t *testing.T) {
 	}{
 		{[]string{"workload", "import", "x"}, "--from: required; want one of openai, sharegpt, mooncake, aiperf"},
 		{[]string{"workload", "import", "--from", "openai", "--redact-key-file", "k", "x"}, "--redact-key-file: only with --redact"},
+		// A flag that would do nothing with this format is refused.
+		{[]string{"workload", "import", "--from", "openai", "--sessions", "x"}, "--sessions: only with --from sharegpt, not openai"},
+		{[]string{"workload", "import", "--from", "aiperf", "--max-tokens-from", "fixed:5", "x"}, "--max-tokens-from: only with --from sharegpt, not aiperf"},
+		{[]string{"workload", "import", "--from", "mooncake", "--max-output", "9", "x"}, "--max-output: only with --from sharegpt, not mooncake"},
+		{[]string{"workload", "import", "--from", "sharegpt", "--think-time", "100", "x"}, "--think-time: only with --sessions (--from sharegpt)"},
+		{[]string{"workload", "import", "--from", "aiperf", "--think-time", "100", "x"}, "--think-time: only with --sessions (--from sharegpt)"},
+		{[]string{"workload", "import", "--from", "sharegpt", "--block-size", "16", "x"}, "--block-size: only with --from mooncake, not sharegpt"},
+		{[]string{"workload", "import", "--from", "openai", "--seed", "2", "x"}, "--seed: only with --from mooncake, not openai"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := Main(context.Background(), tt.args, &stdout, &stderr)
-		require.Error(t, err)
-		assert.Equal(t, tt.want, err.Error())
+		require.Error(t, err, "%v", tt.args)
+		assert.Equal(t, tt.want, err.Error(), "Main(%v)", tt.args)
+		assert.Equal(t, 2, exit.Code(err), "Main(%v) exit code", tt.args)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"slices"
 	"strings"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
@@ -114,18 +112,15 @@ func tailDistributions(s *result.ScenarioResult, hist, side string) ([][]stat.Ba
 
 // decodeBars decodes a V2-compressed HDR histogram of microseconds into its
 // non-empty buckets in milliseconds, each at its highest equivalent value
-// (the value the histogram's own percentiles report). A malformed encoding
-// is an error, never a panic.
-func decodeBars(enc []byte) (bars []stat.Bar, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			bars, err = nil, fmt.Errorf("malformed histogram: %v", r)
-		}
-	}()
-	h, err := hdrhistogram.Decode(enc)
+// (the value the histogram's own percentiles report). A malformed encoding,
+// or one of another geometry than perfgate writes, is an error
+// (result.DecodeHistogram), never a panic.
+func decodeBars(enc []byte) ([]stat.Bar, error) {
+	h, err := result.DecodeHistogram(enc)
 	if err != nil {
 		return nil, err
 	}
+	var bars []stat.Bar
 	for _, b := range h.Distribution() {
 		if b.Count > 0 {
 			bars = append(bars, stat.Bar{Value: float64(b.To) / 1e3, Count: b.Count})

@@ -167,7 +167,9 @@ type Load struct {
 	// ThinkTime is the pause, in milliseconds, between a session turn's
 	// response and the next turn's send when the workload gives the turn no
 	// think_ms: a distribution in the syntax workload.ParseDist reads
-	// ("lognormal:mean=3000,stddev=2000"). Empty is no pause.
+	// ("lognormal:mean=3000,stddev=2000"), each draw a whole number of
+	// milliseconds from 1 to 1,048,576 (about 17 minutes), as lengths are.
+	// Empty is no pause. A workload without sessions refuses it.
 	ThinkTime string `yaml:"think_time" json:"think_time,omitempty"`
 	// Sweep holds the values when rate or concurrency is a list in YAML
 	// (`rate: [1, 2, 4]`): the scenario is measured once per value, as

@@ -411,7 +411,7 @@ func distribution(s *result.ScenarioResult, hist string) (*Distribution, error) 
 		if len(enc) == 0 {
 			continue
 		}
-		h, err := hdrhistogram.Decode(enc)
+		h, err := result.DecodeHistogram(enc)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s repetition %d: %s histogram: %w", s.Name, rep.Index, hist, err)
 		}

@@ -93,6 +93,13 @@ func (a *Aggregator) Add(r *Record) {
 		a.sessions.add(r)
 	}
 	a.sent++
+	if r.ErrorKind == SessionErrorKind { // never sent: a failure with no times
+		a.errors[r.ErrorKind]++
+		if a.firstError == "" {
+			a.firstError = r.Error
+		}
+		return
+	}
 	a.retries += r.Retries
 	a.lastEndNS = max(a.lastEndNS, r.EndNS)
 	a.busyNS += r.EndNS - r.SentNS

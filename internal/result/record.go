@@ -41,8 +41,9 @@ type Record struct {
 	// session_id and turn; empty and 0 for a request of no session.
 	Session string `json:"session,omitempty"`
 	Turn    int    `json:"turn,omitempty"`
-	// SessionTurns is how many turns of the session the repetition sends
-	// (fewer than the session has when the request count ran out), and
+	// SessionTurns is how many turns the session has (a session cut short
+	// because the request count ran out sends fewer, and is not counted
+	// as completed), and
 	// SessionRun tells apart the runs of one session in a repetition (each
 	// pass over the workload runs it again), from 1. Kept in memory for the
 	// session statistics, not written.
@@ -60,6 +61,14 @@ const (
 	SaltPerPass = "per-pass"
 	SaltOff     = "off"
 )
+
+// SessionErrorKind is the error kind of a session turn that was not sent
+// because an earlier turn of its session failed: the conversation it would
+// carry does not exist. Each such turn counts as a failed request, so the
+// error rate shows the turns a failure cost and none is silently skipped;
+// having never been sent, it is kept out of the schedule's statistics
+// (send lag, rates) and of the mean concurrency.
+const SessionErrorKind = "session"
 
 // OK reports whether the request succeeded.
 func (r *Record) OK() bool { return r.ErrorKind == "" }

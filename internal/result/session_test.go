@@ -88,3 +88,26 @@ func TestValidateSessions(t *testing.T) {
 		assert.True(t, strings.Contains(err.Error(), tc.want), "Validate(%s) = %v, want %q", tc.name, err, tc.want)
 	}
 }
+
+// A session the request count cut short is started, not completed, and its
+// shorter E2E stays out of the sessions' E2E; a turn never sent (kind
+// session) is a failure that stays out of the schedule's statistics.
+func TestSessionCutShortAndUnsentTurns(t *testing.T) {
+	a := NewAggregator(SLO{}, true, 10)
+	a.Add(turnRecord("s1", 1, 1, 3, 0, 100, 200, ""))
+	a.Add(turnRecord("s1", 1, 2, 3, 1000, 30, 200, "")) // turn 3 was never reserved
+	a.Add(turnRecord("s2", 2, 1, 2, 100, 0, 5, "http"))
+	unsent := turnRecord("s2", 2, 2, 2, 0, 0, 0, SessionErrorKind)
+	unsent.ScheduledNS, unsent.SentNS, unsent.EndNS = 9e9, 9e9, 9e9 // when it was given up
+	a.Add(unsent)
+	rep := a.Summary(1)
+	require.NotNil(t, rep.Sessions)
+	assert.Equal(t, 2, rep.Sessions.Started, "started")
+	assert.Equal(t, 0, rep.Sessions.Completed, "completed: s1 sent 2 of its 3 turns, s2 failed")
+	assert.Equal(t, int64(0), rep.Sessions.E2E.Count, "no completed session, no session E2E")
+	assert.Equal(t, 4, rep.Sent, "the unsent turn counts as a failed request")
+	assert.Equal(t, 2, rep.Failed, "failed: the http error and the unsent turn")
+	require.NotNil(t, rep.Schedule)
+	assert.Equal(t, int64(3), rep.Schedule.SendLag.Count, "send lags: the three turns sent, not the unsent one")
+	assert.Less(t, float64(rep.Duration), 2.0, "the window ends with the last sent turn, not when the unsent one was given up")
+}

@@ -15,10 +15,8 @@ import (
 )
 
 // SessionErrorKind is the error kind of a session turn that was not sent
-// because an earlier turn of its session failed: the conversation it would
-// carry does not exist. Each such turn counts as a failed request, so the
-// error rate shows the turns a failure cost, and none is silently skipped.
-const SessionErrorKind = "session"
+// because an earlier turn of its session failed (result.SessionErrorKind).
+const SessionErrorKind = result.SessionErrorKind
 
 // thinkStream seeds the think-time draws of a unit, apart from the
 // schedule's (the plan's seed with another stream).
@@ -219,7 +217,7 @@ func (x *dispatch) placeInSession(rec *result.Record, orig *workload.Request, r 
 		return
 	}
 	rec.Session, rec.Turn = orig.SessionID, orig.Turn
-	rec.SessionTurns, rec.SessionRun = r.n, r.k+1
+	rec.SessionTurns, rec.SessionRun = len(r.turns), r.k+1
 }
 
 // failRest records the turns of r after turn j, which failed with err, as

@@ -101,6 +101,10 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 			s.Requests, s.Source = w.Requests, sc.Workload
 			s.WorkloadHash = workload.Hash(s.Requests)
 		}
+		if sc.Load.ThinkTime != "" && !hasSessions(s.Requests) {
+			return nil, fmt.Errorf("scenario %s: load.think_time is set, but workload %s has no sessions (no line has a session_id), so no turn would ever wait it: remove it, or import the workload with sessions",
+				sc.Name, s.Source)
+		}
 		if cfg.Quality.Enabled() && sc.Name == cfg.QualityScenario() {
 			for _, path := range cfg.Quality.Suites {
 				suite, err := quality.Load(resolve(cfg.Dir, path))

@@ -3,6 +3,8 @@ package run
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -248,4 +250,20 @@ func TestMeasureObserve(t *testing.T) {
 	require.Error(t, err)
 	assert.Equal(t, []int{1}, begun)
 	assert.Equal(t, []int{-1}, ended)
+}
+
+// A think time on a workload without sessions would never apply: Prepare
+// refuses it, naming the scenario and the workload.
+func TestPrepareRefusesThinkTimeWithoutSessions(t *testing.T) {
+	synth := &workload.SynthSpec{Requests: 2, Input: workload.Dist{Type: "fixed", Value: 4}, Output: workload.Dist{Type: "fixed", Value: 4}, API: "chat"}
+	cfg := &config.Config{Path: "p.yaml", Scenarios: []config.Scenario{{Name: "a", Synth: synth, Load: config.Load{Type: config.LoadClosed, Concurrency: 1, ThinkTime: "fixed:100"}}}}
+	_, err := Prepare(cfg, nil)
+	assert.EqualError(t, err, "scenario a: load.think_time is set, but workload synth has no sessions (no line has a session_id), so no turn would ever wait it: remove it, or import the workload with sessions")
+
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(`{"session_id":"s","turn":1,"messages":[{"role":"user","content":"Hi"}],"max_tokens":4}`+"\n"), 0o644))
+	cfg.Scenarios[0].Synth, cfg.Scenarios[0].Workload = nil, path
+	_, err = Prepare(cfg, nil)
+	assert.NoError(t, err, "Prepare(think_time with a session workload)")
 }

@@ -54,8 +54,9 @@ func TestWithHistory(t *testing.T) {
 	assert.Same(t, &t2, withHistory(nil, &t2), "withHistory(no history) = a copy, want the request itself")
 
 	p1 := workload.Request{ID: "p1", Prompt: "Once upon"}
-	p2 := workload.Request{ID: "p2", Prompt: " Then"}
-	assert.Equal(t, "Once upon a time. Then", withHistory([]exchange{{req: &p1, answer: " a time."}}, &p2).Prompt, "withHistory(prompt)")
+	p2 := workload.Request{ID: "p2", Prompt: "Then"}
+	assert.Equal(t, "Once upon a time.\n\nThen", withHistory([]exchange{{req: &p1, answer: " a time."}}, &p2).Prompt,
+		"withHistory(prompt): the answer continues its prompt; a blank line before the next turn's")
 }
 
 // sessionSender answers every request at once with the text "ans:<request
@@ -246,7 +247,7 @@ func TestCountCountsTurnsAndSaltsTurnOne(t *testing.T) {
 	recs := collect(t, &Dispatcher{Sender: s, Clock: clk}, p)
 	require.Len(t, recs, 7, "records of Count 7")
 	last := recs[len(recs)-1]
-	assert.Equal(t, [3]int{2, 2, 3}, [3]int{last.Turn, last.SessionTurns, last.SessionRun}, "the last record: turn 2 of a session cut to 2 turns, the third run")
+	assert.Equal(t, [3]int{2, 3, 3}, [3]int{last.Turn, last.SessionTurns, last.SessionRun}, "the last record: turn 2 of a session of 3 turns cut to 2, the third run")
 
 	for k, r := range s.sent {
 		own := r.Messages[len(r.Messages)-1].Content

@@ -61,8 +61,8 @@ type exchange struct {
 // a chat client sends (every earlier turn's messages, each followed by the
 // assistant's answer as the server gave it) and its prefix cache can reuse
 // the session's earlier turns. For a prompt (the completions API) the
-// conversation is the concatenation of the earlier prompts and answers, then
-// req's prompt. A turn with messages after prompt turns gets each earlier
+// conversation is the concatenation of the earlier prompts, each followed
+// by its answer and a blank line, then req's prompt. A turn with messages after prompt turns gets each earlier
 // prompt as a user message; a prompt turn after message turns gets the
 // earlier messages' contents, each ended by a blank line. req itself is left
 // as it is.
@@ -92,9 +92,10 @@ func withHistory(history []exchange, req *workload.Request) *workload.Request {
 				b.WriteString("\n\n")
 			}
 		} else {
-			b.WriteString(h.req.Prompt)
+			b.WriteString(h.req.Prompt) // the answer continues the prompt, as a completion does
 		}
 		b.WriteString(h.answer)
+		b.WriteString("\n\n") // so that the next turn's first word is not glued to the answer's last
 	}
 	b.WriteString(req.Prompt)
 	out.Prompt = b.String()

@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/safeio"
@@ -52,6 +53,15 @@ func (im *importer) aiperf(r io.Reader) error {
 	firstKind, firstLine := "", 0
 	var clock float64 // single-turn: the time the delays add up to
 	usedDelay, usedStamp := 0, 0
+	// untimed holds, for each single-turn request with neither key, its
+	// index in im.at and the clock when it was read: once a line uses
+	// delays, a missing delay is 0 (as AIPerf reads it), on the lines
+	// before the first delay too.
+	type untimed struct {
+		i     int
+		clock float64
+	}
+	var pending []untimed
 	err := workload.ReadLines(safeio.LimitReader(r, workload.MaxFileBytes, im.File), im.File, func(n int, line []byte) {
 		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) == 0 {
@@ -94,20 +104,29 @@ func (im *importer) aiperf(r io.Reader) error {
 			clock += *t.delay
 			v := clock
 			at = &v
-		case usedDelay > 0:
-			v := clock // no delay: sent with the previous one
-			at = &v
 		}
 		if usedDelay > 0 && usedStamp > 0 {
 			im.Errorf(n, "", "timestamps (line %d) and delays (line %d) in one file: give one kind", usedStamp, usedDelay)
 			return
 		}
+		added := len(im.at)
 		im.aiperfAdd(n, "", seq, t, []workload.Message{{Role: roleOr(t.role), Content: t.text}}, at, "", 0, nil)
+		if at == nil && len(im.at) > added {
+			pending = append(pending, untimed{added, clock})
+		}
 	})
 	if err := im.readErr(err); err != nil {
 		return err
 	}
-	im.checkTimes("timestamp")
+	key := "timestamp"
+	if usedDelay > 0 && usedStamp == 0 {
+		key = "delay"
+		for _, p := range pending {
+			v := p.clock // no delay: sent with the previous one
+			im.at[p.i] = &v
+		}
+	}
+	im.checkTimes(key)
 	return nil
 }
 
@@ -153,14 +172,8 @@ func (im *importer) aiperfAdd(n int, prefix string, seq int, t aiperfTurn, msgs 
 func (im *importer) aiperfTurnOf(n int, prefix string, members []workload.Member, allowed []string) (aiperfTurn, bool) {
 	before := im.Count()
 	var t aiperfTurn
-	seen := map[string]bool{}
 	for _, m := range members {
 		field := prefix + m.Key
-		if seen[m.Key] {
-			im.Errorf(n, field, "key appears more than once")
-			continue
-		}
-		seen[m.Key] = true
 		if null(m) {
 			continue
 		}
@@ -217,16 +230,16 @@ func (im *importer) aiperfTurnOf(n int, prefix string, members []workload.Member
 			}
 		case "type":
 			var typ string
-			if im.Decode(n, f, &typ, "string") && !contains(aiperfTypes, typ) {
+			if im.Decode(n, f, &typ, "string") && !slices.Contains(aiperfTypes, typ) {
 				im.Errorf(n, field, "want one of %s, got %q", strings.Join(aiperfTypes, ", "), typ)
 			}
 		default:
 			switch {
-			case !contains(allowed, m.Key):
+			case !slices.Contains(allowed, m.Key):
 				im.unknownKey(n, prefix, m.Key, allowed)
-			case contains(aiperfMedia, m.Key) && im.o.SkipUnsupported:
+			case slices.Contains(aiperfMedia, m.Key) && im.o.SkipUnsupported:
 				t.unsupported = m.Key + " (media)"
-			case contains(aiperfMedia, m.Key):
+			case slices.Contains(aiperfMedia, m.Key):
 				im.Errorf(n, field, "perfgate sends text only (--skip-unsupported skips such lines, and counts them)")
 			}
 		}
@@ -235,15 +248,6 @@ func (im *importer) aiperfTurnOf(n int, prefix string, members []workload.Member
 		im.Errorf(n, prefix+"text", "required: the turn's text (text, texts or text_input)")
 	}
 	return t, im.Count() == before
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // aiperfSession reads a multi-turn line as a session.

@@ -1,8 +1,6 @@
 package traceimport
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"strconv"
 	"strings"
@@ -27,11 +25,14 @@ func (im *importer) readErr(err error) error {
 
 // members splits raw, the value at field (the whole line when ""), into an
 // object's members, reporting a value that is not an object. raw is valid
-// JSON unless it is a whole line.
+// JSON unless it is a whole line. Every object of every format is split
+// here, so here a key given twice is reported (a second "body" must not
+// silently replace the first); the repeats are left out of what is
+// returned, so the rest of the object is still checked.
 func (im *importer) members(n int, field string, raw []byte) ([]workload.Member, bool) {
 	members, msg, col := workload.ObjectMembers(raw)
 	if msg == "" {
-		return members, true
+		return im.unique(n, field, members), true
 	}
 	if field != "" {
 		col = 0
@@ -39,6 +40,26 @@ func (im *importer) members(n int, field string, raw []byte) ([]workload.Member,
 	}
 	im.Add(&workload.LineError{File: im.File, Line: n, Column: col, Field: field, Msg: msg})
 	return nil, false
+}
+
+// unique reports each key of members (the object at field) given more
+// than once, and returns members with only its first occurrence.
+func (im *importer) unique(n int, field string, members []workload.Member) []workload.Member {
+	prefix := ""
+	if field != "" {
+		prefix = field + "."
+	}
+	seen := make(map[string]bool, len(members))
+	out := members[:0:0]
+	for _, m := range members {
+		if seen[m.Key] {
+			im.Errorf(n, prefix+m.Key, "key appears more than once")
+			continue
+		}
+		seen[m.Key] = true
+		out = append(out, m)
+	}
+	return out
 }
 
 // null reports whether a member's value is null, which every format reads
@@ -82,24 +103,15 @@ func (im *importer) sampling(n int, prefix string, m workload.Member, req *workl
 			req.IgnoreEOS = &v
 		}
 	case "response_format":
-		req.ResponseFormat = compact(m.Raw)
+		req.ResponseFormat = workload.Compact(m.Raw)
 	case "tools":
-		req.Tools = compact(m.Raw)
+		req.Tools = workload.Compact(m.Raw)
 	case "tool_choice":
-		req.ToolChoice = compact(m.Raw)
+		req.ToolChoice = workload.Compact(m.Raw)
 	default:
 		return false
 	}
 	return true
-}
-
-// compact returns raw (valid JSON) without insignificant whitespace.
-func compact(raw json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if json.Compact(&buf, raw) != nil {
-		return raw
-	}
-	return buf.Bytes()
 }
 
 // maxTokens fills req.MaxTokens from Options.MaxTokens when the source had

@@ -84,6 +84,32 @@ func TestImportErrors(t *testing.T) {
 	}
 }
 
+// TestImportDuplicateKeys checks that a key repeated in any object of any
+// format is reported, rather than the second value replacing the first.
+func TestImportDuplicateKeys(t *testing.T) {
+	const dup = "key appears more than once"
+	tests := []struct{ name, format, src, want string }{
+		{"openai body", "openai", `{"prompt":"x","max_tokens":3,"max_tokens":4}`, "in:1: max_tokens: " + dup},
+		{"openai batch", "openai", `{"custom_id":"a","method":"POST","url":"/v1/completions","body":{"prompt":"x","max_tokens":3},"body":{"prompt":"y","max_tokens":3}}`, "in:1: body: " + dup},
+		{"openai wrapper", "openai", `{"timestamp":1,"body":{"prompt":"x","max_tokens":3},"body":{"prompt":"y","max_tokens":3}}`, "in:1: body: " + dup},
+		{"openai message", "openai", `{"messages":[{"role":"user","content":"a","content":"b"}],"max_tokens":3}`, "in:1: messages[0].content: " + dup},
+		{"sharegpt conversation", "sharegpt", `[{"id":"a","conversations":[{"from":"human","value":"x"},{"from":"gpt","value":"y"}],"conversations":[]}]`, "in:1: conversations: " + dup},
+		{"sharegpt turn", "sharegpt", `[{"id":"a","conversations":[{"from":"human","value":"x","value":"z"},{"from":"gpt","value":"y"}]}]`, "in:1: conversations[0].value: " + dup},
+		{"mooncake", "mooncake", `{"timestamp":0,"input_length":5,"input_length":6,"output_length":5,"hash_ids":[1]}`, "in:1: input_length: " + dup},
+		{"aiperf single", "aiperf", `{"text":"a","output_length":3,"output_length":3}`, "in:1: output_length: " + dup},
+		{"aiperf extra", "aiperf", `{"text":"a","output_length":3,"extra":{"seed":1,"seed":2}}`, "in:1: extra.seed: " + dup},
+		{"aiperf session", "aiperf", `{"session_id":"s","session_id":"t","turns":[{"text":"b","output_length":3}]}`, "in:1: session_id: " + dup},
+		{"aiperf turn", "aiperf", `{"session_id":"s","turns":[{"text":"b","text":"c","output_length":3}]}`, "in:1: turns[0].text: " + dup},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := importString(t, tt.format, tt.src, Options{})
+			require.Error(t, err)
+			assert.Equal(t, tt.want, err.Error(), "Import(%s)", tt.src)
+		})
+	}
+}
+
 func TestImportOptions(t *testing.T) {
 	_, err := importString(t, "nope", "", Options{})
 	assert.EqualError(t, err, `unknown format "nope"; want one of openai, sharegpt, mooncake, aiperf`)
@@ -184,6 +210,28 @@ func TestAIPerfDelays(t *testing.T) {
 		at = append(at, *r.ArrivalMS)
 	}
 	assert.Equal(t, []float64{0, 50, 50}, at, "delays add up; from the earliest")
+
+	// A missing delay is 0 (as AIPerf reads it), on the first lines too.
+	for _, tt := range []struct {
+		src  string
+		want []float64
+	}{
+		{"{\"text\":\"a\",\"output_length\":3}\n{\"text\":\"b\",\"output_length\":3,\"delay\":100}\n{\"text\":\"c\",\"output_length\":3}", []float64{0, 100, 100}},
+		{"{\"text\":\"a\",\"output_length\":3}\n{\"text\":\"b\",\"output_length\":3}\n{\"text\":\"c\",\"output_length\":3,\"delay\":30}", []float64{0, 0, 30}},
+	} {
+		res, err := importString(t, "aiperf", tt.src, Options{})
+		require.NoError(t, err, tt.src)
+		at = at[:0]
+		for _, r := range res.Requests {
+			require.NotNil(t, r.ArrivalMS, tt.src)
+			at = append(at, *r.ArrivalMS)
+		}
+		assert.Equal(t, tt.want, at, "Import(%q) arrivals", tt.src)
+	}
+
+	// A trace too long names the key it is made of.
+	_, err = importString(t, "aiperf", "{\"text\":\"a\",\"output_length\":3}\n{\"text\":\"b\",\"output_length\":3,\"delay\":9e8}\n{\"text\":\"c\",\"output_length\":3,\"delay\":9e8}", Options{})
+	assert.EqualError(t, err, "in: delay: the trace spans 1800000000 ms, more than the 1e9 ms (about 11.6 days) perfgate replays")
 }
 
 // words lists the runs of letters and digits of s.
@@ -213,6 +261,21 @@ func TestRedact(t *testing.T) {
 		}, s)
 	}
 	assert.Equal(t, strip(in), strip(out))
+	// A word of letters whose length the vocabulary has becomes one of its
+	// words (cased as the original), so it tokenizes like a word, not like
+	// random letters.
+	vocab := map[string]bool{}
+	for _, v := range workload.Vocabulary() {
+		require.Equal(t, strings.ToLower(v), v, "the filler's casing assumes a lower-case vocabulary")
+		vocab[v] = true
+	}
+	long := "Please summarise the quarterly revenue figures for our northern offices"
+	for i, w := range words(long) {
+		o := words(rd.Text(long))[i]
+		if n := len(w); n >= 2 && n <= 8 {
+			assert.True(t, vocab[strings.ToLower(o)], "Text(%q) = %q, want a vocabulary word", w, o)
+		}
+	}
 	// Shared prefixes stay shared.
 	p := "You are a helpful assistant for Acme. "
 	a, b := rd.Text(p+"Question one?"), rd.Text(p+"Another question?")
@@ -244,4 +307,25 @@ func TestRedactImport(t *testing.T) {
 	assert.Contains(t, string(r.ToolChoice), `"name":"`+name+`"`, "tool_choice names the same redacted function")
 	assert.True(t, res.Summary.Redacted)
 	mustParse(t, res.Requests)
+}
+
+// TestRedactKeepsRegexes checks that the JSON Schema keywords whose values
+// are regexes or formats are kept verbatim: a redacted regex can turn
+// [a-z] into a reversed range, which a strict server refuses.
+func TestRedactKeepsRegexes(t *testing.T) {
+	rd, err := NewRedactor([]byte("0123456789abcdef"))
+	require.NoError(t, err)
+	in := `{"type":"json_schema","json_schema":{"name":"order","schema":{"$schema":"https://json-schema.org/draft/2020-12/schema","type":"object","properties":{"sku":{"type":"string","pattern":"^[a-z]+-[0-9]{4}$","description":"Stock unit"},"pattern":{"type":"string","contentEncoding":"base64","contentMediaType":"image/png"},"contact":{"type":"string","format":"email"}},"patternProperties":{"^x-[a-z]+$":{"type":"string","pattern":"^[A-Z]{2}$"}},"required":["sku"]}}}`
+	out := string(rd.JSON([]byte(in)))
+	for _, kept := range []string{
+		`"pattern":"^[a-z]+-[0-9]{4}$"`, `"patternProperties":{"^x-[a-z]+$":{"type":"string","pattern":"^[A-Z]{2}$"}}`,
+		`"$schema":"https://json-schema.org/draft/2020-12/schema"`, `"contentEncoding":"base64"`,
+		`"contentMediaType":"image/png"`, `"format":"email"`,
+	} {
+		assert.Contains(t, out, kept, "JSON(%s) = %s", in, out)
+	}
+	for _, secret := range []string{"Stock", "sku", "contact", "order", `"pattern":{`} {
+		assert.NotContains(t, out, secret, "JSON(%s) = %s", in, out)
+	}
+	assert.Contains(t, out, `"`+rd.Text("pattern")+`":{`, "a property named pattern is a name, redacted")
 }

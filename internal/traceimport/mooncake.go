@@ -70,10 +70,6 @@ func (im *importer) mooncakeLine(n, seq int, line []byte, block int, vocab []str
 	)
 	seen := map[string]bool{}
 	for _, m := range members {
-		if seen[m.Key] {
-			im.Errorf(n, m.Key, "key appears more than once")
-			continue
-		}
 		seen[m.Key] = true
 		if null(m) {
 			continue

@@ -187,14 +187,8 @@ func (im *importer) openaiBody(n int, prefix string, members []workload.Member, 
 		unsupported     string
 		dropped, ignore []string
 	)
-	seen := map[string]bool{}
 	for _, m := range members {
 		field := prefix + m.Key
-		if seen[m.Key] {
-			im.Errorf(n, field, "key appears more than once")
-			continue
-		}
-		seen[m.Key] = true
 		if null(m) {
 			continue
 		}

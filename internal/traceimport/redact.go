@@ -20,13 +20,17 @@ import (
 const MinRedactKeyBytes = 16
 
 // Redactor replaces every word (a maximal run of letters and digits) of a
-// text with filler of the same length: each letter by a letter of the same
-// case, each digit by a digit, the rest (spaces, punctuation, line breaks)
-// kept. The filler is drawn from HMAC-SHA256(key, word), so one word always
-// becomes the same filler under one key: a repeated system prompt, or two
-// requests that share their leading words, stay repeated and shared, and
-// token counts stay roughly as they were (a word of n letters is still a
-// word of n letters). A filler never equals its word.
+// text with filler of the same length: each letter by an ASCII letter of
+// the same case, each digit by a digit, the rest (spaces, punctuation,
+// line breaks) kept. The filler is drawn from HMAC-SHA256(key, word), so
+// one word always becomes the same filler under one key: a repeated system
+// prompt, or two requests that share their leading words, stay repeated
+// and shared. A word of 2 to 8 letters becomes a word of perfgate's
+// synthetic vocabulary of that length, and a longer (or 1-letter) word
+// vocabulary words run together and cut, so the filler tokenizes about as
+// English words do, not as random letters; a non-Latin word (CJK, say)
+// becomes ASCII filler, usually fewer tokens than it was. A filler never
+// equals its word.
 //
 // Why the words cannot be read back: without the key, the filler of a
 // word is the output of a keyed pseudo-random function, so an attacker who
@@ -81,13 +85,33 @@ func (rd *Redactor) Text(s string) string {
 
 func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
+// vocab is workload.Vocabulary() (lower-case ASCII words), and vocabByLen
+// the same grouped by length: the words a filler is drawn from.
+var (
+	vocab      = workload.Vocabulary()
+	vocabByLen = groupByLen(vocab)
+)
+
+func groupByLen(words []string) map[int][]string {
+	m := map[int][]string{}
+	for _, v := range words {
+		m[len(v)] = append(m[len(v)], v)
+	}
+	return m
+}
+
 // word returns the filler of one word: as many characters as it has, each
-// letter a lower- or upper-case ASCII letter as the original was, each
-// digit a digit, drawn from a stream keyed by HMAC-SHA256(key, counter,
-// word). The counter moves on in the (rare) case the filler came out
+// letter an ASCII letter cased as the original was, each digit a digit,
+// drawn from a stream keyed by HMAC-SHA256(key, counter, word). The
+// letters are those of a vocabulary word of the same length where the
+// vocabulary has one (2 to 8 letters), else of vocabulary words run
+// together and cut to the length: so the filler tokenizes about like
+// words, not like random letters (which split into several times more
+// tokens). The counter moves on in the (rare) case the filler came out
 // equal to the word, so no word is left readable.
 func (rd *Redactor) word(w string) string {
-	out := make([]byte, 0, utf8.RuneCountInString(w))
+	n := utf8.RuneCountInString(w)
+	out := make([]byte, 0, n)
 	for counter := byte(0); ; counter++ {
 		mac := hmac.New(sha256.New, rd.key)
 		mac.Write([]byte{counter})
@@ -95,21 +119,37 @@ func (rd *Redactor) word(w string) string {
 		var seed [32]byte
 		copy(seed[:], mac.Sum(nil))
 		rng := mrand.New(mrand.NewChaCha8(seed))
+		letters := fillerLetters(rng, n)
 		out = out[:0]
+		i := 0
 		for _, r := range w {
 			switch {
 			case unicode.IsDigit(r):
 				out = append(out, byte('0'+rng.IntN(10)))
 			case unicode.IsUpper(r):
-				out = append(out, byte('A'+rng.IntN(26)))
+				out = append(out, letters[i]-'a'+'A')
 			default:
-				out = append(out, byte('a'+rng.IntN(26)))
+				out = append(out, letters[i])
 			}
+			i++
 		}
 		if string(out) != w {
 			return string(out)
 		}
 	}
+}
+
+// fillerLetters draws n lower-case letters from rng: a vocabulary word of
+// length n, or vocabulary words run together and cut to n.
+func fillerLetters(rng *mrand.Rand, n int) []byte {
+	if ws := vocabByLen[n]; len(ws) > 0 {
+		return []byte(ws[rng.IntN(len(ws))])
+	}
+	b := make([]byte, 0, n+8)
+	for len(b) < n {
+		b = append(b, vocab[rng.IntN(len(vocab))]...)
+	}
+	return b[:n]
 }
 
 // Request redacts a request's text: every message's content, the prompt,
@@ -127,8 +167,9 @@ func (rd *Redactor) Request(r *workload.Request) {
 }
 
 // schemaWords are the keys of tool definitions and JSON Schema that are
-// structure, not content: kept as they are, with the string values of
-// "type" and "format" (which name JSON types and formats). Every other key
+// structure, not content: kept as they are, with the string values of the
+// verbatimValues keywords and the keys of a "patternProperties" object
+// (regexes). Every other key
 // (a property's name, say) and every other string value (a description, a
 // function's name, an enum value) is redacted, each with Text, so that a
 // property's name redacts alike in "properties" and in "required", and a
@@ -142,13 +183,27 @@ var schemaWords = map[string]bool{
 	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
 	"minLength": true, "maxLength": true, "minItems": true, "maxItems": true, "uniqueItems": true,
 	"minProperties": true, "maxProperties": true, "prefixItems": true, "examples": true, "nullable": true,
+	"patternProperties": true, "propertyNames": true, "$schema": true, "contentEncoding": true,
+	"contentMediaType": true, "if": true, "then": true, "else": true, "contains": true,
+	"minContains": true, "maxContains": true, "dependentRequired": true, "dependentSchemas": true,
+	"unevaluatedProperties": true, "unevaluatedItems": true,
+}
+
+// verbatimValues are the keywords whose string value is kept as it is: a
+// JSON type, a format, an encoding or media type, the schema's dialect,
+// or a regex ("pattern"). Redacting a regex like prose would change what
+// it matches, and can make it invalid: "^[a-z]+$" could become "^[q-b]+$",
+// a reversed range a strict server refuses with a 400.
+var verbatimValues = map[string]bool{
+	"type": true, "format": true, "pattern": true, "contentEncoding": true, "contentMediaType": true, "$schema": true,
 }
 
 // JSON redacts a tools, tool_choice or response_format value (see
 // schemaWords for what is kept), keeping its key order (engines generate a
 // schema's properties in that order); nil stays nil. The keys of a
-// "properties", "$defs" or "definitions" object are names, always
-// redacted. A "$ref" keeps its keyword segments ("#/$defs/") and redacts
+// "properties", "$defs", "definitions", "dependentRequired" or
+// "dependentSchemas" object are names, always redacted; the keys of a
+// "patternProperties" object are regexes, always kept. A "$ref" keeps its keyword segments ("#/$defs/") and redacts
 // the names after them.
 func (rd *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
@@ -164,7 +219,7 @@ func (rd *Redactor) JSON(raw json.RawMessage) json.RawMessage {
 }
 
 // namesObjects are the keys whose object's keys are names.
-var namesObjects = map[string]bool{"properties": true, "$defs": true, "definitions": true}
+var namesObjects = map[string]bool{"properties": true, "$defs": true, "definitions": true, "dependentRequired": true, "dependentSchemas": true}
 
 // copyValue copies the next JSON value of dec to out, redacted; key is the
 // member it is the value of ("" in an array or at the top), parent the key
@@ -199,12 +254,14 @@ func (rd *Redactor) copyValue(dec *json.Decoder, out *bytes.Buffer, key, parent 
 					out.WriteByte(',')
 				}
 				nk := k
-				if namesObjects[key] || !schemaWords[k] {
+				switch {
+				case key == "patternProperties": // a regex: kept
+				case namesObjects[key] || !schemaWords[k]:
 					nk = rd.Text(k)
 				}
 				writeJSONString(out, nk)
 				out.WriteByte(':')
-				if namesObjects[key] {
+				if namesObjects[key] || key == "patternProperties" {
 					k = "" // a property named "type" is a name, not the keyword
 				}
 				if err := rd.copyValue(dec, out, k, key); err != nil {
@@ -229,10 +286,10 @@ func (rd *Redactor) copyValue(dec *json.Decoder, out *bytes.Buffer, key, parent 
 
 // schemaString redacts a string value of key.
 func (rd *Redactor) schemaString(s, key string) string {
-	switch key {
-	case "type", "format":
+	switch {
+	case verbatimValues[key]:
 		return s
-	case "$ref":
+	case key == "$ref":
 		segs := strings.Split(s, "/")
 		for i, seg := range segs {
 			if !schemaWords[seg] && seg != "#" {

@@ -215,13 +215,13 @@ func (p *parser) parseLine(n int, line []byte) {
 				p.errorf(n, "tools", "want a JSON array of tools, got %s", Describe(m.Raw))
 				continue
 			}
-			req.Tools = compact(m.Raw)
+			req.Tools = Compact(m.Raw)
 		case "tool_choice":
 			if m.Raw[0] != '"' && m.Raw[0] != '{' {
 				p.errorf(n, "tool_choice", "want a string or a JSON object, got %s", Describe(m.Raw))
 				continue
 			}
-			req.ToolChoice = compact(m.Raw)
+			req.ToolChoice = Compact(m.Raw)
 		case "session_id":
 			if p.Decode(n, m, &req.SessionID, "string") && req.SessionID == "" {
 				p.errorf(n, "session_id", "must not be empty")
@@ -401,15 +401,6 @@ func (p *parser) checkTurnGaps() {
 			break
 		}
 	}
-}
-
-// compact returns raw (valid JSON) without insignificant whitespace.
-func compact(raw json.RawMessage) json.RawMessage {
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, raw); err != nil { // cannot fail: the line is valid JSON
-		return raw
-	}
-	return json.RawMessage(buf.Bytes())
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

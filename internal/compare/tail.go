@@ -32,8 +32,7 @@ type Tail struct {
 	Expected Num `json:"expected"`
 	// Share is the candidate's share of all its requests beyond Threshold,
 	// as measured; AdjustedShare after the tolerance (its values divided
-	// by 1+tolerance, or less the tolerance). The test itself ranks each
-	// repetition's adjusted share (stat.TailDecision.P).
+	// by 1+tolerance, or less the tolerance): the statistic tested.
 	Share         Num `json:"share"`
 	AdjustedShare Num `json:"adjusted_share"`
 	// PLower is the mirror test's p-value (fewer requests beyond than

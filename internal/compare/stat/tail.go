@@ -26,17 +26,13 @@ import (
 // once), so the test does not count them as independent draws: it permutes
 // whole repetitions. For every split of the repetitions into a
 // pseudo-baseline and a pseudo-candidate it takes the pseudo-baseline's
-// pooled q-quantile as the threshold, each repetition's share of requests
-// beyond it, and as the statistic the Mann-Whitney rank sum of the
-// pseudo-candidate's shares among all of them. Ranking repetitions rather
-// than pooling their requests keeps the evidence counted in repetitions: a
-// stall rarer than a repetition shows in only some of the candidate's, and
-// a pooled share would be dominated by those few. Under the null hypothesis
-// at the tolerance boundary (the candidate is the baseline scaled by
-// 1+tolerance), the candidate's repetitions scaled back are exchangeable
-// with the baseline's, so the permutation p-value of any statistic of the
-// split, this one included, over every split is exact whatever the
-// correlation within a repetition.
+// pooled q-quantile as the threshold and, as the statistic, the
+// pseudo-candidate's pooled share of requests beyond it. Under the null
+// hypothesis at the tolerance boundary (the candidate is the baseline
+// scaled by 1+tolerance), the candidate's repetitions scaled back are
+// exchangeable with the baseline's, so the permutation p-value of any
+// statistic of the split, this one included, over every split is exact
+// whatever the correlation within a repetition.
 
 // Bar is one value of a repetition's distribution of request values and how
 // many requests had it (a histogram's bucket).
@@ -74,11 +70,11 @@ const TailExactSplits = 20000
 // TailDecision is one tail test's outcome and evidence.
 type TailDecision struct {
 	Outcome Outcome
-	// P is the permutation p-value of "the candidate's repetitions have
-	// larger shares of requests beyond the baseline's quantile than
-	// exchangeable ones would": the share of splits whose statistic (the
-	// pseudo-candidate's rank sum) is at least the observed one. NaN when
-	// the gate could not be tested.
+	// P is the permutation p-value of "the candidate has more requests
+	// beyond the baseline's quantile than an exchangeable one would": the
+	// share of splits whose statistic (the pseudo-candidate's pooled share
+	// beyond the pseudo-baseline's quantile) is at least the observed one.
+	// NaN when the gate could not be tested.
 	P float64
 	// PLower is the mirror: the share of splits whose statistic is at most
 	// the observed one, the evidence for a pass.
@@ -91,10 +87,7 @@ type TailDecision struct {
 	// Threshold is the baseline's pooled q-quantile, in the values' unit.
 	Threshold float64
 	// Share is the candidate's pooled share of requests beyond Threshold,
-	// as measured; AdjustedShare is after the tolerance. The statistic
-	// ranks the repetitions' adjusted shares; these pooled ones are the
-	// evidence a reader weighs, and a regression needs AdjustedShare above
-	// Expected.
+	// as measured; AdjustedShare is after the tolerance (the statistic).
 	Share, AdjustedShare float64
 	// BaselineShares and CandidateShares are each repetition's share of
 	// requests beyond Threshold (the candidate's as measured): the
@@ -186,14 +179,9 @@ func testTail(d *TailDecision, g TailGate, level float64) float64 {
 		obs[i] = true
 	}
 	j := t.threshold(obs)
-	observed := t.rankSum(obs, j)
+	beyond, total := t.pooledBeyond(obs, j)
 	d.Threshold = t.grid[j]
-	var adjBeyond, adjTotal int64
-	for i := kb; i < len(clusters); i++ {
-		adjBeyond += t.beyond(i, j)
-		adjTotal += t.total[i]
-	}
-	d.AdjustedShare = float64(adjBeyond) / float64(adjTotal)
+	d.AdjustedShare = float64(beyond) / float64(total)
 	d.BaselineShares = make([]float64, kb)
 	for i := range kb {
 		d.BaselineShares[i] = float64(t.beyond(i, j)) / float64(t.total[i])
@@ -214,15 +202,15 @@ func testTail(d *TailDecision, g TailGate, level float64) float64 {
 	d.Share = float64(over) / float64(sum)
 
 	// Count the splits whose statistic is at least (ge) and at most (le)
-	// the observed one; the doubled rank sums are integers, so ties are
-	// exact.
+	// the observed one, comparing beyond/total ratios exactly.
 	ge, le := 0, 0
 	count := func(in []bool) {
-		s := t.rankSum(in, t.threshold(in))
-		if s >= observed {
+		b, n := t.pooledBeyond(in, t.threshold(in))
+		s := compareFractions(uint64(b), uint64(n), uint64(beyond), uint64(total))
+		if s >= 0 {
 			ge++
 		}
-		if s <= observed {
+		if s <= 0 {
 			le++
 		}
 	}
@@ -322,10 +310,6 @@ type tailTable struct {
 	cum   [][]int64
 	total []int64
 	baseN int64 // the first split's pseudo-baseline size, for warnings
-	// rankSum's scratch: the repetitions in order of share, and each
-	// one's requests beyond the threshold.
-	order []int
-	over  []uint64
 }
 
 func newTailTable(clusters [][]Bar, q float64) *tailTable {
@@ -395,48 +379,19 @@ func (t *tailTable) beyond(i, j int) int64 {
 	return t.total[i] - t.cum[i][j]
 }
 
-// rankSum is the test's statistic for the split in at the threshold
-// grid[j]: every repetition's share of requests beyond it is ranked among
-// all the repetitions' shares (tied shares share their mid-rank), and the
-// pseudo-candidate's ranks are summed. The ranks are doubled so that
-// mid-ranks, and the sum, stay integers and ties compare exactly. It is
-// the Mann-Whitney U statistic of the pseudo-candidate's shares against the
-// pseudo-baseline's, less a constant, so an exact permutation test of it is
-// at least as able as a U test on per-repetition values to see a tail that
-// only some of the candidate's repetitions show.
-func (t *tailTable) rankSum(in []bool, j int) int64 {
-	n := len(in)
-	if cap(t.order) < n {
-		t.order, t.over = make([]int, n), make([]uint64, n)
-	}
-	order, over := t.order[:n], t.over[:n]
-	for i := range n {
-		order[i], over[i] = i, uint64(t.beyond(i, j))
-	}
-	// share(a) <=> share(b), exactly: over[a]/total[a] against over[b]/total[b].
-	less := func(a, b int) int { return compareFractions(over[a], uint64(t.total[a]), over[b], uint64(t.total[b])) }
-	if n <= 32 { // an insertion sort: the usual handful of repetitions
-		for i := 1; i < n; i++ {
-			for k := i; k > 0 && less(order[k-1], order[k]) > 0; k-- {
-				order[k-1], order[k] = order[k], order[k-1]
-			}
+// pooledBeyond is the test's statistic for the split in (true: the
+// pseudo-baseline) at the threshold grid[j], as a fraction: how many of the
+// pseudo-candidate's requests lie beyond it, and how many it has in all.
+// tailUntestable has checked that every repetition's requests together fit
+// in an int64, so neither sum overflows.
+func (t *tailTable) pooledBeyond(in []bool, j int) (beyond, total int64) {
+	for i, b := range in {
+		if !b {
+			beyond += t.beyond(i, j)
+			total += t.total[i]
 		}
-	} else {
-		slices.SortFunc(order, less)
 	}
-	var sum int64
-	for s := 0; s < n; {
-		e, cands := s, int64(0)
-		for ; e < n && less(order[s], order[e]) == 0; e++ {
-			if !in[order[e]] {
-				cands++
-			}
-		}
-		// Positions s+1..e share the mid-rank (s+1+e)/2, doubled s+1+e.
-		sum += cands * int64(s+1+e)
-		s = e
-	}
-	return sum
+	return beyond, total
 }
 
 // compareFractions compares a/b with c/d for counts with b, d > 0, exactly:

@@ -162,7 +162,7 @@ func TestTailPowerOnStalls(t *testing.T) {
 	// 150 requests, the baseline never: a stall-like shift that moves about
 	// 3% of requests far into the tail, a few stalls a repetition. The
 	// per-repetition p99 moves too, but it is one value a repetition and
-	// the tail test sees every repetition's share beyond the threshold.
+	// the tail test sees every stalled request.
 	// (Stalls rarer than a repetition: TestTailPowerPartialStalls.)
 	const trials = 100
 	r := rand.New(rand.NewPCG(19, 3))
@@ -261,22 +261,23 @@ func TestTailEvidence(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{0.1, 0.1, 0.1, 0.1}, d.CandidateShares, 1e-12, "CandidateShares")
 	assert.Equal(t, 70, d.Splits, "C(8, 4)")
 	assert.True(t, d.Exact)
-	// At the observed split every candidate share (10%) is above every
-	// baseline share (1%): the pseudo-candidate takes ranks 5..8, the
-	// largest rank sum. Any other split has a baseline repetition in its
-	// pseudo-candidate that ties with one in its pseudo-baseline, or (all
-	// four stalled repetitions as pseudo-baseline) a threshold of 500 ms
-	// that nothing is beyond, every share 0 and tied: a smaller sum. So
-	// p = 1/70, below 0.05.
+	// Any other split has m >= 1 stalled repetitions in its
+	// pseudo-baseline: 400+10m requests, of which the ⌈0.99·(400+10m)⌉th
+	// (406th, 416th, 426th, 436th for m = 1..4) is past the 400 at or
+	// below 100 ms, so its threshold is 500 ms and its pseudo-candidate's
+	// share beyond it 0, below the observed 10%. p = 1/70, below 0.05.
 	assert.InDelta(t, 1.0/70, d.P, 1e-12, "P")
 	assert.Equal(t, Regression, d.Outcome, d.Reason)
 	assert.Contains(t, d.Reason, "10.0% of the candidate's requests beyond the baseline's p99, expected 1%")
 
 	// A tolerance of 500 ms moves every candidate request to 0 ms or
-	// below: every candidate share is 0, below every baseline share, the
-	// smallest rank sum; any other split puts a baseline repetition, with a
-	// share above 0 at its threshold (1% or more, or 100% against the
-	// adjusted candidates' 0 ms), in its pseudo-candidate. PLower = 1/70.
+	// below: none beyond 99 ms, a share of 0. Any other split puts 4−m >= 1
+	// baseline repetitions in its pseudo-candidate and m adjusted candidate
+	// ones (110 requests at 0 ms or below) in its pseudo-baseline, whose
+	// threshold is then 99, 98 or 96 ms (m = 1, 2, 3: the 406th of 410,
+	// 416th of 420, 426th of 430) or 0 ms (m = 4: the 436th of 440), so
+	// each of those baseline repetitions has 1, 2, 4 or 100 requests
+	// beyond it: a share above 0. PLower = 1/70.
 	g.Tolerance = 500
 	_, _, ds = DecideWithTails(nil, nil, []TailGate{g}, 0.05)
 	assert.Zero(t, ds[0].AdjustedShare, "AdjustedShare after -500 ms")
@@ -289,6 +290,32 @@ func TestTailEvidence(t *testing.T) {
 	_, _, ds = DecideWithTails(nil, nil, []TailGate{g}, 0.05)
 	assert.Equal(t, Pass, ds[0].Outcome, ds[0].Reason)
 	assert.Contains(t, ds[0].Reason, "beyond the baseline's p99 ×11")
+}
+
+func TestTailLargeCounts(t *testing.T) {
+	// TestTailEvidence's repetitions with every count multiplied by 2^36:
+	// the pooled shares are the same fractions, so the same p = 1/70, but
+	// comparing beyond·total cross products needs about 2^89, past any
+	// 64-bit integer.
+	scale := func(reps [][]Bar) [][]Bar {
+		out := make([][]Bar, len(reps))
+		for i, r := range reps {
+			for _, b := range r {
+				out[i] = append(out[i], Bar{Value: b.Value, Count: b.Count << 36})
+			}
+		}
+		return out
+	}
+	base := [][]Bar{uniform(100, 0, 0), uniform(100, 0, 0), uniform(100, 0, 0), uniform(100, 0, 0)}
+	cand := [][]Bar{uniform(100, 10, 500), uniform(100, 10, 500), uniform(100, 10, 500), uniform(100, 10, 500)}
+	g := TailGate{Baseline: scale(base), Candidate: scale(cand), Quantile: 0.99}
+	_, _, ds := DecideWithTails(nil, nil, []TailGate{g}, 0.05)
+	d := ds[0]
+	assert.Equal(t, 99.0, d.Threshold, "Threshold")
+	assert.InDelta(t, 0.1, d.AdjustedShare, 1e-12, "AdjustedShare")
+	assert.InDelta(t, 1.0/70, d.P, 1e-12, "P")
+	assert.InDelta(t, 1.0, d.PLower, 1e-12, "PLower: every split's share is at most the observed one")
+	assert.Equal(t, Regression, d.Outcome, d.Reason)
 }
 
 func TestTailHolmFamily(t *testing.T) {
@@ -441,11 +468,12 @@ func partialStalls(r *rand.Rand, m repModel, k int, prob float64) [][]Bar {
 
 func TestTailPowerPartialStalls(t *testing.T) {
 	// Stalls rarer than a repetition: each candidate repetition contains
-	// one with probability 0.6, so only some of them show it. The tail
-	// test ranks the repetitions' shares beyond the threshold, so it must
-	// catch these at least as often as a U test on the per-repetition p99s
-	// at the same level (less 2 standard errors); when every repetition
-	// stalls it must catch nearly all.
+	// one with probability 0.6, so only some of them show it. The pooled
+	// share beyond the threshold weighs the stalled repetitions' requests
+	// with the clean ones', and must still catch these at least as often
+	// as a U test on the per-repetition p99s at the same level (less 2
+	// standard errors of the difference); when every repetition stalls it
+	// must catch nearly all.
 	trials := 200
 	if raceEnabled {
 		trials = 80

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"strconv"
@@ -23,12 +24,15 @@ import (
 //
 // Requests are not independent (a stall delays every request in flight at
 // once), so the test does not count them as independent draws: it permutes
-// whole repetitions. Under the null hypothesis at the tolerance boundary
-// (the candidate is the baseline scaled by 1+tolerance), the candidate's
-// repetitions scaled back are exchangeable with the baseline's, and the
-// permutation p-value over every split of the repetitions into a
-// pseudo-baseline and a pseudo-candidate is exact whatever the correlation
-// within a repetition.
+// whole repetitions. For every split of the repetitions into a
+// pseudo-baseline and a pseudo-candidate it takes the pseudo-baseline's
+// pooled q-quantile as the threshold and, as the statistic, the
+// pseudo-candidate's pooled share of requests beyond it. Under the null
+// hypothesis at the tolerance boundary (the candidate is the baseline
+// scaled by 1+tolerance), the candidate's repetitions scaled back are
+// exchangeable with the baseline's, so the permutation p-value of any
+// statistic of the split, this one included, over every split is exact
+// whatever the correlation within a repetition.
 
 // Bar is one value of a repetition's distribution of request values and how
 // many requests had it (a histogram's bucket).
@@ -68,8 +72,9 @@ type TailDecision struct {
 	Outcome Outcome
 	// P is the permutation p-value of "the candidate has more requests
 	// beyond the baseline's quantile than an exchangeable one would": the
-	// share of splits whose statistic is at least the observed one. NaN
-	// when the gate could not be tested.
+	// share of splits whose statistic (the pseudo-candidate's pooled share
+	// beyond the pseudo-baseline's quantile) is at least the observed one.
+	// NaN when the gate could not be tested.
 	P float64
 	// PLower is the mirror: the share of splits whose statistic is at most
 	// the observed one, the evidence for a pass.
@@ -81,8 +86,8 @@ type TailDecision struct {
 	Expected float64
 	// Threshold is the baseline's pooled q-quantile, in the values' unit.
 	Threshold float64
-	// Share is the candidate's share of requests beyond Threshold, as
-	// measured; AdjustedShare is after the tolerance (the statistic).
+	// Share is the candidate's pooled share of requests beyond Threshold,
+	// as measured; AdjustedShare is after the tolerance (the statistic).
 	Share, AdjustedShare float64
 	// BaselineShares and CandidateShares are each repetition's share of
 	// requests beyond Threshold (the candidate's as measured): the
@@ -173,12 +178,13 @@ func testTail(d *TailDecision, g TailGate, level float64) float64 {
 	for i := range kb {
 		obs[i] = true
 	}
-	j, beyond, total := t.statistic(obs)
+	j := t.threshold(obs)
+	beyond, total := t.pooledBeyond(obs, j)
 	d.Threshold = t.grid[j]
 	d.AdjustedShare = float64(beyond) / float64(total)
 	d.BaselineShares = make([]float64, kb)
 	for i := range kb {
-		d.BaselineShares[i] = t.shareBeyond(i, j)
+		d.BaselineShares[i] = float64(t.beyond(i, j)) / float64(t.total[i])
 	}
 	var sum, over int64
 	d.CandidateShares = make([]float64, len(g.Candidate))
@@ -195,16 +201,16 @@ func testTail(d *TailDecision, g TailGate, level float64) float64 {
 	}
 	d.Share = float64(over) / float64(sum)
 
-	// Count the splits at least (ge) and at most (le) as extreme as the
-	// observed one, comparing beyond/total ratios exactly in integers.
+	// Count the splits whose statistic is at least (ge) and at most (le)
+	// the observed one, comparing beyond/total ratios exactly.
 	ge, le := 0, 0
 	count := func(in []bool) {
-		_, b, n := t.statistic(in)
-		c := cmp.Compare(b*total, beyond*n)
-		if c >= 0 {
+		b, n := t.pooledBeyond(in, t.threshold(in))
+		s := compareFractions(uint64(b), uint64(n), uint64(beyond), uint64(total))
+		if s >= 0 {
 			ge++
 		}
-		if c <= 0 {
+		if s <= 0 {
 			le++
 		}
 	}
@@ -263,6 +269,7 @@ func tailUntestable(g TailGate, level float64) (reason, warning string) {
 	case len(g.Candidate) == 0:
 		return "no candidate repetitions", "the candidate has no repetitions with request values: the tail test cannot be decided"
 	}
+	var pooled int64 // every repetition's requests: any split's pool is at most this
 	for _, side := range []struct {
 		name string
 		reps [][]Bar
@@ -282,6 +289,10 @@ func tailUntestable(g TailGate, level float64) (reason, warning string) {
 			if n == 0 {
 				return "a " + side.name + " repetition has no requests",
 					fmt.Sprintf("the %s's repetition %d has no request values: the tail test cannot be decided", side.name, i+1)
+			}
+			if pooled += n; pooled < 0 {
+				return "a " + side.name + " count overflows",
+					fmt.Sprintf("the repetitions up to the %s's repetition %d count more requests than can be added: the tail test cannot be decided", side.name, i+1)
 			}
 		}
 	}
@@ -331,11 +342,10 @@ func newTailTable(clusters [][]Bar, q float64) *tailTable {
 	return t
 }
 
-// statistic is, for the split in (true: the pseudo-baseline), the grid
-// index of the pseudo-baseline's pooled q-quantile (the smallest value with
-// at least ⌈q·N⌉ of its N requests at or below it), and the
-// pseudo-candidate's requests beyond it and in all.
-func (t *tailTable) statistic(in []bool) (j int, beyond, total int64) {
+// threshold is, for the split in (true: the pseudo-baseline), the grid
+// index of the pseudo-baseline's pooled q-quantile: the smallest value with
+// at least ⌈q·N⌉ of its N requests at or below it.
+func (t *tailTable) threshold(in []bool) int {
 	var nb int64
 	for i, b := range in {
 		if b {
@@ -361,19 +371,39 @@ func (t *tailTable) statistic(in []bool) (j int, beyond, total int64) {
 			lo = mid + 1
 		}
 	}
-	j = lo
-	for i, b := range in {
-		if !b {
-			total += t.total[i]
-			beyond += t.total[i] - t.cum[i][j]
-		}
-	}
-	return j, beyond, total
+	return lo
 }
 
-// shareBeyond is repetition i's share of requests beyond grid[j].
-func (t *tailTable) shareBeyond(i, j int) float64 {
-	return float64(t.total[i]-t.cum[i][j]) / float64(t.total[i])
+// beyond is how many of repetition i's requests lie beyond grid[j].
+func (t *tailTable) beyond(i, j int) int64 {
+	return t.total[i] - t.cum[i][j]
+}
+
+// pooledBeyond is the test's statistic for the split in (true: the
+// pseudo-baseline) at the threshold grid[j], as a fraction: how many of the
+// pseudo-candidate's requests lie beyond it, and how many it has in all.
+// tailUntestable has checked that every repetition's requests together fit
+// in an int64, so neither sum overflows.
+func (t *tailTable) pooledBeyond(in []bool, j int) (beyond, total int64) {
+	for i, b := range in {
+		if !b {
+			beyond += t.beyond(i, j)
+			total += t.total[i]
+		}
+	}
+	return beyond, total
+}
+
+// compareFractions compares a/b with c/d for counts with b, d > 0, exactly:
+// the cross products a·d and c·b are compared as 128-bit numbers, so that
+// no count, however large, overflows.
+func compareFractions(a, b, c, d uint64) int {
+	hi1, lo1 := bits.Mul64(a, d)
+	hi2, lo2 := bits.Mul64(c, b)
+	if c := cmp.Compare(hi1, hi2); c != 0 {
+		return c
+	}
+	return cmp.Compare(lo1, lo2)
 }
 
 // forEachSplit calls f with every way of choosing k of n items, in[i] true

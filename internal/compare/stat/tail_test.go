@@ -87,7 +87,10 @@ func naiveP(g TailGate, d TailDecision) float64 {
 }
 
 func TestTailCalibAA(t *testing.T) {
-	const trials = 400
+	trials := 400
+	if raceEnabled { // the race detector slows every split several fold
+		trials = 250
+	}
 	r := rand.New(rand.NewPCG(19, 1))
 	regressions, naive := 0, 0
 	for range trials {
@@ -103,8 +106,8 @@ func TestTailCalibAA(t *testing.T) {
 			naive++
 		}
 	}
-	rate, naiveRate := float64(regressions)/trials, float64(naive)/trials
-	se := math.Sqrt(calibAlpha * (1 - calibAlpha) / trials)
+	rate, naiveRate := float64(regressions)/float64(trials), float64(naive)/float64(trials)
+	se := math.Sqrt(calibAlpha * (1 - calibAlpha) / float64(trials))
 	t.Logf("A/A, correlated repetitions: tail test %.3f, request-level binomial %.3f (alpha %.2f)", rate, naiveRate, calibAlpha)
 	assert.LessOrEqual(t, rate, calibAlpha+2*se, "the tail test's false-regression rate on A/A")
 	assert.Greater(t, naiveRate, 4*calibAlpha, "the request-level binomial test on the same data should be fooled by the correlation")
@@ -114,8 +117,11 @@ func TestTailCalibBoundary(t *testing.T) {
 	// At the tolerance boundary the candidate is the baseline scaled by
 	// 1+tolerance: the test may call that a regression at most alpha of
 	// the time, with a relative tolerance and with an absolute one.
-	const trials = 300
-	se := math.Sqrt(calibAlpha * (1 - calibAlpha) / trials)
+	trials := 300
+	if raceEnabled {
+		trials = 150
+	}
+	se := math.Sqrt(calibAlpha * (1 - calibAlpha) / float64(trials))
 	r := rand.New(rand.NewPCG(19, 2))
 	regressions := 0
 	for range trials {
@@ -126,7 +132,7 @@ func TestTailCalibBoundary(t *testing.T) {
 			regressions++
 		}
 	}
-	rate := float64(regressions) / trials
+	rate := float64(regressions) / float64(trials)
 	t.Logf("at the boundary ×1.15 with tolerance +15%%: regression rate %.3f", rate)
 	assert.LessOrEqual(t, rate, calibAlpha+2*se, "false regressions at the relative boundary")
 
@@ -146,7 +152,7 @@ func TestTailCalibBoundary(t *testing.T) {
 			regressions++
 		}
 	}
-	rate = float64(regressions) / trials
+	rate = float64(regressions) / float64(trials)
 	t.Logf("at the boundary +20 ms with tolerance +20 ms: regression rate %.3f", rate)
 	assert.LessOrEqual(t, rate, calibAlpha+2*se, "false regressions at the absolute boundary")
 }
@@ -156,10 +162,8 @@ func TestTailPowerOnStalls(t *testing.T) {
 	// 150 requests, the baseline never: a stall-like shift that moves about
 	// 3% of requests far into the tail, a few stalls a repetition. The
 	// per-repetition p99 moves too, but it is one value a repetition and
-	// the tail test sees every stalled request. (With stalls on fewer than
-	// 1−q of the requests, the share beyond the p99 hardly moves and the
-	// tail test at p99 has little power: there a lower percentile sees
-	// them, compare.tail: p95.)
+	// the tail test sees every stalled request.
+	// (Stalls rarer than a repetition: TestTailPowerPartialStalls.)
 	const trials = 100
 	r := rand.New(rand.NewPCG(19, 3))
 	base := repModel{requests: 500, spread: 0.05}
@@ -257,17 +261,27 @@ func TestTailEvidence(t *testing.T) {
 	assert.InDeltaSlice(t, []float64{0.1, 0.1, 0.1, 0.1}, d.CandidateShares, 1e-12, "CandidateShares")
 	assert.Equal(t, 70, d.Splits, "C(8, 4)")
 	assert.True(t, d.Exact)
-	// The observed split is the only one with every stalled repetition on
-	// the candidate's side: p = 1/70, below 0.05.
+	// Any other split has m >= 1 stalled repetitions in its
+	// pseudo-baseline: 400+10m requests, of which the ⌈0.99·(400+10m)⌉th
+	// (406th, 416th, 426th, 436th for m = 1..4) is past the 400 at or
+	// below 100 ms, so its threshold is 500 ms and its pseudo-candidate's
+	// share beyond it 0, below the observed 10%. p = 1/70, below 0.05.
 	assert.InDelta(t, 1.0/70, d.P, 1e-12, "P")
 	assert.Equal(t, Regression, d.Outcome, d.Reason)
 	assert.Contains(t, d.Reason, "10.0% of the candidate's requests beyond the baseline's p99, expected 1%")
 
-	// A tolerance of 500 ms moves every candidate request below 1 ms:
-	// none beyond, the fewest of any split.
+	// A tolerance of 500 ms moves every candidate request to 0 ms or
+	// below: none beyond 99 ms, a share of 0. Any other split puts 4−m >= 1
+	// baseline repetitions in its pseudo-candidate and m adjusted candidate
+	// ones (110 requests at 0 ms or below) in its pseudo-baseline, whose
+	// threshold is then 99, 98 or 96 ms (m = 1, 2, 3: the 406th of 410,
+	// 416th of 420, 426th of 430) or 0 ms (m = 4: the 436th of 440), so
+	// each of those baseline repetitions has 1, 2, 4 or 100 requests
+	// beyond it: a share above 0. PLower = 1/70.
 	g.Tolerance = 500
 	_, _, ds = DecideWithTails(nil, nil, []TailGate{g}, 0.05)
 	assert.Zero(t, ds[0].AdjustedShare, "AdjustedShare after -500 ms")
+	assert.InDelta(t, 1.0/70, ds[0].PLower, 1e-12, "PLower")
 	assert.InDelta(t, 0.1, ds[0].Share, 1e-12, "Share stays as measured")
 	assert.Equal(t, Pass, ds[0].Outcome, ds[0].Reason)
 
@@ -276,6 +290,32 @@ func TestTailEvidence(t *testing.T) {
 	_, _, ds = DecideWithTails(nil, nil, []TailGate{g}, 0.05)
 	assert.Equal(t, Pass, ds[0].Outcome, ds[0].Reason)
 	assert.Contains(t, ds[0].Reason, "beyond the baseline's p99 ×11")
+}
+
+func TestTailLargeCounts(t *testing.T) {
+	// TestTailEvidence's repetitions with every count multiplied by 2^36:
+	// the pooled shares are the same fractions, so the same p = 1/70, but
+	// comparing beyond·total cross products needs about 2^89, past any
+	// 64-bit integer.
+	scale := func(reps [][]Bar) [][]Bar {
+		out := make([][]Bar, len(reps))
+		for i, r := range reps {
+			for _, b := range r {
+				out[i] = append(out[i], Bar{Value: b.Value, Count: b.Count << 36})
+			}
+		}
+		return out
+	}
+	base := [][]Bar{uniform(100, 0, 0), uniform(100, 0, 0), uniform(100, 0, 0), uniform(100, 0, 0)}
+	cand := [][]Bar{uniform(100, 10, 500), uniform(100, 10, 500), uniform(100, 10, 500), uniform(100, 10, 500)}
+	g := TailGate{Baseline: scale(base), Candidate: scale(cand), Quantile: 0.99}
+	_, _, ds := DecideWithTails(nil, nil, []TailGate{g}, 0.05)
+	d := ds[0]
+	assert.Equal(t, 99.0, d.Threshold, "Threshold")
+	assert.InDelta(t, 0.1, d.AdjustedShare, 1e-12, "AdjustedShare")
+	assert.InDelta(t, 1.0/70, d.P, 1e-12, "P")
+	assert.InDelta(t, 1.0, d.PLower, 1e-12, "PLower: every split's share is at most the observed one")
+	assert.Equal(t, Regression, d.Outcome, d.Reason)
 }
 
 func TestTailHolmFamily(t *testing.T) {
@@ -336,6 +376,8 @@ func TestTailUntestable(t *testing.T) {
 			"a baseline value is not a number"},
 		{"overflowing counts", TailGate{Baseline: [][]Bar{{{Value: 1, Count: math.MaxInt64}, {Value: 2, Count: 1}}}, Candidate: ok, Quantile: 0.99}, 0.05,
 			"a baseline count overflows"},
+		{"overflowing pooled counts", TailGate{Baseline: [][]Bar{{{Value: 1, Count: math.MaxInt64 / 2}}, {{Value: 2, Count: math.MaxInt64 / 2}}},
+			Candidate: [][]Bar{{{Value: 3, Count: 2}}}, Quantile: 0.99}, 0.05, "a candidate count overflows"},
 		{"quantile 1", TailGate{Baseline: ok, Candidate: ok, Quantile: 1}, 0.05, "invalid quantile"},
 		{"quantile NaN", TailGate{Baseline: ok, Candidate: ok, Quantile: math.NaN()}, 0.05, "invalid quantile"},
 		{"negative tolerance", TailGate{Baseline: ok, Candidate: ok, Quantile: 0.99, Tolerance: -1}, 0.05, "invalid tolerance"},
@@ -394,5 +436,103 @@ func TestForEachSplit(t *testing.T) {
 		})
 		assert.Equal(t, tt.want, calls, "forEachSplit(%d, %d) calls", tt.n, tt.k)
 		assert.Len(t, seen, tt.want, "forEachSplit(%d, %d) distinct splits", tt.n, tt.k)
+	}
+}
+
+// partialStalls draws k repetitions of m, each of which independently
+// contains one stall with probability prob: a run of a tenth of its
+// requests delayed by 250 ms, a stall rarer than a repetition is long.
+func partialStalls(r *rand.Rand, m repModel, k int, prob float64) [][]Bar {
+	out := make([][]Bar, k)
+	for i := range out {
+		factor := math.Exp(m.spread * r.NormFloat64())
+		run := m.requests / 10
+		start := -run // no stall
+		if r.Float64() < prob {
+			start = r.IntN(m.requests - run + 1)
+		}
+		counts := map[float64]int64{}
+		for n := range m.requests {
+			v := 50 * factor * math.Exp(0.3*r.NormFloat64())
+			if n >= start && n < start+run {
+				v += 250
+			}
+			counts[math.Round(10*v)/10]++
+		}
+		for v, c := range counts {
+			out[i] = append(out[i], Bar{Value: v, Count: c})
+		}
+	}
+	return out
+}
+
+func TestTailPowerPartialStalls(t *testing.T) {
+	// Stalls rarer than a repetition: each candidate repetition contains
+	// one with probability 0.6, so only some of them show it. The pooled
+	// share beyond the threshold weighs the stalled repetitions' requests
+	// with the clean ones', and must still catch these at least as often
+	// as a U test on the per-repetition p99s at the same level (less 2
+	// standard errors of the difference); when every repetition stalls it
+	// must catch nearly all.
+	trials := 200
+	if raceEnabled {
+		trials = 80
+	}
+	m := repModel{requests: 500, spread: 0.05}
+	for _, tt := range []struct {
+		name     string
+		prob     float64
+		seed     uint64
+		minShare float64 // the least share of trials the tail test must catch (0: compared with U only)
+	}{
+		{"some repetitions stall", 0.6, 6, 0},
+		{"every repetition stalls", 1, 7, 0.95},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := rand.New(rand.NewPCG(19, tt.seed))
+			tail, u := 0, 0
+			for range trials {
+				g := TailGate{Baseline: m.side(r, 6, 1), Candidate: partialStalls(r, m, 6, tt.prob), Quantile: 0.99,
+					Relative: true, Tolerance: 0.15}
+				_, _, d := DecideWithTails(nil, nil, []TailGate{g}, calibAlpha)
+				if d[0].Outcome == Regression {
+					tail++
+				}
+				cand := repQuantiles(g.Candidate, 0.99)
+				for i := range cand {
+					cand[i] /= 1.15
+				}
+				p, err := OneSidedU(repQuantiles(g.Baseline, 0.99), cand, false)
+				require.NoError(t, err)
+				if p < calibAlpha {
+					u++
+				}
+			}
+			pt, pu := float64(tail)/float64(trials), float64(u)/float64(trials)
+			// The standard error of the difference of the two rates.
+			se := math.Sqrt((pt*(1-pt) + pu*(1-pu)) / float64(trials))
+			t.Logf("%s (p=%.1f), %d trials: tail test caught %.3f, U test on per-repetition p99 %.3f (SE of the difference %.3f)",
+				tt.name, tt.prob, trials, pt, pu, se)
+			assert.GreaterOrEqual(t, pt, pu-2*se, "the tail test's power against the per-repetition U test's")
+			assert.GreaterOrEqual(t, pt, tt.minShare, "the tail test's power")
+		})
+	}
+}
+
+func TestCompareFractions(t *testing.T) {
+	big := uint64(math.MaxInt64)
+	for _, tt := range []struct {
+		a, b, c, d uint64
+		want       int
+	}{
+		{1, 100, 2, 200, 0},
+		{1, 100, 2, 199, -1},
+		{0, 5, 0, 7, 0},
+		{big, big, 1, 1, 0},
+		// Cross products past 2^64: big·(big−1) against (big−1)·big.
+		{big, big - 1, big - 1, big, 1},
+		{big - 1, big, big, big - 1, -1},
+	} {
+		assert.Equal(t, tt.want, compareFractions(tt.a, tt.b, tt.c, tt.d), "compareFractions(%d, %d, %d, %d)", tt.a, tt.b, tt.c, tt.d)
 	}
 }

@@ -116,9 +116,13 @@ func TestKVCapacityQueues(t *testing.T) {
 		t.Errorf("second request's first token at %d ns, want after the first's fifth token at %d ns (its last at %d ns)",
 			second.FirstTokenNS, first.TokenNS[4], first.TokenNS[9])
 	}
-	// It starts about one step after the first's KV is freed, not much later.
-	if d := time.Duration(second.FirstTokenNS - first.TokenNS[9]); d > cfg.StepBase+5*time.Millisecond {
-		t.Errorf("second request's first token %v after the first's last, want about one step (%v)", d, cfg.StepBase)
+	// It starts about one step after the first's KV is freed, not as late
+	// as another whole request: the bound is the first's own decode (nine
+	// steps), which a busy machine stretches as much as the gap, where a
+	// fixed bound in milliseconds failed under load (7.02 ms against 7).
+	d := time.Duration(second.FirstTokenNS - first.TokenNS[9])
+	if decode := time.Duration(first.TokenNS[9] - first.TokenNS[0]); d >= decode {
+		t.Errorf("second request's first token %v after the first's last, want about one step (%v), well under the first's decode (%v)", d, cfg.StepBase, decode)
 	}
 }
 

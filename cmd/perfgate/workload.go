@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -101,25 +100,8 @@ func runSynth(o synthOptions, stdout io.Writer) error {
 	if err != nil {
 		return exit.UsageError(err)
 	}
-	if o.out == "-" {
-		if err := workload.Write(stdout, reqs); err != nil {
-			return exit.RunError(fmt.Errorf("write workload: %w", err))
-		}
-		return nil
-	}
 	// Written whole or not at all: a failed write leaves the old file.
-	f, err := safeio.Create(o.out, 0o644)
-	if err != nil {
-		return exit.UsageError(fmt.Errorf("--out: %w", err))
-	}
-	defer f.Abort()
-	if err := workload.Write(f, reqs); err != nil {
-		return exit.RunError(fmt.Errorf("write workload: %w", err))
-	}
-	if err := f.Commit(); err != nil {
-		return exit.RunError(fmt.Errorf("write workload: %w", err))
-	}
-	return nil
+	return writeWorkload(o.out, reqs, stdout)
 }
 
 // flagFor names the flag behind a SynthSpec field path.

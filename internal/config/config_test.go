@@ -329,3 +329,18 @@ func TestValidateInCode(t *testing.T) {
 	require.Len(t, c.Warnings, 1)
 	assert.Equal(t, "repetitions", c.Warnings[0].Path)
 }
+
+// The tail gates compare.tail adds are in the Holm family: validate counts
+// them when it warns that the repetitions cannot reach significance.
+func TestWarningsCountTailGates(t *testing.T) {
+	wl := writeWorkload(t)
+	scenario := "scenarios:\n  - {name: s, workload: " + wl + ", load: {concurrency: 1}, gates: {ttft.p50: +10%, ttft.p90: +10%, e2e.p50: +10%}}\n"
+	c, err := Parse([]byte("repetitions: 5\n"+scenario), "p.yaml")
+	require.NoError(t, err)
+	assert.Empty(t, c.Warnings, "10 gates, no tail gates: 5 a side reach Holm's first step")
+
+	c, err = Parse([]byte("repetitions: 5\ncompare: {tail: p90}\n"+scenario), "p.yaml")
+	require.NoError(t, err)
+	require.Len(t, c.Warnings, 1)
+	assert.Contains(t, c.Warnings[0].Error(), "across 15 gates", "10 gates and 5 tail gates (ttft p90, p95, p99, tpot p99, e2e p99)")
+}

@@ -108,6 +108,9 @@ func (v *validator) significance(r Repetitions) {
 				k++ // cold start is not tested with one start a side
 			}
 		}
+		if s.Capacity == nil {
+			k += tailGates(v.c.GatesOf(s), v.c.Compare.Tail) // in the same family
+		}
 		if k == 0 {
 			continue
 		}
@@ -144,6 +147,28 @@ func (v *validator) significance(r Repetitions) {
 			"%s repetitions a side cannot show a significant difference across %d gates at alpha %g (Holm's first step needs p < %.3g, which takes >= %d samples a side): raise repetitions, or gate fewer metrics",
 			r, gates, v.c.Compare.Alpha, level, need))
 	}
+}
+
+// tailGates is how many tail gates compare.tail adds beside gates: one
+// beside each latency percentile gate (ttft, tpot, itl, e2e) at or above
+// its percentile; none when it is off or not a percentile (compare
+// reports that).
+func tailGates(gates []Gate, tail string) int {
+	lowest, err := ParseTail(tail)
+	if err != nil || lowest <= 0 {
+		return 0
+	}
+	n := 0
+	for _, g := range gates {
+		family, st, ok := strings.Cut(g.Metric, ".")
+		if !ok || !slices.Contains([]string{"ttft", "tpot", "itl", "e2e"}, family) || !strings.HasPrefix(st, "p") {
+			continue
+		}
+		if q, err := ParseTail(st); err == nil && q >= lowest-1e-12 {
+			n++
+		}
+	}
+	return n
 }
 
 func (v *validator) compare() {

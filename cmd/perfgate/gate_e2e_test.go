@@ -88,7 +88,12 @@ func TestGateAgainstSimulator(t *testing.T) {
 	// the 1.03 gate's.
 	probeAA, probe := startLagProbe(t), startLagProbe(t)
 	base := gateSim(t, 1)
-	conf := writeConfig(t, fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", "{cold_start: off}"))
+	// TPOT is gated at p90, not p99: with 40 requests of fixed length the
+	// p99 is the one request whose decode met the most prefills, and it
+	// takes one of two values from one repetition to the next (9.0 or
+	// 10.6 ms in a CI run whose A/A came out inconclusive on it); the p90
+	// holds still, as examples/demo.yaml found on its workload.
+	conf := writeConfig(t, fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", "{cold_start: off, tpot.p99: off, tpot.p90: +10%}"))
 	promoteBaseline(t, conf)
 
 	outcomes := func(v *compare.Verdict) map[string]stat.Outcome {
@@ -113,7 +118,7 @@ func TestGateAgainstSimulator(t *testing.T) {
 		assert.Equal(t, exit.Regression, exit.Code(err))
 		assert.Equal(t, stat.Regression, v.Outcome)
 		o := outcomes(v)
-		for _, m := range []string{"tpot.p99", "e2e.p99", "output_throughput"} {
+		for _, m := range []string{"tpot.p90", "e2e.p99", "output_throughput"} {
 			assert.Equal(t, stat.Regression, o[m], "%s: %v", m, o)
 		}
 		// TTFT grows by the step time too; at p95 it is steady enough to show.
@@ -123,7 +128,7 @@ func TestGateAgainstSimulator(t *testing.T) {
 
 	t.Run("slowdown 1.03 within 10% passes", func(t *testing.T) {
 		conf10 := filepath.Join(filepath.Dir(conf), "ten.yaml")
-		gates := "{cold_start: off, ttft.p95: +10%, ttft.p99: +10%, tpot.p99: +10%, e2e.p99: +10%, output_throughput: -10%, goodput: -10%}"
+		gates := "{cold_start: off, ttft.p95: +10%, ttft.p99: +10%, tpot.p99: off, tpot.p90: +10%, e2e.p99: +10%, output_throughput: -10%, goodput: -10%}"
 		require.NoError(t, os.WriteFile(conf10, []byte(fmt.Sprintf(gateConfig, base, "{min: 5, max: 10}", gates)), 0o644))
 		v, stderr, err := gate(t, conf10, gateSim(t, 1.03))
 		probe.Stop()

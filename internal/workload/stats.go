@@ -505,38 +505,3 @@ func (p prompt) hash(n int) uint64 {
 	}
 	return h.Sum64()
 }
-
-// comparePrompts orders prompts by their word sequences, word by word
-// (a prompt that is a prefix of another comes first).
-func comparePrompts(a, b prompt) int {
-	wa, wb := a.words(), b.words()
-	for {
-		x, okA := wa.next()
-		y, okB := wb.next()
-		switch {
-		case !okA && !okB:
-			return 0
-		case !okA:
-			return -1
-		case !okB:
-			return 1
-		}
-		if c := strings.Compare(x, y); c != 0 {
-			return c
-		}
-	}
-}
-
-// commonPrefix is the number of leading words a and b have in common.
-func commonPrefix(a, b prompt) int {
-	wa, wb := a.words(), b.words()
-	n := 0
-	for {
-		x, okA := wa.next()
-		y, okB := wb.next()
-		if !okA || !okB || x != y {
-			return n
-		}
-		n++
-	}
-}

@@ -332,3 +332,18 @@ func TestWordsAsFields(t *testing.T) {
 		assert.Equal(t, want, got, "words(%q)", s)
 	}
 }
+
+// commonPrefix is the number of leading words a and b have in common: the
+// brute-force oracle sharedPrefixes is checked against.
+func commonPrefix(a, b prompt) int {
+	wa, wb := a.words(), b.words()
+	n := 0
+	for {
+		x, okA := wa.next()
+		y, okB := wb.next()
+		if !okA || !okB || x != y {
+			return n
+		}
+		n++
+	}
+}

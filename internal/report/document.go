@@ -364,12 +364,7 @@ func medianOf(v []float64) float64 {
 	if len(s) == 0 {
 		return math.NaN()
 	}
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	return median(s)
 }
 
 // findScenario is the first scenario named name in results, or nil.

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -88,8 +90,12 @@ func TestQualityGateAgainstSimulator(t *testing.T) {
 		require.Len(t, v.Scenarios, 1)
 		require.Len(t, v.Scenarios[0].Quality, 1)
 		q := v.Scenarios[0].Quality[0]
-		require.Len(t, q.Gates, 1)
-		assert.Equal(t, "accuracy", q.Gates[0].Metric)
+		require.Len(t, q.Gates, 2, "accuracy, and the error rate by default")
+		// Keep the accuracy gate first for the checks below: no request
+		// fails, so the error-rate gate passes.
+		slices.SortStableFunc(q.Gates, func(a, b compare.QualityGate) int { return strings.Compare(a.Metric, b.Metric) })
+		assert.Equal(t, []string{"accuracy", "eval_error_rate"}, []string{q.Gates[0].Metric, q.Gates[1].Metric})
+		assert.Equal(t, stat.Pass, q.Gates[1].Outcome, q.Gates[1].Reason)
 		return q
 	}
 
@@ -126,6 +132,100 @@ func TestQualityGateAgainstSimulator(t *testing.T) {
 		}
 		assert.Contains(t, q.Warnings, "the baseline answered in interleaved mode and the candidate in separate mode: batching differs")
 	})
+}
+
+// The case: a candidate that answers every item right but fails
+// about one request in ten in transport (the simulator at --error-rate 0.1,
+// half HTTP 500s, half broken streams). Its accuracy is 100%, not the 84-87%
+// that counting failures as wrong answers made of it: the failed items are
+// dropped from the pairs, reported and gated as the suite's error rate (the
+// default +5 points), which the candidate fails, and listed with their
+// errors among the changed items.
+func TestQualityFailuresAreNotWrongAnswers(t *testing.T) {
+	suitePath, err := filepath.Abs("../../examples/evals/arithmetic.jsonl")
+	require.NoError(t, err)
+	suite, err := quality.Load(suitePath)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "perfgate.yaml")
+	yaml := fmt.Sprintf(qualityConfig, answeringSim(t, suite, 1), suitePath, "interleaved", "-2 points")
+	// A run with more than 5% failed requests stops (exit 3) unless it
+	// allows more: this one allows up to 30%.
+	yaml = strings.Replace(yaml, "  - name: chat\n", "  - name: chat\n    max_error_rate: 0.3\n", 1)
+	require.NoError(t, os.WriteFile(conf, []byte(yaml), 0o644))
+	promoteBaseline(t, conf)
+
+	cfg := sim.DefaultConfig()
+	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = 2*time.Millisecond, 0, 0
+	cfg.Answers, cfg.Accuracy = []*quality.Suite{suite}, 1
+	// Seed 2's first request, the readiness probe's, is answered.
+	cfg.ErrorRate, cfg.Seed = 0.1, 2
+	failing, _ := startSim(t, cfg)
+
+	v, stderr, err := gate(t, conf, failing, "--format", "json")
+	require.Error(t, err, stderr)
+	require.Len(t, v.Scenarios, 1)
+	require.Len(t, v.Scenarios[0].Quality, 1)
+	q := v.Scenarios[0].Quality[0]
+
+	cand, rerr := result.Read(filepath.Join(dir, "cand.json"))
+	require.NoError(t, rerr)
+	items := cand.Scenarios[0].Quality[0]
+	failed := items.Failed()
+	t.Logf("%d of %d eval requests failed: %v", failed, len(items.Items), items.FailedKinds())
+	require.Greater(t, failed, 5, "about one request in ten fails")
+	for _, it := range items.Items {
+		if it.Failed() {
+			assert.Contains(t, []string{"http", "stream"}, it.ErrorKind, "%s: %s", it.ID, it.Error)
+			assert.NotEmpty(t, it.Error, it.ID)
+			assert.False(t, it.Pass, it.ID)
+		}
+	}
+
+	// Accuracy unchanged: 100% -> 100%, over the items answered on both sides.
+	assert.Equal(t, len(suite.Items)-failed, q.N)
+	assert.Equal(t, failed, q.Dropped)
+	assert.Equal(t, q.N, q.Baseline.Pass)
+	assert.Equal(t, q.N, q.Candidate.Pass)
+	var acc, errs *compare.QualityGate
+	for i := range q.Gates {
+		switch q.Gates[i].Metric {
+		case "accuracy":
+			acc = &q.Gates[i]
+		case "eval_error_rate":
+			errs = &q.Gates[i]
+		}
+	}
+	require.NotNil(t, acc)
+	require.NotNil(t, errs, "the error-rate gate is on by default")
+	assert.Equal(t, 1.0, float64(acc.Baseline.Estimate))
+	assert.Equal(t, 1.0, float64(acc.Candidate.Estimate))
+	assert.Equal(t, stat.Pass, acc.Outcome, acc.Reason)
+	assert.Zero(t, acc.Losses, "no answer turned wrong")
+
+	// The error rate, reported and gated.
+	assert.Equal(t, failed, q.Candidate.Failed)
+	assert.InDelta(t, float64(failed)/float64(len(suite.Items)), float64(q.Candidate.ErrorRate.Estimate), 1e-9)
+	assert.Zero(t, q.Baseline.Failed)
+	assert.Equal(t, "+5 points", errs.Tolerance)
+	assert.InDelta(t, float64(failed)/float64(len(suite.Items)), float64(errs.Change.Estimate), 1e-9)
+	assert.NotEqual(t, stat.Pass, errs.Outcome, "a server failing its eval requests does not pass: %s", errs.Reason)
+	assert.NotEqual(t, stat.Pass, v.Outcome)
+
+	// The changed items show the error, not an empty wrong answer.
+	require.NotEmpty(t, q.Examples)
+	ex := q.Examples[0]
+	assert.True(t, ex.BaselinePass)
+	assert.NotEmpty(t, ex.CandidateError)
+	assert.Contains(t, []string{"http", "stream"}, ex.CandidateErrorKind)
+
+	// And the terminal report says so.
+	var stdout, stderr2 bytes.Buffer
+	require.Error(t, Main(context.Background(), []string{"compare", "--baseline", filepath.Join(dir, "baselines", "chat.json"), "--result", filepath.Join(dir, "cand.json")}, &stdout, &stderr2))
+	out := stdout.String()
+	assert.Contains(t, out, "accuracy 100.0% ("+fmt.Sprint(q.N)+"/"+fmt.Sprint(q.N)+") → 100.0% ("+fmt.Sprint(q.N)+"/"+fmt.Sprint(q.N)+")", out)
+	assert.Contains(t, out, fmt.Sprintf("failed requests 0 → %d", failed), out)
+	assert.Contains(t, out, "(pass → failed)", out)
 }
 
 // A malformed eval suite stops run, gate and validate with exit 2, naming

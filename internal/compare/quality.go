@@ -15,6 +15,13 @@ import (
 // report.
 const MaxExamples = 5
 
+// MaxDroppedShare is the largest share of a suite's compared items that may
+// have failed (on one side or both) for its answers to speak for the suite:
+// past it, the accuracy, score and identical gates are not passed on the
+// items that happened to be answered (a pass is made inconclusive, with the
+// reason), while the error-rate gate judges the failures themselves.
+const MaxDroppedShare = 0.2
+
 // Suite is one eval suite's comparison: accuracy on both sides, output drift,
 // and the quality gates, decided in the same Holm family as the scenario's
 // latency gates.
@@ -23,6 +30,11 @@ type Suite struct {
 	// N is the number of items compared (answered on both sides with the
 	// same content).
 	N int `json:"n"`
+	// Dropped counts the items on both sides with the same content left
+	// out of N because their request failed on one side or both: a failed
+	// request is no answer, so it is neither right nor wrong. The
+	// error-rate gate compares the failures over N + Dropped items.
+	Dropped int `json:"dropped,omitempty"`
 	// OnlyBaseline, OnlyCandidate and Changed count items left out of the
 	// comparison (see quality.Paired).
 	OnlyBaseline  int `json:"only_baseline,omitempty"`
@@ -37,20 +49,28 @@ type Suite struct {
 	Drift Drift `json:"drift"`
 	// Gates are the suite's quality gates, regressions first.
 	Gates []QualityGate `json:"gates"`
-	// Examples are items whose output changed (pass→fail first), outputs
-	// as received: renderers escape and truncate them.
+	// Examples are items whose output changed (pass→fail first, then
+	// items whose request failed in the candidate only, with the error),
+	// outputs as received: renderers escape and truncate them.
 	Examples []quality.Example `json:"examples,omitempty"`
 	Warnings []string          `json:"warnings,omitempty"`
 }
 
-// Accuracy is one side's pass count and rate.
+// Accuracy is one side's pass count and rate over the compared items, and
+// its failed requests.
 type Accuracy struct {
 	Pass int `json:"pass"`
 	N    int `json:"n"`
 	// Rate is Pass/N with its 95% Wilson interval.
 	Rate Interval `json:"rate"`
-	// Failed counts items whose request failed (scored as fails).
+	// Failed counts the items whose request failed on this side, of the
+	// N + Dropped items on both sides: they are not in N.
 	Failed int `json:"failed,omitempty"`
+	// FailedKinds counts them by error kind (http, stream, timeout,
+	// unanswered, ...; "error" where an older result recorded none).
+	FailedKinds map[string]int `json:"failed_kinds,omitempty"`
+	// ErrorRate is Failed/(N + Dropped) with its 95% Wilson interval.
+	ErrorRate Interval `json:"error_rate"`
 }
 
 // Drift is output drift against the baseline.
@@ -71,7 +91,8 @@ type QualityGate struct {
 	Metric    string `json:"metric"`
 	Title     string `json:"title"`
 	Tolerance string `json:"tolerance"`
-	// Test names the paired test: mcnemar, wilcoxon or binomial.
+	// Test names the paired test: mcnemar (accuracy, eval_error_rate),
+	// wilcoxon (score) or binomial (identical).
 	Test string `json:"test"`
 	N    int    `json:"n"`
 	// Baseline and Candidate are the sides' means with 95% intervals.
@@ -94,6 +115,10 @@ type QualityGate struct {
 	Outcome   stat.Outcome `json:"outcome"`
 	Reason    string       `json:"reason"`
 	Warnings  []string     `json:"warnings,omitempty"`
+
+	// unjudged, when set, is why the suite's answers cannot speak for it
+	// (too many items failed): the decision, once filled, cannot pass.
+	unjudged string
 }
 
 // suiteInput is a suite's comparison before its gates are decided.
@@ -116,11 +141,11 @@ func compareSuites(base, cand *result.ScenarioResult, gates []config.Gate) ([]su
 			continue
 		}
 		p := quality.Pair(b, c)
-		in := suiteInput{suite: Suite{Name: c.Name, N: len(p.Items), OnlyBaseline: p.OnlyBaseline,
+		in := suiteInput{suite: Suite{Name: c.Name, N: len(p.Items), Dropped: p.Dropped, OnlyBaseline: p.OnlyBaseline,
 			OnlyCandidate: p.OnlyCandidate, Changed: p.Changed}}
 		s := &in.suite
-		s.Baseline = accuracy(p.BaselinePass, b.Failed())
-		s.Candidate = accuracy(p.CandidatePass, c.Failed())
+		s.Baseline = accuracy(p.BaselinePass, p.BaselineFailed, kinds(b, p.Common))
+		s.Candidate = accuracy(p.CandidatePass, p.CandidateFailed, kinds(c, p.Common))
 		s.Drift = Drift{Identical: p.Drift.Identical, Differ: p.Drift.Differ,
 			FirstDiffChar: p.Drift.FirstDiffChar, FirstDiffWord: p.Drift.FirstDiffWord}
 		lo, hi := stat.Wilson(p.Drift.Identical, s.N, MedianConfidence)
@@ -131,13 +156,20 @@ func compareSuites(base, cand *result.ScenarioResult, gates []config.Gate) ([]su
 				"the suite differs between the sides: %d items only in the baseline, %d only in the candidate, %d changed; %d compared",
 				p.OnlyBaseline, p.OnlyCandidate, p.Changed, s.N))
 		}
+		unjudged := ""
+		if common := len(p.Common); p.Dropped > 0 {
+			s.Warnings = append(s.Warnings, fmt.Sprintf(
+				"%d of %d items failed to answer (%d in the baseline, %d in the candidate) and were dropped: accuracy and the paired tests are over the other %d, and the failures are the error rate's",
+				p.Dropped, common, s.Baseline.Failed, s.Candidate.Failed, s.N))
+			if float64(p.Dropped) > MaxDroppedShare*float64(common) {
+				unjudged = fmt.Sprintf("%d of %d items failed to answer (%.0f%%, over %.0f%%): the %d answered cannot speak for the suite",
+					p.Dropped, common, 100*float64(p.Dropped)/float64(common), 100*MaxDroppedShare, s.N)
+			}
+		}
 		for _, side := range []struct {
 			name string
 			r    *result.SuiteResult
 		}{{"baseline", b}, {"candidate", c}} {
-			if f := side.r.Failed(); f > 0 {
-				s.Warnings = append(s.Warnings, fmt.Sprintf("%d of the %s's items failed to answer and count as wrong", f, side.name))
-			}
 			if side.r.Mode == config.QualityInterleaved && side.r.Interleaved < len(side.r.Items) {
 				s.Warnings = append(s.Warnings, fmt.Sprintf("the %s answered %d of %d items amid the load and the rest alone: raise quality.share to interleave them all",
 					side.name, side.r.Interleaved, len(side.r.Items)))
@@ -161,7 +193,7 @@ func compareSuites(base, cand *result.ScenarioResult, gates []config.Gate) ([]su
 				continue
 			}
 			pg := stat.PairedGate{Tolerance: g.Tolerance.Value}
-			test := ""
+			test, why := "", unjudged
 			switch m.Name {
 			case "accuracy":
 				pg.Kind, pg.Baseline, pg.Candidate, test = stat.PassRate, p.BaselinePass, p.CandidatePass, "mcnemar"
@@ -172,8 +204,14 @@ func compareSuites(base, cand *result.ScenarioResult, gates []config.Gate) ([]su
 				pg.Kind, pg.Baseline, pg.Candidate, test = stat.MeanScore, p.BaselineScore, p.CandidateScore, "wilcoxon"
 			case "identical":
 				pg.Kind, pg.Candidate, test = stat.Agreement, p.Identical, "binomial"
+			case "eval_error_rate":
+				pg.Kind, pg.Baseline, pg.Candidate, test = stat.FailRate, p.BaselineFailed, p.CandidateFailed, "mcnemar"
+				why = "" // it judges the failures themselves
+			default:
+				continue
 			}
-			s.Gates = append(s.Gates, QualityGate{Metric: m.Name, Title: m.Title, Tolerance: g.Tolerance.Text, Test: test, N: s.N})
+			s.Gates = append(s.Gates, QualityGate{Metric: m.Name, Title: m.Title, Tolerance: g.Tolerance.Text, Test: test,
+				N: len(pg.Candidate), unjudged: why})
 			in.gates = append(in.gates, pg)
 		}
 		out = append(out, in)
@@ -190,17 +228,62 @@ func fillQuality(g *QualityGate, d stat.PairedDecision) {
 	g.Losses, g.Gains, g.NeedItems = d.Losses, d.Gains, d.NeedItems
 	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)
 	g.Outcome, g.Reason, g.Warnings = d.Outcome, d.Reason, d.Warnings
+	if g.unjudged == "" {
+		return
+	}
+	// Too many items failed for the answered ones to speak for the suite:
+	// what they show is reported, but it cannot pass. A regression stands:
+	// the items it lost are real losses.
+	switch g.Outcome {
+	case stat.Regression:
+		g.Warnings = append(g.Warnings, g.unjudged)
+	default:
+		g.Outcome, g.Reason = stat.Inconclusive, g.unjudged
+		if d.Outcome == stat.Pass {
+			g.Warnings = append(g.Warnings, "on the answered items alone: "+d.Reason)
+		}
+	}
 }
 
-func accuracy(pass []float64, failed int) Accuracy {
-	k := 0
+// accuracy is one side's accuracy over the compared items (pass, 1 for a
+// pass), and its failures over the items on both sides (failed, 1 for a
+// failed request), counted by kind.
+func accuracy(pass, failed []float64, kinds map[string]int) Accuracy {
+	k, f := 0, 0
 	for _, v := range pass {
 		if v == 1 {
 			k++
 		}
 	}
+	for _, v := range failed {
+		if v == 1 {
+			f++
+		}
+	}
 	lo, hi := stat.Wilson(k, len(pass), MedianConfidence)
-	return Accuracy{Pass: k, N: len(pass), Rate: Interval{Num(ratio(k, len(pass))), Num(lo), Num(hi)}, Failed: failed}
+	flo, fhi := stat.Wilson(f, len(failed), MedianConfidence)
+	return Accuracy{Pass: k, N: len(pass), Rate: Interval{Num(ratio(k, len(pass))), Num(lo), Num(hi)},
+		Failed: f, FailedKinds: kinds, ErrorRate: Interval{Num(ratio(f, len(failed))), Num(flo), Num(fhi)}}
+}
+
+// kinds counts the failed items among ids by error kind; nil when none
+// failed.
+func kinds(s *result.SuiteResult, ids []string) map[string]int {
+	in := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		in[id] = true
+	}
+	var out map[string]int
+	for i := range s.Items {
+		it := &s.Items[i]
+		if k := it.FailureKind(); k != "" && in[it.ID] {
+			if out == nil {
+				out = map[string]int{}
+			}
+			out[k]++
+		}
+	}
+	return out
 }
 
 func ratio(k, n int) float64 {

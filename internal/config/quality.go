@@ -51,11 +51,14 @@ func (q Quality) Enabled() bool { return len(q.Suites) > 0 }
 // cannot resolve much less); the mean score gate applies only to suites with
 // a continuous scorer; identical outputs are reported but not gated, because
 // a pull request that changes the engine or the quantisation is expected to
-// change some outputs.
+// change some outputs. The share of items whose request failed may rise 5
+// points, as much as the default max_error_rate lets a run fail: a server
+// that fails its eval requests cannot pass on the few it answered.
 var DefaultQualityGates = map[string]string{
-	"accuracy":  "-2 points",
-	"score":     "-2 points",
-	"identical": GateOff,
+	"accuracy":        "-2 points",
+	"score":           "-2 points",
+	"identical":       GateOff,
+	"eval_error_rate": "+5 points",
 }
 
 // QualityGates returns the quality gates: the defaults changed by
@@ -134,7 +137,7 @@ func (v *validator) quality() {
 		p := "quality.gates." + name
 		m, err := metric.Lookup(name)
 		if err != nil || !m.Quality {
-			v.add(p, "unknown quality gate %q (quality gates: accuracy, score, identical)", name)
+			v.add(p, "unknown quality gate %q (quality gates: accuracy, score, identical, eval_error_rate)", name)
 			continue
 		}
 		if strings.TrimSpace(q.Gates[name]) == GateOff {

@@ -210,6 +210,10 @@ var qualityMetrics = []Info{
 	// identical: the share of items whose output is identical to the
 	// baseline's (output drift).
 	{Name: "identical", Kind: Fraction, HigherIsBetter: true, Title: "identical outputs", Quality: true, Group: GroupQuality},
+	// eval_error_rate: the share of items whose request failed (HTTP error,
+	// timeout, broken or empty stream): no answer, so neither right nor
+	// wrong, and kept out of the others.
+	{Name: "eval_error_rate", Kind: Fraction, Title: "error rate", Quality: true, Group: GroupQuality},
 }
 
 // QualityMetrics returns the metrics of an eval suite, in report order.

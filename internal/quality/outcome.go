@@ -8,10 +8,12 @@ import (
 )
 
 // Outcomes scores every item of s from its answer (the record of its
-// request, by item id) and
-// returns the suite's result. An item with no answer (the run ended before
-// it was sent) or whose request failed scores 0 and fails, with Error
-// saying why: a suite is never scored on the items that happened to work.
+// request, by item id) and returns the suite's result. An item with no
+// answer (the run ended before it was sent) or whose request failed (any
+// record that is not OK: an HTTP error, a timeout, a broken or empty
+// stream) is a failed item: it scores 0 and does not pass, and Error and
+// ErrorKind say why. A failed item is not a wrong answer: comparisons leave
+// it out of accuracy and count it in the suite's error rate.
 func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, gates []config.Gate) result.SuiteResult {
 	out := result.SuiteResult{Name: s.Name, Path: path, Hash: s.Hash, Mode: mode, Continuous: s.Continuous(), Gates: config.ResultGates(gates),
 		Items: make([]result.ItemOutcome, 0, len(s.Items))}
@@ -21,9 +23,15 @@ func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, g
 		a, ok := answers[it.ID]
 		switch {
 		case !ok:
-			o.Error = "not answered"
-		case a.Error != "":
-			o.Error = a.Error
+			o.Error, o.ErrorKind = "not answered", result.ErrorKindUnanswered
+		case !a.OK() || a.Error != "":
+			o.Error, o.ErrorKind = a.Error, a.ErrorKind
+			if o.Error == "" {
+				o.Error = "request failed (" + a.ErrorKind + ")"
+			}
+			if o.ErrorKind == "" {
+				o.ErrorKind = "error"
+			}
 			o.Output, o.OutputTokens, o.Repetition = a.Text, a.OutputTokens, a.Repetition
 		default:
 			sc := it.Score(a.Text)

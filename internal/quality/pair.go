@@ -11,6 +11,16 @@ import (
 // Paired is one suite answered on both sides, item by item: the input of the
 // paired tests and of the drift report.
 type Paired struct {
+	// Common are the ids on both sides with the same content, in the
+	// candidate's order, failed ones included; BaselineFailed and
+	// CandidateFailed are aligned with it: 1 where that side's request
+	// failed (the input of the error-rate gate).
+	Common                          []string
+	BaselineFailed, CandidateFailed []float64
+	// Dropped counts the common items left out of Items because their
+	// request failed on one side or both: a failed request is no answer,
+	// neither right nor wrong.
+	Dropped int
 	// Items are the ids answered on both sides with the same content, in
 	// the candidate's order; the slices below are aligned with it.
 	Items []string
@@ -27,8 +37,10 @@ type Paired struct {
 	OnlyBaseline, OnlyCandidate, Changed int
 	// Drift summarises how the outputs differ.
 	Drift Drift
-	// Examples are the paired items whose output changed: those whose pass
-	// turned to fail first, then fail to pass, then the rest, in suite order.
+	// Examples are the common items whose output changed: those whose
+	// pass turned to fail first, then those whose request failed in the
+	// candidate only, then fail to pass, then the rest, then those whose
+	// request failed in the baseline only, each in suite order.
 	Examples []Example
 }
 
@@ -53,8 +65,17 @@ type Example struct {
 	// BaselineOutput and CandidateOutput are the outputs as received:
 	// untrusted text for the renderer to escape and truncate.
 	BaselineOutput, CandidateOutput string
-	// FirstDiffChar and FirstDiffWord locate the first difference.
+	// FirstDiffChar and FirstDiffWord locate the first difference (0 when
+	// a side failed).
 	FirstDiffChar, FirstDiffWord int
+	// BaselineError and CandidateError are why that side's request failed,
+	// with its kind (http, stream, timeout, unanswered, ...); empty when it
+	// was answered. A failed side has no pass: its Pass is false and its
+	// output is whatever arrived before the failure.
+	BaselineError      string `json:",omitempty"`
+	BaselineErrorKind  string `json:",omitempty"`
+	CandidateError     string `json:",omitempty"`
+	CandidateErrorKind string `json:",omitempty"`
 }
 
 // Pair pairs the items of two answers of one suite by id. Items whose content
@@ -67,7 +88,7 @@ func Pair(base, cand *result.SuiteResult) Paired {
 	}
 	seen := map[string]bool{}
 	var chars, words []int
-	var regressed, improved, other []Example
+	var regressed, newlyFailed, improved, other, recovered []Example
 	for i := range cand.Items {
 		c := &cand.Items[i]
 		b, ok := byID[c.ID]
@@ -81,12 +102,31 @@ func Pair(base, cand *result.SuiteResult) Paired {
 			continue
 		}
 		seen[c.ID] = true
+		p.Common = append(p.Common, c.ID)
+		p.BaselineFailed = append(p.BaselineFailed, boolValue(b.Failed()))
+		p.CandidateFailed = append(p.CandidateFailed, boolValue(c.Failed()))
+		if b.Failed() || c.Failed() {
+			p.Dropped++
+			if b.Failed() && c.Failed() {
+				continue // no answer on either side: nothing changed to show
+			}
+			ex := Example{ID: c.ID, BaselinePass: b.Pass && !b.Failed(), CandidatePass: c.Pass && !c.Failed(),
+				BaselineScore: b.Score, CandidateScore: c.Score, BaselineOutput: b.Output, CandidateOutput: c.Output}
+			if b.Failed() {
+				ex.BaselineError, ex.BaselineErrorKind = b.Error, b.FailureKind()
+				recovered = append(recovered, ex)
+			} else {
+				ex.CandidateError, ex.CandidateErrorKind = c.Error, c.FailureKind()
+				newlyFailed = append(newlyFailed, ex)
+			}
+			continue
+		}
 		p.Items = append(p.Items, c.ID)
 		p.BaselinePass = append(p.BaselinePass, boolValue(b.Pass))
 		p.CandidatePass = append(p.CandidatePass, boolValue(c.Pass))
 		p.BaselineScore = append(p.BaselineScore, b.Score)
 		p.CandidateScore = append(p.CandidateScore, c.Score)
-		same := b.Output == c.Output && b.Error == "" && c.Error == ""
+		same := b.Output == c.Output
 		p.Identical = append(p.Identical, boolValue(same))
 		if same {
 			p.Drift.Identical++
@@ -112,7 +152,7 @@ func Pair(base, cand *result.SuiteResult) Paired {
 		}
 	}
 	p.Drift.FirstDiffChar, p.Drift.FirstDiffWord = medianInt(chars), medianInt(words)
-	p.Examples = slices.Concat(regressed, improved, other)
+	p.Examples = slices.Concat(regressed, newlyFailed, improved, other, recovered)
 	return p
 }
 

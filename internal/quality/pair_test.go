@@ -56,3 +56,57 @@ func TestPair(t *testing.T) {
 		assert.Equal(t, "c", p.Examples[1].ID)
 	}
 }
+
+// An item whose request failed on either side is dropped from the pairs
+// (and from the drift), kept in Common for the error rate, and shown among
+// the examples with its error when one side answered.
+func TestPairFailedItems(t *testing.T) {
+	ok := func(id string, pass bool, out string) result.ItemOutcome {
+		o := result.ItemOutcome{ID: id, Hash: id, Pass: pass, Output: out}
+		if pass {
+			o.Score = 1
+		}
+		return o
+	}
+	failed := func(id, kind, msg string) result.ItemOutcome {
+		return result.ItemOutcome{ID: id, Hash: id, Error: msg, ErrorKind: kind}
+	}
+	base := &result.SuiteResult{Items: []result.ItemOutcome{
+		ok("a", true, "carbon dioxide"),
+		ok("b", true, "Paris"),
+		failed("c", "timeout", "timeout: after 1m0s"),
+		failed("d", "http", "http 503: busy"),
+		ok("e", true, "4"),
+		ok("f", true, "x"),
+	}}
+	cand := &result.SuiteResult{Items: []result.ItemOutcome{
+		failed("a", "http", "http 500: simulated engine error"),
+		ok("b", true, "Paris"),
+		ok("c", true, "7"),
+		failed("d", "stream", "stream: reset"),
+		ok("e", false, "5"),
+		{ID: "f", Hash: "f", Error: "http 500: old result"}, // no kind recorded
+	}}
+	p := Pair(base, cand)
+	assert.Equal(t, []string{"a", "b", "c", "d", "e", "f"}, p.Common)
+	assert.Equal(t, []float64{0, 0, 1, 1, 0, 0}, p.BaselineFailed)
+	assert.Equal(t, []float64{1, 0, 0, 1, 0, 1}, p.CandidateFailed)
+	assert.Equal(t, 4, p.Dropped)
+	assert.Equal(t, []string{"b", "e"}, p.Items)
+	assert.Equal(t, []float64{1, 1}, p.BaselinePass)
+	assert.Equal(t, []float64{1, 0}, p.CandidatePass)
+	assert.Equal(t, Drift{Identical: 1, Differ: 1}, p.Drift, "failed items are not drift")
+	var ids []string
+	for _, ex := range p.Examples {
+		ids = append(ids, ex.ID)
+	}
+	assert.Equal(t, []string{"e", "a", "f", "c"}, ids, "pass→fail, then failed in the candidate, then failed in the baseline")
+	a := p.Examples[1]
+	assert.True(t, a.BaselinePass)
+	assert.False(t, a.CandidatePass)
+	assert.Equal(t, "http 500: simulated engine error", a.CandidateError)
+	assert.Equal(t, "http", a.CandidateErrorKind)
+	assert.Equal(t, "error", p.Examples[2].CandidateErrorKind, "an older result's failure has the kind error")
+	assert.Equal(t, "timeout", p.Examples[3].BaselineErrorKind)
+	assert.True(t, p.Examples[3].CandidatePass)
+}

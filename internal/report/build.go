@@ -373,7 +373,7 @@ func scenarioNotes(s *compare.Scenario, names sides) []item {
 // reasons and warnings, and a few items whose answers changed.
 func suiteSection(q compare.Suite, names sides) *section {
 	sec := &section{Label: "Eval suite", Name: q.Name,
-		Facts: fmt.Sprintf("%d items · accuracy %s → %s", q.N, qualityAccuracy(q.Baseline), qualityAccuracy(q.Candidate))}
+		Facts: fmt.Sprintf("%d items · accuracy %s → %s", q.N, qualityAccuracy(q.Baseline), qualityAccuracy(q.Candidate)) + qualityFailedFacts(q)}
 	if len(q.Gates) > 0 {
 		t := &table{Kind: "gates", Columns: []column{
 			{Title: "gate"},
@@ -411,12 +411,12 @@ func suiteSection(q compare.Suite, names sides) *section {
 		for _, ex := range examples {
 			t.Rows = append(t.Rows, row{Cells: []cell{
 				textCell(untrusted(ex.ID)),
-				{Kind: cellOutput, Pass: ex.BaselinePass, Output: ex.BaselineOutput},
-				{Kind: cellOutput, Pass: ex.CandidatePass, Output: ex.CandidateOutput},
+				{Kind: cellOutput, Pass: ex.BaselinePass, Output: ex.BaselineOutput, Failed: ex.BaselineError},
+				{Kind: cellOutput, Pass: ex.CandidatePass, Output: ex.CandidateOutput, Failed: ex.CandidateError},
 			}})
 			l.Items = append(l.Items, item{Text: cat(plain("changed "), untrusted(ex.ID),
-				plain(" ("+qualityPass(ex.BaselinePass)+" → "+qualityPass(ex.CandidatePass)+"): "),
-				output(ex.BaselineOutput), plain(" → "), output(ex.CandidateOutput))})
+				plain(" ("+qualityPassOrFailed(ex.BaselinePass, ex.BaselineError)+" → "+qualityPassOrFailed(ex.CandidatePass, ex.CandidateError)+"): "),
+				qualityAnswer(ex.BaselineOutput, ex.BaselineError), plain(" → "), qualityAnswer(ex.CandidateOutput, ex.CandidateError))})
 		}
 		sec.Blocks = append(sec.Blocks, block{Media: mediumText, List: l}, block{Media: mediumMarkdown | mediumHTML, Drop: detailNoCharts, Table: t})
 	}
@@ -1340,7 +1340,7 @@ func (t *gateTally) add(v *compare.Verdict, doc int) {
 				switch g.Outcome {
 				case stat.Regression:
 					t.regressed++
-					if t.worstQuality == nil || float64(g.Change.Estimate) < float64(t.worstQuality.g.Change.Estimate) {
+					if t.worstQuality == nil || qualityLoss(g) > qualityLoss(t.worstQuality.g) {
 						t.worstQuality, t.worstQualityDoc = &qualityGateRef{s, q, g}, doc
 					}
 				case stat.Inconclusive:

@@ -115,8 +115,9 @@ type FrontierSuite struct {
 type FrontierPoint struct {
 	// Config is the configuration's index in Frontier.Configs.
 	Config int `json:"config"`
-	// Passed of Items passed; Accuracy is their share, and [Lo, Hi] its
-	// Wilson 95% interval.
+	// Passed of Items passed, Items being those answered (an item whose
+	// request failed has no answer); Accuracy is their share, and [Lo, Hi]
+	// its Wilson 95% interval.
 	Passed   int     `json:"passed"`
 	Items    int     `json:"items"`
 	Accuracy float64 `json:"accuracy"`
@@ -302,6 +303,13 @@ func frontierSuites(r *result.Result, file string, warnings []string) ([]result.
 				warnings = append(warnings, fmt.Sprintf("%s answered no item of suite %s: not placed on it", file, q.Name))
 				continue
 			}
+			// A failed request is no answer: accuracy is over the others.
+			if f := q.Failed(); f == len(q.Items) {
+				warnings = append(warnings, fmt.Sprintf("%s: every request of suite %s failed: not placed on it", file, q.Name))
+				continue
+			} else if f > 0 {
+				warnings = append(warnings, fmt.Sprintf("%s: %d of %d requests of suite %s failed: its accuracy is over the %d answered", file, f, len(q.Items), q.Name, len(q.Items)-f))
+			}
 			out = append(out, q)
 		}
 	}
@@ -382,7 +390,7 @@ func frontierGroups(cs []FrontierConfig, placed []bool, suites [][]result.SuiteR
 			fs.Hash = k.hash
 		}
 		for j, i := range members[k] {
-			pass, n := answers[k][j].Passed()
+			pass, n := answers[k][j].Answered()
 			lo, hi := stat.Wilson(pass, n, frontierConfidence)
 			fs.Points = append(fs.Points, FrontierPoint{Config: i, Passed: pass, Items: n, Accuracy: float64(pass) / float64(n), Lo: lo, Hi: hi})
 		}

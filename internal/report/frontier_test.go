@@ -633,3 +633,42 @@ func TestFrontierScenarioChoiceCleansNames(t *testing.T) {
 		t.Errorf("error = %q, want the names cleaned", err)
 	}
 }
+
+// An item whose request failed is no answer: a configuration's accuracy on
+// the frontier is over the items it answered, with a warning; one that
+// answered none is not placed on that suite.
+func TestFrontierFailedItems(t *testing.T) {
+	a, b := frontierResult(frontierFixtures[0]), frontierResult(frontierFixtures[1])
+	mmlu := &a.Scenarios[1].Quality[0] // 148 of 200 right: fail 20 of the wrong ones' requests
+	for i := 180; i < 200; i++ {
+		mmlu.Items[i].Error, mmlu.Items[i].ErrorKind = "http 500: boom", "http"
+	}
+	gsm := &b.Scenarios[1].Quality[1]
+	for i := range gsm.Items {
+		gsm.Items[i].Pass, gsm.Items[i].Score, gsm.Items[i].Error, gsm.Items[i].ErrorKind = false, 0, "connect: refused", "connect"
+	}
+	f, err := NewFrontier([]FrontierInput{{Path: "a.json", Result: a}, {Path: "b.json", Result: b}}, FrontierOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{
+		"a.json: 20 of 200 requests of suite mmlu failed: its accuracy is over the 180 answered",
+		"b.json: every request of suite gsm8k failed: not placed on it",
+	} {
+		if !slices.Contains(f.Warnings, w) {
+			t.Errorf("Warnings = %q, want %q among them", f.Warnings, w)
+		}
+	}
+	for _, s := range f.Suites {
+		for _, p := range s.Points {
+			switch {
+			case s.Suite == "mmlu" && p.Config == 0:
+				if p.Passed != 148 || p.Items != 180 {
+					t.Errorf("mmlu point of a.json = %d/%d, want 148/180", p.Passed, p.Items)
+				}
+			case s.Suite == "gsm8k" && p.Config == 1:
+				t.Errorf("gsm8k has a point for b.json, which answered none: %+v", p)
+			}
+		}
+	}
+}

@@ -255,7 +255,11 @@ func htmlCellOf(columns []column, i int, c cell) htmlCell {
 		out.Class, out.Text = "outcome", htmlOutcomeOf(c.Outcome).Word
 	case cellOutput:
 		mark := htmlOutcome{"regression", "fail"}
-		if c.Pass {
+		switch {
+		case c.Failed != "":
+			out.Output = &htmlAnswer{Mark: htmlOutcome{"inconclusive", "failed"}, Text: htmlOutput(c.Failed)}
+			return out
+		case c.Pass:
 			mark = htmlOutcome{"pass", "pass"}
 		}
 		out.Output = &htmlAnswer{Mark: mark, Text: htmlOutput(c.Output)}

@@ -247,6 +247,9 @@ func mdCell(c cell) string {
 	case cellOutcome:
 		return verdictOutcomeMarkdown(c.Outcome)
 	case cellOutput:
+		if c.Failed != "" {
+			return "⚠ failed: " + qualityOutputMD(c.Failed)
+		}
 		return qualityPassMark(c.Pass) + " " + qualityOutputMD(c.Output)
 	case cellFlag:
 		if c.Flag != "" {

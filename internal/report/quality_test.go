@@ -82,3 +82,73 @@ func TestQualityOutputsEscaped(t *testing.T) {
 		assert.NotContains(t, text.String(), bad)
 	}
 }
+
+// failedVerdict is the issue's case: a candidate answering every item right
+// but failing 26 of its 200 eval requests. Accuracy is over the 174
+// answered on both sides; the error-rate gate regressed; the changed items
+// show the error where the answer would be.
+func failedVerdict() *compare.Verdict {
+	v := passVerdict()
+	v.Outcome = stat.Regression
+	all := compare.Interval{Estimate: 1, Lo: 0.978, Hi: 1}
+	v.Scenarios[0].Quality = []compare.Suite{{
+		Name: "facts", N: 174, Dropped: 26,
+		Baseline: compare.Accuracy{Pass: 174, N: 174, Rate: all, ErrorRate: compare.Interval{Estimate: 0, Lo: 0, Hi: 0.019}},
+		Candidate: compare.Accuracy{Pass: 174, N: 174, Rate: all, Failed: 26, FailedKinds: map[string]int{"http": 13, "stream": 13},
+			ErrorRate: compare.Interval{Estimate: 0.13, Lo: 0.09, Hi: 0.184}},
+		Drift: compare.Drift{Identical: 174, Share: all},
+		Gates: []compare.QualityGate{
+			{
+				Metric: "eval_error_rate", Title: "error rate", Tolerance: "+5 points", Test: "mcnemar", N: 200,
+				Baseline:  compare.Interval{Estimate: 0, Lo: 0, Hi: 0.019},
+				Candidate: compare.Interval{Estimate: 0.13, Lo: 0.09, Hi: 0.184},
+				Change:    compare.Interval{Estimate: 0.13, Lo: 0.089, Hi: 0.168}, Confidence: 0.9,
+				Losses: 26, P: 1.5e-8, PAdjusted: 3e-8, Level: 0.05, Outcome: stat.Regression,
+				Reason: "significant (p=3e-08) and +13.0 points is beyond +5 points, as is the whole 90% interval (from +8.9 points)",
+			},
+			{
+				Metric: "accuracy", Title: "accuracy", Tolerance: "-2 points", Test: "mcnemar", N: 174,
+				Baseline: all, Candidate: all, Change: compare.Interval{Estimate: 0, Lo: -0.009, Hi: 0.009}, Confidence: 0.9,
+				P: 1, PAdjusted: 1, Level: 0.05, Outcome: stat.Pass, Reason: "the 90% interval rules out worse than -2 points",
+			},
+		},
+		Examples: []quality.Example{
+			{ID: "co2", BaselinePass: true, BaselineOutput: "carbon dioxide", CandidateError: "http 500: simulated engine error", CandidateErrorKind: "http"},
+			{ID: "moon", BaselinePass: true, BaselineOutput: "the Moon", CandidateOutput: "the", CandidateError: "stream: connection reset by peer", CandidateErrorKind: "stream"},
+		},
+	}}
+	return v
+}
+
+func TestQualityFailedItemsRendered(t *testing.T) {
+	var md bytes.Buffer
+	require.NoError(t, WriteVerdictMarkdown(&md, failedVerdict()))
+	out := md.String()
+	first, _, _ := strings.Cut(out, "\n")
+	assert.Equal(t, "### ❌ perfgate: regression (1 of 4 gates regressed) — worst: chat-c16 facts error rate +13.0 points", first)
+	assert.Contains(t, out, "174 items · accuracy 100.0% (174/174) → 100.0% (174/174) · failed requests 0 → 26 (http 13, stream 13) · 26 items dropped")
+	assert.Contains(t, out, "| co2 | ✅ carbon dioxide | ⚠ failed: http 500: simulated engine error |")
+	assert.Contains(t, out, "| moon | ✅ the Moon | ⚠ failed: stream: connection reset by peer |")
+	assert.NotContains(t, out, "❌ (empty)")
+
+	var text bytes.Buffer
+	require.NoError(t, WriteVerdictText(&text, failedVerdict()))
+	assert.Contains(t, text.String(), `changed co2 (pass → failed): "carbon dioxide" → failed: http 500: simulated engine error`)
+	assert.Contains(t, text.String(), "verdict: REGRESSION (1 gate regressed: chat-c16 facts error rate +13.0 points)")
+
+	page := renderHTML(t, htmlDocumentOf("failed", failedVerdict()))
+	assert.Contains(t, page, "failed")
+	assert.Contains(t, page, "http 500: simulated engine error")
+
+	// An error is the server's text: escaped like an output.
+	v := failedVerdict()
+	v.Scenarios[0].Quality[0].Examples[0].CandidateError = "http 500: </details><script>x</script>| y |\x1b[31m"
+	md.Reset()
+	require.NoError(t, WriteVerdictMarkdown(&md, v))
+	for _, bad := range []string{"<script>", "| y |", "\x1b"} {
+		assert.NotContains(t, md.String(), bad)
+	}
+	text.Reset()
+	require.NoError(t, WriteVerdictText(&text, v))
+	assert.NotContains(t, text.String(), "\x1b")
+}

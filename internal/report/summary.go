@@ -179,12 +179,14 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "eval suite	items	right	accuracy	failed	answered amid load	mode")
 		for _, q := range s.Quality {
-			pass, n := q.Passed()
+			// Accuracy is over the items answered: a failed request is no
+			// answer, neither right nor wrong.
+			pass, answered := q.Answered()
 			acc := "—"
-			if n > 0 {
-				acc = fmt.Sprintf("%.1f%%", 100*float64(pass)/float64(n))
+			if answered > 0 {
+				acc = fmt.Sprintf("%.1f%%", 100*float64(pass)/float64(answered))
 			}
-			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%d\t%d\t%s\n", clean(q.Name, 60), n, pass, acc, q.Failed(), q.Interleaved, clean(q.Mode, 20))
+			fmt.Fprintf(tw, "%s\t%d\t%d\t%s\t%s\t%d\t%s\n", clean(q.Name, 60), len(q.Items), pass, acc, summaryFailed(&q), q.Interleaved, clean(q.Mode, 20))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

@@ -166,6 +166,9 @@ func textOfCell(c cell) string {
 	case cellOutcome:
 		return verdictOutcomeWord(c.Outcome)
 	case cellOutput:
+		if c.Failed != "" {
+			return "failed: " + verdictClean(c.Failed)
+		}
 		return qualityPass(c.Pass) + " " + qualityOutputText(c.Output)
 	case cellFlag:
 		return c.Flag

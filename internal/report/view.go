@@ -205,9 +205,12 @@ type cell struct {
 	// flag is a flag cell's word ("gated"), empty when it is not set.
 	Flag string
 	// pass and output are an eval item's answer on one side; the output
-	// is untrusted.
+	// is untrusted. Failed, when set, is why that side's request failed
+	// (untrusted too): the item has no answer there, neither right nor
+	// wrong.
 	Pass   bool
 	Output string
+	Failed string
 }
 
 // cellKind is the type of a cell.

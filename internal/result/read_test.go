@@ -42,13 +42,15 @@ func TestWriteReadRoundTrip(t *testing.T) {
 	rep.Cost = CostOf(&rep, Price{USDPerGPUHour: 2, GPUs: 1})
 	r := &Result{Schema: Schema, Scenarios: []ScenarioResult{{
 		Name: "s", Load: Load{Type: "poisson", Rate: 4}, Repetitions: []Repetition{rep},
-		Quality: []SuiteResult{{Name: "q", Items: []ItemOutcome{{ID: "a", Score: 1, Pass: true}, {ID: "b", Error: "http 500"}}}},
+		Quality: []SuiteResult{{Name: "q", Items: []ItemOutcome{{ID: "a", Score: 1, Pass: true}, {ID: "b", Error: "http 500"},
+			{ID: "c", Error: "stream: reset", ErrorKind: "stream"}}}},
 	}}}
 	path := filepath.Join(t.TempDir(), "r.json")
 	require.NoError(t, Write(path, r))
 	got, err := Read(path)
 	require.NoError(t, err)
 	assert.Equal(t, rep.Sent, got.Scenarios[0].Repetitions[0].Sent)
+	assert.Equal(t, r.Scenarios[0].Quality, got.Scenarios[0].Quality, "failed items keep their error and kind; one without a kind (an older result) still reads")
 }
 
 // minimal is a valid result with one repetition, as a JSON object that the
@@ -65,6 +67,13 @@ func minimal(t *testing.T) map[string]any {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(b, &m))
 	return m
+}
+
+// withItem gives a minimal result's first scenario a suite of one item.
+func withItem(m map[string]any, item map[string]any) {
+	sc := m["scenarios"].([]any)[0].(map[string]any)
+	sc["quality"] = []any{map[string]any{"name": "q", "path": "q.jsonl", "hash": "sha256:x", "mode": "separate",
+		"interleaved": 0, "gates": []any{}, "items": []any{item}}}
 }
 
 // rep0 is the first repetition of a minimal result's first scenario.
@@ -98,6 +107,18 @@ func TestReadRefusesImpossibleNumbers(t *testing.T) {
 		}, "", "scenarios[0].slo.ttft_ms: want a finite number >= 0, got -250"},
 		{"v1 SLO not in nanoseconds", nil, "{\"schema\":\"perfgate/result/v1\",\n\"scenarios\":[{\"name\":\"s\",\"slo\":{\"ttft\":\"250ms\"},\"repetitions\":[]}]}",
 			"r.json:2:40: scenarios.slo.ttft: want an integer in range, got a string"},
+		{"failed item passes", func(m map[string]any) {
+			withItem(m, map[string]any{"id": "a", "pass": true, "score": 1, "error": "http 500: boom", "error_kind": "http"})
+		}, "", "scenarios[0].quality[0].items[0].pass: the item's request failed (http), so it cannot pass"},
+		{"failed item scores", func(m map[string]any) {
+			withItem(m, map[string]any{"id": "a", "score": 0.5, "error": "stream: reset"})
+		}, "", "scenarios[0].quality[0].items[0].score: the item's request failed (error), so its score is 0, got 0.5"},
+		{"error kind without error", func(m map[string]any) {
+			withItem(m, map[string]any{"id": "a", "error_kind": "timeout"})
+		}, "", `scenarios[0].quality[0].items[0].error: the item has error_kind "timeout" but no error: a failed item says why`},
+		{"odd error kind", func(m map[string]any) {
+			withItem(m, map[string]any{"id": "a", "error": "x", "error_kind": "HTTP 500"})
+		}, "", `scenarios[0].quality[0].items[0].error_kind: want a lowercase word of at most 32 letters, digits and '_' (http, stream, timeout, unanswered, ...), got "HTTP 500"`},
 		{"another schema", func(m map[string]any) { m["schema"] = "perfgate/result/v9" }, "", `r.json: schema: "perfgate/result/v9", want perfgate/result/v2 or an earlier version (perfgate/result/v1)`},
 		{"no schema", nil, `{"scenarios":[]}`, "r.json: schema: missing: this is not a perfgate result file"},
 		{"no scenarios", func(m map[string]any) { m["scenarios"] = []any{} }, "", "r.json: scenarios: no scenarios"},

@@ -192,6 +192,7 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 			v.fraction(ip+".score", it.Score)
 			v.count(ip+".output_tokens", it.OutputTokens)
 			v.count(ip+".repetition", it.Repetition)
+			v.itemFailure(ip, it)
 		}
 	}
 }

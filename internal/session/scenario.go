@@ -211,8 +211,8 @@ func (s *session) answerEvals(ctx context.Context, sc run.Scenario, d *run.Dispa
 		if err := quality.CheckFailures(&r, sc.Config.MaxErrorRate); err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", sc.Config.Name, err)
 		}
-		pass, n := r.Passed()
-		s.detail("eval suite %s: %d of %d items right (%.1f%%), %d answered amid the load", r.Name, pass, n, 100*float64(pass)/float64(max(n, 1)), r.Interleaved)
+		pass, n := r.Answered()
+		s.detail("eval suite %s: %d of %d answered items right (%.1f%%), %d failed to answer; %d sent amid the load", r.Name, pass, n, 100*float64(pass)/float64(max(n, 1)), r.Failed(), r.Interleaved)
 		out = append(out, r)
 	}
 	return out, nil

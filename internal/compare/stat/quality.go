@@ -24,6 +24,12 @@ const (
 	// binomial test of the identical share against 1 − Tolerance, the
 	// Wilson interval.
 	Agreement
+	// FailRate: Baseline and Candidate are 1 per item whose request failed,
+	// 0 per item answered; lower is better. McNemar's exact test on the
+	// items that failed on one side only, the Agresti–Min interval of the
+	// difference of the error rates; Tolerance is how many points the
+	// candidate's error rate may rise above the baseline's.
+	FailRate
 )
 
 // String returns the kind as reports write it.
@@ -35,6 +41,8 @@ func (k PairedKind) String() string {
 		return "mean score"
 	case Agreement:
 		return "agreement"
+	case FailRate:
+		return "error rate"
 	}
 	return "PairedKind(" + strconv.Itoa(int(k)) + ")"
 }
@@ -47,7 +55,7 @@ type PairedGate struct {
 	Baseline, Candidate []float64
 	// Tolerance is how many points, as a fraction (0.02 = 2 points), the
 	// candidate's mean may fall below the baseline's (Agreement: the
-	// identical share below 1). >= 0.
+	// identical share below 1; FailRate: rise above the baseline's). >= 0.
 	Tolerance float64
 }
 
@@ -75,22 +83,25 @@ type PairedDecision struct {
 	// MeanScore. Agreement's Baseline is {1, 1, 1}: the baseline agrees
 	// with itself. NaN when the gate could not be tested.
 	Baseline, Candidate Proportion
-	// Change is candidate − baseline (Agreement: the identical share − 1)
+	// Change is candidate − baseline (Agreement: the identical share − 1;
+	// FailRate: a rise is a loss)
 	// as a fraction (0.01 is a point), with its interval at confidence
 	// 1 − 2·Level, so that each bound alone is a one-sided (1 − Level)
 	// bound, as Decision.Shift's. NaN when the gate could not be tested.
 	Change struct{ Estimate, Lo, Hi float64 }
 	// Losses and Gains count the items that got worse and better: PassRate
 	// the pass→fail and fail→pass items, MeanScore the items whose score
-	// fell and rose; Agreement's Losses are the items that differ.
+	// fell and rose, FailRate the items that failed only in the candidate
+	// and only in the baseline; Agreement's Losses are the items that
+	// differ.
 	Losses, Gains int
 	// NeedItems is > 0 when the suite is too small to detect a drop of the
 	// tolerance (at least 1 point) with 80% power at the family's per-gate
 	// level (level/m): the number of items it would need, ItemsToDetect
 	// with the observed mean square of the per-item differences as ψ (for
-	// PassRate the discordant share; for MeanScore the same generalised to
-	// scores, since a share of items whose score moved by a little would
-	// overstate the noise). PassRate and MeanScore only; it is set
+	// PassRate and FailRate the discordant share; for MeanScore the same
+	// generalised to scores, since a share of items whose score moved by a
+	// little would overstate the noise). Not for Agreement; it is set
 	// whatever the outcome, and warned of unless the gate regressed (then
 	// the suite was big enough for this drop).
 	NeedItems int
@@ -129,22 +140,32 @@ func testPaired(d *PairedDecision, g PairedGate, level float64) (p, psi float64)
 	n := len(g.Candidate)
 	confidence := 1 - 2*level
 	switch g.Kind {
-	case PassRate:
+	case PassRate, FailRate:
 		kb, kc := 0, 0
 		for i, b := range g.Baseline {
 			c := g.Candidate[i]
 			kb += int(b)
 			kc += int(c)
+			worse, better := b > c, b < c
+			if g.Kind == FailRate {
+				worse, better = better, worse
+			}
 			switch {
-			case b > c:
+			case worse:
 				d.Losses++
-			case b < c:
+			case better:
 				d.Gains++
 			}
 		}
 		d.Baseline = wilsonProportion(kb, n)
 		d.Candidate = wilsonProportion(kc, n)
-		d.Change.Estimate, d.Change.Lo, d.Change.Hi = PairedDifference(n, d.Losses, d.Gains, confidence)
+		// The difference of the pass rates, (gains − losses)/n: for
+		// FailRate that is minus the rise of the error rate.
+		est, lo, hi := PairedDifference(n, d.Losses, d.Gains, confidence)
+		if g.Kind == FailRate {
+			est, lo, hi = -est, -hi, -lo
+		}
+		d.Change.Estimate, d.Change.Lo, d.Change.Hi = est, lo, hi
 		d.P = McNemar(d.Losses, d.Gains)
 		psi = float64(d.Losses+d.Gains) / float64(n)
 	case MeanScore:
@@ -201,7 +222,7 @@ func untestablePaired(g PairedGate, level float64) (reason, warning string) {
 	switch {
 	case !(level > 0 && level < 0.5):
 		return "invalid level", fmt.Sprintf("level %g is not in (0, 0.5): no gate can be decided", level)
-	case g.Kind != PassRate && g.Kind != MeanScore && g.Kind != Agreement:
+	case g.Kind != PassRate && g.Kind != MeanScore && g.Kind != Agreement && g.Kind != FailRate:
 		return "unknown kind", fmt.Sprintf("%v is not a kind of quality gate%s", g.Kind, cannot)
 	case len(g.Candidate) == 0:
 		return "no items", "the candidate has no items" + cannot
@@ -212,6 +233,10 @@ func untestablePaired(g PairedGate, level float64) (reason, warning string) {
 		return "a baseline value is not 0 or 1", "a baseline pass is not 0 or 1" + cannot
 	case g.Kind == PassRate && slices.ContainsFunc(g.Candidate, binary):
 		return "a candidate value is not 0 or 1", "a candidate pass is not 0 or 1" + cannot
+	case g.Kind == FailRate && slices.ContainsFunc(g.Baseline, binary):
+		return "a baseline value is not 0 or 1", "a baseline failure is not 0 or 1" + cannot
+	case g.Kind == FailRate && slices.ContainsFunc(g.Candidate, binary):
+		return "a candidate value is not 0 or 1", "a candidate failure is not 0 or 1" + cannot
 	case g.Kind == Agreement && slices.ContainsFunc(g.Candidate, binary):
 		return "a candidate value is not 0 or 1", "an agreement value (1: identical output) is not 0 or 1" + cannot
 	case g.Kind == MeanScore && slices.ContainsFunc(g.Baseline, score):
@@ -250,7 +275,7 @@ func classifyPaired(d *PairedDecision, g PairedGate, level float64, m int, conf 
 	// pAll is the p-value of n items all worse: the most the suite can show.
 	var pAll func(n int) float64
 	switch g.Kind {
-	case PassRate:
+	case PassRate, FailRate:
 		pAll = func(n int) float64 { return McNemar(n, 0) }
 	case MeanScore:
 		pAll = wilcoxonAllWorse
@@ -271,9 +296,13 @@ func classifyPaired(d *PairedDecision, g PairedGate, level float64, m int, conf 
 		drop := min(1, max(g.Tolerance, 0.01))
 		if need := ItemsToDetect(drop, psi, perGate, 0.8); need > d.N {
 			d.NeedItems = need
+			what := "drop"
+			if g.Kind == FailRate {
+				what = "rise"
+			}
 			sizeWarning = fmt.Sprintf(
-				"the suite's %d items cannot reliably detect a drop of %s: about %d items would (80%% power at level %.3g%s)",
-				d.N, points(strconv.FormatFloat(100*drop, 'g', 4, 64)), need, perGate, over)
+				"the suite's %d items cannot reliably detect a %s of %s: about %d items would (80%% power at level %.3g%s)",
+				d.N, what, points(strconv.FormatFloat(100*drop, 'g', 4, 64)), need, perGate, over)
 		}
 	}
 	defer func() {
@@ -283,11 +312,25 @@ func classifyPaired(d *PairedDecision, g PairedGate, level float64, m int, conf 
 		}
 	}()
 
+	// est, lo and hi are the change in the direction where higher is
+	// better, and show writes such a value as the report does: FailRate's
+	// change is the rise of the error rate, so its bounds swap and its
+	// signs flip, and its interval's near end is where it starts, not
+	// where it ends.
 	est, lo, hi := d.Change.Estimate, d.Change.Lo, d.Change.Hi
 	show := func(v float64) string { return points(signed(100*v, 'f', 1)) }
 	showTol := "0 points"
 	if g.Tolerance != 0 {
 		showTol = points(signed(-100*g.Tolerance, 'g', 4))
+	}
+	upTo := "up to "
+	if g.Kind == FailRate {
+		est, lo, hi = -est, -d.Change.Hi, -d.Change.Lo
+		show = func(v float64) string { return points(signed(-100*v, 'f', 1)) }
+		if g.Tolerance != 0 {
+			showTol = points(signed(100*g.Tolerance, 'g', 4))
+		}
+		upTo = "from "
 	}
 	p := "(p=" + pval(d.PAdjusted) + ")"
 	significant := d.PAdjusted < level
@@ -315,7 +358,7 @@ func classifyPaired(d *PairedDecision, g PairedGate, level float64, m int, conf 
 			d.Reason = "significant " + p + ": " + differ + show(est) + " is beyond " + showTol
 		} else {
 			d.Reason = "significant " + p + " and " + show(est) + " is beyond " + showTol +
-				", as is the whole " + conf + " interval (up to " + show(hi) + ")"
+				", as is the whole " + conf + " interval (" + upTo + show(hi) + ")"
 		}
 	case g.Kind == Agreement && d.Losses == 0:
 		d.Outcome = Pass
@@ -327,9 +370,12 @@ func classifyPaired(d *PairedDecision, g PairedGate, level float64, m int, conf 
 		d.Reason = fmt.Sprintf("too few items: need >= %d", needDetect)
 	case lo >= -g.Tolerance:
 		d.Outcome = Pass
-		if g.Tolerance == 0 {
+		switch {
+		case g.Tolerance == 0 && g.Kind == FailRate:
+			d.Reason = "the " + conf + " interval rules out any rise"
+		case g.Tolerance == 0:
 			d.Reason = "the " + conf + " interval rules out any drop"
-		} else {
+		default:
 			d.Reason = "the " + conf + " interval rules out worse than " + showTol
 		}
 	case significant && beyond:

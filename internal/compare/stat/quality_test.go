@@ -281,6 +281,73 @@ func TestDecidePaired(t *testing.T) {
 			counts: counts{1, 0, 0},
 		},
 		{
+			// The simulator at --error-rate 0.1 against a clean baseline:
+			// 26 of 200 items failed in the candidate only, p = 2^-26. The
+			// change is the rise of the error rate, minus the pass-rate
+			// interval of the same counts.
+			name:    "error rate: 26 of 200 items failed in the candidate",
+			gate:    failRateGate(200, 26, 0, 0, 0.05),
+			outcome: Regression, reason: "significant (p=1.5e-08) and +13.0 points is beyond +5 points, as is the whole 90% interval (from +8.9 points)",
+			p: math.Ldexp(1, -26), change: [3]float64{0.13, -passRateHi(200, 26, 0), -passRateLo(200, 26, 0)},
+			counts: counts{26, 0, 320},
+		},
+		{
+			name:    "error rate: none on either side",
+			gate:    failRateGate(200, 0, 0, 0, 0.05),
+			outcome: Pass, reason: "the 90% interval rules out worse than +5 points",
+			p: 1, change: [3]float64{0, -passRateHi(200, 0, 0), -passRateLo(200, 0, 0)},
+			counts: counts{0, 0, 0},
+		},
+		{
+			// As a pass rate's: no failure on 200 items cannot rule out a
+			// rise of 0.8 points.
+			name:    "error rate: none on either side, tolerance 0",
+			gate:    failRateGate(200, 0, 0, 0, 0),
+			outcome: Inconclusive, reason: "the 90% interval reaches +0.8 points, beyond 0 points",
+			warnings: []string{"the suite's 200 items cannot reliably detect a rise of 1 point: about 617 items would (80% power at level 0.05)"},
+			p:        1, change: [3]float64{0, math.NaN(), math.NaN()},
+			counts: counts{0, 0, 617},
+		},
+		{
+			name:    "error rate: 20 fewer failures, tolerance 0",
+			gate:    failRateGate(200, 0, 20, 0, 0),
+			outcome: Pass, reason: "the 90% interval rules out any rise",
+			warnings: []string{"the suite's 200 items cannot reliably detect a rise of 1 point: about 6181 items would (80% power at level 0.05)"},
+			p:        1, change: [3]float64{-0.1, math.NaN(), math.NaN()},
+			counts: counts{0, 20, 6181},
+		},
+		{
+			// 3 failed in each side, 2 more in the candidate: well inside.
+			name:    "error rate: 2 more of 200, failures on both sides",
+			gate:    failRateGate(200, 2, 0, 3, 0.05),
+			outcome: Pass, reason: "the 90% interval rules out worse than +5 points",
+			p: 0.25, change: [3]float64{0.01, math.NaN(), math.NaN()},
+			counts: counts{2, 0, 0},
+		},
+		{
+			name:    "error rate: significant, beyond the tolerance, but the interval reaches within it",
+			gate:    failRateGate(200, 14, 0, 0, 0.05),
+			outcome: Inconclusive, reason: "significant (p=6.1e-05) and +7.0 points is beyond +5 points, but the 90% interval reaches +3.9 points, within it",
+			p: math.Ldexp(1, -14), change: [3]float64{0.07, math.NaN(), math.NaN()},
+			counts: counts{14, 0, 0},
+		},
+		{
+			// Fewer failures than the baseline's is better, never a loss.
+			name:    "error rate: the baseline failed 10 the candidate answered",
+			gate:    failRateGate(200, 0, 10, 0, 0.05),
+			outcome: Pass, reason: "the 90% interval rules out worse than +5 points",
+			p: 1, change: [3]float64{-0.05, math.NaN(), math.NaN()},
+			counts: counts{0, 10, 0},
+		},
+		{
+			// A broken server answering nothing: every item failed.
+			name:    "error rate: every item failed",
+			gate:    failRateGate(50, 50, 0, 0, 0.05),
+			outcome: Regression, reason: "significant (p=8.9e-16) and +100.0 points is beyond +5 points, as is the whole 90% interval (from +90.7 points)",
+			p: math.Ldexp(1, -50), change: [3]float64{1, math.NaN(), 1},
+			counts: counts{50, 0, 2471},
+		},
+		{
 			name:    "agreement: a tolerance of 100 points accepts anything",
 			gate:    pairedGate(Agreement, nil, agreement(3, 3), 1),
 			outcome: Pass, reason: "the 90% interval rules out worse than -100 points",
@@ -312,7 +379,11 @@ func TestDecidePaired(t *testing.T) {
 			assert.LessOrEqual(t, d.Change.Lo, d.Change.Estimate)
 			assert.LessOrEqual(t, d.Change.Estimate, d.Change.Hi)
 			assert.Equal(t, c.counts, counts{d.Losses, d.Gains, d.NeedItems})
-			if d.Outcome == Regression && c.gate.Kind != Agreement {
+			switch {
+			case d.Outcome != Regression || c.gate.Kind == Agreement:
+			case c.gate.Kind == FailRate:
+				assert.Greater(t, d.Change.Lo, c.gate.Tolerance, "a regression's whole interval is beyond the tolerance")
+			default:
 				assert.Less(t, d.Change.Hi, -c.gate.Tolerance, "a regression's whole interval is beyond the tolerance")
 			}
 			for _, pr := range []Proportion{d.Baseline, d.Candidate} {
@@ -322,11 +393,33 @@ func TestDecidePaired(t *testing.T) {
 			case Agreement:
 				assert.Equal(t, Proportion{1, 1, 1}, d.Baseline)
 				assert.InDelta(t, 1+d.Change.Estimate, d.Candidate.Mean, 1e-15)
-			case PassRate, MeanScore:
+			case PassRate, MeanScore, FailRate:
 				assert.InDelta(t, d.Candidate.Mean-d.Baseline.Mean, d.Change.Estimate, 1e-12)
 			}
 		})
 	}
+}
+
+// failRateGate is a FailRate gate on n items: newly failed only in the
+// candidate, recovered only in the baseline, bothFailed on both sides.
+func failRateGate(n, newly, recovered, bothFailed int, tol float64) PairedGate {
+	b, c := passFail(n, newly, recovered, bothFailed)
+	for i := range b {
+		b[i], c[i] = 1-b[i], 1-c[i]
+	}
+	return pairedGate(FailRate, b, c, tol)
+}
+
+// passRateLo and passRateHi are the 90% Agresti–Min bounds of a pass-rate
+// difference.
+func passRateLo(n, losses, gains int) float64 {
+	_, lo, _ := PairedDifference(n, losses, gains, 0.9)
+	return lo
+}
+
+func passRateHi(n, losses, gains int) float64 {
+	_, _, hi := PairedDifference(n, losses, gains, 0.9)
+	return hi
 }
 
 // passRateGate is a PassRate gate on passFail(n, losses, gains, bothFail).
@@ -489,7 +582,7 @@ func TestDecidePairedNeverPanics(t *testing.T) {
 			for _, level := range levels {
 				var gates []PairedGate
 				for _, tol := range tolerances {
-					for _, kind := range []PairedKind{PassRate, MeanScore, Agreement, 3} {
+					for _, kind := range []PairedKind{PassRate, MeanScore, Agreement, FailRate, 4} {
 						gates = append(gates, PairedGate{Kind: kind, Baseline: b, Candidate: c, Tolerance: tol})
 					}
 				}
@@ -501,7 +594,7 @@ func TestDecidePairedNeverPanics(t *testing.T) {
 					require.Contains(t, []Outcome{Regression, Pass, Inconclusive}, d.Outcome)
 					require.NotEmpty(t, d.Reason)
 					require.False(t, strings.Contains(d.Reason, "\n"))
-					if !valid(g) || g.Kind > Agreement || !(level > 0 && level < 0.5) {
+					if !valid(g) || g.Kind > FailRate || !(level > 0 && level < 0.5) {
 						require.Equal(t, Inconclusive, d.Outcome, "gate %+v level %g", g, level)
 						require.NotEmpty(t, d.Warnings)
 						continue
@@ -509,7 +602,11 @@ func TestDecidePairedNeverPanics(t *testing.T) {
 					require.False(t, math.IsNaN(d.P), "gate %+v level %g", g, level)
 					if d.Outcome == Regression {
 						require.Less(t, d.PAdjusted, level, "gate %+v level %g", g, level)
-						if g.Kind != Agreement {
+						switch g.Kind {
+						case Agreement:
+						case FailRate:
+							require.Greater(t, d.Change.Lo, g.Tolerance, "gate %+v level %g: a regression's whole interval is beyond the tolerance", g, level)
+						default:
 							require.Less(t, d.Change.Hi, -g.Tolerance, "gate %+v level %g: a regression's whole interval is beyond the tolerance", g, level)
 						}
 					}
@@ -527,5 +624,6 @@ func TestPairedKindString(t *testing.T) {
 	assert.Equal(t, "pass rate", PassRate.String())
 	assert.Equal(t, "mean score", MeanScore.String())
 	assert.Equal(t, "agreement", Agreement.String())
+	assert.Equal(t, "error rate", FailRate.String())
 	assert.Equal(t, "PairedKind(-1)", PairedKind(-1).String())
 }

@@ -69,13 +69,15 @@ func fmtLatency(ms float64) string {
 type OverloadVerdict struct {
 	// Overloaded is how many of the Judged repetitions the server could
 	// not keep up with.
-	Overloaded, Judged int
+	Overloaded int `json:"overloaded"`
+	Judged     int `json:"judged"`
 	// Declared is true when the scenario measures overload on purpose
 	// (load.overload: measure).
-	Declared bool
+	Declared bool `json:"declared,omitempty"`
 	// OfferedRate and ServedRate are the medians over the overloaded
-	// repetitions.
-	OfferedRate, ServedRate float64
+	// repetitions, requests/s.
+	OfferedRate float64 `json:"offered_rate"`
+	ServedRate  float64 `json:"served_rate"`
 }
 
 // Failed reports whether the scenario is overloaded and did not declare it:

@@ -58,7 +58,9 @@ func newGateCmdWith(sys *system, out *gateOutcome) *cobra.Command {
 baseline (compare.baselines/<scenario>.json) as perfgate compare does, prints
 the verdict, and exits 0 (pass), 1 (regression, or inconclusive with
 compare.on_inconclusive: fail), 2 (bad input, a missing or corrupt baseline, a
-refused comparison) or 3 (the run failed).
+refused comparison) or 3 (the run failed, or the server could not keep up
+with a scenario's open-loop rate that does not declare load.overload:
+measure; the verdict and report are still written, labelled "overloaded").
 
 With repetitions: {min: 5, max: 15} the repetitions are sequential: gate
 measures min, compares, and measures one more at a time while any gate of the
@@ -201,7 +203,14 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 		return err
 	}
 	doc.Key, doc.Title, doc.Source = key, o.title, gating.Source(o.output, github.NewAction(o.sys.getenv, stderr))
-	return deliver(ctx, o.sys, doc, o.reportPath, &o.publishOptions, out)
+	err = deliver(ctx, o.sys, doc, o.reportPath, &o.publishOptions, out)
+	// A scenario the server could not keep up with fails the run (exit
+	// 3) over any verdict: its figures measure a queue filling up, not
+	// the server. The verdict and the report are still delivered, labelled.
+	if oerr := overloadExit(res); oerr != nil && exit.Code(err) <= exit.Regression {
+		return oerr
+	}
+	return err
 }
 
 // deliver is the end of gate and ab: the report file written (when

@@ -47,7 +47,15 @@ is warmed up with its own load until the server is steady (warmup section, never
 measured), then measured repetitions times with an optional cool-down between
 repetitions. A crash, a failing health check, a warm-up that never gets steady
 or an error rate over max_error_rate fails the run with exit code 3 and no
-result file.`,
+result file.
+
+An open-loop scenario (poisson, gamma, trace) the server cannot keep up with
+(it served under 90% of the offered rate while TTFT rose through the
+repetition, in at least half the repetitions) is named ("offered 12.0 req/s,
+served 8.6 req/s; the queue grew through every repetition") and fails the run
+with exit code 3 after its result is written, unless the scenario declares
+load.overload: measure: then it is measured and labelled "overloaded
+(declared)".`,
 		Example: `  perfgate sim &                        # a simulated engine on 127.0.0.1:8000
   perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl`,
 		Args: cobra.NoArgs,
@@ -89,6 +97,16 @@ func runRun(ctx context.Context, o *runOptions) error {
 			return err
 		}
 		fmt.Fprintf(stderr, "wrote %s\n", o.output)
+	}
+	return overloadExit(res)
+}
+
+// overloadExit is the failed run (exit 3) of a result with a scenario the
+// server could not keep up with, undeclared (result.Result.CheckOverload);
+// nil otherwise. The result is written first, so the user can look.
+func overloadExit(res *result.Result) error {
+	if err := res.CheckOverload(); err != nil {
+		return exit.RunError(err)
 	}
 	return nil
 }

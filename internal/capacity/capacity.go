@@ -433,6 +433,9 @@ func verdict(s Spec, p result.CapacityProbe, reps []result.Repetition) string {
 			}
 		}
 	}
+	if r := overloaded(reps); r != nil {
+		return fmt.Sprintf("%s (rep %d could not keep up: %s)", word, r.Index, r.Overload.Sentence())
+	}
 	// The objective with the largest margin, and (for a break) the
 	// repetition with its largest value.
 	worst, wm := "", math.Inf(-1)

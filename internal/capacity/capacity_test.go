@@ -570,3 +570,30 @@ func TestFmtLoad(t *testing.T) {
 		assert.Equal(t, want, FormatLoad(x), "FormatLoad(%v)", x)
 	}
 }
+
+// A repetition the server could not keep up with (the overload detector
+// that fails an ordinary run) breaks its probe even with every latency in
+// its SLO: a rate the server falls behind is over capacity.
+func TestSearchOverloadedRepetition(t *testing.T) {
+	s := spec(3)
+	f := &fake{margin: powerLaw(func(int) float64 { return 500 }, 1), edit: func(load float64, r *result.Repetition) {
+		if load >= 120 && r.Index == 2 {
+			r.Overload = &result.Overload{Requests: 200, OfferedRate: load, ServedRate: 110, Overloaded: true}
+		} else {
+			r.Overload = &result.Overload{Requests: 200, OfferedRate: load, ServedRate: load}
+		}
+	}}
+	c := search(t, s, f)
+	assert.Equal(t, result.CapacityBracketed, c.Outcome)
+	assert.True(t, c.Holds < 120 && 120 <= c.Breaks, "[%v, %v)", c.Holds, c.Breaks)
+	for _, p := range c.Probes {
+		assert.Equal(t, p.Load < 120, p.Held, "probe at %v", p.Load)
+		assert.Zero(t, p.Broken, "an overloaded repetition is not a broken one: its latencies count")
+	}
+	smp := c.Samples[1]
+	assert.InEpsilon(t, math.Sqrt(c.Holds*c.Breaks), smp.Load, 1e-9, "repetition 2 crosses at the midpoint")
+
+	held, _, _ := Judge(s, []result.Repetition{{Index: 1, Completed: 10, Sent: 10,
+		Overload: &result.Overload{Overloaded: true, OfferedRate: 12, ServedRate: 8.6}}})
+	assert.False(t, held)
+}

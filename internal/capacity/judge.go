@@ -17,7 +17,9 @@ const floorMS = 1e-6
 // bound, exp of the one-sided Student-t bound (at s.Confidence) on the
 // mean of the values' logarithms. broken counts the repetitions that
 // failed past s.MaxErrorRate or completed nothing. The probe held when no
-// repetition broke and every margin is at most 1.
+// repetition broke or was overloaded (the server could not keep up with
+// the offered rate: result.Repetition.Overload, from the detector that
+// fails an ordinary run) and every margin is at most 1.
 //
 // A broken repetition's latencies describe only its survivors, so they are
 // left out of the margins; it breaks the probe by itself. With every
@@ -32,7 +34,7 @@ func Judge(s Spec, reps []result.Repetition) (held bool, margin map[string]float
 		}
 	}
 	margin = make(map[string]float64, len(s.SLO))
-	held = broken == 0 && len(ok) > 0
+	held = broken == 0 && len(ok) > 0 && overloaded(reps) == nil
 	if len(ok) == 0 {
 		return false, margin, broken
 	}
@@ -85,10 +87,25 @@ func isBroken(s Spec, r *result.Repetition) bool {
 	return r.Completed == 0 || r.ErrorRate > s.MaxErrorRate
 }
 
+// isOverloaded reports whether the server could not keep up with a
+// repetition's offered rate: over capacity, whatever its latencies.
+func isOverloaded(r *result.Repetition) bool { return r.Overload != nil && r.Overload.Overloaded }
+
+// overloaded is the first overloaded repetition of reps, or nil.
+func overloaded(reps []result.Repetition) *result.Repetition {
+	for i := range reps {
+		if isOverloaded(&reps[i]) {
+			return &reps[i]
+		}
+	}
+	return nil
+}
+
 // worstMargin is a repetition's largest value over its limit across the
-// objectives: above 1 it broke an SLO; +Inf when the repetition is broken.
+// objectives: above 1 it broke an SLO; +Inf when the repetition is broken
+// or overloaded (its crossing is then the geometric midpoint below).
 func worstMargin(s Spec, r *result.Repetition) float64 {
-	if isBroken(s, r) {
+	if isBroken(s, r) || isOverloaded(r) {
 		return math.Inf(1)
 	}
 	m := 0.0

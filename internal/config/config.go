@@ -171,6 +171,10 @@ type Load struct {
 	// milliseconds from 1 to 1,048,576 (about 17 minutes), as lengths are.
 	// Empty is no pause. A workload without sessions refuses it.
 	ThinkTime string `yaml:"think_time" json:"think_time,omitempty"`
+	// Overload is what an open-loop scenario the server cannot keep up
+	// with does: fail the run (OverloadFail, the default, also written as
+	// empty) or be measured and labelled so (OverloadMeasure).
+	Overload string `yaml:"overload" json:"overload,omitempty"`
 	// Sweep holds the values when rate or concurrency is a list in YAML
 	// (`rate: [1, 2, 4]`): the scenario is measured once per value, as
 	// Config.Measured expands it, and Rate and Concurrency stay 0. nil for

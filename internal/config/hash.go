@@ -52,6 +52,7 @@ func (c *Config) Hash() string {
 	cc.Scenarios = slices.Clone(c.Scenarios)
 	for i := range cc.Scenarios {
 		cc.Scenarios[i].Salt = nil
+		cc.Scenarios[i].Load.Overload = cc.Scenarios[i].Load.resultOverload() // the default, written or not, hashes alike
 		if !c.SaltOf(c.Scenarios[i]) {
 			off := false
 			cc.Scenarios[i].Salt = &off

@@ -203,6 +203,9 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *com
 			add(block{Para: &para{Text: sentence{{Text: line, Untrusted: true}}, Aside: true}})
 		}
 	}
+	for _, b := range overloadBlocks(sd, names) {
+		add(b)
+	}
 	if sd != nil && sd.Capacity != nil {
 		for _, b := range capacityBlocks(s, sd.Capacity, names) {
 			add(b)

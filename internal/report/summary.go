@@ -70,6 +70,9 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 	if line := preparation(s); line != "" {
 		fmt.Fprintln(w, line)
 	}
+	if line := overloadLine(s); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if c := s.Capacity; c != nil {
 		for _, line := range capacityLines(c) {
 			fmt.Fprintln(w, line)

@@ -288,6 +288,10 @@ type Repetition struct {
 
 	// Open-loop only: what the schedule asked for and what was achieved.
 	Schedule *ScheduleStats `json:"schedule,omitempty"`
+	// Overload is whether the server kept up with the open loop's offered
+	// rate (see Overload); nil for a closed loop, in results from before
+	// it, and when the repetition sent too few requests to judge.
+	Overload *Overload `json:"overload,omitempty"`
 
 	// Sessions summarises the workload's sessions as replayed; nil when
 	// the workload has none.

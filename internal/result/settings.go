@@ -31,6 +31,10 @@ type Load struct {
 	// ThinkTime is the distribution (milliseconds) of the pause before a
 	// session's later turn that gives no think_ms; empty for none.
 	ThinkTime string `json:"think_time,omitempty"`
+	// Overload is "measure" (OverloadMeasure) when the scenario declares
+	// that it measures a server past the load it can sustain; empty
+	// otherwise, and an overloaded scenario then fails the run.
+	Overload string `json:"overload,omitempty"`
 }
 
 // SLO are the per-request objectives a scenario's goodput was counted

@@ -169,6 +169,7 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 	v.nonNegative(p+".load.speedup", s.Load.Speedup)
 	v.count(p+".load.concurrency", s.Load.Concurrency)
 	v.count(p+".load.max_in_flight", s.Load.MaxInFlight)
+	v.loadOverload(p, s.Load)
 	v.warmup(p+".warmup", s.Warmup)
 	for j := range s.Repetitions {
 		v.repetition(fmt.Sprintf("%s.repetitions[%d]", p, j), &s.Repetitions[j])
@@ -279,6 +280,7 @@ func (v *checker) repetition(p string, r *Repetition) {
 		v.stats(sp+".ttft_from_schedule_ms", s.TTFTFromSchedule)
 		v.stats(sp+".e2e_from_schedule_ms", s.E2EFromSchedule)
 	}
+	v.overload(p+".overload", r.Overload)
 	if s := r.Sessions; s != nil {
 		v.sessions(p+".sessions", s)
 	}

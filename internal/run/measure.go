@@ -267,6 +267,10 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		plan.Salt = SaltSeed(m.Seed, s.saltName(), rep, 1)
 	}
 	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate)
+	var watch *overloadWatch // open loop only: a closed loop follows the server
+	if plan.OpenLoop() {
+		watch = &overloadWatch{}
+	}
 	if m.Progress != nil {
 		m.Progress.Begin(label, plan.limit())
 	}
@@ -285,6 +289,9 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 			return
 		}
 		agg.Add(r)
+		if watch != nil {
+			watch.add(r)
+		}
 		if m.OnRecord != nil {
 			m.OnRecord(r)
 		}
@@ -306,6 +313,9 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		return result.Repetition{}, fmt.Errorf("scenario %s repetition %d: %w", c.Name, rep, err)
 	}
 	sum := agg.Summary(rep)
+	if watch != nil {
+		sum.Overload = watch.judge()
+	}
 	endObserve(&sum)
 	if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate {
 		return sum, &BrokenError{Scenario: c.Name, Repetition: rep, Rep: sum, MaxErrorRate: c.MaxErrorRate}

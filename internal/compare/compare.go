@@ -509,7 +509,18 @@ func fill(g *Gate, in stat.Gate, d stat.Decision) {
 	g.IntervalNeeds = d.IntervalNeeds
 	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)
 	g.Outcome, g.Reason = d.Outcome, d.Reason
-	g.Warnings = append(g.Warnings, d.Warnings...)
+	for _, w := range d.Warnings {
+		if !isIntervalWarning(w, d.IntervalNeeds) {
+			g.Warnings = append(g.Warnings, w)
+		}
+	}
+}
+
+// isIntervalWarning reports whether w is stat's warning that the change
+// has no interval ("need >= 6 samples a side for a 90% interval"), which
+// IntervalNeeds says in a field: the report says it once per table.
+func isIntervalWarning(w string, needs int) bool {
+	return needs > 0 && strings.HasPrefix(w, fmt.Sprintf("need >= %d ", needs)) && strings.HasSuffix(w, " interval")
 }
 
 // summarise is benchmath's median summary of one side, with its warnings.

@@ -69,6 +69,10 @@ func TestIntervalNeedsWithFewRepetitions(t *testing.T) {
 	require.NoError(t, err)
 	g = gateOf(t, v.Scenarios[0], "ttft.p99")
 	assert.Equal(t, stat.IntervalSamples(1-2*float64(g.Level)), g.IntervalNeeds)
+	for _, w := range g.Warnings {
+		assert.NotContains(t, w, "interval", "IntervalNeeds says it")
+	}
+	assert.NotEmpty(t, g.Warnings, "the other warnings stay")
 	assert.True(t, math.IsInf(float64(g.Change.Hi), 1))
 
 	enough := fakeResult("chat", 100, 101, 99, 100, 102, 98)

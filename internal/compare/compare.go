@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"sync"
 
 	"golang.org/x/perf/benchmath"
 
@@ -194,7 +195,7 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			s := slot{len(scenarios), -1, len(sc.Gates)}
 			sc.Gates = append(sc.Gates, Gate{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Better: m.Better(), Tolerance: g.Tolerance.Text})
 			inputs[s] = stat.Gate{Baseline: bv, Candidate: cv, HigherIsBetter: m.HigherIsBetter,
-				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value}
+				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value, Points: m.Points()}
 			families[key] = append(families[key], s)
 			if q, ok := tailQuantile(m, tailLowest); ok && p.cand.Capacity == nil {
 				name, title := m.Name+TailSuffix, m.Title+" tail"
@@ -497,10 +498,29 @@ func fill(g *Gate, in stat.Gate, d stat.Decision) {
 	g.Candidate = summarise(in.Candidate)
 	g.Shift = Interval{Num(d.Shift.Estimate), Num(d.Shift.Lo), Num(d.Shift.Hi)}
 	g.Change = Interval{Num(d.Change.Estimate), Num(d.Change.Lo), Num(d.Change.Hi)}
+	if in.Points {
+		// A share's change is in points, the unit of its tolerance: the
+		// relative change of an error rate (+100% from 2% to 4%) says
+		// nothing the gate decides on.
+		g.Change = Interval{Num(math.NaN()), Num(math.NaN()), Num(math.NaN())}
+		g.ChangePoints = &Interval{Num(100 * d.Shift.Estimate), Num(100 * d.Shift.Lo), Num(100 * d.Shift.Hi)}
+	}
 	g.Confidence = Num(d.Shift.Confidence)
+	g.IntervalNeeds = d.IntervalNeeds
 	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)
 	g.Outcome, g.Reason = d.Outcome, d.Reason
-	g.Warnings = append(g.Warnings, d.Warnings...)
+	for _, w := range d.Warnings {
+		if !isIntervalWarning(w, d.IntervalNeeds) {
+			g.Warnings = append(g.Warnings, w)
+		}
+	}
+}
+
+// isIntervalWarning reports whether w is stat's warning that the change
+// has no interval ("need >= 6 samples a side for a 90% interval"), which
+// IntervalNeeds says in a field: the report says it once per table.
+func isIntervalWarning(w string, needs int) bool {
+	return needs > 0 && strings.HasPrefix(w, fmt.Sprintf("need >= %d ", needs)) && strings.HasSuffix(w, " interval")
 }
 
 // summarise is benchmath's median summary of one side, with its warnings.
@@ -513,11 +533,34 @@ func summarise(values []float64) Summary {
 	sample := benchmath.NewSample(slices.Clone(values), &benchmath.DefaultThresholds)
 	sum := benchmath.AssumeNothing.Summary(sample, MedianConfidence)
 	s.Median, s.Lo, s.Hi = Num(sum.Center), Num(sum.Lo), Num(sum.Hi)
+	if math.IsInf(sum.Lo, 0) || math.IsInf(sum.Hi, 0) {
+		// benchmath's only warning says this ("need >= 6 samples for
+		// confidence interval at level 0.95"): the field says it once.
+		s.IntervalNeeds = MedianIntervalNeeds()
+		return s
+	}
 	for _, w := range sum.Warnings {
 		s.Warnings = append(s.Warnings, w.Error())
 	}
 	return s
 }
+
+// MedianIntervalNeeds is the fewest values a side for a finite interval of
+// its median at MedianConfidence (6 at 95%): benchmath's own threshold,
+// found by asking it.
+var MedianIntervalNeeds = sync.OnceValue(func() int {
+	for n := 2; n <= 50; n++ {
+		values := make([]float64, n)
+		for i := range values {
+			values[i] = float64(i)
+		}
+		sum := benchmath.AssumeNothing.Summary(benchmath.NewSample(values, &benchmath.DefaultThresholds), MedianConfidence)
+		if !math.IsInf(sum.Lo, 0) && !math.IsInf(sum.Hi, 0) {
+			return n
+		}
+	}
+	return 51
+})
 
 // notMeasuredStarts is why a per-start metric that a side did not measure
 // is not gated.

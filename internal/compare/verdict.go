@@ -115,11 +115,22 @@ type Gate struct {
 	// metric's unit, with its interval.
 	Shift Interval `json:"shift"`
 	// Change is Shift relative to the baseline median (0.12 is +12%); its
-	// fields are null when the baseline median is 0.
+	// fields are null when the baseline median is 0, and for a share (unit
+	// "%": the error rate), whose change is ChangePoints instead.
 	Change Interval `json:"change"`
+	// ChangePoints is set for a share (unit "%": the error rate, KV-cache
+	// use), in place of Change: Shift in percentage points, the unit of its
+	// tolerance (2 is +2 points: 2.00% → 4.00%), never relative to the
+	// baseline (which for an error rate is often 0).
+	ChangePoints *Interval `json:"change_points,omitempty"`
 	// Confidence is the interval's actual two-sided coverage: each bound is
 	// a one-sided bound at (1+Confidence)/2.
 	Confidence Num `json:"confidence"`
+	// IntervalNeeds is set when the repetitions (an A/B's rounds) are too
+	// few for an interval of the change at the gate's confidence: the
+	// bounds of Shift, Change and ChangePoints are then unbounded (null)
+	// and this is how many a side an interval needs.
+	IntervalNeeds int `json:"interval_needs,omitempty"`
 
 	// P is the one-sided p-value in the bad direction; PAdjusted is after
 	// Holm's correction; Level is what PAdjusted is compared with.
@@ -164,12 +175,19 @@ type AB struct {
 // Summary is one side's samples of a metric: the median with its 95%
 // interval (benchmath's, distribution-free) and the values themselves.
 type Summary struct {
-	N      int   `json:"n"`
-	Median Num   `json:"median"`
+	N      int `json:"n"`
+	Median Num `json:"median"`
+	// Lo and Hi bound the median at MedianConfidence; either is null (in
+	// memory, -Inf or +Inf) when the side has too few values to bound it
+	// on that side, and IntervalNeeds then says how many it needs.
 	Lo     Num   `json:"lo"`
 	Hi     Num   `json:"hi"`
 	Values []Num `json:"values"`
-	// Warnings are benchmath's (too few samples for an interval).
+	// IntervalNeeds is set when the side has too few values for a 95%
+	// interval of its median (Lo or Hi unbounded): the values it needs
+	// (6 at 95%).
+	IntervalNeeds int `json:"interval_needs,omitempty"`
+	// Warnings are about the summary ("no samples").
 	Warnings []string `json:"warnings,omitempty"`
 }
 

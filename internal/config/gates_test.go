@@ -115,3 +115,34 @@ func TestTailNotHashed(t *testing.T) {
 	b.Compare.Tail = TailOff
 	assert.Equal(t, a.Hash(), b.Hash(), "compare.tail changes how results are compared, not what is measured")
 }
+
+// A share (the error rate, KV-cache use, GPU utilisation, the prefix-cache
+// hit rate) is gated in percentage points: a percentage of its baseline is
+// refused, with a message that says how to write it, because against an
+// error rate of 0 a relative tolerance could never decide.
+func TestShareToleranceInPointsOnly(t *testing.T) {
+	for _, tt := range []struct{ metric, tolerance, want string }{
+		{"error_rate", "+50%", `gates.error_rate: tolerance "+50%": error_rate is a share, so its tolerance is in percentage points, not a percentage of the baseline (which may be 0): write e.g. +1 points`},
+		{"error_rate", "0%", "error_rate is a share, so its tolerance is in percentage points"},
+		{"kv_cache_peak", "+10%", "write e.g. +1 points"},
+		{"gpu_utilization", "+5%", "gpu_utilization is a share"},
+		{"prefix_cache_hit_rate", "-10%", "write e.g. -1 points"},
+	} {
+		t.Run(tt.metric+" "+tt.tolerance, func(t *testing.T) {
+			_, err := Parse([]byte("gates:\n  "+tt.metric+": \""+tt.tolerance+"\"\nscenarios:\n  - name: s\n    synth: {requests: 10, input: {type: fixed, value: 10}, output: {type: fixed, value: 10}}\n    load: {concurrency: 1}\n"), "p.yaml")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+	// Points, in any of their spellings, are accepted.
+	for text, want := range map[string]float64{"+1 points": 0.01, "+1 point": 0.01, "+0.5 pts": 0.005, "+2 pt": 0.02, "0 points": 0} {
+		c, err := Parse([]byte("gates:\n  error_rate: \""+text+"\"\nscenarios:\n  - name: s\n    synth: {requests: 10, input: {type: fixed, value: 10}, output: {type: fixed, value: 10}}\n    load: {concurrency: 1}\n"), "p.yaml")
+		require.NoError(t, err, text)
+		for _, g := range c.GatesOf(c.Scenarios[0]) {
+			if g.Metric == "error_rate" {
+				assert.False(t, g.Tolerance.Relative, text)
+				assert.InDelta(t, want, g.Tolerance.Value, 1e-12, text)
+			}
+		}
+	}
+}

@@ -25,8 +25,8 @@ const (
 	TokenRate
 	// RequestRate values are requests per second (`-0.5 req/s`).
 	RequestRate
-	// Fraction values are shares in [0,1]; an absolute tolerance is in
-	// percentage points (`+1 points`).
+	// Fraction values are shares in [0,1]; a tolerance is in percentage
+	// points (`+1 points`), never a percentage (Info.Points).
 	Fraction
 	// Count values are numbers of things (requests waiting, preemptions);
 	// an absolute tolerance is a plain number (`+4`).
@@ -111,6 +111,13 @@ func (i Info) Unit() string {
 		return "%"
 	}
 }
+
+// Points reports whether the metric is a share (the error rate, KV-cache
+// use, GPU utilisation, an eval suite's accuracy): its values are in [0, 1]
+// and shown as percentages, and its changes and absolute tolerances are in
+// percentage points (0.02 → 0.04 is +2 points), never relative to the
+// baseline, which for an error rate is often 0.
+func (i Info) Points() bool { return i.Kind == Fraction }
 
 // Better is "lower" or "higher", as benchfmt's better= metadata spells it.
 func (i Info) Better() string {

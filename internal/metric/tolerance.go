@@ -37,7 +37,8 @@ func (t Tolerance) MarshalJSON() ([]byte, error) { return json.Marshal(t.Text) }
 // ParseTolerance reads a tolerance for metric m. Accepted forms: `+10%`,
 // `-5%`, `0%`; for latencies a Go duration (`+20ms`, `+1.5s`); for token
 // rates `-100 tok/s`; for request rates `-0.5 req/s`; for fractions (the
-// error rate, KV-cache use) `+1 points` or `+0.5 point`; for counts a
+// error rate, KV-cache use) percentage points only, `+1 points`, `+1 point`,
+// `+0.5 pts` or `+1 pt`, never a percentage (see Points); for counts a
 // number (`+4`); for GPU memory `+512 MiB` or `+2 GiB`; for power `+20 W`;
 // for energy `+0.05 J/tok`; for efficiency `-1 tok/J`; for cost
 // `+0.05 $/Mtok`.
@@ -60,6 +61,9 @@ func ParseTolerance(m Info, text string) (Tolerance, error) {
 	switch {
 	case strings.HasSuffix(s, "%") && m.Quality:
 		return t, fmt.Errorf("tolerance %q: a quality gate takes points, not a percentage (e.g. %s)", text, example(m))
+	case strings.HasSuffix(s, "%") && m.Points():
+		return t, fmt.Errorf("tolerance %q: %s is a share, so its tolerance is in percentage points, not a percentage of the baseline "+
+			"(which may be 0): write e.g. %s (from 2.00%% to 3.00%% is 1 point)", text, m.Name, example(m))
 	case strings.HasSuffix(s, "%"):
 		t.Relative = true
 		v, err = number(strings.TrimSuffix(s, "%"))
@@ -76,8 +80,10 @@ func ParseTolerance(m Info, text string) (Tolerance, error) {
 	case m.Kind == RequestRate:
 		v, err = withUnit(s, "req/s")
 	case m.Kind == Fraction:
-		if v, err = withUnit(s, "points"); err != nil {
-			v, err = withUnit(s, "point")
+		for _, unit := range []string{"points", "point", "pts", "pt"} {
+			if v, err = withUnit(s, unit); err == nil {
+				break
+			}
 		}
 		v /= 100
 	case m.Kind == Count:
@@ -154,6 +160,9 @@ func example(m Info) string {
 	}
 	if m.Quality {
 		return "-2 points"
+	}
+	if m.HigherIsBetter {
+		return "-1 points"
 	}
 	return "+1 points"
 }

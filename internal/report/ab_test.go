@@ -418,7 +418,7 @@ func TestABNamesItsSides(t *testing.T) {
 		"| gate | base | candidate | change | p | tolerance | outcome |",
 		"| changed item | base | candidate |",
 		"outputs identical to the base arm's",
-		"base: need \\>= 6 samples for confidence interval at level 0.95",
+		"too few repetitions for a 95% interval: 3 a side, where one needs >= 6",
 		"not gated: **cold start (ms)**: base 3239 · candidate 3401",
 	} {
 		assert.Contains(t, md.String(), want)

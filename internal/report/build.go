@@ -236,7 +236,7 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *com
 	if s.NoBaseline {
 		only = mediumHTML
 	}
-	if items := scenarioNotes(s, names); len(items) > 0 {
+	if items := append(intervalNotes(s, names, ab != nil), scenarioNotes(s, names)...); len(items) > 0 {
 		add(block{Media: only, Drop: detailTables, List: &list{Kind: "notes", Items: items}})
 	}
 	for _, q := range s.Quality {
@@ -351,10 +351,14 @@ func scenarioNotes(s *compare.Scenario, names sides) []item {
 			n.add(g.Title, untrusted(w))
 		}
 		for _, w := range g.Baseline.Warnings {
-			n.add(g.Title, cat(plain(names.Base+": "), untrusted(w)))
+			if !oldIntervalWarning(g.Baseline, w) {
+				n.add(g.Title, cat(plain(names.Base+": "), untrusted(w)))
+			}
 		}
 		for _, w := range g.Candidate.Warnings {
-			n.add(g.Title, cat(plain("candidate: "), untrusted(w)))
+			if !oldIntervalWarning(g.Candidate, w) {
+				n.add(g.Title, cat(plain("candidate: "), untrusted(w)))
+			}
 		}
 	}
 	out := n.items()
@@ -1331,7 +1335,7 @@ func (t *gateTally) add(v *compare.Verdict, doc int) {
 			case stat.Inconclusive:
 				t.undecided++
 			}
-			if g.Change.Estimate.Finite() && (t.worstAny == nil || ref.worseThan(t.worstAny)) {
+			if ref.badness() > math.Inf(-1) && (t.worstAny == nil || ref.worseThan(t.worstAny)) {
 				t.worstAny, t.worstAnyDoc = ref, doc
 			}
 		}
@@ -1373,10 +1377,11 @@ type gateRef struct {
 }
 
 // badness is the gate's relative change in its bad direction (positive is
-// worse); -Inf when it has none.
+// worse); -Inf when it has none, as a share's change in points has not (it
+// is not ranked against changes in percent).
 func (r *gateRef) badness() float64 {
 	c := float64(r.g.Change.Estimate)
-	if !r.g.Change.Estimate.Finite() {
+	if !r.g.Change.Estimate.Finite() || r.g.Unit == shareUnit {
 		return math.Inf(-1)
 	}
 	if r.g.Better == "higher" {

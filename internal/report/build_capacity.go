@@ -341,6 +341,10 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 		for _, w := range c.Warnings {
 			warnings.add(side.label, untrusted(w))
 		}
+		if side.gated && unboundedSummary(side.gate) {
+			warnings.add(side.label, plain(fmt.Sprintf("too few repetitions for a %s interval of the samples' median: one needs >= %d; the median is shown without one",
+				percentOf(compare.MedianConfidence), compare.MedianIntervalNeeds())))
+		}
 	}
 	out := []block{
 		{Drop: detailTables, Para: &para{Text: capacitySearchText(sidesList[len(sidesList)-1].c.Search, unit), Aside: true}},

@@ -36,12 +36,20 @@ func withUnit(figure, unit string) sentence {
 }
 
 // changeText is the Hodges-Lehmann change relative to the baseline median
-// with its interval ("+31.2% [+25.0%, +38.1%]"); when there is no relative
-// change (the baseline median is 0), the absolute shift in the metric's unit
-// ("+3.10 [+1.00, +5.20] ms").
+// with its interval ("+31.2% [+25.0%, +38.1%]"); a share's in percentage
+// points ("+2.00 [+1.00, +3.00] pts"); when there is no relative change (the
+// baseline median is 0), the absolute shift in the metric's unit ("+3.10
+// [+1.00, +5.20] ms"). An unbounded interval (too few repetitions, which
+// the table's note says) is left out: "+4.3%".
 func changeText(g compare.Gate) sentence {
 	if g.Tail != nil {
 		return tailChange(g.Tail)
+	}
+	if iv, ok := pointsChange(g); ok {
+		if !iv.Estimate.Finite() {
+			return plain("—")
+		}
+		return withUnit(verdictInterval(iv, verdictPoints), pointsUnit)
 	}
 	if g.Change.Estimate.Finite() {
 		return plain(verdictInterval(g.Change, verdictPercent))
@@ -68,10 +76,17 @@ func tailChange(t *compare.Tail) sentence {
 		strconv.FormatFloat(100*float64(t.Expected), 'g', 4, 64) + "%")
 }
 
-// changeEstimate is the change without its interval ("+31.2%", "+3.10 ms").
+// changeEstimate is the change without its interval ("+31.2%", "+3.10 ms",
+// "+2.00 pts").
 func changeEstimate(g compare.Gate) sentence {
 	if g.Tail != nil {
 		return tailChange(g.Tail)
+	}
+	if iv, ok := pointsChange(g); ok {
+		if !iv.Estimate.Finite() {
+			return plain("—")
+		}
+		return withUnit(verdictPoints(float64(iv.Estimate)), pointsUnit)
 	}
 	if g.Change.Estimate.Finite() {
 		return plain(verdictPercent(float64(g.Change.Estimate)))
@@ -84,9 +99,9 @@ func changeEstimate(g compare.Gate) sentence {
 }
 
 // telemetryChange is a telemetry row's change from baseline to candidate:
-// relative, in percent of the baseline ("+3.1%"), or, from a baseline of 0,
-// the absolute shift in the metric's unit ("+2", "+0.50 points"); "—"
-// unless both sides have a value.
+// a share's in percentage points ("+0.50 pts"); any other's relative, in
+// percent of the baseline ("+3.1%"), or, from a baseline of 0, the absolute
+// shift in the metric's unit ("+2"); "—" unless both sides have a value.
 func telemetryChange(r TelemetryRow) sentence {
 	if r.Baseline == nil || r.Candidate == nil {
 		return plain("—")
@@ -95,6 +110,8 @@ func telemetryChange(r TelemetryRow) sentence {
 	switch {
 	case !finite(b) || !finite(c):
 		return plain("—")
+	case r.Unit == shareUnit:
+		return withUnit(verdictPoints(100*(c-b)), pointsUnit)
 	case b == c:
 		return plain("+0.0%")
 	case b != 0:
@@ -105,20 +122,40 @@ func telemetryChange(r TelemetryRow) sentence {
 }
 
 // verdictSummary is a side's median with its interval as a ± percent of it,
-// as benchstat prints it ("41.2 ± 3%", "41.2 ± ∞" for an unbounded interval).
+// as benchstat prints it ("41.2 ± 3%"); a share's ± in percentage points
+// ("2.00% ± 0.50 pts"). With no interval, or an unbounded one (too few
+// repetitions, which the table's note says once), the median alone.
 func verdictSummary(s compare.Summary, unit string) string {
 	if !s.Median.Finite() {
 		return "—"
 	}
 	m := verdictValue(float64(s.Median), unit)
-	if math.IsNaN(float64(s.Lo)) || math.IsNaN(float64(s.Hi)) {
+	if !s.Lo.Finite() || !s.Hi.Finite() {
 		return m
 	}
-	return m + " ± " + verdictPctRange(float64(s.Median), float64(s.Lo), float64(s.Hi))
+	return m + " ± " + verdictSpread(float64(s.Median), float64(s.Lo), float64(s.Hi), unit)
+}
+
+// verdictSpread is the interval's larger distance from the center: a
+// share's in percentage points ("0.70 pts"); otherwise as a percent of the
+// center, as benchmath.Summary.PctRangeString writes it ("3%"), or, where a
+// percent of the center means nothing (the interval reaches 0 or across
+// it), in the metric's own unit ("± 2" preemptions) where benchstat writes
+// "± ?".
+func verdictSpread(center, lo, hi float64, unit string) string {
+	half := math.Max(hi-center, center-lo)
+	if unit == shareUnit {
+		return fmt.Sprintf("%.2f %s", 100*half, pointsUnit)
+	}
+	if r := verdictPctRange(center, lo, hi); r != "?" {
+		return r
+	}
+	return verdictValue(half, unit)
 }
 
 // verdictPctRange is benchmath.Summary.PctRangeString: the interval's larger
-// distance from the center, as a percent of it.
+// distance from the center, as a percent of it; "?" where that means
+// nothing (an interval that reaches 0 or crosses it).
 func verdictPctRange(center, lo, hi float64) string {
 	if math.IsInf(lo, 0) || math.IsInf(hi, 0) {
 		return "∞"
@@ -141,14 +178,38 @@ func verdictPctRange(center, lo, hi float64) string {
 	return fmt.Sprintf("%.0f%%", 100*math.Max(hi/center-1, 1-lo/center))
 }
 
+// shareUnit is the unit of a share (the error rate, KV-cache use): its
+// values are fractions shown as percentages, its changes in points.
+const shareUnit = "%"
+
+// pointsUnit is how a change in percentage points is labelled.
+const pointsUnit = "pts"
+
+// verdictPoints is a change in percentage points, signed, two decimals
+// ("+2.00").
+func verdictPoints(x float64) string { return verdictSigned(x, true) }
+
+// pointsChange is a share's change in percentage points, and whether g is a
+// share's gate: its ChangePoints, or, in a verdict from before it had them,
+// its shift times 100.
+func pointsChange(g compare.Gate) (compare.Interval, bool) {
+	if g.ChangePoints != nil {
+		return *g.ChangePoints, true
+	}
+	if g.Unit != shareUnit {
+		return compare.Interval{}, false
+	}
+	return compare.Interval{Estimate: 100 * g.Shift.Estimate, Lo: 100 * g.Shift.Lo, Hi: 100 * g.Shift.Hi}, true
+}
+
 // verdictShiftFormat is how an absolute change of a metric in unit is shown:
-// a fraction's change in percentage points ("+0.50 points"), a count's as a
+// a fraction's change in percentage points ("+0.50 pts"), a count's as a
 // signed number with no unit ("+3"), anything else with a few significant
 // figures in its own unit ("+3.10 ms").
 func verdictShiftFormat(unit string) (format func(float64) string, shown string) {
 	switch unit {
-	case "%":
-		return func(x float64) string { return verdictSigned(100*x, true) }, "points"
+	case shareUnit:
+		return func(x float64) string { return verdictPoints(100 * x) }, pointsUnit
 	case "count":
 		return func(x float64) string {
 			if finite(x) && x == math.Trunc(x) {
@@ -160,13 +221,16 @@ func verdictShiftFormat(unit string) (format func(float64) string, shown string)
 	return func(x float64) string { return verdictSigned(x, false) }, unit
 }
 
+// verdictInterval is an estimate with its interval, "+31.2% [+25.0%,
+// +38.1%]", each figure written by f; the estimate alone where the
+// interval is missing or unbounded (too few repetitions for one: the
+// table's note says so once, not "[-∞, +∞]" in every row).
 func verdictInterval(iv compare.Interval, f func(float64) string) string {
 	s := f(float64(iv.Estimate))
-	lo, hi := float64(iv.Lo), float64(iv.Hi)
-	if math.IsNaN(lo) && math.IsNaN(hi) {
+	if !iv.Lo.Finite() || !iv.Hi.Finite() {
 		return s
 	}
-	return s + " [" + f(lo) + ", " + f(hi) + "]"
+	return s + " [" + f(float64(iv.Lo)) + ", " + f(float64(iv.Hi)) + "]"
 }
 
 // verdictPercent is a relative change as a signed percent with one decimal.

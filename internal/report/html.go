@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html/template"
 	"io"
-	"math"
 	"strconv"
 	"strings"
 
@@ -271,13 +270,15 @@ func htmlCellOf(columns []column, i int, c cell) htmlCell {
 	return out
 }
 
-// htmlSummary is a side's median with its 95% interval: "41.2 [40.1, 42.5]".
+// htmlSummary is a side's median with its 95% interval: "41.2 [40.1,
+// 42.5]"; the median alone with no interval or an unbounded one (too few
+// repetitions: the table's note says so once).
 func htmlSummary(s compare.Summary, unit string) string {
 	if !s.Median.Finite() {
 		return "—"
 	}
 	m := verdictValue(float64(s.Median), unit)
-	if math.IsNaN(float64(s.Lo)) || math.IsNaN(float64(s.Hi)) {
+	if !s.Lo.Finite() || !s.Hi.Finite() {
 		return m
 	}
 	return m + " [" + verdictValue(float64(s.Lo), unit) + ", " + verdictValue(float64(s.Hi), unit) + "]"

@@ -482,7 +482,8 @@ func TestHTMLSummary(t *testing.T) {
 		want string
 	}{
 		{verdictSide(41.2, 40.1, 42.5), "ms", "41.2 [40.1, 42.5]"},
-		{verdictSide(30.1, math.Inf(-1), math.Inf(1)), "ms", "30.1 [-∞, ∞]"},
+		{verdictSide(30.1, math.Inf(-1), math.Inf(1)), "ms", "30.1"},
+		{verdictSide(43.8, math.Inf(-1), 50), "ms", "43.8"},
 		{verdictSide(0.005, 0, 0.012), "%", "0.50% [0.00%, 1.20%]"},
 		{compare.Summary{Median: verdictNaN}, "ms", "—"},
 		{compare.Summary{Median: 3, Lo: verdictNaN, Hi: verdictNaN}, "ms", "3.00"},

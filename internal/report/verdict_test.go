@@ -34,18 +34,17 @@ func verdictSide(median, lo, hi float64, values ...float64) compare.Summary {
 // warnings across two scenarios, a cold start that was not gated, changes, a
 // mismatch and run warnings.
 func regressionVerdict() *compare.Verdict {
-	tooFew := "need >= 6 samples for confidence interval at level 0.95"
+	// Three a side: no median has a 95% interval (IntervalNeeds), nor
+	// the change a 90% one.
 	smallBase := verdictSide(30.1, math.Inf(-1), math.Inf(1), 29.8, 30.1, 31.0)
-	smallBase.Warnings = []string{tooFew}
 	smallCand := verdictSide(31.4, math.Inf(-1), math.Inf(1), 30.2, 31.4, 33.9)
-	smallCand.Warnings = []string{tooFew}
 	smallE2EBase := verdictSide(2512, math.Inf(-1), math.Inf(1), 2498, 2512, 2530)
-	smallE2EBase.Warnings = []string{tooFew}
 	smallE2ECand := verdictSide(2540, math.Inf(-1), math.Inf(1), 2519, 2540, 2601)
-	smallE2ECand.Warnings = []string{tooFew}
+	for _, s := range []*compare.Summary{&smallBase, &smallCand, &smallE2EBase, &smallE2ECand} {
+		s.IntervalNeeds = 6
+	}
 	few := []string{
 		"need >= 4 samples a side to detect a regression at level 0.025 (alpha 0.05 over 2 gates)",
-		"need >= 6 samples a side for a 90% interval",
 	}
 	return &compare.Verdict{
 		Outcome: stat.Regression, OnInconclusive: "fail", Alpha: 0.05,
@@ -64,12 +63,13 @@ func regressionVerdict() *compare.Verdict {
 					},
 					{
 						Metric: "error_rate", Title: "error rate", Unit: "%", Better: "lower", Tolerance: "+1 points",
-						Baseline:   verdictSide(0, 0, 0, 0, 0, 0),
-						Candidate:  verdictSide(0.005, 0, 0.012, 0, 0.005, 0.012),
-						Shift:      compare.Interval{Estimate: 0.005, Lo: 0, Hi: 0.012},
-						Change:     compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN},
-						Confidence: 0.9, P: 0.04, PAdjusted: 0.08, Level: 0.05,
-						Outcome: stat.Inconclusive, Reason: "the 90% interval reaches +0.012, beyond +0.01",
+						Baseline:     verdictSide(0, 0, 0, 0, 0, 0),
+						Candidate:    verdictSide(0.005, 0, 0.012, 0, 0.005, 0.012),
+						Shift:        compare.Interval{Estimate: 0.005, Lo: 0, Hi: 0.012},
+						Change:       compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN},
+						ChangePoints: &compare.Interval{Estimate: 0.5, Lo: 0, Hi: 1.2},
+						Confidence:   0.9, P: 0.04, PAdjusted: 0.08, Level: 0.05,
+						Outcome: stat.Inconclusive, Reason: "the 90% interval reaches +1.20 points, beyond +1 point",
 					},
 					{
 						Metric: "output_throughput", Title: "output throughput", Unit: "tok/s", Better: "higher", Tolerance: "-5%",
@@ -91,7 +91,7 @@ func regressionVerdict() *compare.Verdict {
 						Baseline: smallBase, Candidate: smallCand,
 						Shift:      compare.Interval{Estimate: 1.3, Lo: compare.Num(math.Inf(-1)), Hi: verdictInf},
 						Change:     compare.Interval{Estimate: 0.0432, Lo: compare.Num(math.Inf(-1)), Hi: verdictInf},
-						Confidence: 0.9, P: 0.2, PAdjusted: 0.4, Level: 0.05,
+						Confidence: 0.9, P: 0.2, PAdjusted: 0.4, Level: 0.05, IntervalNeeds: 6,
 						Outcome: stat.Inconclusive, Reason: "too few samples: need >= 6 a side", Warnings: few,
 					},
 					{
@@ -99,7 +99,7 @@ func regressionVerdict() *compare.Verdict {
 						Baseline: smallE2EBase, Candidate: smallE2ECand,
 						Shift:      compare.Interval{Estimate: 28, Lo: compare.Num(math.Inf(-1)), Hi: verdictInf},
 						Change:     compare.Interval{Estimate: 0.0111, Lo: compare.Num(math.Inf(-1)), Hi: verdictInf},
-						Confidence: 0.9, P: 0.35, PAdjusted: 0.4, Level: 0.05,
+						Confidence: 0.9, P: 0.35, PAdjusted: 0.4, Level: 0.05, IntervalNeeds: 6,
 						Outcome: stat.Inconclusive, Reason: "too few samples: need >= 6 a side", Warnings: few,
 					},
 				},
@@ -361,9 +361,17 @@ func TestVerdictNumbers(t *testing.T) {
 		want string
 	}{
 		{verdictSide(41.2, 40.1, 42.5), "ms", "41.2 ± 3%"},
-		{verdictSide(41.2, math.Inf(-1), math.Inf(1)), "ms", "41.2 ± ∞"},
-		{verdictSide(0, 0, 0), "%", "0.00% ± 0%"},
-		{verdictSide(1, -1, 2), "ms", "1.00 ± ?"},
+		// Too few repetitions: the median alone (the table's note says why).
+		{verdictSide(41.2, math.Inf(-1), math.Inf(1)), "ms", "41.2"},
+		{verdictSide(43.8, math.Inf(-1), 50), "ms", "43.8"},
+		// A share's interval in points, never relative to its median.
+		{verdictSide(0, 0, 0), "%", "0.00% ± 0.00 pts"},
+		{verdictSide(0.02, 0.01, 0.04), "%", "2.00% ± 2.00 pts"},
+		{verdictSide(0.01, 0, 0.02), "%", "1.00% ± 1.00 pts"},
+		// An interval that reaches 0 or crosses it: a percent of the median
+		// means nothing, so the ± is in the metric's unit, never "?".
+		{verdictSide(1, -1, 2), "ms", "1.00 ± 2.00"},
+		{verdictSide(2, 0, 3), "count", "2 ± 2"},
 		{verdictSide(math.NaN(), math.NaN(), math.NaN()), "ms", "—"},
 	} {
 		if got := verdictSummary(c.s, c.unit); got != c.want {
@@ -372,16 +380,32 @@ func TestVerdictNumbers(t *testing.T) {
 	}
 	g := compare.Gate{Unit: "ms", Change: compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN},
 		Shift: compare.Interval{Estimate: 3.1, Lo: -1, Hi: verdictInf}}
-	if got, want := changeText(g).raw(), "+3.10 [-1.00, +∞] ms"; got != want {
+	if got, want := changeText(g).raw(), "+3.10 ms"; got != want {
+		t.Errorf("changeText without a relative change, unbounded = %q, want %q", got, want)
+	}
+	g.Shift.Hi = 7.2
+	if got, want := changeText(g).raw(), "+3.10 [-1.00, +7.20] ms"; got != want {
 		t.Errorf("changeText without a relative change = %q, want %q", got, want)
 	}
 	g = compare.Gate{Unit: "%", Change: compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN},
 		Shift: compare.Interval{Estimate: 0.005, Lo: 0, Hi: 0.012}}
-	if got, want := changeText(g).raw(), "+0.50 [+0.00, +1.20] points"; got != want {
+	if got, want := changeText(g).raw(), "+0.50 [+0.00, +1.20] pts"; got != want {
 		t.Errorf("changeText of a fraction = %q, want %q", got, want)
 	}
-	if got, want := changeEstimate(g).raw(), "+0.50 points"; got != want {
+	if got, want := changeEstimate(g).raw(), "+0.50 pts"; got != want {
 		t.Errorf("changeEstimate of a fraction = %q, want %q", got, want)
+	}
+	// 2.00% → 4.00%: +2 points, not +100%, whether the verdict gave its
+	// change in points or (from before change_points) relative.
+	g = compare.Gate{Unit: "%", Change: compare.Interval{Estimate: 1, Lo: 0.5, Hi: 1.5},
+		Shift: compare.Interval{Estimate: 0.02, Lo: 0.01, Hi: 0.03}}
+	if got, want := changeText(g).raw(), "+2.00 [+1.00, +3.00] pts"; got != want {
+		t.Errorf("changeText of a share from 2%% to 4%% = %q, want %q", got, want)
+	}
+	g.Change = compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN}
+	g.ChangePoints = &compare.Interval{Estimate: 2, Lo: 1, Hi: 3}
+	if got, want := changeEstimate(g).raw(), "+2.00 pts"; got != want {
+		t.Errorf("changeEstimate of a share from 2%% to 4%% = %q, want %q", got, want)
 	}
 }
 

@@ -39,6 +39,10 @@ type Gate struct {
 	// Tolerance is how much worse the candidate may be: a magnitude >= 0,
 	// a fraction (0.1 = 10%) when Relative, else in the metric's unit.
 	Tolerance float64
+	// Points is set for a share (the error rate) gated absolutely: the
+	// reasons write its changes and tolerance in percentage points
+	// ("+2.00 points is beyond +1 point"), not as the raw fractions.
+	Points bool
 }
 
 // Decision is one gate's outcome and the evidence for it, for the report.
@@ -81,6 +85,10 @@ type Decision struct {
 	// outcome: too few samples for a regression to be detectable, or for
 	// an interval; a relative tolerance against a zero median.
 	Warnings []string
+	// IntervalNeeds, when Shift has no interval (Shift.OK is false: its
+	// bounds are infinite), is the samples a side (or the rounds) an
+	// interval at Shift's confidence needs; 0 when it has one.
+	IntervalNeeds int
 }
 
 // Decide tests one family of gates at level and returns one Decision per
@@ -318,16 +326,27 @@ func classify(d *Decision, g Gate, level float64, m int, conf string, sz sizing)
 	}
 	tol := sign * g.Tolerance // the tolerance as a signed change
 	// show and showTol write a change and the tolerance for the reasons:
-	// +31.2% and +10% when Relative, +20 and +5 in the metric's unit.
+	// +31.2% and +10% when Relative, +2.00 points and +1 point for a share,
+	// +20 and +5 in the metric's unit.
+	points := g.Points && !g.Relative
 	show := func(v float64) string {
-		if g.Relative {
+		switch {
+		case g.Relative:
 			return signed(100*v, 'f', 1) + "%"
+		case points:
+			return signed(100*v, 'f', 2) + " points"
 		}
 		return signed(v, 'g', 4)
 	}
 	showTol := func() string {
-		if g.Relative {
+		switch {
+		case g.Relative:
 			return signed(100*tol, 'g', 4) + "%"
+		case points:
+			if t := signed(100*tol, 'g', 4); t != "+1" && t != "-1" {
+				return t + " points"
+			}
+			return signed(100*tol, 'g', 4) + " point"
 		}
 		return signed(tol, 'g', 4)
 	}
@@ -344,6 +363,7 @@ func classify(d *Decision, g Gate, level float64, m int, conf string, sz sizing)
 			needDetect, sz.unit, level/float64(m), over))
 	}
 	if !d.Shift.OK {
+		d.IntervalNeeds = sz.forInterval(confidence)
 		d.Warnings = append(d.Warnings, fmt.Sprintf(
 			"need >= %d %s for a %s interval", sz.forInterval(confidence), sz.unit, conf))
 	}

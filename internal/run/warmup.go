@@ -571,8 +571,8 @@ type warmupState struct {
 	errors     map[string]int // failed records by kind
 	firstError string
 	received   int           // every record, successful or not
-	added    chan struct{} // signalled (never blocking) after each record
-	stopped  bool          // warm-up cancelled its dispatch: cancelled requests are not failures
+	added      chan struct{} // signalled (never blocking) after each record
+	stopped    bool          // warm-up cancelled its dispatch: cancelled requests are not failures
 }
 
 func newWarmupState(width time.Duration) *warmupState {

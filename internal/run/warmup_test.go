@@ -701,7 +701,9 @@ func TestWarmupSteadyLoadShapes(t *testing.T) {
 			assert.Less(t, got.Duration.Dur(), 2*time.Second, "stops once steady")
 			assert.Len(t, got.Windows, 4, "steady at the first window that ends at Min")
 			assert.Equal(t, got.Windows, seen, "OnWindow saw every window")
-			assert.Equal(t, len(got.Windows)-2, got.SteadyFrom)
+			// The last two windows, or the last two pairs of windows where one
+			// held fewer than minJudgeRequests (a busy machine).
+			assert.Contains(t, []int{len(got.Windows) - 2, len(got.Windows) - 4}, got.SteadyFrom, "windows: %+v", got.Windows)
 			assert.Greater(t, got.Requests, len(tc.reqs), "the workload was replayed")
 			assert.Zero(t, got.Failed, "requests cut off at the end of warm-up are not failures")
 			assert.GreaterOrEqual(t, calls.Load(), int64(got.Requests))

@@ -143,6 +143,9 @@ type ScenarioData struct {
 	// of repetitions), shown and not gated; nil when neither side's
 	// workload had sessions, and in reports from before sessions.
 	Sessions []TelemetryRow `json:"sessions,omitempty"`
+	// Warmup holds what the report says about the two sides' warm-ups
+	// (failed warm-up requests, a drain cut short); empty when nothing.
+	Warmup []string `json:"warmup,omitempty"`
 }
 
 // TelemetryRow is one engine, GPU or cost metric of a scenario on both
@@ -261,6 +264,7 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 			sd.Workload, sd.WorkloadHash, sd.WorkloadShape = cs.Workload, cs.WorkloadHash, cs.WorkloadShape
 		}
 		sd.Sessions = sessionRows(bs, cs)
+		sd.Warmup = warmupNotes(bs, cs)
 		d.Scenarios = append(d.Scenarios, sd)
 	}
 	if cand != nil && cand.Telemetry != nil {

@@ -24,8 +24,9 @@ type Config struct {
 	// Repetitions is how many times each scenario is measured (one sample
 	// per repetition): a number, or a range for sequential gating.
 	Repetitions Repetitions `yaml:"repetitions" json:"repetitions"`
-	// Cooldown is an idle pause before each repetition after the first, so
-	// that one repetition's tail does not load the next.
+	// Cooldown is an idle pause before each repetition, the first too
+	// (after the warm-up's drain), so that one phase's tail does not load
+	// the next.
 	Cooldown time.Duration `yaml:"cooldown" json:"cooldown,omitempty"`
 	// Gates changes the default gates (DefaultGates) for every scenario:
 	// metric name to tolerance (`ttft.p99: +15%`), or off.

@@ -236,7 +236,11 @@ func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *com
 	if s.NoBaseline {
 		only = mediumHTML
 	}
-	if items := append(intervalNotes(s, names, ab != nil), scenarioNotes(s, names)...); len(items) > 0 {
+	items := append(intervalNotes(s, names, ab != nil), scenarioNotes(s, names)...)
+	if sd != nil {
+		items = append(items, warmupItems(sd.Warmup)...)
+	}
+	if len(items) > 0 {
 		add(block{Media: only, Drop: detailTables, List: &list{Kind: "notes", Items: items}})
 	}
 	for _, q := range s.Quality {

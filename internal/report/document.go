@@ -146,6 +146,9 @@ type ScenarioData struct {
 	// Overload is the scenario's sustainable-load verdict where a side's
 	// server could not keep up; nil otherwise.
 	Overload *OverloadData `json:"overload,omitempty"`
+	// Warmup holds what the report says about the two sides' warm-ups
+	// (failed warm-up requests, a drain cut short); empty when nothing.
+	Warmup []string `json:"warmup,omitempty"`
 }
 
 // TelemetryRow is one engine, GPU or cost metric of a scenario on both
@@ -265,6 +268,7 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 		}
 		sd.Sessions = sessionRows(bs, cs)
 		sd.Overload = overloadData(bs, cs)
+		sd.Warmup = warmupNotes(bs, cs)
 		d.Scenarios = append(d.Scenarios, sd)
 	}
 	if cand != nil && cand.Telemetry != nil {

@@ -237,13 +237,8 @@ func preparation(s *result.ScenarioResult) string {
 	if s.ColdStartMS > 0 {
 		parts = append(parts, fmt.Sprintf("cold start %.2f s", s.ColdStartMS/1000))
 	}
-	if w := s.Warmup; w != nil && w.Method != config.WarmupNone {
-		state := "steady"
-		if !w.Steady {
-			state = "NOT steady (measured anyway: warmup.on_unsteady warn)"
-		}
-		parts = append(parts, fmt.Sprintf("warm-up %.1f s, %s (%s, %d request%s)",
-			float64(w.Duration), state, w.Method, w.Requests, plural(w.Requests)))
+	if w := warmupText(s.Warmup); w != "" {
+		parts = append(parts, w)
 	}
 	if s.Salt == result.SaltOff {
 		parts = append(parts, "prompt salting off (a prompt cache may serve repeated prompts)")

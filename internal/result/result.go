@@ -210,6 +210,23 @@ type Warmup struct {
 	// the first of the agreeing windows (windows), or the MSER-5 truncation
 	// point (mser5).
 	SteadyFrom int `json:"steady_from"`
+	// Errors counts the failed warm-up requests by kind (as
+	// Repetition.Errors); FirstError is the message of the first.
+	Errors     map[string]int `json:"errors,omitempty"`
+	FirstError string         `json:"first_error,omitempty"`
+	// Drain is how long warm-up took, after it stopped sending, for its
+	// requests in flight to end and, where the engine's metrics page shows
+	// them, for the engine's running and waiting requests to reach zero:
+	// the gap between warm-up's last request and the first repetition
+	// (before any cooldown). Absent in results from before it.
+	Drain *Seconds `json:"drain_s,omitempty"`
+	// DrainCut is how many warm-up requests were still in flight when the
+	// drain's bound (target.timeout) passed, and were cancelled.
+	DrainCut int `json:"drain_cut,omitempty"`
+	// DrainQueue is what the engine still had running or waiting when the
+	// drain's bound passed (nil: it reached zero, or the engine shows no
+	// queue).
+	DrainQueue *float64 `json:"drain_queue,omitempty"`
 }
 
 // WarmupWindow is one window of the warm-up series.
@@ -224,6 +241,12 @@ type WarmupWindow struct {
 	// TTFT is the median TTFT of the requests whose first token came in the
 	// window, in milliseconds.
 	TTFT float64 `json:"ttft_ms"`
+	// Failed is the number of requests that failed in the window (by the
+	// time they ended).
+	Failed int `json:"failed,omitempty"`
+	// Waiting is the engine's count of waiting requests at the window's
+	// end, from its metrics page; nil where that page shows none.
+	Waiting *float64 `json:"waiting,omitempty"`
 }
 
 // Repetition summarises one measured repetition of a scenario.

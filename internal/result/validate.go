@@ -210,6 +210,26 @@ func (v *checker) warmup(wp string, w *Warmup) {
 		v.count(fmt.Sprintf("%s.windows[%d].requests", wp, j), win.Requests)
 		v.nonNegative(fmt.Sprintf("%s.windows[%d].output_throughput", wp, j), win.OutputThroughput)
 		v.nonNegative(fmt.Sprintf("%s.windows[%d].ttft_ms", wp, j), win.TTFT)
+		v.count(fmt.Sprintf("%s.windows[%d].failed", wp, j), win.Failed)
+		if win.Waiting != nil {
+			v.nonNegative(fmt.Sprintf("%s.windows[%d].waiting", wp, j), *win.Waiting)
+		}
+	}
+	total := 0
+	for _, kind := range slices.Sorted(maps.Keys(w.Errors)) {
+		n := w.Errors[kind]
+		v.count(fmt.Sprintf("%s.errors[%s]", wp, kind), n)
+		total += n
+	}
+	if len(w.Errors) > 0 && total != w.Failed {
+		v.add(wp+".errors", "%d failed requests by kind, but failed is %d", total, w.Failed)
+	}
+	if w.Drain != nil {
+		v.nonNegative(wp+".drain_s", float64(*w.Drain))
+	}
+	v.count(wp+".drain_cut", w.DrainCut)
+	if w.DrainQueue != nil {
+		v.nonNegative(wp+".drain_queue", *w.DrainQueue)
 	}
 }
 

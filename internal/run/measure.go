@@ -157,7 +157,8 @@ type Measurement struct {
 	// with every repetition so far, whether to measure another (a sequential
 	// gate asks while a gate is inconclusive).
 	More func(reps []result.Repetition) bool
-	// Cooldown is an idle pause before every repetition after the first.
+	// Cooldown is an idle pause before every repetition, the first too
+	// (after the warm-up and its drain).
 	Cooldown time.Duration
 	// Clock times the cool-down; nil means RealClock.
 	Clock Clock
@@ -213,7 +214,7 @@ func (e *BrokenError) Error() string {
 
 // Measure runs the repetitions of s in order (see Repetitions and More), each with the same seeded
 // schedule construction (repetition r of a baseline and of a candidate draw
-// the same arrivals), with the cool-down before each one after the first. A
+// the same arrivals), with the cool-down before each one. A
 // repetition that completes no request, or whose error rate is over the
 // scenario's max_error_rate, stops it with a *BrokenError.
 func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetition, error) {
@@ -231,7 +232,7 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		if m.More != nil && rep > m.Repetitions.Min && !m.More(reps) {
 			break
 		}
-		if rep > 1 && m.Cooldown > 0 {
+		if m.Cooldown > 0 {
 			if err := clock.SleepUntil(ctx, clock.Now().Add(m.Cooldown)); err != nil {
 				return reps, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, rep, context.Cause(ctx))
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -42,12 +43,18 @@ import (
 // is passed without steady state, including when the last windows could not
 // become final before it, it gives up.
 //
-// Method windows (see steadyWindows) asks the last Config.Windows windows to
-// agree: throughput within Config.Tolerance of their mean, and TTFT within
-// the larger of Config.Tolerance of their mean and twice the standard error
-// of that window's median TTFT, so that a window of a few requests of very
-// different prompts is not taken for a transient. Method mser5 (see
-// steadyMSER5) applies MSER-5 to the same two series.
+// Method windows (see judgeWindows and steadyWindows) asks the last
+// Config.Windows windows, each holding at least minJudgeRequests requests
+// (consecutive windows are merged until they do), to agree and not to
+// trend: throughput and TTFT each within the larger of Config.Tolerance of
+// their mean and twice that window's standard error; first and last no
+// further apart than the same allowance; no monotone run of monotoneRun
+// windows in TTFT, nor in the engine's waiting queue where Queue reads it.
+// Method mser5 (see steadyMSER5) applies MSER-5 to the same two series.
+//
+// Warm-up then drains (see Run): it stops sending, lets what is in flight
+// end, and waits for the engine's queue to empty, so that no warm-up
+// request runs during the first repetition.
 type Warmup struct {
 	Dispatcher *Dispatcher
 	Config     config.Warmup
@@ -65,6 +72,64 @@ type Warmup struct {
 	// is steady (and past Config.Min, so the last call of a steady warm-up says
 	// true). It is called from the goroutine that called Run.
 	OnWindow func(w result.WarmupWindow, steadySoFar bool)
+	// Drain bounds the drain after a warm-up that measurement follows
+	// (target.timeout): the requests still in flight then are cancelled.
+	// Zero is config.DefaultTimeout.
+	Drain time.Duration
+	// Queue, if set, reads the engine's own count of requests running and
+	// waiting (its metrics page); ok is false when it cannot tell. Warm-up
+	// samples it at each window's end (a waiting queue that grows is not
+	// steady) and, as it drains, waits for both to reach zero.
+	Queue func(ctx context.Context) (running, waiting float64, ok bool)
+}
+
+// queuePoll is how often a drain asks the engine whether its queue is empty.
+const queuePoll = 200 * time.Millisecond
+
+// FailingError says the warm-up windows judged steady failed more of their
+// requests than the scenario's max_error_rate: what would be measured next
+// describes only the survivors. The run stops before measuring (exit 3).
+type FailingError struct {
+	Scenario string
+	// Failed and Requests are the judged windows' failed and completed
+	// requests; MaxErrorRate the scenario's limit.
+	Failed, Requests int
+	MaxErrorRate     float64
+	// Errors and FirstError are the whole warm-up's, as in result.Warmup.
+	Errors     map[string]int
+	FirstError string
+}
+
+// Error names the share that failed, the limit and the errors.
+func (e *FailingError) Error() string {
+	n := e.Failed + e.Requests
+	msg := fmt.Sprintf("scenario %s warm-up: %d of %d requests failed in the windows judged steady (%.1f%%, over max_error_rate %.1f%%)",
+		e.Scenario, e.Failed, n, 100*float64(e.Failed)/float64(max(n, 1)), 100*e.MaxErrorRate)
+	return msg + describeErrors(e.Errors, e.FirstError) + "; the server fails under this load before anything is measured"
+}
+
+// describeErrors is ": http ×3, timeout ×1; the first: ..." for errors by
+// kind and the first message, or "" when there are none.
+func describeErrors(errs map[string]int, first string) string {
+	var b strings.Builder
+	if len(errs) > 0 {
+		b.WriteString(": ")
+		b.WriteString(ErrorKinds(errs))
+	}
+	if first != "" {
+		fmt.Fprintf(&b, "; the first: %s", first)
+	}
+	return b.String()
+}
+
+// ErrorKinds is "http ×3, timeout ×1": failed requests by kind, in the
+// order of the kinds' names.
+func ErrorKinds(errs map[string]int) string {
+	kinds := make([]string, 0, len(errs))
+	for _, k := range slices.Sorted(maps.Keys(errs)) {
+		kinds = append(kinds, fmt.Sprintf("%s ×%d", k, errs[k]))
+	}
+	return strings.Join(kinds, ", ")
 }
 
 // UnsteadyError says warm-up reached its maximum without steady state: what
@@ -80,6 +145,10 @@ type UnsteadyError struct {
 	// final: requests sent before their end were still in flight at the last
 	// window boundary within Max.
 	Unfinal int
+	// Failed, Errors and FirstError are the warm-up's failed requests.
+	Failed     int
+	Errors     map[string]int
+	FirstError string
 }
 
 // unsteadyShown is how many of the last windows an UnsteadyError prints.
@@ -102,6 +171,9 @@ func (e *UnsteadyError) Error() string {
 	if e.Unfinal > 0 {
 		fmt.Fprintf(&b, "; %d later windows were never final (requests sent before their end were still in flight)", e.Unfinal)
 	}
+	if e.Failed > 0 {
+		fmt.Fprintf(&b, "; %d warm-up requests failed%s", e.Failed, describeErrors(e.Errors, e.FirstError))
+	}
 	b.WriteString("; try a longer warmup.max")
 	if e.Method == config.WarmupWindows {
 		b.WriteString(", a larger warmup.window or a larger warmup.tolerance")
@@ -122,11 +194,24 @@ var errWarmupStopped = errors.New("warm-up stopped")
 // through the dispatcher.
 const maxWindowGrace = 20 * time.Millisecond
 
+// errDrainBound is the cause with which a drain that reached its bound
+// cancels the warm-up requests still in flight.
+var errDrainBound = errors.New("warm-up drain reached its bound")
+
 // Run warms up scenario s and returns the record of the warm-up.
+//
+// Once the series is steady (or Config.Max has passed and
+// Config.OnUnsteady is "warn") it drains: it sends nothing more, lets the
+// requests in flight end, and, where Queue reads the engine, waits for the
+// engine's running and waiting requests to reach zero, all within Drain;
+// then it returns. What is still in flight at that bound is cancelled and
+// counted (DrainCut). A warm-up that fails returns without draining.
 //
 // When Config.Max passes without steady state it returns the record (Steady
 // false) and an *UnsteadyError, unless Config.OnUnsteady is "warn", when the
-// error is nil. Method "none" returns {Method: none, Steady: true} at once,
+// error is nil. When the windows judged steady failed more than the
+// scenario's max_error_rate of their requests it returns the record and a
+// *FailingError. Method "none" returns {Method: none, Steady: true} at once,
 // without sending anything. When ctx is cancelled Run returns an error that
 // wraps both context.Cause(ctx) and ctx.Err(); a dispatch error is returned
 // wrapped. With either of those the record is nil.
@@ -136,7 +221,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	if cfg.Method == config.WarmupNone {
 		return &result.Warmup{Method: config.WarmupNone, Steady: true}, nil
 	}
-	judge, err := newJudge(cfg)
+	judge, err := newJudge(cfg, s.Config.Load)
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s warm-up: %w", name, err)
 	}
@@ -152,6 +237,11 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	st := newWarmupState(cfg.Window)
 	runCtx, stop := context.WithCancelCause(ctx)
 	defer stop(nil)
+	// sendCtx is what requests are sent with: ending the warm-up's dispatch
+	// (runCtx) stops new sends but lets those in flight end; only the
+	// caller's ctx or the drain's bound cancels them.
+	sendCtx, cut := context.WithCancelCause(ctx)
+	defer cut(nil)
 	// sleepCtx wakes the window loop when the dispatch ends on its own.
 	sleepCtx, wake := context.WithCancel(ctx)
 	defer wake()
@@ -161,6 +251,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	// flight, which tells which windows are final, and times records on the
 	// windows' clock.
 	tracker := newFlightTracker(w.Dispatcher.Sender, clk, start)
+	tracker.sendCtx = sendCtx
 	d := *w.Dispatcher
 	d.Sender, d.Clock = tracker, clk
 	done := make(chan error, 1)
@@ -170,7 +261,8 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	}()
 
 	rec := &result.Warmup{Method: cfg.Method}
-	var ttftSE []float64                 // the standard error of each judged window's TTFT
+	var samples []windowSample           // what each judged window keeps for judging
+	var waiting []*float64               // the engine's waiting queue at each boundary
 	windows := int(cfg.Max / cfg.Window) // the windows that fit in Max
 	finished := false                    // the dispatch has ended: every record is in
 	for k := 0; k < windows && !rec.Steady && !finished; k++ {
@@ -181,6 +273,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 			}
 			finished = true
 		}
+		waiting = append(waiting, w.waiting(ctx, cfg.Window))
 		var final int
 		if finished {
 			// Every record is in: the windows that ran to their end are final.
@@ -191,10 +284,13 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 			final = finalWindows(h, cfg.Window)
 		}
 		for j := len(rec.Windows); j < min(final, windows); j++ {
-			win, se := st.closeWindow(j)
+			win, sample := st.closeWindow(j)
+			if j < len(waiting) {
+				win.Waiting = waiting[j]
+			}
 			rec.Windows = append(rec.Windows, win)
-			ttftSE = append(ttftSE, se)
-			steady, from := judge(rec.Windows, ttftSE)
+			samples = append(samples, sample)
+			steady, from := judge(rec.Windows, samples)
 			steady = steady && time.Duration(j+1)*cfg.Window >= cfg.Min
 			if w.OnWindow != nil {
 				w.OnWindow(win, steady)
@@ -205,10 +301,28 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 			}
 		}
 	}
+	stopped := clk.Now()
+	rec.Duration = result.Seconds(stopped.Sub(start).Seconds())
+	tracker.stopSending()
 	st.markStopped()
 	stop(errWarmupStopped)
+
+	failing := w.failing(s, rec)
+	drain := ctx.Err() == nil && failing == nil && (rec.Steady || cfg.OnUnsteady == "warn")
+	if !drain {
+		cut(errWarmupStopped)
+	}
+	bound := stopped.Add(w.drainBound())
+	if drain && clk.SleepUntil(sleepCtx, bound) == nil {
+		// The bound passed with requests still in flight.
+		rec.DrainCut = tracker.inFlight()
+		cut(errDrainBound)
+	}
 	dispatchErr := <-done
-	rec.Duration = result.Seconds(clk.Now().Sub(start).Seconds())
+	if drain && ctx.Err() == nil {
+		rec.DrainQueue = w.drainQueue(ctx, clk, bound)
+		rec.Drain = new(result.Seconds(clk.Now().Sub(stopped).Seconds()))
+	}
 
 	if ctx.Err() != nil {
 		return nil, w.canceled(ctx, name)
@@ -216,15 +330,87 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	if dispatchErr != nil && !(errors.Is(dispatchErr, context.Canceled) && context.Cause(runCtx) == errWarmupStopped) {
 		return nil, fmt.Errorf("scenario %s warm-up: %w", name, dispatchErr)
 	}
-	rec.Requests, rec.Failed = st.counts()
-	if rec.Steady {
-		return rec, nil
+	rec.Requests, rec.Failed, rec.Errors, rec.FirstError = st.counts()
+	if failing != nil {
+		failing.Errors, failing.FirstError = rec.Errors, rec.FirstError
+		return rec, failing
 	}
-	if cfg.OnUnsteady == "warn" {
+	if rec.Steady || cfg.OnUnsteady == "warn" {
 		return rec, nil
 	}
 	return rec, &UnsteadyError{Scenario: name, Method: cfg.Method, Max: cfg.Max, Windows: rec.Windows,
-		Unfinal: max(windows-len(rec.Windows), 0)}
+		Unfinal: max(windows-len(rec.Windows), 0), Failed: rec.Failed, Errors: rec.Errors, FirstError: rec.FirstError}
+}
+
+// failing is the *FailingError of a steady warm-up whose windows judged
+// steady failed more than the scenario's max_error_rate of their requests
+// (each window's failed over its failed and completed ones); nil otherwise.
+func (w *Warmup) failing(s Scenario, rec *result.Warmup) *FailingError {
+	if !rec.Steady {
+		return nil
+	}
+	failed, ok := 0, 0
+	for _, win := range rec.Windows[rec.SteadyFrom:] {
+		failed += win.Failed
+		ok += win.Requests
+	}
+	if failed == 0 || float64(failed) <= s.Config.MaxErrorRate*float64(failed+ok) {
+		return nil
+	}
+	return &FailingError{Scenario: s.Config.Name, Failed: failed, Requests: ok, MaxErrorRate: s.Config.MaxErrorRate}
+}
+
+// drainBound is how long a drain may take: Drain, or config.DefaultTimeout.
+func (w *Warmup) drainBound() time.Duration {
+	if w.Drain > 0 {
+		return w.Drain
+	}
+	return config.DefaultTimeout
+}
+
+// waiting samples the engine's waiting queue now, within a bounded time;
+// nil when Queue is not set or cannot tell.
+func (w *Warmup) waiting(ctx context.Context, window time.Duration) *float64 {
+	if w.Queue == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, max(min(window/2, 2*time.Second), 50*time.Millisecond))
+	defer cancel()
+	_, waiting, ok := w.Queue(ctx)
+	if !ok {
+		return nil
+	}
+	return &waiting
+}
+
+// drainQueue waits, until bound, for the engine's running and waiting
+// requests to reach zero, asking every queuePoll. It returns nil when they
+// did (or Queue cannot tell), else what was left at the bound.
+func (w *Warmup) drainQueue(ctx context.Context, clk Clock, bound time.Time) *float64 {
+	if w.Queue == nil {
+		return nil
+	}
+	for {
+		running, waiting, ok := w.Queue(ctx)
+		if !ok || running+waiting <= 0 {
+			return nil
+		}
+		now := clk.Now()
+		if !now.Before(bound) {
+			left := running + waiting
+			return &left
+		}
+		if clk.SleepUntil(ctx, minTime(now.Add(queuePoll), bound)) != nil {
+			return nil
+		}
+	}
+}
+
+func minTime(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }
 
 // canceled is the error of a warm-up whose caller cancelled ctx: it wraps the
@@ -285,37 +471,68 @@ func (w *Warmup) dispatch(ctx context.Context, d *Dispatcher, clk Clock, start t
 // request to the real Sender and, while it is in flight, keeps the time it was
 // sent, so that the window loop knows which windows a request still running
 // could add to. It is safe for concurrent use.
+//
+// Once stopSending is called it sends nothing more; the requests it sent
+// go on, with sendCtx rather than the dispatch's context, so that the end
+// of the warm-up's dispatch does not cancel them: they drain.
 type flightTracker struct {
 	inner Sender
 	clk   Clock
 	start time.Time
+	// sendCtx, if set, is the context requests are sent with.
+	sendCtx context.Context
 
 	mu       sync.Mutex
 	next     uint64
-	inFlight map[uint64]time.Duration // send time, from start
+	flying   map[uint64]time.Duration // send time, from start
 	returned int                      // requests whose Do has returned
+	stopped  bool                     // stopSending was called
 }
 
 func newFlightTracker(inner Sender, clk Clock, start time.Time) *flightTracker {
-	return &flightTracker{inner: inner, clk: clk, start: start, inFlight: map[uint64]time.Duration{}}
+	return &flightTracker{inner: inner, clk: clk, start: start, flying: map[uint64]time.Duration{}}
 }
 
 // Do implements Sender. The send time is read under the lock, so that a
 // request not yet in the set when horizon looks is sent no earlier than the
-// now that horizon reads.
+// now that horizon reads. After stopSending, or once ctx is done, it sends
+// nothing and answers with a cancelled response.
 func (f *flightTracker) Do(ctx context.Context, req *workload.Request, requestID string) *client.Response {
 	f.mu.Lock()
+	if f.stopped || ctx.Err() != nil {
+		f.mu.Unlock()
+		now := f.clk.Now()
+		return &client.Response{RequestID: requestID, Sent: now, End: now,
+			Err: &client.Error{Kind: client.ErrCanceled, Err: errWarmupStopped}}
+	}
 	key := f.next
 	f.next++
-	f.inFlight[key] = f.clk.Now().Sub(f.start)
+	f.flying[key] = f.clk.Now().Sub(f.start)
 	f.mu.Unlock()
 	defer func() {
 		f.mu.Lock()
-		delete(f.inFlight, key)
+		delete(f.flying, key)
 		f.returned++
 		f.mu.Unlock()
 	}()
+	if f.sendCtx != nil {
+		ctx = f.sendCtx
+	}
 	return f.inner.Do(ctx, req, requestID)
+}
+
+// stopSending makes Do send nothing more.
+func (f *flightTracker) stopSending() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.stopped = true
+}
+
+// inFlight is how many requests are in flight now.
+func (f *flightTracker) inFlight() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.flying)
 }
 
 // horizon returns the earliest send time, from start, of the requests in
@@ -328,7 +545,7 @@ func (f *flightTracker) horizon() (h time.Duration, returned int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	h = f.clk.Now().Sub(f.start)
-	for _, sent := range f.inFlight {
+	for _, sent := range f.flying {
 		h = min(h, sent)
 	}
 	return h, f.returned
@@ -347,13 +564,15 @@ func finalWindows(h, width time.Duration) int {
 // warmupState is what the dispatch's records add up to, shared between the
 // dispatcher's emitting goroutine and the window loop.
 type warmupState struct {
-	mu       sync.Mutex
-	bins     *windowBins
-	ok       int
-	failed   int
-	received int           // every record, successful or not
-	added    chan struct{} // signalled (never blocking) after each record
-	stopped  bool          // warm-up cancelled its dispatch: cancelled requests are not failures
+	mu         sync.Mutex
+	bins       *windowBins
+	ok         int
+	failed     int
+	errors     map[string]int // failed records by kind
+	firstError string
+	received   int           // every record, successful or not
+	added      chan struct{} // signalled (never blocking) after each record
+	stopped    bool          // warm-up cancelled its dispatch: cancelled requests are not failures
 }
 
 func newWarmupState(width time.Duration) *warmupState {
@@ -376,6 +595,14 @@ func (st *warmupState) add(r *result.Record, offset time.Duration) {
 		// cut off by the end of warm-up
 	default:
 		st.failed++
+		if st.errors == nil {
+			st.errors = map[string]int{}
+		}
+		st.errors[r.ErrorKind]++
+		if st.firstError == "" {
+			st.firstError = r.Error
+		}
+		st.bins.fail(r, offset)
 	}
 }
 
@@ -406,7 +633,7 @@ func (st *warmupState) waitRecords(ctx context.Context, n int, timeout time.Dura
 	}
 }
 
-func (st *warmupState) closeWindow(k int) (result.WarmupWindow, float64) {
+func (st *warmupState) closeWindow(k int) (result.WarmupWindow, windowSample) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.bins.close(k)
@@ -418,10 +645,10 @@ func (st *warmupState) markStopped() {
 	st.stopped = true
 }
 
-func (st *warmupState) counts() (ok, failed int) {
+func (st *warmupState) counts() (ok, failed int, errors map[string]int, first string) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.ok, st.failed
+	return st.ok, st.failed, maps.Clone(st.errors), st.firstError
 }
 
 // windowBins sorts what successful records tell into consecutive windows of
@@ -438,7 +665,16 @@ type windowBins struct {
 
 type bin struct {
 	tokens float64   // output tokens that arrived in the window
+	tokSq  float64   // the sum over records of the square of their tokens in it
 	ttfts  []float64 // ms, of the records whose first token arrived in it
+	failed int       // records that failed in it (by their end)
+}
+
+// windowSample is what a closed window keeps, beyond its summary, for
+// judging it alone or merged with its neighbours.
+type windowSample struct {
+	ttfts []float64 // ms, of the requests whose first token came in it
+	tokSq float64   // Σ over requests of (its output tokens in the window)²
 }
 
 func newWindowBins(width time.Duration) *windowBins {
@@ -469,6 +705,7 @@ func (b *windowBins) at(t time.Duration) *bin {
 // already closed; that part is left out of the series, the rest is kept.
 func (b *windowBins) add(r *result.Record, offset time.Duration) bool {
 	late := false
+	mine := map[*bin]float64{} // this record's tokens in each window
 	put := func(t time.Duration, tokens float64) *bin {
 		w := b.at(t)
 		if w == nil {
@@ -476,8 +713,14 @@ func (b *windowBins) add(r *result.Record, offset time.Duration) bool {
 			return nil
 		}
 		w.tokens += tokens
+		mine[w] += tokens
 		return w
 	}
+	defer func() {
+		for w, tokens := range mine {
+			w.tokSq += tokens * tokens
+		}
+	}()
 	if r.FirstTokenNS <= 0 {
 		put(offset+time.Duration(r.EndNS), float64(r.OutputTokens))
 	} else {
@@ -499,10 +742,18 @@ func (b *windowBins) add(r *result.Record, offset time.Duration) bool {
 	return !late
 }
 
+// fail counts a failed record in the window in which it ended, unless that
+// window is closed.
+func (b *windowBins) fail(r *result.Record, offset time.Duration) {
+	if w := b.at(offset + time.Duration(r.EndNS)); w != nil {
+		w.failed++
+	}
+}
+
 // close summarises window k and closes every window up to it, returning the
-// window and the standard error of its median TTFT (see medianSE). Closing
-// must go in order; a window with no first token gives Requests 0.
-func (b *windowBins) close(k int) (result.WarmupWindow, float64) {
+// window and what it keeps for judging (its TTFTs, sorted). Closing must go
+// in order; a window with no first token gives Requests 0.
+func (b *windowBins) close(k int) (result.WarmupWindow, windowSample) {
 	w := b.open[k]
 	for i := b.closed; i <= k; i++ {
 		delete(b.open, i)
@@ -510,12 +761,13 @@ func (b *windowBins) close(k int) (result.WarmupWindow, float64) {
 	b.closed = max(b.closed, k+1)
 	out := result.WarmupWindow{End: result.Seconds((time.Duration(k+1) * b.width).Seconds())}
 	if w == nil {
-		return out, 0
+		return out, windowSample{}
 	}
 	out.Requests = len(w.ttfts)
 	out.OutputThroughput = w.tokens / b.width.Seconds()
 	out.TTFT = median(w.ttfts)
-	return out, medianSE(w.ttfts)
+	out.Failed = w.failed
+	return out, windowSample{ttfts: w.ttfts, tokSq: w.tokSq}
 }
 
 // median of xs (which it sorts); 0 when empty.
@@ -562,13 +814,14 @@ func quantile(sorted []float64, p float64) float64 {
 }
 
 // judgeFunc says whether a window series is steady and, if so, the index of
-// its first steady window. ttftSE holds the standard error of each window's
-// median TTFT (0 where there is no estimate), parallel to ws.
-type judgeFunc func(ws []result.WarmupWindow, ttftSE []float64) (steady bool, from int)
+// its first steady window. samples holds what each window keeps for
+// judging, parallel to ws.
+type judgeFunc func(ws []result.WarmupWindow, samples []windowSample) (steady bool, from int)
 
-// newJudge returns the steadiness test of cfg.Method, after checking the
-// knobs it needs (Run may be given a config that was never validated).
-func newJudge(cfg config.Warmup) (judgeFunc, error) {
+// newJudge returns the steadiness test of cfg.Method for load, after
+// checking the knobs it needs (Run may be given a config that was never
+// validated).
+func newJudge(cfg config.Warmup, load config.Load) (judgeFunc, error) {
 	if cfg.Window <= 0 {
 		return nil, fmt.Errorf("warmup.window must be > 0, got %s", cfg.Window)
 	}
@@ -583,11 +836,12 @@ func newJudge(cfg config.Warmup) (judgeFunc, error) {
 		if !(cfg.Tolerance > 0) {
 			return nil, fmt.Errorf("warmup.tolerance must be > 0, got %v", cfg.Tolerance)
 		}
-		return func(ws []result.WarmupWindow, ttftSE []float64) (bool, int) {
-			return steadyWindows(ws, ttftSE, cfg.Windows, cfg.Tolerance)
+		cv := countCV(load)
+		return func(ws []result.WarmupWindow, samples []windowSample) (bool, int) {
+			return judgeWindows(ws, samples, cfg.Windows, cfg.Tolerance, cfg.Window, cv)
 		}, nil
 	case config.WarmupMSER5:
-		return func(ws []result.WarmupWindow, _ []float64) (bool, int) {
+		return func(ws []result.WarmupWindow, _ []windowSample) (bool, int) {
 			return steadyMSER5(ws)
 		}, nil
 	default:
@@ -596,58 +850,192 @@ func newJudge(cfg config.Warmup) (judgeFunc, error) {
 	}
 }
 
-// steadyWindows is perf_analyzer's stability rule, made aware of the sampling
-// noise of a median: the last n windows each had at least one request, and
-//
-//   - each one's output throughput is within tol of those windows' mean:
-//     |x - mean| <= tol*mean, and the last's within tol*mean of the first's
-//     (no trend);
-//   - each one's median TTFT is within max(tol*mean, 2*se) of their mean,
-//     where se is ttftSE of that window, the standard error of its median (see
-//     medianSE; 0, so tol alone, when the window had fewer than minSEN
-//     requests or ttftSE is short).
-//
-// A window's TTFT is the median of the few requests whose first token came in
-// it; when their prompts differ widely, that median moves by more than tol
-// from window to window against a steady server, and a 10% band would wait
-// for ever. Twice its standard error is the band that sampling noise alone
-// stays within about 19 times in 20, so what is out of it is a real change:
-// a transient that doubles TTFT is still far outside. Throughput, counted by
-// token arrival time, is smooth and keeps the plain rule. from is the index of
-// the first of the n windows.
-func steadyWindows(ws []result.WarmupWindow, ttftSE []float64, n int, tol float64) (steady bool, from int) {
-	if n < 1 || len(ws) < n {
+// countCV is the coefficient of variation of the gaps between the arrivals
+// of an open-loop load whose arrivals are drawn at random: 1 for Poisson,
+// 1/√burstiness for gamma. The count of arrivals in a window of a renewal
+// process varies with variance cv²·λ·W, so a window's output throughput
+// has sampling noise in proportion. It is 0 for a closed loop and a trace,
+// whose windows' counts are not drawn at random, so that their
+// throughput keeps the plain tolerance.
+func countCV(load config.Load) float64 {
+	switch load.Type {
+	case config.LoadPoisson:
+		return 1
+	case config.LoadGamma:
+		if load.Burstiness > 0 {
+			return 1 / math.Sqrt(load.Burstiness)
+		}
+		return 1
+	default:
+		return 0
+	}
+}
+
+// minJudgeRequests is the fewest requests a judged window holds: fewer
+// give a median, and a standard error of it, that say nothing (medianSE
+// needs minSEN). At 2 req/s and the default 5 s windows a window holds
+// fewer about 3% of the time.
+const minJudgeRequests = 5
+
+// monotoneRun is how many consecutive judged windows whose TTFT, or the
+// engine's waiting queue, all rise (or all fall, for TTFT) make a trend
+// however small each step: for windows of a stationary series, whose order
+// is as likely as any other, a run of five in one direction comes by
+// chance 2/5! ≈ 1.7% of the time (one direction, for the queue, 0.8%).
+const monotoneRun = 5
+
+// judged is one window, or several consecutive ones merged, as the windows
+// rule sees it.
+type judged struct {
+	requests       int
+	tput, tputSE   float64 // output tok/s, and its standard error (0: none)
+	ttft, ttftSE   float64 // median TTFT (ms), and its standard error (0: none)
+	waiting        *float64
+	firstRawWindow int // index in the series of its first window
+}
+
+// judgeWindows is method windows: it merges consecutive windows until each
+// of the last n holds minJudgeRequests requests, and judges them by
+// steadyWindows. The merge is by the smallest factor m (1 when the windows
+// hold enough alone) that makes each of the last n groups of m windows
+// hold enough; groups are counted back from the last window. A series that
+// no m fits yet is not steady. width is a window's length and cv the
+// arrivals' count noise (see countCV). from is the index of the first
+// window of the first agreeing group.
+func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol float64, width time.Duration, cv float64) (steady bool, from int) {
+	if n < 1 || len(samples) != len(ws) {
 		return false, 0
 	}
-	from = len(ws) - n
-	last := ws[from:]
-	var tput, ttft float64
-	for _, w := range last {
-		if w.Requests < 1 {
+	for m := 1; n*m <= len(ws); m++ {
+		groups := mergeWindows(ws, samples, m, width, cv)
+		enough := true
+		for _, g := range groups[len(groups)-n:] {
+			enough = enough && g.requests >= minJudgeRequests
+		}
+		if !enough {
+			continue
+		}
+		steady, i := steadyWindows(groups, n, tol)
+		if !steady {
 			return false, 0
 		}
-		tput += w.OutputThroughput
-		ttft += w.TTFT
+		return true, groups[i].firstRawWindow
+	}
+	return false, 0
+}
+
+// mergeWindows merges ws into groups of m consecutive windows, counted back
+// from the last (a first incomplete group is left out), in order.
+func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width time.Duration, cv float64) []judged {
+	k := len(ws) / m
+	out := make([]judged, k)
+	secs := float64(m) * width.Seconds()
+	for g := range k {
+		lo := len(ws) - (k-g)*m
+		var ttfts []float64
+		var tokens, tokSq float64
+		for i := lo; i < lo+m; i++ {
+			ttfts = append(ttfts, samples[i].ttfts...)
+			tokens += ws[i].OutputThroughput * width.Seconds()
+			tokSq += samples[i].tokSq
+		}
+		slices.Sort(ttfts)
+		out[g] = judged{
+			requests: len(ttfts), tput: tokens / secs, tputSE: cv * math.Sqrt(tokSq) / secs,
+			ttft: median(ttfts), ttftSE: medianSE(ttfts),
+			waiting: ws[lo+m-1].Waiting, firstRawWindow: lo,
+		}
+	}
+	return out
+}
+
+// steadyWindows is perf_analyzer's stability rule, made aware of sampling
+// noise and of trends. The last n windows of gs each had a request, and
+// for output throughput and median TTFT alike, with se that window's
+// standard error:
+//
+//   - each one is within max(tol*mean, 2*se) of those windows' mean;
+//   - the last is within max(tol*mean, 2*√(se_first² + se_last²)) of the
+//     first (no trend across them);
+//   - and the last monotoneRun windows of gs (when there are that many) are
+//     neither all rising nor all falling in TTFT, nor all rising in the
+//     engine's waiting queue (where every one of them has it).
+//
+// A window's TTFT is the median of the few requests whose first token came
+// in it; when their prompts differ widely, that median moves by more than
+// tol from window to window against a steady server, and a 10% band would
+// wait for ever. Twice its standard error is the band that sampling noise
+// alone stays within about 19 times in 20, so what is out of it is a real
+// change: a transient that doubles TTFT is still far outside. Throughput
+// has the same allowance where its windows' counts are drawn at random (an
+// open loop: tputSE, see countCV); a closed loop's, counted by token arrival
+// time, is smooth and its se is 0. The monotone run is what no band
+// catches: a queue that grows without end (arrivals above capacity) climbs
+// by the same few seconds every window, a step that becomes small beside
+// the mean however long it runs, but never turns back. from is the index
+// in gs of the first of the n windows.
+func steadyWindows(gs []judged, n int, tol float64) (steady bool, from int) {
+	if n < 1 || len(gs) < n {
+		return false, 0
+	}
+	from = len(gs) - n
+	last := gs[from:]
+	var tput, ttft float64
+	for _, w := range last {
+		if w.requests < 1 {
+			return false, 0
+		}
+		tput += w.tput
+		ttft += w.ttft
 	}
 	tput /= float64(n)
 	ttft /= float64(n)
-	for i, w := range last {
-		band := tol * ttft
-		if j := from + i; j < len(ttftSE) {
-			band = max(band, 2*ttftSE[j])
-		}
-		if math.Abs(w.OutputThroughput-tput) > tol*tput || math.Abs(w.TTFT-ttft) > band {
+	for _, w := range last {
+		if math.Abs(w.tput-tput) > max(tol*tput, 2*w.tputSE) || math.Abs(w.ttft-ttft) > max(tol*ttft, 2*w.ttftSE) {
 			return false, 0
 		}
 	}
 	// Nor a trend: a transient still settling climbs through the band
 	// (366, 390, 418 tok/s are each within 10% of their mean, and the
-	// simulator's 20 s transient was 8 s from its end), while a steady
-	// server's smooth throughput ends about where it began.
-	if math.Abs(last[n-1].OutputThroughput-last[0].OutputThroughput) > tol*tput {
+	// simulator's 20 s transient was 8 s from its end).
+	first, end := last[0], last[n-1]
+	if math.Abs(end.tput-first.tput) > max(tol*tput, 2*math.Hypot(first.tputSE, end.tputSE)) ||
+		math.Abs(end.ttft-first.ttft) > max(tol*ttft, 2*math.Hypot(first.ttftSE, end.ttftSE)) {
 		return false, 0
 	}
+	if len(gs) >= monotoneRun {
+		run := gs[len(gs)-monotoneRun:]
+		if monotone(run, func(w judged) float64 { return w.ttft }) != 0 {
+			return false, 0
+		}
+		queued := true
+		for _, w := range run {
+			queued = queued && w.waiting != nil
+		}
+		if queued && monotone(run, func(w judged) float64 { return *w.waiting }) > 0 {
+			return false, 0
+		}
+	}
 	return true, from
+}
+
+// monotone is 1 when f rises strictly from each window of gs to the next,
+// -1 when it falls strictly, else 0.
+func monotone(gs []judged, f func(judged) float64) int {
+	up, down := true, true
+	for i := 1; i < len(gs); i++ {
+		a, b := f(gs[i-1]), f(gs[i])
+		up = up && b > a
+		down = down && b < a
+	}
+	switch {
+	case up:
+		return 1
+	case down:
+		return -1
+	default:
+		return 0
+	}
 }
 
 // mserBatch is MSER-5's batch size.

@@ -99,12 +99,20 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 		n++
 		psc := atLoad(sc, spec.Metric, load, n)
 		w, err := s.warmUpAs(ctx, psc, d, fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, capacity.FormatLoad(load), unit))
+		var unsteady *run.UnsteadyError
+		var failing *run.FailingError
+		if w != nil && (errors.As(err, &unsteady) || errors.As(err, &failing)) {
+			// A load past capacity never settles, or fails: its
+			// repetitions say that it breaks.
+			s.detail("%v: measuring the probe anyway, its repetitions decide whether it holds", err)
+			err = nil
+		}
 		if err != nil {
 			return nil, nil, err
 		}
 		reps := make([]result.Repetition, 0, spec.Repetitions)
 		for r := 1; r <= spec.Repetitions; r++ {
-			if r > 1 && s.cfg.Cooldown > 0 {
+			if s.cfg.Cooldown > 0 {
 				if err := clock.SleepUntil(ctx, clock.Now().Add(s.cfg.Cooldown)); err != nil {
 					return nil, nil, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, r, context.Cause(ctx))
 				}

@@ -43,6 +43,7 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 		return res, nil
 	}
 	wres, err := s.warmUp(watched, sc, dispatcher)
+	res.Warmup = wres
 	if err != nil {
 		return res, crashed(err)
 	}
@@ -108,7 +109,9 @@ func (s *session) warmUp(ctx context.Context, sc run.Scenario, d *run.Dispatcher
 }
 
 // warmUpAs is warmUp with the phase titled by name (a capacity probe's
-// "chat probe 3 (bisect) at 113 req/s") rather than the scenario's.
+// "chat probe 3 (bisect) at 113 req/s") rather than the scenario's. With
+// an error it returns the warm-up's record too where Run did (a warm-up
+// that was not steady, or failed).
 func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatcher, name string) (*result.Warmup, error) {
 	w := s.cfg.Warmup
 	if w.Method == config.WarmupNone {
@@ -117,7 +120,7 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 		s.begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", name, w.Method, w.Window, w.Max))
 	}
 	warm := &run.Warmup{
-		Dispatcher: d, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: s.runID,
+		Dispatcher: d, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: s.runID, Drain: s.cfg.Target.Timeout,
 		OnWindow: func(win result.WarmupWindow, steady bool) {
 			mark := ""
 			if steady {
@@ -127,18 +130,49 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
 		},
 	}
+	if s.telemetry.HasQueue() {
+		warm.Queue = s.telemetry.Queue
+	}
 	wres, err := warm.Run(ctx, sc)
 	if err != nil {
-		return nil, err
+		return wres, err // the record too, where there is one: a capacity probe measures on
 	}
 	switch {
 	case w.Method == config.WarmupNone:
 	case wres.Steady:
-		s.detail("steady after %s (%d warm-up requests)", wres.Duration.Dur().Round(100*time.Millisecond), wres.Requests)
+		s.detail("steady after %s (%s)%s", wres.Duration.Dur().Round(100*time.Millisecond), warmupCounts(wres), drained(wres))
 	default:
-		s.detail("warning: not steady after %s; measuring anyway (warmup.on_unsteady: warn)", w.Max)
+		s.detail("warning: not steady after %s (%s); measuring anyway (warmup.on_unsteady: warn)%s", w.Max, warmupCounts(wres), drained(wres))
 	}
 	return wres, nil
+}
+
+// warmupCounts is "138 warm-up requests, 104 failed: http ×60, stream ×44"
+// (the failed part only when some failed).
+func warmupCounts(w *result.Warmup) string {
+	out := fmt.Sprintf("%d warm-up requests", w.Requests+w.Failed)
+	if w.Failed > 0 {
+		out += fmt.Sprintf(", %d failed", w.Failed)
+		if len(w.Errors) > 0 {
+			out += ": " + run.ErrorKinds(w.Errors)
+		}
+	}
+	return out
+}
+
+// drained is "; drained in 0.4s" and what a drain cut short, or "".
+func drained(w *result.Warmup) string {
+	if w.Drain == nil {
+		return ""
+	}
+	out := fmt.Sprintf("; drained in %s", w.Drain.Dur().Round(100*time.Millisecond))
+	if w.DrainCut > 0 {
+		out += fmt.Sprintf(", cancelling %d requests still in flight at target.timeout", w.DrainCut)
+	}
+	if w.DrainQueue != nil {
+		out += fmt.Sprintf(", the engine still holding %g requests", *w.DrainQueue)
+	}
+	return out
 }
 
 // measurement is the measurement of a scenario's repetitions through d, as

@@ -1,0 +1,87 @@
+package report
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// warmupText is a warm-up in a few words for the run summary: "warm-up
+// 8.0 s, steady (windows, 138 requests, 104 failed: http 60, stream 44),
+// drained in 0.4 s"; "" for none.
+func warmupText(w *result.Warmup) string {
+	if w == nil || w.Method == config.WarmupNone {
+		return ""
+	}
+	state := "steady"
+	if !w.Steady {
+		state = "NOT steady (measured anyway: warmup.on_unsteady warn)"
+	}
+	n := w.Requests + w.Failed
+	out := fmt.Sprintf("warm-up %.1f s, %s (%s, %d request%s%s)", float64(w.Duration), state, w.Method, n, plural(n), warmupFailures(w))
+	if w.Drain != nil {
+		out += fmt.Sprintf(", drained in %.1f s", float64(*w.Drain))
+		if w.DrainCut > 0 {
+			out += fmt.Sprintf(" (%d cancelled at target.timeout)", w.DrainCut)
+		}
+		if w.DrainQueue != nil {
+			out += fmt.Sprintf(" (the engine still held %g)", *w.DrainQueue)
+		}
+	}
+	return out
+}
+
+// warmupFailures is ", 104 failed: http 60, stream 44", or "" when no
+// warm-up request failed.
+func warmupFailures(w *result.Warmup) string {
+	if w.Failed == 0 {
+		return ""
+	}
+	out := fmt.Sprintf(", %d failed", w.Failed)
+	if len(w.Errors) > 0 {
+		kinds := make([]string, 0, len(w.Errors))
+		for _, k := range slices.Sorted(maps.Keys(w.Errors)) {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, w.Errors[k]))
+		}
+		out += ": " + strings.Join(kinds, ", ")
+	}
+	return out
+}
+
+// warmupNotes are what a report says about the two sides' warm-ups: the
+// warm-up requests that failed, and a drain cut short, for each side where
+// it happened (a warm-up that was not steady is compare's warning).
+func warmupNotes(base, cand *result.ScenarioResult) []string {
+	var out []string
+	for _, side := range []struct {
+		name string
+		s    *result.ScenarioResult
+	}{{"baseline", base}, {"candidate", cand}} {
+		if side.s == nil || side.s.Warmup == nil {
+			continue
+		}
+		w := side.s.Warmup
+		if w.Failed > 0 {
+			n := w.Requests + w.Failed
+			out = append(out, fmt.Sprintf("the %s's warm-up: %d of %d request%s failed%s", side.name, w.Failed, n, plural(n),
+				strings.TrimPrefix(warmupFailures(w), fmt.Sprintf(", %d failed", w.Failed))))
+		}
+		if w.DrainCut > 0 || w.DrainQueue != nil {
+			out = append(out, fmt.Sprintf("the %s's warm-up did not drain within target.timeout: its last requests may have run into repetition 1", side.name))
+		}
+	}
+	return out
+}
+
+// warmupItems are a scenario's warm-up notes as report notes.
+func warmupItems(notes []string) []item {
+	out := make([]item, 0, len(notes))
+	for _, n := range notes {
+		out = append(out, item{Subject: plain("warm-up"), Text: untrusted(n)})
+	}
+	return out
+}

@@ -1,0 +1,34 @@
+package report
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// The summary's warm-up line says how many warm-up requests failed, and of
+// what, and how long the drain took.
+func TestPreparationTellsWarmupFailures(t *testing.T) {
+	drain := result.Seconds(0.42)
+	s := &result.ScenarioResult{Warmup: &result.Warmup{Method: config.WarmupWindows, Duration: 8, Steady: true,
+		Requests: 138, Failed: 104, Errors: map[string]int{"stream": 44, "http": 60}, Drain: &drain}}
+	assert.Equal(t, "   warm-up 8.0 s, steady (windows, 242 requests, 104 failed: http 60, stream 44), drained in 0.4 s", preparation(s))
+
+	s.Warmup = &result.Warmup{Method: config.WarmupWindows, Duration: 8, Steady: true, Requests: 138}
+	assert.Equal(t, "   warm-up 8.0 s, steady (windows, 138 requests)", preparation(s), "nothing failed, a result from before drains")
+}
+
+func TestWarmupNotes(t *testing.T) {
+	q := 3.0
+	base := &result.ScenarioResult{Warmup: &result.Warmup{Method: config.WarmupWindows, Steady: true, Requests: 10}}
+	cand := &result.ScenarioResult{Warmup: &result.Warmup{Method: config.WarmupWindows, Steady: true, Requests: 30, Failed: 10,
+		Errors: map[string]int{"http": 10}, DrainQueue: &q}}
+	assert.Equal(t, []string{
+		"the candidate's warm-up: 10 of 40 requests failed: http 10",
+		"the candidate's warm-up did not drain within target.timeout: its last requests may have run into repetition 1",
+	}, warmupNotes(base, cand))
+	assert.Empty(t, warmupNotes(nil, base))
+}

@@ -1,0 +1,111 @@
+package session
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/perfgate/perfgate/internal/client"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/workload"
+)
+
+// failingWarmup fails every every-th warm-up request with an HTTP 500 and
+// sends the rest, and every measured one, to the simulator.
+type failingWarmup struct {
+	*client.Client
+	every int64
+	n     atomic.Int64
+}
+
+func (f *failingWarmup) Do(ctx context.Context, req *workload.Request, id string) *client.Response {
+	if strings.Contains(id, "-r0-") && f.n.Add(1)%f.every == 0 {
+		resp := f.Client.Do(ctx, req, id)
+		resp.Err = &client.Error{Kind: client.ErrHTTP, Status: 500, Message: "warming"}
+		return resp
+	}
+	return f.Client.Do(ctx, req, id)
+}
+
+// warmupRun runs one scenario warmed up by windows, its warm-up requests
+// failing one in every, with max_error_rate maxErrorRate.
+func warmupRun(t *testing.T, every int64, maxErrorRate float64) (string, error) {
+	t.Helper()
+	url := startSim(t)
+	dir := t.TempDir()
+	yaml := fmt.Sprintf(`
+target: {base_url: %q}
+stack:
+  kind: process
+  process: {command: [fake-engine]}
+  log: %s
+warmup: {window: 200ms, windows: 2, tolerance: 0.5, max: 20s}
+telemetry: {metrics: off, gpu: off}
+repetitions: 1
+scenarios:
+%s`, url, filepath.Join(dir, "stack.log"), scenario("chat", 8, fmt.Sprintf("    max_error_rate: %g\n", maxErrorRate)))
+	path := filepath.Join(dir, "perfgate.yaml")
+	if err := os.WriteFile(path, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse([]byte(yaml), path)
+	if err != nil {
+		t.Fatalf("config.Parse: %v", err)
+	}
+	scenarios, err := run.Prepare(cfg, nil)
+	if err != nil {
+		t.Fatalf("run.Prepare: %v", err)
+	}
+	var log bytes.Buffer
+	_, err = Run(context.Background(), cfg, scenarios, Options{
+		StartStack: (&starter{}).start,
+		Phases:     run.NewPhases(&log, false),
+		Log:        &log,
+		Connect: func(ctx context.Context, cfg *config.Config) (Sender, error) {
+			c, err := Connect(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return &failingWarmup{Client: c, every: every}, nil
+		},
+	})
+	return log.String(), err
+}
+
+// Warm-up failures are told on the warm-up line; past max_error_rate in the
+// windows judged steady they stop the run before anything is measured
+// (exit 3), with the errors named.
+func TestRunTellsWarmupFailures(t *testing.T) {
+	t.Run("within max_error_rate", func(t *testing.T) {
+		log, err := warmupRun(t, 10, 0.5)
+		if err != nil {
+			t.Fatalf("Run = %v; log:\n%s", err, log)
+		}
+		for _, want := range []string{"steady after ", " warm-up requests, ", " failed: http ×", "; drained in "} {
+			if !strings.Contains(log, want) {
+				t.Errorf("log lacks %q:\n%s", want, log)
+			}
+		}
+	})
+	t.Run("over max_error_rate", func(t *testing.T) {
+		log, err := warmupRun(t, 2, 0.05)
+		if got := exit.Code(err); got != exit.RunFailed {
+			t.Fatalf("exit.Code(%v) = %d, want %d; log:\n%s", err, got, exit.RunFailed, log)
+		}
+		for _, want := range []string{"scenario chat warm-up: ", "failed in the windows judged steady", "http ×", "the first: "} {
+			if !strings.Contains(err.Error(), want) {
+				t.Errorf("error %q lacks %q", err, want)
+			}
+		}
+		if strings.Contains(log, "measuring 1 repetitions") {
+			t.Errorf("the run measured after a failing warm-up:\n%s", log)
+		}
+	})
+}

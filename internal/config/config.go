@@ -60,6 +60,12 @@ type Config struct {
 	// while loading (too few repetitions to reach significance, say); the CLI
 	// shows them. They are not part of the config.
 	Warnings []Problem `yaml:"-" json:"-"`
+	// Undecidable are the Warnings that say a scenario's gates cannot reach
+	// a verdict at the configured repetitions (every gate would be
+	// inconclusive, whatever is measured): perfgate validate and perfgate
+	// gate refuse the config for them (exit 2); perfgate run, which only
+	// measures, warns.
+	Undecidable []Problem `yaml:"-" json:"-"`
 }
 
 // Target says where and how to send requests.

@@ -187,8 +187,8 @@ func decides(looks []int, levels []float64, m int) bool {
 
 // undecidable says why the scenarios named, each a family of m gates,
 // cannot decide at repetitions r, and the repetitions they need: the
-// smallest repetitions.min that lets a range decide (if one does), else
-// the smallest fixed count.
+// smallest fixed count and, for a range, the smallest repetitions.max with
+// which the range decides.
 func undecidable(r Repetitions, scenarios []string, m, gated int, alpha, share float64) string {
 	n, levels := r.Max, stat.LookLevels(share, r.Min, r.Max)
 	last := levels[len(levels)-1]
@@ -216,9 +216,12 @@ func undecidable(r Repetitions, scenarios []string, m, gated int, alpha, share f
 		return msg + " Gate fewer metrics, or raise compare.alpha"
 	}
 	if !r.Fixed() {
-		for lo := r.Min + 1; lo <= r.Max; lo++ {
-			if decides(stat.Looks(lo, r.Max), stat.LookLevels(share, lo, r.Max), m) {
-				return msg + fmt.Sprintf(" Set repetitions: {min: %d, max: %d} or repetitions: %d, or gate fewer metrics", lo, r.Max, need)
+		// The range with the same first look and the fewest more at its
+		// last that decides: the looks spend alpha, so it may need more
+		// than the fixed count.
+		for hi := r.Max + 1; hi <= min(MaxRepetitions, 4*need); hi++ {
+			if decides(stat.Looks(r.Min, hi), stat.LookLevels(share, r.Min, hi), m) {
+				return msg + fmt.Sprintf(" Set repetitions: {min: %d, max: %d} or repetitions: %d, or gate fewer metrics", r.Min, hi, need)
 			}
 		}
 	}

@@ -6,14 +6,19 @@
 // over examples/workloads/chat.jsonl.
 //
 // Each config runs as a generated copy: its scenarios, load types, gates and
-// repetitions as they are, with requests and durations cut (-requests,
-// -duration) and a short warm-up (windows of 1s, at most 10s, warn when not
-// steady), so that a run takes well under a minute. The server is always a
+// repetitions as they are, with requests cut (-requests; a scenario that
+// gives a duration gets the request count instead, so that every repetition
+// sends the same requests on the same schedule, as a long one would) and a
+// short warm-up (windows of 1s, at most 5s, warn when not steady), so that
+// a run takes about a minute or less. The server is always a
 // simulator perfgate starts (a process stack): a config's own simulator
 // command keeps its flags, with a port of the bench's own, --seed set per
 // run and --truth left out; a config that measures an external server (the
-// README's, examples/perfgate.yaml) gets `perfgate sim --step-base 1ms
-// --per-prefill-token 20us`, the demo's fast simulator.
+// README's, examples/perfgate.yaml) gets `perfgate sim --step-base 4ms
+// --per-prefill-token 20us`: a third of the default step, so that a
+// repetition is short, and four times the demo's, so that the client's
+// timing noise on a busy machine (a millisecond or two) is small beside a
+// token's time.
 //
 // Per config it measures N+1 runs of the simulator as it is (seeds 0..N)
 // and N of the slower one (seeds 1..N), with `perfgate run`, and then
@@ -67,7 +72,6 @@ type options struct {
 	perfgate    string
 	slowdown    float64
 	requests    int
-	duration    time.Duration
 	warmupSeeds int
 	root        string
 }
@@ -79,8 +83,7 @@ func main() {
 	flag.StringVar(&o.out, "out", "bench-decide-out", "directory for the generated configs, results and logs")
 	flag.StringVar(&o.perfgate, "perfgate", "bin/perfgate", "the perfgate binary (go build -o bin/perfgate ./cmd/perfgate)")
 	flag.Float64Var(&o.slowdown, "slowdown", 1.3, "the slower candidate's --slowdown")
-	flag.IntVar(&o.requests, "requests", 24, "requests per repetition at most (a scenario's own, if fewer)")
-	flag.DurationVar(&o.duration, "duration", 6*time.Second, "duration of a repetition at most (a scenario's own, if shorter)")
+	flag.IntVar(&o.requests, "requests", 24, "requests per repetition at most (a scenario's own, if fewer; replaces a duration)")
 	flag.IntVar(&o.warmupSeeds, "warmup-seeds", 20, "seeds of the warm-up measurement at Poisson 2 req/s (0 skips it)")
 	flag.Parse()
 	if err := mainErr(o); err != nil {
@@ -337,7 +340,7 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 			args = append(args, a)
 		}
 	} else {
-		args = []string{"--step-base", "1ms", "--per-prefill-token", "20us"}
+		args = []string{"--step-base", "4ms", "--per-prefill-token", "20us"}
 	}
 	args = append(args, "--addr", addr, "--seed", strconv.Itoa(seed))
 	if slowdown != 1 {
@@ -358,7 +361,7 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 	}
 	w["window"] = "1s"
 	w["windows"] = 3
-	w["max"] = "10s"
+	w["max"] = "5s"
 	w["on_unsteady"] = "warn"
 	delete(w, "min")
 	c["warmup"] = w
@@ -379,11 +382,7 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 			}
 		}
 		sc["requests"] = req
-		if v, ok := sc["duration"]; ok {
-			if d, err := time.ParseDuration(fmt.Sprint(v)); err == nil && d > o.duration {
-				sc["duration"] = o.duration.String()
-			}
-		}
+		delete(sc, "duration")
 	}
 	if q, _ := c["quality"].(map[string]any); q != nil {
 		if suites, _ := q["suites"].([]any); suites != nil {

@@ -154,7 +154,6 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 			return exit.UsageError(fmt.Errorf("remove the old %s: %w", p, err))
 		}
 	}
-	o.decide = true // a gate that cannot decide would spend its run for nothing
 	cfg, scenarios, err := loadRun(&o.runOptions)
 	if err != nil {
 		return err

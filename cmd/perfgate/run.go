@@ -27,9 +27,6 @@ type runOptions struct {
 	repetitions int
 	quiet       bool
 	json        bool
-	// decide refuses a config whose gates cannot decide (gate), where run
-	// only warns.
-	decide bool
 }
 
 func newRunCmd(sys *system) *cobra.Command {
@@ -119,9 +116,6 @@ func loadRun(o *runOptions) (*config.Config, []run.Scenario, error) {
 	}
 	if err := cfg.Validate(); err != nil { // the flag overrides
 		return nil, nil, exit.UsageError(err)
-	}
-	if o.decide && len(cfg.Undecidable) > 0 {
-		return nil, nil, exit.UsageError(&config.Errors{Problems: cfg.Undecidable})
 	}
 	for _, w := range cfg.Warnings {
 		if !o.quiet {

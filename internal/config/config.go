@@ -62,9 +62,8 @@ type Config struct {
 	Warnings []Problem `yaml:"-" json:"-"`
 	// Undecidable are the Warnings that say a scenario's gates cannot reach
 	// a verdict at the configured repetitions (every gate would be
-	// inconclusive, whatever is measured): perfgate validate and perfgate
-	// gate refuse the config for them (exit 2); perfgate run, which only
-	// measures, warns.
+	// inconclusive, whatever is measured): perfgate validate refuses the
+	// config for them (exit 2); run and gate warn.
 	Undecidable []Problem `yaml:"-" json:"-"`
 }
 

@@ -193,7 +193,7 @@ func TestWarnings(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, c.Warnings, 1)
 	assert.Equal(t, "p.yaml:1:14: repetitions: 3 repetitions cannot show a significant difference on the 7 gates of scenario s: Holm's first step needs p < 0.00714 (alpha 0.05), and the U test's smallest p with 3 a side is 0.05: every gate would be inconclusive, neither a regression nor a pass. Set repetitions: 5 or more, or gate fewer metrics", c.Warnings[0].Error())
-	assert.Equal(t, c.Warnings, c.Undecidable, "validate and gate refuse it")
+	assert.Equal(t, c.Warnings, c.Undecidable, "validate refuses it")
 }
 
 func TestDurations(t *testing.T) {

@@ -32,7 +32,7 @@ type validator struct {
 	probs []Problem
 	warns []Problem
 	// undecidable are the problems of repetitions too few to decide
-	// (significance): warnings here, refused by validate and gate.
+	// (significance): warnings here, refused by perfgate validate.
 	undecidable []Problem
 }
 
@@ -135,8 +135,9 @@ func (v *validator) families() []family {
 // at its repetitions, a gate could be neither a regression (however far
 // beyond its tolerance the candidate) nor a pass (however well within it).
 // Such a config can only ever be inconclusive, so it is an error that
-// perfgate validate and perfgate gate refuse (Config.Undecidable) and a
-// warning for perfgate run, which only measures.
+// perfgate validate refuses (Config.Undecidable), and a warning for run
+// and gate (whose tests gate at 2 repetitions for an inconclusive verdict
+// whatever the machine's timing).
 //
 // The rule is perfgate gate's: alpha is split evenly across the scenarios
 // that have gates (Bonferroni), each scenario spends its share over its

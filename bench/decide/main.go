@@ -80,7 +80,7 @@ func main() {
 	var o options
 	flag.IntVar(&o.n, "n", 40, "tries per config (A/A and slowdown each)")
 	flag.StringVar(&o.configs, "configs", "all", "comma-separated: readme and the names of examples/*.yaml without .yaml (demo, perfgate, ...), or all, or none")
-	flag.StringVar(&o.out, "out", "bench-decide-out", "directory for the generated configs, results and logs")
+	flag.StringVar(&o.out, "out", "demo-out/decide", "directory for the generated configs, results and logs")
 	flag.StringVar(&o.perfgate, "perfgate", "bin/perfgate", "the perfgate binary (go build -o bin/perfgate ./cmd/perfgate)")
 	flag.Float64Var(&o.slowdown, "slowdown", 1.3, "the slower candidate's --slowdown")
 	flag.IntVar(&o.requests, "requests", 24, "requests per repetition at most (a scenario's own, if fewer; replaces a duration)")

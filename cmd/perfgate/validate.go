@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -28,7 +29,13 @@ lengths file of a synthetic one), every eval suite of its quality section (each
 item's request, scorer, options, regular expressions and JSON Schemas), and any
 further workload files named as arguments and eval suites named with --eval.
 It prints every problem it finds, one a line, located by file and line or field
-path, and exits 2 if there is any.`,
+path, and exits 2 if there is any.
+
+A config whose repetitions are too few for its gates to decide is refused:
+with alpha split across the scenarios that have gates and Holm's correction
+across each scenario's gates, a gate that could be neither a regression nor a
+pass would only ever be inconclusive. The problem says the repetitions that
+decide (docs/gating.md, "The repetitions rule").`,
 		Example: `  perfgate validate -c perfgate.yaml
   perfgate validate -c perfgate.yaml workloads/extra.jsonl --eval evals/new.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -49,7 +56,14 @@ func runValidate(configPath string, files, evals []string, stdout, stderr io.Wri
 	} else {
 		checked++
 		for _, w := range cfg.Warnings {
-			fmt.Fprintln(stderr, "warning: "+w.Error())
+			if !slices.Contains(cfg.Undecidable, w) {
+				fmt.Fprintln(stderr, "warning: "+w.Error())
+			}
+		}
+		// Repetitions too few for a gate to reach either verdict: every
+		// gate would be inconclusive whatever is measured.
+		for _, p := range cfg.Undecidable {
+			problems = append(problems, p)
 		}
 		for _, s := range cfg.Scenarios {
 			if s.Synth != nil {

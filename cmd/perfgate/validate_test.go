@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"syscall"
 	"testing"
 	"time"
@@ -71,4 +72,83 @@ scenarios:
 	assert.Equal(t, "chat: a sweep of 2 points: chat.rate-0.5, chat.rate-25\n"+
 		"cap: a capacity search of request_rate from 10 to 640 req/s, starting at 80, at most 8 probes (and up to 2 closing probes) of 5 repetitions\n"+
 		"ok: 1 file checked\n", stdout)
+}
+
+// A config whose gates cannot decide is refused, with the repetitions that
+// decide: the shape of the README's example before issue 22, two scenarios
+// of seven gates at 5 repetitions, where Holm's first step needs p <
+// 0.05/2/7 and 5 a side give 1/252 at the least.
+func TestValidateRefusesUndecidable(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "perfgate.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte(`scenarios:
+  - name: chat-c8
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 8}
+  - name: chat-bursty
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: gamma, rate: 4, burstiness: 0.5, max_in_flight: 64}
+repetitions: 5
+`), 0o644))
+	stdout, stderr, err := perfgate("validate", "-c", conf)
+	require.Error(t, err)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	assert.Empty(t, stdout)
+	assert.NotContains(t, stderr, "warning:", "an error, not a warning")
+	assert.Contains(t, err.Error(), "perfgate.yaml:8:14: repetitions: 5 repetitions cannot show a significant difference on the 7 gates of each of scenarios chat-c8, chat-bursty: "+
+		"Holm's first step needs p < 0.00357 (alpha 0.05 shared by 2 scenarios with gates), and the U test's smallest p with 5 a side is 0.00397: "+
+		"every gate would be inconclusive, neither a regression nor a pass. Set repetitions: 6 or more, or gate fewer metrics")
+
+	// A range decides when one of its looks can. {min: 4, max: 6} looks at
+	// 4, 5 and 6 and spends alpha over them: at none do 7 gates reach both
+	// outcomes, though a fixed 6 does; {min: 4, max: 7} does at its last.
+	require.NoError(t, os.WriteFile(conf, []byte(`scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 8}
+  - name: bursty
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: poisson, rate: 4}
+repetitions: {min: 4, max: 6}
+`), 0o644))
+	_, _, err = perfgate("validate", "-c", conf)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "repetitions: 4..6 repetitions cannot show a significant difference")
+	assert.Contains(t, err.Error(), "Set repetitions: {min: 4, max: 7} or repetitions: 6, or gate fewer metrics")
+
+	// Fewer gates decide with fewer repetitions: the report shows the rest.
+	require.NoError(t, os.WriteFile(conf, []byte(`scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 8}
+repetitions: 4
+gates: {ttft.p95: off, ttft.p99: off, goodput: off, error_rate: off}
+`), 0o644))
+	_, stderr, err = perfgate("validate", "-c", conf)
+	require.NoError(t, err, stderr)
+}
+
+// The README's perfgate.yaml example and every config under examples/ can
+// decide: validate accepts them, with no warning that a gate cannot.
+func TestValidateExamplesDecide(t *testing.T) {
+	files, err := filepath.Glob("../../examples/*.yaml")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	m := regexp.MustCompile("(?s)### perfgate.yaml\n.*?```yaml\n(.*?)```").FindSubmatch(readme)
+	require.NotNil(t, m, "README.md has no perfgate.yaml example")
+	dir := t.TempDir()
+	examples, err := filepath.Abs("../../examples/workloads")
+	require.NoError(t, err)
+	require.NoError(t, os.Symlink(examples, filepath.Join(dir, "workloads")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "perfgate.yaml"), m[1], 0o644))
+	files = append(files, filepath.Join(dir, "perfgate.yaml"))
+
+	for _, f := range files {
+		_, stderr, err := perfgate("validate", "-c", f)
+		require.NoError(t, err, "perfgate validate -c %s", f)
+		assert.NotContains(t, stderr, "cannot show a significant difference", f)
+	}
 }

@@ -34,8 +34,16 @@ type CalibrationScenario struct {
 	// Repetitions is the repetitions a side a gate would have (the fewest
 	// among the results).
 	Repetitions int `json:"repetitions"`
-	// Gates is the number of gates Holm divides alpha by.
-	Gates   int                 `json:"gates"`
+	// Gates is the size of the scenario's gate family as compare and gate
+	// test it: its gates that a comparison tests (not a per-start gate
+	// with one start a side, which is shown, not tested), its tail gates
+	// and its quality gates. Holm divides the scenario's share of alpha by
+	// it.
+	Gates int `json:"gates"`
+	// Level is Holm's first step in the scenario's family as perfgate gate
+	// tests it at these repetitions: alpha, shared evenly by the scenarios
+	// that have gates, over Gates. MinDetectable is at this level.
+	Level   Num                 `json:"level"`
 	Metrics []CalibrationMetric `json:"metrics"`
 }
 
@@ -53,9 +61,9 @@ type CalibrationMetric struct {
 	// baseline).
 	CV Num `json:"cv"`
 	// MinDetectable is the smallest relative regression detected with 80%
-	// probability at the scenario's repetitions, at level alpha/gates (the
-	// first step of Holm); +Inf (null) when that many repetitions cannot
-	// reach significance at all.
+	// probability at the scenario's repetitions, at the scenario's Level
+	// (the first step of Holm); +Inf (null) when that many repetitions
+	// cannot reach significance at all.
 	MinDetectable Num `json:"min_detectable"`
 	// RepetitionsNeeded is the repetitions a side at which MinDetectable
 	// falls to the tolerance (relative tolerances only; 0 when unknown).
@@ -80,24 +88,43 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 	o := Options{Alpha: alpha, OnInconclusive: config.InconclusivePass, Gates: gates}
 
 	// The A/A comparisons: every pair, or one result split in halves.
-	var verdicts []*Verdict
+	type pair struct {
+		base, cand *result.Result
+		what       string
+	}
+	var pairs []pair
 	if len(results) == 1 {
 		first, second := halves(results[0])
-		v, err := Compare([]*result.Result{first}, second, o)
-		if err != nil {
-			return nil, fmt.Errorf("A/A comparison of the two halves: %w", err)
-		}
-		verdicts = append(verdicts, v)
+		pairs = append(pairs, pair{first, second, "the two halves"})
 		cal.Notes = append(cal.Notes, "one result: its first and second halves of repetitions were compared; several results (runs at different times) give a truer picture of run-to-run noise")
 	}
 	for i := range results {
 		for j := i + 1; j < len(results); j++ {
-			v, err := Compare([]*result.Result{results[i]}, results[j], o)
-			if err != nil {
-				return nil, fmt.Errorf("A/A comparison of results %d and %d: %w", i+1, j+1, err)
-			}
-			verdicts = append(verdicts, v)
+			pairs = append(pairs, pair{results[i], results[j], fmt.Sprintf("results %d and %d", i+1, j+1)})
 		}
+	}
+
+	// The gate families, as compare tests them: the first comparison says
+	// which gates each scenario's family holds; the comparisons are then
+	// made as perfgate gate makes them, each scenario with gates at its
+	// share of alpha, Holm within it.
+	probe, err := Compare([]*result.Result{pairs[0].base}, pairs[0].cand, o)
+	if err != nil {
+		return nil, fmt.Errorf("A/A comparison of %s: %w", pairs[0].what, err)
+	}
+	family := familySizes(probe)
+	share := alpha / float64(max(1, len(family)))
+	o.Levels = map[string]float64{}
+	for name := range family {
+		o.Levels[name] = share
+	}
+	var verdicts []*Verdict
+	for _, p := range pairs {
+		v, err := Compare([]*result.Result{p.base}, p.cand, o)
+		if err != nil {
+			return nil, fmt.Errorf("A/A comparison of %s: %w", p.what, err)
+		}
+		verdicts = append(verdicts, v)
 	}
 	cal.Pairs = len(verdicts)
 
@@ -119,8 +146,9 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 		for _, w := range notGated {
 			cal.Notes = append(cal.Notes, "scenario "+s.Name+": "+w)
 		}
-		cs.Gates = len(gs)
-		level := alpha / float64(max(1, cs.Gates))
+		cs.Gates = family[s.Name]
+		level := share / float64(max(1, cs.Gates))
+		cs.Level = Num(level)
 		for _, g := range gs {
 			m, err := metric.Lookup(g.Metric)
 			if err != nil {
@@ -174,6 +202,23 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 		cal.Scenarios = append(cal.Scenarios, cs)
 	}
 	return cal, nil
+}
+
+// familySizes is the size of each scenario's gate family in v: the gates
+// it tested (tail gates among them) and its quality gates; scenarios with
+// none are left out.
+func familySizes(v *Verdict) map[string]int {
+	out := map[string]int{}
+	for _, sc := range v.Scenarios {
+		n := len(sc.Gates)
+		for _, q := range sc.Quality {
+			n += len(q.Gates)
+		}
+		if n > 0 {
+			out[sc.Name] = n
+		}
+	}
+	return out
 }
 
 // halves splits one result's repetitions (and a capacity search's samples)

@@ -7,26 +7,13 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 )
 
-// MaxLooks is the most looks a sequential gate takes: at repetitions.min and
-// then in even steps to repetitions.max. Every look spends alpha, so fewer
-// looks leave each more of it (a look at every repetition would leave the
-// later ones almost none).
-const MaxLooks = 4
+// MaxLooks is the most looks a sequential gate takes (stat.MaxLooks).
+const MaxLooks = stat.MaxLooks
 
 // Looks returns the repetition counts at which a sequential gate with
-// repetitions {min, max} compares: min, then steps of ceil((max−min)/3),
-// and max.
-func Looks(min, max int) []int {
-	if max <= min {
-		return []int{max}
-	}
-	step := (max - min + MaxLooks - 2) / (MaxLooks - 1)
-	var out []int
-	for n := min; n < max; n += step {
-		out = append(out, n)
-	}
-	return append(out, max)
-}
+// repetitions {min, max} compares: stat.Looks, which config's validation
+// reads too.
+func Looks(min, max int) []int { return stat.Looks(min, max) }
 
 // Sequential is a sequential gate in progress: repetitions are added while a
 // gate is inconclusive, and the false-regression rate is kept within Alpha

@@ -61,6 +61,11 @@ type Config struct {
 	// while loading (too few repetitions to reach significance, say); the CLI
 	// shows them. They are not part of the config.
 	Warnings []Problem `yaml:"-" json:"-"`
+	// Undecidable are the Warnings that say a scenario's gates cannot reach
+	// a verdict at the configured repetitions (every gate would be
+	// inconclusive, whatever is measured): perfgate validate refuses the
+	// config for them (exit 2); run and gate warn.
+	Undecidable []Problem `yaml:"-" json:"-"`
 }
 
 // Target says where and how to send requests.

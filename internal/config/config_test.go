@@ -192,7 +192,8 @@ func TestWarnings(t *testing.T) {
 	c, err := Parse([]byte(data), "p.yaml")
 	require.NoError(t, err)
 	require.Len(t, c.Warnings, 1)
-	assert.Equal(t, "p.yaml:1:14: repetitions: 3 repetitions cannot show a significant difference (the Mann-Whitney U test needs >= 4 samples a side): every gate will be inconclusive", c.Warnings[0].Error())
+	assert.Equal(t, "p.yaml:1:14: repetitions: 3 repetitions cannot show a significant difference on the 7 gates of scenario s: Holm's first step needs p < 0.00714 (alpha 0.05), and the U test's smallest p with 3 a side is 0.05: every gate would be inconclusive, neither a regression nor a pass. Set repetitions: 5 or more, or gate fewer metrics", c.Warnings[0].Error())
+	assert.Equal(t, c.Warnings, c.Undecidable, "validate refuses it")
 }
 
 func TestDurations(t *testing.T) {
@@ -342,5 +343,5 @@ func TestWarningsCountTailGates(t *testing.T) {
 	c, err = Parse([]byte("repetitions: 5\ncompare: {tail: p90}\n"+scenario), "p.yaml")
 	require.NoError(t, err)
 	require.Len(t, c.Warnings, 1)
-	assert.Contains(t, c.Warnings[0].Error(), "across 15 gates", "10 gates and 5 tail gates (ttft p90, p95, p99, tpot p99, e2e p99)")
+	assert.Contains(t, c.Warnings[0].Error(), "on the 15 gates of scenario s", "10 gates and 5 tail gates (ttft p90, p95, p99, tpot p99, e2e p99)")
 }

@@ -20,7 +20,7 @@ func WriteCalibration(w io.Writer, c *compare.Calibration) error {
 	}
 	for _, s := range c.Scenarios {
 		fmt.Fprintf(w, "\nscenario %s · %d repetitions a side · %d gates (Holm's first step at level %.3g)\n",
-			clean(s.Name, 80), s.Repetitions, s.Gates, c.Alpha/float64(max(1, s.Gates)))
+			clean(s.Name, 80), s.Repetitions, s.Gates, float64(s.Level))
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		fmt.Fprintln(tw, "metric\tmedian\tnoise (CV)\tdetects (80%)\ttolerance\trepetitions needed\tfalse alarms\tinconclusive")
 		for _, m := range s.Metrics {

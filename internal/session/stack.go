@@ -22,6 +22,14 @@ import (
 // resolution of the cold-start metric.
 const readyPoll = 200 * time.Millisecond
 
+// externalBackoff and externalMaxBackoff space the readiness checks of an
+// external server: 0.5 s after the first failure, doubling to 5 s, so that
+// the default stack.external_ready_timeout of 30 s makes nine checks.
+const (
+	externalBackoff    = 500 * time.Millisecond
+	externalMaxBackoff = 5 * time.Second
+)
+
 // session owns the life of one run: it starts the stack (again, for a
 // scenario that asks for a fresh one), waits until it is ready, identifies it,
 // warms each scenario up to steady state under a crash watch, measures the
@@ -143,19 +151,29 @@ func (s *session) startStack(ctx context.Context) error {
 	// stack, and would make the metric useless for gating.
 	t0 := s.clock.Now()
 	s.inst = inst
+	wait := stack.Wait{Timeout: st.ReadyTimeout, Clock: s.clock, Progress: func(msg string) { s.detail("%s", msg) }}
 	if managed {
 		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
 			s.logPath(s.starts), st.ReadyTimeout, healthDesc(st.HealthPath))
-		err = stack.WaitReady(ctx, inst, s.health(readyPoll), st.ReadyTimeout, s.probe)
 	} else {
-		// perfgate does not start an external server, so there is nothing
-		// to wait for: it must be up now.
-		if err = stack.CheckReady(ctx, s.health(readyPoll), s.probe); err != nil {
-			err = fmt.Errorf("target %s is not ready: %w (is the server up? `perfgate sim` starts a simulated one)", s.cfg.Target.BaseURL, err)
-		}
+		// perfgate does not start an external server: it should be up
+		// now, and is given a short while with backoff to ride out a
+		// check that happens to fail.
+		wait.Timeout, wait.Key = st.ExternalReadyTimeout, "stack.external_ready_timeout"
+		wait.Subject = "target " + s.cfg.Target.BaseURL
+		wait.Backoff, wait.MaxBackoff = externalBackoff, externalMaxBackoff
 	}
+	ready, err := stack.WaitReady(ctx, inst, s.health(readyPoll), wait, s.probe)
 	if err != nil {
+		var nre *stack.NotReadyError
+		if !managed && errors.As(err, &nre) {
+			err = fmt.Errorf("%w (is the server up? `perfgate sim` starts a simulated one)", err)
+		}
 		return err
+	}
+	if !managed && ready.Failed != nil {
+		s.detail("ready at attempt %d, after %s; the one before failed: %v",
+			ready.Attempts, ready.After.Round(time.Millisecond), ready.Failed)
 	}
 	if managed {
 		s.coldStart = s.clock.Now().Sub(t0)

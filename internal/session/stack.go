@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
@@ -21,6 +24,31 @@ import (
 // readyPoll is how often readiness is polled while a stack starts: the
 // resolution of the cold-start metric.
 const readyPoll = 200 * time.Millisecond
+
+// answerIsFinal says whether an external server's failed readiness check
+// will fail the same however long perfgate waits: a redirect, or a client
+// error (400 bad request, 401 and 403 credentials, 404 a wrong path or
+// model...), but not 408 (timeout), 425 (too early) or 429 (rate limit),
+// which say to come back later.
+func answerIsFinal(err error) bool {
+	status := 0
+	var he *stack.HealthStatusError
+	var ce *client.Error
+	var re *httpguard.RedirectError
+	switch {
+	case errors.As(err, &re):
+		return true
+	case errors.As(err, &he):
+		status = he.Status
+	case errors.As(err, &ce) && ce.Kind == client.ErrHTTP:
+		status = ce.Status
+	}
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return status >= 300 && status < 500
+}
 
 // externalBackoff and externalMaxBackoff space the readiness checks of an
 // external server: 0.5 s after the first failure, doubling to 5 s, so that
@@ -162,6 +190,7 @@ func (s *session) startStack(ctx context.Context) error {
 		wait.Timeout, wait.Key = st.ExternalReadyTimeout, "stack.external_ready_timeout"
 		wait.Subject = "target " + s.cfg.Target.BaseURL
 		wait.Backoff, wait.MaxBackoff = externalBackoff, externalMaxBackoff
+		wait.Final = answerIsFinal
 	}
 	ready, err := stack.WaitReady(ctx, inst, s.health(readyPoll), wait, s.probe)
 	if err != nil {

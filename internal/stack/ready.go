@@ -54,13 +54,28 @@ func (h Health) check(ctx context.Context, timeout time.Duration) error {
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512)) // the start, for the message
 	if resp.StatusCode != http.StatusOK {
-		msg := strings.Join(strings.Fields(string(body)), " ")
-		if msg != "" {
-			msg = ": " + msg
-		}
-		return fmt.Errorf("GET %s: HTTP %d%s", url, resp.StatusCode, msg)
+		return &HealthStatusError{URL: url, Status: resp.StatusCode, Body: strings.Join(strings.Fields(string(body)), " ")}
 	}
 	return nil
+}
+
+// HealthStatusError is a health check answered with a status other than 200.
+type HealthStatusError struct {
+	// URL is the health path's URL.
+	URL string
+	// Status is the HTTP status.
+	Status int
+	// Body is the start of the answer's body (512 bytes at most), its
+	// whitespace collapsed.
+	Body string
+}
+
+func (e *HealthStatusError) Error() string {
+	msg := ""
+	if e.Body != "" {
+		msg = ": " + e.Body
+	}
+	return fmt.Sprintf("GET %s: HTTP %d%s", e.URL, e.Status, msg)
 }
 
 // ProgressEvery is how often WaitReady says what it is waiting for: a line
@@ -112,6 +127,9 @@ type Wait struct {
 	// Clock is the time source; nil is the real clock. A check in flight is
 	// cut short by Timeout in real time whatever the clock.
 	Clock Clock
+	// Final, if set, says that a failed check's answer will not change by
+	// waiting (a redirect, a 404): the wait ends at once with it.
+	Final func(error) bool
 	// Progress, if set, receives a line every ProgressEvery while the
 	// stack is not ready: the time waited, the time left, the attempts and
 	// the last check's error (with the ports the stack's processes listen
@@ -164,6 +182,9 @@ type NotReadyError struct {
 	Attempts int
 	// Last is the last failed check: a health status or a completion error.
 	Last error
+	// Final is set when the wait ended early on an answer that waiting
+	// would not change (Wait.Final).
+	Final bool
 	// Hint, if set, says what the stack's processes listen on when the
 	// last check's connection was refused.
 	Hint string
@@ -198,6 +219,10 @@ func (e *NotReadyError) Error() string {
 	}
 	if key == "" {
 		key = "stack.ready_timeout"
+	}
+	if e.Final {
+		return fmt.Sprintf("%s not ready, and waiting will not change its answer (%s after %s); last check: %s%s",
+			subject, plural(e.Attempts, "attempt"), roundWait(e.After), last, FormatTail(e.Tail))
 	}
 	return fmt.Sprintf("%s not ready after %s and %s (%s); last check: %s%s",
 		subject, roundWait(e.After), plural(e.Attempts, "attempt"), key, last, FormatTail(e.Tail))
@@ -269,7 +294,8 @@ func WaitReady(ctx context.Context, inst Instance, h Health, w Wait, probe func(
 		} else if checkCtx.Err() == nil || last == nil {
 			last = err // keep the last answer, not the cut-off of the final one
 		}
-		if now := clock.Now(); !exited(inst) && checkCtx.Err() == nil && now.Before(deadline) {
+		final := err != nil && w.Final != nil && w.Final(err)
+		if now := clock.Now(); !final && !exited(inst) && checkCtx.Err() == nil && now.Before(deadline) {
 			if w.Progress != nil && !now.Before(report) {
 				for !report.After(now) {
 					report = report.Add(ProgressEvery)
@@ -297,7 +323,7 @@ func WaitReady(ctx context.Context, inst Instance, h Health, w Wait, probe func(
 				Last: last, Exit: inst.Err(), OtherAnswered: answered}
 		}
 		return Readiness{}, &NotReadyError{Subject: w.subject(), Key: w.key(), After: after, Attempts: attempts,
-			Last: last, Hint: refusedHint(inst, h, last), Tail: inst.Tail(TailLines)}
+			Last: last, Final: final, Hint: refusedHint(inst, h, last), Tail: inst.Tail(TailLines)}
 	}
 }
 

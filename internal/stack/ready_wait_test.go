@@ -284,3 +284,34 @@ func TestWaitReadyExternalInterrupted(t *testing.T) {
 	assert.False(t, errors.As(err, &nre))
 	assert.Equal(t, int64(3), n.Load())
 }
+
+// An answer that waiting will not change ends the wait at once.
+func TestWaitReadyFinalAnswer(t *testing.T) {
+	fs := newFlakyServer(t, 1<<40, http.StatusNotFound)
+	clock := newFakeClock()
+	w := externalWait(clock, nil)
+	w.Final = func(err error) bool { return strings.Contains(err.Error(), "HTTP 404") }
+	h := Health{BaseURL: fs.URL, Path: "/health", Interval: 200 * time.Millisecond}
+
+	_, err := WaitReady(context.Background(), external{}, h, w, fs.probe)
+
+	var nre *NotReadyError
+	require.ErrorAs(t, err, &nre)
+	assert.True(t, nre.Final)
+	assert.Equal(t, 1, nre.Attempts)
+	assert.Equal(t, int64(1), fs.hits.Load())
+	assert.Empty(t, clock.pauses(time.Time{}), "no pause")
+	assert.Equal(t, "target http://test not ready, and waiting will not change its answer (1 attempt after 0s); "+
+		"last check: health is OK but a one-token completion failed: HTTP 404", err.Error())
+}
+
+// A health path that answers something else than 200 is a
+// *HealthStatusError, which says the status.
+func TestHealthStatusError(t *testing.T) {
+	hs := newHealthServer(t, func(int64) (int, string) { return http.StatusNotFound, "no\n such  path" })
+	err := Health{BaseURL: hs.URL, Path: "/health", Interval: time.Second}.check(context.Background(), eventTimeout)
+	var he *HealthStatusError
+	require.ErrorAs(t, err, &he)
+	assert.Equal(t, http.StatusNotFound, he.Status)
+	assert.Equal(t, "GET "+hs.URL+"/health: HTTP 404: no such path", err.Error())
+}

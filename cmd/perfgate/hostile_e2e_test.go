@@ -31,6 +31,7 @@ func hostileConfigC(t *testing.T, url string, requests, concurrency int) string 
 	t.Helper()
 	return writeConfig(t, fmt.Sprintf(`
 target: {base_url: %q, timeout: 2s, headers: {Authorization: "Bearer sk-secret"}}
+stack: {external_ready_timeout: 3s}
 warmup: {method: none}
 repetitions: 2
 telemetry: {interval: 100ms}

@@ -77,6 +77,11 @@ const (
 	// DefaultReadyTimeout 15m: a 70B model's weights take minutes to read
 	// from a cold disk, and CUDA graph capture adds more.
 	DefaultReadyTimeout = 15 * time.Minute
+	// DefaultExternalReadyTimeout 30s: an external server is meant to be up
+	// already, so this only rides out a transient failure (a first
+	// completion that fails, a server still binding its port): checks at
+	// 0, 0.5, 1.5, 3.5, 7.5 s and then every 5 s, nine in all.
+	DefaultExternalReadyTimeout = 30 * time.Second
 	// DefaultHealthInterval 2s: fast enough to stop a run within seconds of
 	// a crash, rare enough to cost the server nothing.
 	DefaultHealthInterval = 2 * time.Second
@@ -192,14 +197,15 @@ func Defaults() Config {
 			Timeout: DefaultTimeout,
 		},
 		Stack: Stack{
-			Kind:           DefaultStackKind,
-			Engine:         DefaultEngine,
-			HealthPath:     DefaultHealthPath,
-			ReadyTimeout:   DefaultReadyTimeout,
-			HealthInterval: DefaultHealthInterval,
-			HealthFailures: DefaultHealthFailures,
-			StopGrace:      DefaultStopGrace,
-			Log:            DefaultStackLog,
+			Kind:                 DefaultStackKind,
+			Engine:               DefaultEngine,
+			HealthPath:           DefaultHealthPath,
+			ReadyTimeout:         DefaultReadyTimeout,
+			ExternalReadyTimeout: DefaultExternalReadyTimeout,
+			HealthInterval:       DefaultHealthInterval,
+			HealthFailures:       DefaultHealthFailures,
+			StopGrace:            DefaultStopGrace,
+			Log:                  DefaultStackLog,
 		},
 		Warmup: Warmup{
 			Method:     DefaultWarmupMethod,
@@ -254,6 +260,7 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 		{"stack.engine", st.Engine == "", func() { st.Engine = d.Stack.Engine }},
 		{"stack.health_path", st.HealthPath == "", func() { st.HealthPath = d.Stack.HealthPath }},
 		{"stack.ready_timeout", st.ReadyTimeout == 0, func() { st.ReadyTimeout = d.Stack.ReadyTimeout }},
+		{"stack.external_ready_timeout", st.ExternalReadyTimeout == 0, func() { st.ExternalReadyTimeout = d.Stack.ExternalReadyTimeout }},
 		{"stack.health_interval", st.HealthInterval == 0, func() { st.HealthInterval = d.Stack.HealthInterval }},
 		{"stack.health_failures", st.HealthFailures == 0, func() { st.HealthFailures = d.Stack.HealthFailures }},
 		{"stack.stop_grace", st.StopGrace == 0, func() { st.StopGrace = d.Stack.StopGrace }},

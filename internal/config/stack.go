@@ -32,6 +32,11 @@ type Stack struct {
 	HealthPath string `yaml:"health_path" json:"health_path"`
 	// ReadyTimeout bounds start → ready: health 200 and one tiny completion.
 	ReadyTimeout time.Duration `yaml:"ready_timeout" json:"ready_timeout"`
+	// ExternalReadyTimeout bounds the readiness checks of an external
+	// server (kind external), retried with backoff until it answers: a
+	// server started just before perfgate, or one whose first answer
+	// happened to fail, does not end the run at once.
+	ExternalReadyTimeout time.Duration `yaml:"external_ready_timeout" json:"external_ready_timeout,omitempty"`
 	// HealthInterval is the time between health polls.
 	HealthInterval time.Duration `yaml:"health_interval" json:"health_interval"`
 	// HealthFailures consecutive failed polls after ready mean the stack is

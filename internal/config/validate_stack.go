@@ -40,6 +40,7 @@ func (v *validator) stack() {
 		v.add("stack.health_path", "must be a path starting with / (or none), got %q", s.HealthPath)
 	}
 	v.positiveAtMost("stack.ready_timeout", s.ReadyTimeout, MaxRunDuration)
+	v.positiveAtMost("stack.external_ready_timeout", s.ExternalReadyTimeout, MaxRunDuration)
 	v.durationIn("stack.health_interval", s.HealthInterval, MinHealthInterval, MaxHealthInterval)
 	v.durationIn("stack.stop_grace", s.StopGrace, 0, MaxPause)
 	v.intIn("stack.health_failures", s.HealthFailures, 1, MaxHealthFailures, "")

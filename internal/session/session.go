@@ -76,8 +76,9 @@ type Options struct {
 	// (nil: telemetry.Open). It may return a nil collector, which samples
 	// nothing.
 	OpenTelemetry func(ctx context.Context, o telemetry.Options) (*telemetry.Collector, result.TelemetryInfo, []result.GPU)
-	// Clock times the run: its start and end, the cold start, the warm-up,
-	// the load and the cool-downs (nil: run.RealClock).
+	// Clock times the run: its start and end, the readiness wait and the
+	// cold start, the warm-up, the load and the cool-downs (nil:
+	// run.RealClock).
 	Clock run.Clock
 	// FileLimit checks perfgate's own limit on open files before anything
 	// is sent (zero value: the process's).

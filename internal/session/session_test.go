@@ -516,8 +516,8 @@ func TestRunRefusesTooFewFiles(t *testing.T) {
 	}
 }
 
-// An external target that does not answer fails at once with the hint to
-// start one.
+// An external target that does not answer fails, once
+// stack.external_ready_timeout has passed, with the hint to start one.
 func TestRunExternalTargetDown(t *testing.T) {
 	dir := t.TempDir()
 	yaml := `
@@ -534,7 +534,8 @@ scenarios:
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = Run(context.Background(), cfg, scenarios, Options{})
+	// The clock jumps through the 30 s of stack.external_ready_timeout.
+	_, err = Run(context.Background(), cfg, scenarios, Options{Clock: &jumpClock{now: time.Unix(1_000_000, 0)}})
 	if got := exit.Code(err); got != exit.RunFailed {
 		t.Fatalf("exit.Code(%v) = %d, want %d", err, got, exit.RunFailed)
 	}

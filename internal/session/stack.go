@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
@@ -21,6 +24,39 @@ import (
 // readyPoll is how often readiness is polled while a stack starts: the
 // resolution of the cold-start metric.
 const readyPoll = 200 * time.Millisecond
+
+// answerIsFinal says whether an external server's failed readiness check
+// will fail the same however long perfgate waits: a redirect, or a client
+// error (400 bad request, 401 and 403 credentials, 404 a wrong path or
+// model...), but not 408 (timeout), 425 (too early) or 429 (rate limit),
+// which say to come back later.
+func answerIsFinal(err error) bool {
+	status := 0
+	var he *stack.HealthStatusError
+	var ce *client.Error
+	var re *httpguard.RedirectError
+	switch {
+	case errors.As(err, &re):
+		return true
+	case errors.As(err, &he):
+		status = he.Status
+	case errors.As(err, &ce) && ce.Kind == client.ErrHTTP:
+		status = ce.Status
+	}
+	switch status {
+	case http.StatusRequestTimeout, http.StatusTooEarly, http.StatusTooManyRequests:
+		return false
+	}
+	return status >= 300 && status < 500
+}
+
+// externalBackoff and externalMaxBackoff space the readiness checks of an
+// external server: 0.5 s after the first failure, doubling to 5 s, so that
+// the default stack.external_ready_timeout of 30 s makes nine checks.
+const (
+	externalBackoff    = 500 * time.Millisecond
+	externalMaxBackoff = 5 * time.Second
+)
 
 // session owns the life of one run: it starts the stack (again, for a
 // scenario that asks for a fresh one), waits until it is ready, identifies it,
@@ -143,19 +179,30 @@ func (s *session) startStack(ctx context.Context) error {
 	// stack, and would make the metric useless for gating.
 	t0 := s.clock.Now()
 	s.inst = inst
+	wait := stack.Wait{Timeout: st.ReadyTimeout, Clock: s.clock, Progress: func(msg string) { s.detail("%s", msg) }}
 	if managed {
 		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
 			s.logPath(s.starts), st.ReadyTimeout, healthDesc(st.HealthPath))
-		err = stack.WaitReady(ctx, inst, s.health(readyPoll), st.ReadyTimeout, s.probe)
 	} else {
-		// perfgate does not start an external server, so there is nothing
-		// to wait for: it must be up now.
-		if err = stack.CheckReady(ctx, s.health(readyPoll), s.probe); err != nil {
-			err = fmt.Errorf("target %s is not ready: %w (is the server up? `perfgate sim` starts a simulated one)", s.cfg.Target.BaseURL, err)
-		}
+		// perfgate does not start an external server: it should be up
+		// now, and is given a short while with backoff to ride out a
+		// check that happens to fail.
+		wait.Timeout, wait.Key = st.ExternalReadyTimeout, "stack.external_ready_timeout"
+		wait.Subject = "target " + s.cfg.Target.BaseURL
+		wait.Backoff, wait.MaxBackoff = externalBackoff, externalMaxBackoff
+		wait.Final = answerIsFinal
 	}
+	ready, err := stack.WaitReady(ctx, inst, s.health(readyPoll), wait, s.probe)
 	if err != nil {
+		var nre *stack.NotReadyError
+		if !managed && errors.As(err, &nre) {
+			err = fmt.Errorf("%w (is the server up? `perfgate sim` starts a simulated one)", err)
+		}
 		return err
+	}
+	if !managed && ready.Failed != nil {
+		s.detail("ready at attempt %d, after %s; the one before failed: %v",
+			ready.Attempts, ready.After.Round(time.Millisecond), ready.Failed)
 	}
 	if managed {
 		s.coldStart = s.clock.Now().Sub(t0)

@@ -34,7 +34,7 @@ func TestWaitReadyLeftoverServerAfterTheStackExited(t *testing.T) {
 			waitExit(t, inst)
 
 			h := Health{BaseURL: hs.URL, Path: path, Interval: 10 * time.Millisecond}
-			err = WaitReady(context.Background(), inst, h, eventTimeout, okProbe)
+			_, err = WaitReady(context.Background(), inst, h, Wait{Timeout: eventTimeout}, okProbe)
 
 			var nre *NotReadyError
 			require.ErrorAs(t, err, &nre, "WaitReady = %v, want a *NotReadyError", err)
@@ -65,7 +65,7 @@ func TestWaitReadyExitDuringASuccessfulCheck(t *testing.T) {
 				return nil
 			}
 			h := Health{BaseURL: hs.URL, Path: path, Interval: 10 * time.Millisecond}
-			err := WaitReady(context.Background(), inst, h, eventTimeout, probe)
+			_, err := WaitReady(context.Background(), inst, h, Wait{Timeout: eventTimeout}, probe)
 
 			var nre *NotReadyError
 			require.ErrorAs(t, err, &nre, "WaitReady = %v, want a *NotReadyError", err)
@@ -91,7 +91,7 @@ func TestWaitReadyProbeFailureMessage(t *testing.T) {
 		t.Run(tt.path, func(t *testing.T) {
 			hs := newHealthServer(t, unhealthyUntil(0))
 			h := Health{BaseURL: hs.URL, Path: tt.path, Interval: 10 * time.Millisecond}
-			err := WaitReady(context.Background(), newFakeInstance(), h, time.Second,
+			_, err := WaitReady(context.Background(), newFakeInstance(), h, Wait{Timeout: time.Second},
 				func(context.Context) error { return noOutput })
 			var nre *NotReadyError
 			require.ErrorAs(t, err, &nre)

@@ -56,7 +56,7 @@ func TestHealthNeverFollowsARedirect(t *testing.T) {
 			other, hits := elsewhere(t)
 			srv := redirecting(t, other.URL)
 			h := Health{BaseURL: srv.URL, Path: "/health", Interval: 10 * time.Millisecond, Client: hc}
-			err := WaitReady(context.Background(), newFakeInstance(), h, time.Second, okProbe)
+			_, err := WaitReady(context.Background(), newFakeInstance(), h, Wait{Timeout: time.Second}, okProbe)
 			var nre *NotReadyError
 			require.ErrorAs(t, err, &nre, "WaitReady = %v, want not ready", err)
 			var re *httpguard.RedirectError

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"testing"
 	"time"
@@ -18,6 +19,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(testParentEnv) == "1" {
 		os.Exit(runTestParent())
 	}
+	if os.Getenv(testListenEnv) == "1" {
+		os.Exit(runTestListener())
+	}
 	os.Exit(m.Run())
 }
 
@@ -30,6 +34,29 @@ const (
 	testParentScriptEnv = "PERFGATE_STACK_TEST_SCRIPT"
 	testParentLogEnv    = "PERFGATE_STACK_TEST_LOG"
 )
+
+// A test of the readiness hint runs this test binary as a stack's process
+// that listens on a loopback port: it says "listening on <addr>" on stdout
+// and accepts (and drops) connections until it is stopped, or for two
+// minutes at most, should a test leave it behind.
+const testListenEnv = "PERFGATE_STACK_TEST_LISTEN"
+
+func runTestListener() int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	fmt.Printf("listening on %s\n", l.Addr())
+	time.AfterFunc(2*time.Minute, func() { os.Exit(0) })
+	for {
+		c, err := l.Accept()
+		if err != nil {
+			return 1
+		}
+		_ = c.Close()
+	}
+}
 
 func runTestParent() int {
 	cfg := config.Stack{Kind: config.StackProcess, Process: &config.ProcessStack{

@@ -129,6 +129,17 @@ func (p *process) launch(path string, env []string, o Options) error {
 // leaderPID is the stack's leader, whose pid is its process group's id.
 func (p *process) leaderPID() int { return p.sys.leader }
 
+// pids returns the stack's live processes: every process below its guard,
+// which adopts those the stack detaches (it is their subreaper), the leader
+// among them.
+func (p *process) pids() []int {
+	var out []int
+	for _, st := range descendantsOf(p.sys.guard.Process.Pid, allProcs()) {
+		out = append(out, st.pid)
+	}
+	return out
+}
+
 // follow reads the guard's status lines until the guard exits: the first
 // pid or error line goes to started; the leader's end is recorded once its
 // output has been read (or outputDrain has passed: processes it left behind

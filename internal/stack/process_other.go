@@ -36,6 +36,10 @@ func (p *process) launch(path string, env []string, o Options) error {
 // leaderPID is the stack's leader, whose pid is its process group's id.
 func (p *process) leaderPID() int { return p.sys.cmd.Process.Pid }
 
+// pids returns the stack's leader: outside Linux there is no /proc to find
+// the rest in.
+func (p *process) pids() []int { return []int{p.leaderPID()} }
+
 // wait reaps the leader and records how it ended.
 func (p *process) wait() {
 	err := p.sys.cmd.Wait()

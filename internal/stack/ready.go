@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/perfgate/perfgate/internal/httpguard"
@@ -51,22 +54,140 @@ func (h Health) check(ctx context.Context, timeout time.Duration) error {
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512)) // the start, for the message
 	if resp.StatusCode != http.StatusOK {
-		msg := strings.Join(strings.Fields(string(body)), " ")
-		if msg != "" {
-			msg = ": " + msg
-		}
-		return fmt.Errorf("GET %s: HTTP %d%s", url, resp.StatusCode, msg)
+		return &HealthStatusError{URL: url, Status: resp.StatusCode, Body: strings.Join(strings.Fields(string(body)), " ")}
 	}
 	return nil
+}
+
+// HealthStatusError is a health check answered with a status other than 200.
+type HealthStatusError struct {
+	// URL is the health path's URL.
+	URL string
+	// Status is the HTTP status.
+	Status int
+	// Body is the start of the answer's body (512 bytes at most), its
+	// whitespace collapsed.
+	Body string
+}
+
+func (e *HealthStatusError) Error() string {
+	msg := ""
+	if e.Body != "" {
+		msg = ": " + e.Body
+	}
+	return fmt.Sprintf("GET %s: HTTP %d%s", e.URL, e.Status, msg)
+}
+
+// ProgressEvery is how often WaitReady says what it is waiting for: a line
+// after the first check that ends past each multiple of it since the start
+// (10 s, 20 s, ...), one at most for each. Ten seconds is often enough that a
+// wait never looks hung, and rare enough that a 15-minute cold start prints
+// 90 lines, not thousands.
+const ProgressEvery = 10 * time.Second
+
+// Clock is the readiness wait's time source; run.RealClock is one. Tests
+// inject a fake that advances without sleeping.
+type Clock interface {
+	Now() time.Time
+	// SleepUntil blocks until t or until ctx is done, and returns ctx.Err()
+	// in the latter case.
+	SleepUntil(ctx context.Context, t time.Time) error
+}
+
+// realClock is the process's own clock.
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+
+func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
+	timer := time.NewTimer(time.Until(t))
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Wait says how WaitReady waits: for how long, how often it checks, and
+// where it says how it is going.
+type Wait struct {
+	// Timeout bounds the wait.
+	Timeout time.Duration
+	// Key is the config key that sets Timeout, for messages; "" is
+	// stack.ready_timeout.
+	Key string
+	// Subject names what is waited for in messages; "" is "stack".
+	Subject string
+	// Backoff, if > 0, is the pause after the first failed check; each
+	// later pause doubles, up to MaxBackoff. Zero pauses Health.Interval
+	// after every check.
+	Backoff, MaxBackoff time.Duration
+	// Clock is the time source; nil is the real clock. A check in flight is
+	// cut short by Timeout in real time whatever the clock.
+	Clock Clock
+	// Final, if set, says that a failed check's answer will not change by
+	// waiting (a redirect, a 404): the wait ends at once with it.
+	Final func(error) bool
+	// Progress, if set, receives a line every ProgressEvery while the
+	// stack is not ready: the time waited, the time left, the attempts and
+	// the last check's error (with the ports the stack's processes listen
+	// on, when the target refused the connection).
+	Progress func(msg string)
+}
+
+func (w Wait) key() string {
+	if w.Key == "" {
+		return "stack.ready_timeout"
+	}
+	return w.Key
+}
+
+func (w Wait) subject() string {
+	if w.Subject == "" {
+		return "stack"
+	}
+	return w.Subject
+}
+
+func (w Wait) clock() Clock {
+	if w.Clock == nil {
+		return realClock{}
+	}
+	return w.Clock
+}
+
+// Readiness is how a wait that ended ready went.
+type Readiness struct {
+	// Attempts is how many checks ran, the one that passed included.
+	Attempts int
+	// After is the time from the start of the wait to the check that
+	// passed.
+	After time.Duration
+	// Failed is the last check that failed before it, or nil.
+	Failed error
 }
 
 // NotReadyError says a stack never became ready: it timed out, or exited
 // while starting. It carries the last thing the checks saw and the log tail.
 type NotReadyError struct {
+	// Subject names what was waited for: "stack", or the external target.
+	Subject string
+	// Key is the config key of the time waited (stack.ready_timeout).
+	Key string
 	// After is how long perfgate waited.
 	After time.Duration
+	// Attempts is how many checks ran.
+	Attempts int
 	// Last is the last failed check: a health status or a completion error.
 	Last error
+	// Final is set when the wait ended early on an answer that waiting
+	// would not change (Wait.Final).
+	Final bool
+	// Hint, if set, says what the stack's processes listen on when the
+	// last check's connection was refused.
+	Hint string
 	// Exit is set when the stack exited while starting.
 	Exit error
 	// OtherAnswered is set when the checks passed after the stack had
@@ -89,26 +210,63 @@ func (e *NotReadyError) Error() string {
 	if e.Last != nil {
 		last = e.Last.Error()
 	}
-	return fmt.Sprintf("stack not ready after %s (stack.ready_timeout); last check: %s%s",
-		e.After.Round(time.Second), last, FormatTail(e.Tail))
+	if e.Hint != "" {
+		last += "; " + e.Hint
+	}
+	subject, key := e.Subject, e.Key
+	if subject == "" {
+		subject = "stack"
+	}
+	if key == "" {
+		key = "stack.ready_timeout"
+	}
+	if e.Final {
+		return fmt.Sprintf("%s not ready, and waiting will not change its answer (%s after %s); last check: %s%s",
+			subject, plural(e.Attempts, "attempt"), roundWait(e.After), last, FormatTail(e.Tail))
+	}
+	return fmt.Sprintf("%s not ready after %s and %s (%s); last check: %s%s",
+		subject, roundWait(e.After), plural(e.Attempts, "attempt"), key, last, FormatTail(e.Tail))
 }
 
 func (e *NotReadyError) Unwrap() error { return e.Exit }
 
+// roundWait rounds a wait for a message: to the second from a minute, to
+// the tenth of a second below.
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
 // WaitReady polls until the stack is ready: its health path answers 200 and
 // then probe (one tiny completion) succeeds, while the stack's own process
-// (or container) still runs. It fails with a *NotReadyError when timeout
+// (or container) still runs. It fails with a *NotReadyError when w.Timeout
 // passes first or the stack exits, and with ctx's cause when ctx ends. A
 // stack with no health path is ready when probe succeeds. A check in
 // progress is cut short by the timeout and by the stack's exit, so neither
-// waits for a hung request.
+// waits for a hung request. While it waits it tells w.Progress how it goes,
+// every ProgressEvery.
 //
 // A stack that has exited is never ready, whatever the checks say: what
 // answers then is not the stack perfgate started (a server left over from an
 // earlier run, still holding the port the stack failed to bind).
-func WaitReady(ctx context.Context, inst Instance, h Health, timeout time.Duration, probe func(context.Context) error) error {
-	start := time.Now()
-	checkCtx, cancel := context.WithDeadline(ctx, start.Add(timeout))
+//
+// An external stack (the Instance Start returns for kind external) never
+// exits: with a Backoff, WaitReady retries a server perfgate did not start
+// until it answers or w.Timeout passes.
+func WaitReady(ctx context.Context, inst Instance, h Health, w Wait, probe func(context.Context) error) (Readiness, error) {
+	clock := w.clock()
+	start := clock.Now()
+	deadline := start.Add(w.Timeout)
+	checkCtx, cancel := context.WithTimeout(ctx, w.Timeout)
 	defer cancel()
 	go func() {
 		select {
@@ -117,37 +275,106 @@ func WaitReady(ctx context.Context, inst Instance, h Health, timeout time.Durati
 		case <-checkCtx.Done():
 		}
 	}()
-	tick := time.NewTicker(h.Interval)
-	defer tick.Stop()
+	pause := h.Interval
+	if w.Backoff > 0 {
+		pause = w.Backoff
+	}
 	var last error
 	answered := false // the checks passed once the stack had exited
+	attempts := 0
+	report := start.Add(ProgressEvery) // when the next line is due
 	for {
+		attempts++
 		err := readyOnce(checkCtx, h, probe)
 		if err == nil {
 			if !exited(inst) {
-				return nil
+				return Readiness{Attempts: attempts, After: clock.Now().Sub(start), Failed: last}, nil
 			}
 			answered = true
 		} else if checkCtx.Err() == nil || last == nil {
 			last = err // keep the last answer, not the cut-off of the final one
 		}
-		if !exited(inst) {
-			select {
-			case <-tick.C:
+		final := err != nil && w.Final != nil && w.Final(err)
+		if now := clock.Now(); !final && !exited(inst) && checkCtx.Err() == nil && now.Before(deadline) {
+			if w.Progress != nil && !now.Before(report) {
+				for !report.After(now) {
+					report = report.Add(ProgressEvery)
+				}
+				w.Progress(progressLine(w, now.Sub(start), deadline.Sub(now), attempts, last, refusedHint(inst, h, last)))
+			}
+			next := now.Add(pause)
+			if w.Backoff > 0 {
+				pause = min(2*pause, max(w.MaxBackoff, w.Backoff))
+			}
+			if next.After(deadline) {
+				next = deadline
+			}
+			if clock.SleepUntil(checkCtx, next) == nil && clock.Now().Before(deadline) {
 				continue
-			case <-checkCtx.Done(): // interrupted, exited (see the goroutine above) or timed out
-			case <-inst.Done():
 			}
 		}
 		// Several may hold at once; an interruption wins, then an exit.
+		after := clock.Now().Sub(start)
 		if ctx.Err() != nil {
-			return fmt.Errorf("waiting for the stack to be ready: %w", context.Cause(ctx))
+			return Readiness{}, fmt.Errorf("waiting for the %s to be ready: %w", w.subject(), context.Cause(ctx))
 		}
 		if exited(inst) {
-			return &NotReadyError{After: time.Since(start), Last: last, Exit: inst.Err(), OtherAnswered: answered}
+			return Readiness{}, &NotReadyError{Subject: w.subject(), Key: w.key(), After: after, Attempts: attempts,
+				Last: last, Exit: inst.Err(), OtherAnswered: answered}
 		}
-		return &NotReadyError{After: time.Since(start), Last: last, Tail: inst.Tail(TailLines)}
+		return Readiness{}, &NotReadyError{Subject: w.subject(), Key: w.key(), After: after, Attempts: attempts,
+			Last: last, Final: final, Hint: refusedHint(inst, h, last), Tail: inst.Tail(TailLines)}
 	}
+}
+
+// progressLine is what WaitReady says while it waits.
+func progressLine(w Wait, waited, left time.Duration, attempts int, last error, hint string) string {
+	msg := "no check finished"
+	if last != nil {
+		msg = last.Error()
+	}
+	if hint != "" {
+		msg += "; " + hint
+	}
+	return fmt.Sprintf("%s not ready after %s (%s left of %s, %s); last check: %s",
+		w.subject(), roundWait(waited), roundWait(left), w.key(), plural(attempts, "attempt"), msg)
+}
+
+// refusedHint says, when err is a refused connection and inst can tell what
+// its processes listen on (a process stack, on Linux), which address refused
+// and where the stack's processes listen instead: "connection refused on
+// 127.0.0.1:18485; the stack's processes listen on 127.0.0.1:18484". It is
+// "" otherwise.
+func refusedHint(inst Instance, h Health, err error) string {
+	if err == nil || !errors.Is(err, syscall.ECONNREFUSED) {
+		return ""
+	}
+	l, ok := inst.(listener)
+	if !ok {
+		return ""
+	}
+	addrs, ok := l.listening()
+	if !ok {
+		return ""
+	}
+	where := refusedAddr(h, err)
+	if len(addrs) == 0 {
+		return fmt.Sprintf("connection refused on %s; the stack's processes listen on no TCP port yet", where)
+	}
+	return fmt.Sprintf("connection refused on %s; the stack's processes listen on %s", where, strings.Join(addrs, ", "))
+}
+
+// refusedAddr is the address a refused connection was to: the dial's, or
+// else the host and port of the health check's base URL.
+func refusedAddr(h Health, err error) string {
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Addr != nil {
+		return oe.Addr.String()
+	}
+	if u, perr := url.Parse(h.BaseURL); perr == nil && u.Host != "" {
+		return u.Host
+	}
+	return h.BaseURL
 }
 
 // exited says whether inst has exited. An external stack (whose Done is
@@ -159,13 +386,6 @@ func exited(inst Instance) bool {
 	default:
 		return false
 	}
-}
-
-// CheckReady runs one round of the readiness check, for a server perfgate did
-// not start and so has no reason to wait for: nil when its health path answers
-// 200 and probe succeeds.
-func CheckReady(ctx context.Context, h Health, probe func(context.Context) error) error {
-	return readyOnce(ctx, h, probe)
 }
 
 // readyOnce runs one round of the readiness check.

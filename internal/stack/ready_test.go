@@ -130,7 +130,7 @@ func TestWaitReadyPolls(t *testing.T) {
 			}
 			h := Health{BaseURL: hs.URL, Path: "/health", Interval: 10 * time.Millisecond}
 
-			err := WaitReady(context.Background(), newFakeInstance(), h, eventTimeout, probe)
+			_, err := WaitReady(context.Background(), newFakeInstance(), h, Wait{Timeout: eventTimeout}, probe)
 			require.NoError(t, err)
 			assert.Equal(t, tt.probeFail+1, calls.Load(), "probe calls")
 			assert.Equal(t, tt.healthFails+tt.probeFail+1, hs.hits.Load(), "health checks")
@@ -145,7 +145,7 @@ func TestWaitReadyWithoutHealthPath(t *testing.T) {
 			var calls atomic.Int64
 			h := Health{BaseURL: hs.URL, Path: path, Interval: 10 * time.Millisecond}
 
-			err := WaitReady(context.Background(), newFakeInstance(), h, eventTimeout,
+			_, err := WaitReady(context.Background(), newFakeInstance(), h, Wait{Timeout: eventTimeout},
 				countingProbe(2, errors.New("connection refused"), &calls))
 			require.NoError(t, err)
 			assert.Equal(t, int64(3), calls.Load(), "only the probe decides")
@@ -224,7 +224,7 @@ func TestWaitReadyTimeout(t *testing.T) {
 			h := Health{BaseURL: base + "/", Path: "/health", Interval: 20 * time.Millisecond}
 
 			start := time.Now()
-			err := WaitReady(context.Background(), inst, h, timeout, probe)
+			_, err := WaitReady(context.Background(), inst, h, Wait{Timeout: timeout}, probe)
 			took := time.Since(start)
 
 			var nre *NotReadyError
@@ -265,7 +265,7 @@ func TestWaitReadyStackExits(t *testing.T) {
 	})
 	h := Health{BaseURL: hs.URL, Path: "/health", Interval: 10 * time.Millisecond}
 
-	err := WaitReady(context.Background(), inst, h, eventTimeout, func(context.Context) error { return nil })
+	_, err := WaitReady(context.Background(), inst, h, Wait{Timeout: eventTimeout}, func(context.Context) error { return nil })
 
 	var nre *NotReadyError
 	require.ErrorAs(t, err, &nre)
@@ -308,7 +308,7 @@ func TestWaitReadyContextCancelled(t *testing.T) {
 			})
 			h := Health{BaseURL: hs.URL, Path: "/health", Interval: 10 * time.Millisecond}
 
-			err := WaitReady(ctx, newFakeInstance(), h, eventTimeout, func(context.Context) error { return nil })
+			_, err := WaitReady(ctx, newFakeInstance(), h, Wait{Timeout: eventTimeout}, func(context.Context) error { return nil })
 			require.Error(t, err)
 			assert.ErrorIs(t, err, cause)
 			assert.Contains(t, err.Error(), "waiting for the stack to be ready: interrupted by the user")

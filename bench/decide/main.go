@@ -53,6 +53,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/goccy/go-yaml"
@@ -73,6 +74,7 @@ type options struct {
 	slowdown    float64
 	requests    int
 	warmupSeeds int
+	parallel    int
 	root        string
 }
 
@@ -85,6 +87,7 @@ func main() {
 	flag.Float64Var(&o.slowdown, "slowdown", 1.3, "the slower candidate's --slowdown")
 	flag.IntVar(&o.requests, "requests", 24, "requests per repetition at most (a scenario's own, if fewer; replaces a duration)")
 	flag.IntVar(&o.warmupSeeds, "warmup-seeds", 20, "seeds of the warm-up measurement at Poisson 2 req/s (0 skips it)")
+	flag.IntVar(&o.parallel, "parallel", 1, "runs measured at once (a run mostly waits on the simulator's clock: a few at once cost little CPU, but each adds timing noise on a small machine)")
 	flag.Parse()
 	if err := mainErr(o); err != nil {
 		fmt.Fprintln(os.Stderr, "decide:", err)
@@ -131,12 +134,22 @@ func mainErr(o options) error {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		begin := time.Now()
-		runs := 0
+		var (
+			mu      sync.Mutex
+			runs    int
+			runTime time.Duration
+		)
+		failed := map[string]error{} // runs that exited non-zero, by file
 		measure := func(seed int, slowdown float64) (string, error) {
 			tag := "aa"
 			if slowdown != 1 {
 				tag = "slow"
+			}
+			mu.Lock()
+			ferr := failed[fmt.Sprintf("%s-%d", tag, seed)]
+			mu.Unlock()
+			if ferr != nil {
+				return "", ferr
 			}
 			file := filepath.Join(dir, fmt.Sprintf("%s-%d.json", tag, seed))
 			if _, err := os.Stat(file); err == nil {
@@ -148,32 +161,47 @@ func mainErr(o options) error {
 			}
 			t0 := time.Now()
 			if err := o.perfgateRun(conf, file, filepath.Join(dir, tag+"-"+strconv.Itoa(seed)+".log")); err != nil {
-				return "", fmt.Errorf("%s seed %d: %w", name, seed, err)
+				// A run that fails (exit 3: an overloaded or failing
+				// server, say) is a try that did not decide, not the
+				// end of the measurement.
+				err = fmt.Errorf("%s %s seed %d: %w", name, tag, seed, err)
+				mu.Lock()
+				failed[fmt.Sprintf("%s-%d", tag, seed)] = err
+				mu.Unlock()
+				os.Remove(file)
+				fmt.Fprintf(os.Stderr, "decide: %v\n", err)
+				return "", err
 			}
+			took := time.Since(t0)
+			mu.Lock()
 			runs++
-			fmt.Fprintf(os.Stderr, "decide: %s %s seed %d measured in %.1fs\n", name, tag, seed, time.Since(t0).Seconds())
+			runTime += took
+			mu.Unlock()
+			fmt.Fprintf(os.Stderr, "decide: %s %s seed %d measured in %.1fs\n", name, tag, seed, took.Seconds())
 			return file, nil
 		}
+		measureAll(o.parallel, o.n, o.slowdown, measure)
 		r := row{name: name}
-		prev, err := measure(0, 1)
-		if err != nil {
-			return err
+		// try compares cand with base, an error of either run counting as
+		// a try that did not decide.
+		try := func(base string, baseErr error, cand string, candErr error, store string) (stat.Outcome, string, error) {
+			switch {
+			case baseErr != nil:
+				return stat.Inconclusive, "baseline run failed: " + baseErr.Error(), nil
+			case candErr != nil:
+				return stat.Inconclusive, "candidate run failed: " + candErr.Error(), nil
+			}
+			return decide(filepath.Join(dir, "aa-0.yaml"), base, cand, store)
 		}
+		prev, prevErr := measure(0, 1)
 		for s := 1; s <= o.n; s++ {
-			aa, err := measure(s, 1)
-			if err != nil {
-				return err
-			}
-			slow, err := measure(s, o.slowdown)
-			if err != nil {
-				return err
-			}
-			cfgPath := filepath.Join(dir, "aa-0.yaml")
-			aaOut, aaWhy, err := decide(cfgPath, prev, aa, filepath.Join(dir, fmt.Sprintf("store-aa-%d", s)))
+			aa, aaErr := measure(s, 1)
+			slow, slowErr := measure(s, o.slowdown)
+			aaOut, aaWhy, err := try(prev, prevErr, aa, aaErr, filepath.Join(dir, fmt.Sprintf("store-aa-%d", s)))
 			if err != nil {
 				return fmt.Errorf("%s A/A try %d: %w", name, s, err)
 			}
-			slowOut, slowWhy, err := decide(cfgPath, prev, slow, filepath.Join(dir, fmt.Sprintf("store-slow-%d", s)))
+			slowOut, slowWhy, err := try(prev, prevErr, slow, slowErr, filepath.Join(dir, fmt.Sprintf("store-slow-%d", s)))
 			if err != nil {
 				return fmt.Errorf("%s slowdown try %d: %w", name, s, err)
 			}
@@ -189,10 +217,10 @@ func mainErr(o options) error {
 				r.slowOther = append(r.slowOther, fmt.Sprintf("try %d %s: %s", s, slowOut, slowWhy))
 			}
 			fmt.Fprintf(os.Stderr, "decide: %s try %d: A/A %s, %gx %s\n", name, s, aaOut, o.slowdown, slowOut)
-			prev = aa
+			prev, prevErr = aa, aaErr
 		}
 		if runs > 0 {
-			r.perRun = time.Since(begin) / time.Duration(runs)
+			r.perRun = runTime / time.Duration(runs)
 		}
 		rows = append(rows, r)
 	}
@@ -211,6 +239,31 @@ func mainErr(o options) error {
 		return o.warmup()
 	}
 	return nil
+}
+
+// measureAll measures every run a config's tries need (seeds 0..n at speed,
+// 1..n slowed), parallel at a time, so that the tries then find them all
+// measured. A run that fails is left for its tries to report.
+func measureAll(parallel, n int, slowdown float64, measure func(seed int, slowdown float64) (string, error)) {
+	type job struct {
+		seed     int
+		slowdown float64
+	}
+	jobs := []job{{0, 1}}
+	for s := 1; s <= n; s++ {
+		jobs = append(jobs, job{s, 1}, job{s, slowdown})
+	}
+	sem := make(chan struct{}, max(parallel, 1))
+	var wg sync.WaitGroup
+	for _, j := range jobs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			measure(j.seed, j.slowdown) //nolint:errcheck // its tries report it
+		}()
+	}
+	wg.Wait()
 }
 
 // repoRoot is the module's root: this program runs from it or below.

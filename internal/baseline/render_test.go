@@ -188,3 +188,25 @@ func TestFormatValue(t *testing.T) {
 		assert.Equal(t, tt.want, formatValue(m, tt.v), "formatValue(%s, %v)", tt.metric, tt.v)
 	}
 }
+
+// TestFormatChangeSharesInPoints: the history's change column, trend and
+// change points give a share's change in percentage points (2% to 4% is
+// +2.00 pts, not +100%; from 0 it is still a change), everything else in
+// percent.
+func TestFormatChangeSharesInPoints(t *testing.T) {
+	for _, tt := range []struct {
+		metric string
+		a, b   float64
+		want   string
+	}{
+		{"error_rate", 0.02, 0.04, "+2.00 pts"},
+		{"error_rate", 0, 0.01, "+1.00 pts"},
+		{"error_rate", 0.03, 0.03, "+0.00 pts"},
+		{"ttft.p99", 100, 150, "+50.0%"},
+		{"ttft.p99", 0, 5, ""},
+	} {
+		m, err := metric.Lookup(tt.metric)
+		require.NoError(t, err)
+		assert.Equal(t, tt.want, formatChange(m, tt.a, tt.b), "%s %v → %v", tt.metric, tt.a, tt.b)
+	}
+}

@@ -107,6 +107,9 @@ func TestReadRefusesImpossibleNumbers(t *testing.T) {
 		}, "", "scenarios[0].slo.ttft_ms: want a finite number >= 0, got -250"},
 		{"v1 SLO not in nanoseconds", nil, "{\"schema\":\"perfgate/result/v1\",\n\"scenarios\":[{\"name\":\"s\",\"slo\":{\"ttft\":\"250ms\"},\"repetitions\":[]}]}",
 			"r.json:2:40: scenarios.slo.ttft: want an integer in range, got a string"},
+		{"warm-up error kind not a word", func(m map[string]any) {
+			m["scenarios"].([]any)[0].(map[string]any)["warmup"] = map[string]any{"method": "windows", "failed": 1, "errors": map[string]any{"http\n::error::pwned": 1}}
+		}, "", `scenarios[0].warmup.errors: want error kinds that are lowercase words of at most 32 letters, digits and '_' (http, stream, timeout, ...), got "http\n::error::pwned"`},
 		{"failed item passes", func(m map[string]any) {
 			withItem(m, map[string]any{"id": "a", "pass": true, "score": 1, "error": "http 500: boom", "error_kind": "http"})
 		}, "", "scenarios[0].quality[0].items[0].pass: the item's request failed (http), so it cannot pass"},

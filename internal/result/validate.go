@@ -218,6 +218,10 @@ func (v *checker) warmup(wp string, w *Warmup) {
 	total := 0
 	for _, kind := range slices.Sorted(maps.Keys(w.Errors)) {
 		n := w.Errors[kind]
+		if !errorKindPattern.MatchString(kind) {
+			v.add(wp+".errors", "want error kinds that are lowercase words of at most 32 letters, digits and '_' (http, stream, timeout, ...), got %q", kind[:min(len(kind), 40)])
+			continue
+		}
 		v.count(fmt.Sprintf("%s.errors[%s]", wp, kind), n)
 		total += n
 	}

@@ -181,6 +181,11 @@ type Load struct {
 	// with does: fail the run (OverloadFail, the default, also written as
 	// empty) or be measured and labelled so (OverloadMeasure).
 	Overload string `yaml:"overload" json:"overload,omitempty"`
+	// Arrivals is which arrivals an open loop draws for each repetition:
+	// one seeded schedule replayed in every repetition (ArrivalsSame, the
+	// default, also written as empty) or a draw of its own for each
+	// (ArrivalsFresh).
+	Arrivals string `yaml:"arrivals" json:"arrivals,omitempty"`
 	// Sweep holds the values when rate or concurrency is a list in YAML
 	// (`rate: [1, 2, 4]`): the scenario is measured once per value, as
 	// Config.Measured expands it, and Rate and Concurrency stay 0. nil for

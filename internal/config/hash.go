@@ -56,6 +56,7 @@ func (c *Config) Hash() string {
 	for i := range cc.Scenarios {
 		cc.Scenarios[i].Salt = nil
 		cc.Scenarios[i].Load.Overload = cc.Scenarios[i].Load.resultOverload() // the default, written or not, hashes alike
+		cc.Scenarios[i].Load.Arrivals = cc.Scenarios[i].Load.resultArrivals()
 		if !c.SaltOf(c.Scenarios[i]) {
 			off := false
 			cc.Scenarios[i].Salt = &off

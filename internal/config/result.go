@@ -14,7 +14,8 @@ import (
 // Result is the load shape as a result records it.
 func (l Load) Result() result.Load {
 	return result.Load{Type: l.Type, Concurrency: l.Concurrency, Rate: l.Rate, Burstiness: l.Burstiness,
-		MaxInFlight: l.MaxInFlight, Speedup: l.Speedup, ThinkTime: l.ThinkTime, Overload: l.resultOverload()}
+		MaxInFlight: l.MaxInFlight, Speedup: l.Speedup, ThinkTime: l.ThinkTime, Overload: l.resultOverload(),
+		Arrivals: l.resultArrivals()}
 }
 
 // Result is the SLOs as a result records them, in milliseconds.

@@ -38,8 +38,8 @@ func TestResultKeepsTheConfigsFields(t *testing.T) {
 	cases := []struct {
 		config, result any
 	}{
-		{Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure},
-			Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure}.Result()},
+		{Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh},
+			Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh}.Result()},
 		{Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95"},
 			Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95"}.Result()},
 		{Cost{USDPerGPUHour: 2.5, GPUs: 8}, Cost{USDPerGPUHour: 2.5, GPUs: 8}.Result()},

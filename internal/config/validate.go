@@ -467,6 +467,7 @@ func (v *validator) load(p string, s *Scenario) {
 	}
 	v.intIn(p+".max_in_flight", l.MaxInFlight, 0, MaxConcurrency, "(0 is no cap)")
 	v.loadOverload(p, s)
+	v.loadArrivals(p, s)
 	if l.ThinkTime != "" {
 		if _, err := l.ThinkDist(); err != nil {
 			v.add(p+".think_time", "%v", err)

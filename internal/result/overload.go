@@ -194,9 +194,12 @@ func (v *checker) overload(p string, o *Overload) {
 	v.fraction(p+".trend_p", o.TrendP)
 }
 
-// loadOverload checks a scenario's load.overload.
+// loadOverload checks a scenario's load.overload, and its load.arrivals.
 func (v *checker) loadOverload(p string, l Load) {
 	if l.Overload != "" && l.Overload != OverloadMeasure {
 		v.add(p+".load.overload", "want %s or nothing, got %s", OverloadMeasure, quote(l.Overload))
+	}
+	if l.Arrivals != "" && l.Arrivals != "fresh" {
+		v.add(p+".load.arrivals", "want fresh or nothing, got %s", quote(l.Arrivals))
 	}
 }

@@ -35,6 +35,11 @@ type Load struct {
 	// that it measures a server past the load it can sustain; empty
 	// otherwise, and an overloaded scenario then fails the run.
 	Overload string `json:"overload,omitempty"`
+	// Arrivals is "fresh" when each repetition of an open loop drew
+	// arrivals of its own; empty when every repetition replayed one seeded
+	// schedule (the default since load.arrivals; results measured before it
+	// drew fresh arrivals and do not say so).
+	Arrivals string `json:"arrivals,omitempty"`
 }
 
 // SLO are the per-request objectives a scenario's goodput was counted

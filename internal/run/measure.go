@@ -262,7 +262,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 	plan := Plan{
 		Scenario: c.Name, Repetition: rep, Requests: s.Requests,
 		Count: c.Requests, Duration: c.Duration, Load: c.Load,
-		Seed: planSeed(m.Seed, c.Name, rep), RunID: m.RunID, Evals: m.Evals,
+		Seed: planSeed(m.Seed, c.Name, arrivalsOf(c.Load, rep)), RunID: m.RunID, Evals: m.Evals,
 	}
 	if s.Salt {
 		plan.Salt = SaltSeed(m.Seed, s.saltName(), rep, 1)
@@ -324,9 +324,20 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 	return sum, nil
 }
 
+// arrivalsOf is the repetition whose arrivals repetition rep draws: its own
+// with load.arrivals: fresh, else the first's, so that every repetition
+// replays one schedule (config.ArrivalsSame).
+func arrivalsOf(l config.Load, rep int) int {
+	if l.FreshArrivals() {
+		return rep
+	}
+	return 1
+}
+
 // planSeed derives the arrival seed of one repetition from the run's seed, so
-// that repetition r of a baseline and of a candidate draw the same schedule.
-// Repetition 0 is the warm-up.
+// that repetition r of a baseline and of a candidate draw the same schedule
+// (with config.ArrivalsSame every r draws repetition 1's: see arrivalsOf).
+// Repetition 0 is the warm-up, whose schedule is none of theirs.
 func planSeed(seed int64, scenario string, rep int) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s/%d", seed, scenario, rep)

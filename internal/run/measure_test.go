@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -266,4 +267,42 @@ func TestPrepareRefusesThinkTimeWithoutSessions(t *testing.T) {
 	cfg.Scenarios[0].Synth, cfg.Scenarios[0].Workload = nil, path
 	_, err = Prepare(cfg, nil)
 	assert.NoError(t, err, "Prepare(think_time with a session workload)")
+}
+
+// Every repetition of an open loop replays one seeded schedule by default
+// (load.arrivals: same), so that the spread between repetitions is the
+// server's; load.arrivals: fresh draws each repetition's own. Either way a
+// run with the same seed draws the same schedules.
+func TestMeasureArrivals(t *testing.T) {
+	schedules := func(arrivals string, seed int64) [][]int64 {
+		clk := newFakeClock(0)
+		got := make([][]int64, 3) // each repetition's scheduled sends, from its start
+		m := &Measurement{
+			Dispatcher:  &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk},
+			Repetitions: config.Repetitions{Min: 3, Max: 3}, Clock: clk, RunID: "t", Seed: seed,
+			OnRecord: func(r *result.Record) {
+				got[r.Repetition-1] = append(got[r.Repetition-1], r.ScheduledNS)
+			},
+		}
+		s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadPoisson, Rate: 10, Arrivals: arrivals}, MaxErrorRate: 0.05},
+			Requests: requests(20)}
+		_, err := m.Measure(context.Background(), s)
+		require.NoError(t, err)
+		for _, g := range got {
+			require.Len(t, g, 20)
+			slices.Sort(g)
+		}
+		return got
+	}
+	same := schedules("", 1)
+	assert.Equal(t, same[0], same[1], "repetition 2 replays repetition 1's arrivals")
+	assert.Equal(t, same[0], same[2])
+	assert.Equal(t, same, schedules(config.ArrivalsSame, 1), "same is the default")
+	assert.NotEqual(t, same[0], schedules("", 2)[0], "another seed, another schedule")
+
+	fresh := schedules(config.ArrivalsFresh, 1)
+	assert.Equal(t, same[0], fresh[0], "repetition 1 draws the same either way")
+	assert.NotEqual(t, fresh[0], fresh[1], "fresh: each repetition its own")
+	assert.NotEqual(t, fresh[1], fresh[2])
+	assert.Equal(t, fresh, schedules(config.ArrivalsFresh, 1), "and the same draws in every run with the seed")
 }

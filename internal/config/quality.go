@@ -51,14 +51,18 @@ func (q Quality) Enabled() bool { return len(q.Suites) > 0 }
 // cannot resolve much less); the mean score gate applies only to suites with
 // a continuous scorer; identical outputs are reported but not gated, because
 // a pull request that changes the engine or the quantisation is expected to
-// change some outputs. The share of items whose request failed may rise 5
-// points, as much as the default max_error_rate lets a run fail: a server
-// that fails its eval requests cannot pass on the few it answered.
+// change some outputs. The share of items whose request failed may rise 2
+// points: a server that fails its eval requests cannot pass on the few it
+// answered. It is below the default max_error_rate (5%), which stops a run
+// whose suite fails more (exit 3), so the rise the gate sees is at most 5
+// points and a tolerance of 5 could never regress; at 2 points a 200-item
+// suite regresses from 10 failures, a 500-item one from 17 to 22 (by the
+// family's level). A gate with no item failed on one side only passes.
 var DefaultQualityGates = map[string]string{
 	"accuracy":        "-2 points",
 	"score":           "-2 points",
 	"identical":       GateOff,
-	"eval_error_rate": "+5 points",
+	"eval_error_rate": "+2 points",
 }
 
 // QualityGates returns the quality gates: the defaults changed by

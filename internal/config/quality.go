@@ -1,8 +1,13 @@
 package config
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -82,6 +87,52 @@ func (c *Config) QualityGates() []Gate {
 		}
 	}
 	return out
+}
+
+// SuiteGates returns how many quality gates a comparison tests for one
+// suite: QualityGates without score, which applies only to a suite with a
+// continuous scorer (a pass/fail suite's mean score is its accuracy), as
+// perfgate compare leaves it out.
+func (c *Config) SuiteGates(continuous bool) int {
+	n := 0
+	for _, g := range c.QualityGates() {
+		if g.Metric != "score" || continuous {
+			n++
+		}
+	}
+	return n
+}
+
+// maxSuiteScan bounds what SuiteContinuous reads of a suite file.
+const maxSuiteScan = 256 << 20
+
+// SuiteContinuous reports whether the eval suite at path has an item with a
+// continuous scorer (reference), reading only each line's scorer: enough
+// for validation to count the suite's gates without loading it (package
+// quality, which loads suites, imports this one). A file that cannot be
+// read or a line that is not JSON counts as pass/fail: the suite's own
+// loading reports it.
+func SuiteContinuous(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(io.LimitReader(f, maxSuiteScan))
+	sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+	for sc.Scan() {
+		line := bytes.TrimPrefix(sc.Bytes(), []byte("\ufeff"))
+		if !bytes.Contains(line, []byte("reference")) {
+			continue
+		}
+		var item struct {
+			Scorer string `json:"scorer"`
+		}
+		if json.Unmarshal(line, &item) == nil && item.Scorer == "reference" {
+			return true
+		}
+	}
+	return false
 }
 
 // SuitePaths are quality.suites resolved against the config's directory.

@@ -81,7 +81,7 @@ Exit codes: 0 pass, 1 regression (or inconclusive with on_inconclusive: fail),
 	f.StringVarP(&o.configPath, "config", "c", "", "take the gates and compare settings from this config instead of the result")
 	f.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(verdictFormats, ", "))
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
-	f.Float64Var(&o.alpha, "alpha", 0, "false-regression rate over all gates (default: the result's compare.alpha, 0.05)")
+	f.Float64Var(&o.alpha, "alpha", 0, "false-regression rate over all gates, split evenly across the scenarios with gates (default: the result's compare.alpha, 0.05)")
 	f.BoolVar(&o.aa, "aa", false, "calibrate from A/A results given as arguments")
 	return cmd
 }
@@ -118,7 +118,9 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 		opts.OnInconclusive = cfg.Compare.OnInconclusive
 		opts.Tail = cfg.Compare.Tail
 	}
-	v, err := compare.Compare(bases, cand, opts)
+	// As perfgate gate tests a run (and validate and compare --aa count):
+	// alpha split across the scenarios with gates, Holm within each.
+	v, err := compare.PerScenario(bases, cand, opts)
 	if err != nil {
 		return exit.UsageError(err)
 	}

@@ -42,8 +42,9 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Compare a result with its baseline and give each gate's verdict",
 		Long: `compare tests, for every gate of every scenario, whether the candidate result
 is worse than the baseline: one value per repetition on each side, a one-sided
-Mann-Whitney U test in the bad direction, Holm's correction across all gates,
-and the Hodges-Lehmann shift with its interval, shown as a change relative to
+Mann-Whitney U test in the bad direction, Holm's correction across each
+scenario's gates at its share of alpha (alpha split across the scenarios with
+gates, as perfgate gate tests them), and the Hodges-Lehmann shift with its interval, shown as a change relative to
 the baseline median. Each gate is a regression (significant and beyond its
 tolerance), a pass (the interval rules out a change beyond the tolerance) or
 inconclusive (too few samples or too much noise to tell).

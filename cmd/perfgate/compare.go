@@ -42,8 +42,9 @@ func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 		Short: "Compare a result with its baseline and give each gate's verdict",
 		Long: `compare tests, for every gate of every scenario, whether the candidate result
 is worse than the baseline: one value per repetition on each side, a one-sided
-Mann-Whitney U test in the bad direction, Holm's correction across all gates,
-and the Hodges-Lehmann shift with its interval, shown as a change relative to
+Mann-Whitney U test in the bad direction, Holm's correction across each
+scenario's gates at its share of alpha (alpha split across the scenarios with
+gates, as perfgate gate tests them), and the Hodges-Lehmann shift with its interval, shown as a change relative to
 the baseline median. Each gate is a regression (significant and beyond its
 tolerance), a pass (the interval rules out a change beyond the tolerance) or
 inconclusive (too few samples or too much noise to tell).
@@ -81,7 +82,7 @@ Exit codes: 0 pass, 1 regression (or inconclusive with on_inconclusive: fail),
 	f.StringVarP(&o.configPath, "config", "c", "", "take the gates and compare settings from this config instead of the result")
 	f.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(verdictFormats, ", "))
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
-	f.Float64Var(&o.alpha, "alpha", 0, "false-regression rate over all gates (default: the result's compare.alpha, 0.05)")
+	f.Float64Var(&o.alpha, "alpha", 0, "false-regression rate over all gates, split evenly across the scenarios with gates (default: the result's compare.alpha, 0.05)")
 	f.BoolVar(&o.aa, "aa", false, "calibrate from A/A results given as arguments")
 	return cmd
 }
@@ -118,7 +119,9 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 		opts.OnInconclusive = cfg.Compare.OnInconclusive
 		opts.Tail = cfg.Compare.Tail
 	}
-	v, err := compare.Compare(bases, cand, opts)
+	// As perfgate gate tests a run (and validate and compare --aa count):
+	// alpha split across the scenarios with gates, Holm within each.
+	v, err := compare.PerScenario(bases, cand, opts)
 	if err != nil {
 		return exit.UsageError(err)
 	}

@@ -151,3 +151,32 @@ func TestExportBenchfmt(t *testing.T) {
 	assert.Equal(t, 3, strings.Count(out, "BenchmarkScenario/name=chat-1 1 "), out)
 	assert.Contains(t, out, "Unit ttft-p99-sec better=lower")
 }
+
+// perfgate compare tests as perfgate gate does: alpha split across the
+// scenarios with gates, Holm within each; not one family over the run.
+func TestCompareSplitsAlphaAcrossScenarios(t *testing.T) {
+	dir := t.TempDir()
+	base, cand := filepath.Join(dir, "base.json"), filepath.Join(dir, "cand.json")
+	second := func(r *result.Result) {
+		s := r.Scenarios[0]
+		s.Name = "bursty"
+		r.Scenarios = append(r.Scenarios, s)
+	}
+	writeResult(t, base, second, 20, 21, 20.5, 19.8, 20.2, 20.1, 20.4, 19.9)
+	writeResult(t, cand, second, 20.3, 20.6, 19.9, 20.1, 20.2, 20, 20.7, 20.2)
+	out, _, err := perfgate("compare", "-b", base, "-r", cand, "--format", "json", "--alpha", "0.05")
+	require.NoError(t, err, out)
+	var v struct {
+		Sequential bool
+		Scenarios  []struct {
+			Name  string
+			Level float64
+		}
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &v))
+	require.Len(t, v.Scenarios, 2)
+	for _, s := range v.Scenarios {
+		assert.Equal(t, 0.025, s.Level, "scenario %s at half of alpha", s.Name)
+	}
+	assert.False(t, v.Sequential)
+}

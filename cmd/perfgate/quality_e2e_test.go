@@ -139,7 +139,7 @@ func TestQualityGateAgainstSimulator(t *testing.T) {
 // half HTTP 500s, half broken streams). Its accuracy is 100%, not the 84-87%
 // that counting failures as wrong answers made of it: the failed items are
 // dropped from the pairs, reported and gated as the suite's error rate (the
-// default +5 points), which the candidate fails, and listed with their
+// default +2 points), which the candidate fails, and listed with their
 // errors among the changed items.
 func TestQualityFailuresAreNotWrongAnswers(t *testing.T) {
 	suitePath, err := filepath.Abs("../../examples/evals/arithmetic.jsonl")
@@ -207,7 +207,7 @@ func TestQualityFailuresAreNotWrongAnswers(t *testing.T) {
 	assert.Equal(t, failed, q.Candidate.Failed)
 	assert.InDelta(t, float64(failed)/float64(len(suite.Items)), float64(q.Candidate.ErrorRate.Estimate), 1e-9)
 	assert.Zero(t, q.Baseline.Failed)
-	assert.Equal(t, "+5 points", errs.Tolerance)
+	assert.Equal(t, "+2 points", errs.Tolerance)
 	assert.InDelta(t, float64(failed)/float64(len(suite.Items)), float64(errs.Change.Estimate), 1e-9)
 	assert.NotEqual(t, stat.Pass, errs.Outcome, "a server failing its eval requests does not pass: %s", errs.Reason)
 	assert.NotEqual(t, stat.Pass, v.Outcome)

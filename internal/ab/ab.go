@@ -271,7 +271,10 @@ func Warnings(cfg *config.Config, scenarios []run.Scenario, mode string) []strin
 	level := seq.FirstLevel()
 	var out []string
 	for _, sc := range scenarios {
-		m := len(sc.Suites) * len(cfg.QualityGates())
+		m := 0
+		for _, s := range sc.Suites {
+			m += cfg.SuiteGates(s.Continuous())
+		}
 		var gpu []string
 		for _, g := range cfg.GatesOf(sc.Config) {
 			if g.Metric != "cold_start" {

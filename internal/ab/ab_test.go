@@ -18,6 +18,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
@@ -366,6 +367,32 @@ scenarios:
 		require.Len(t, got, 1, tt.reps)
 		assert.Contains(t, got[0], tt.want)
 	}
+}
+
+// The rounds needed count a suite's score gate only for a continuous
+// suite, as the comparison tests it: at 8 rounds (a pair's test reaches
+// 2^-8) the 7 default gates and two pass/fail suites (accuracy and error
+// rate: 11 gates, 0.05/11 = 0.0045) decide; two continuous ones (13) do not.
+func TestUndetectableCountsScoreOnlyForContinuousSuites(t *testing.T) {
+	addr := freeAddr(t)
+	cfg, sc := armConfig(t, addr, `repetitions: 8
+scenarios:
+  - name: chat
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 3}
+`)
+	cfg.Gates = nil
+	suite := func(scorer, expected string) *quality.Suite {
+		s, err := quality.Parse(strings.NewReader(`{"id":"a","prompt":"Say hi","scorer":"`+scorer+`","expected":`+expected+`}`+"\n"), "s.jsonl")
+		require.NoError(t, err)
+		return s
+	}
+	sc[0].Suites = []*quality.Suite{suite("exact", `"hi"`), suite("numeric", "2")}
+	assert.Empty(t, Warnings(cfg, sc, config.ABSwap))
+	sc[0].Suites = []*quality.Suite{suite("reference", `"hi"`), suite("reference", `"yo"`)}
+	got := Warnings(cfg, sc, config.ABSwap)
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0], "8 rounds cannot show a regression on 13 gates")
 }
 
 // Quality suites are answered by both arms, mixed into the rounds' load

@@ -104,20 +104,21 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 		}
 	}
 
-	// The gate families, as compare tests them: the first comparison says
-	// which gates each scenario's family holds; the comparisons are then
-	// made as perfgate gate makes them, each scenario with gates at its
-	// share of alpha, Holm within it.
-	probe, err := Compare([]*result.Result{pairs[0].base}, pairs[0].cand, o)
-	if err != nil {
-		return nil, fmt.Errorf("A/A comparison of %s: %w", pairs[0].what, err)
+	// The gate families, as perfgate gate, compare and validate test them:
+	// a first comparison of every pair says which gates each scenario's
+	// family holds (a scenario may be in some results only); the
+	// comparisons are then made at each scenario's share of alpha (alpha
+	// over the scenarios with gates), Holm within it.
+	family := map[string]int{}
+	for _, p := range pairs {
+		probe, err := Compare([]*result.Result{p.base}, p.cand, o)
+		if err != nil {
+			return nil, fmt.Errorf("A/A comparison of %s: %w", p.what, err)
+		}
+		mergeFamilies(family, probe)
 	}
-	family := familySizes(probe)
 	share := alpha / float64(max(1, len(family)))
-	o.Levels = map[string]float64{}
-	for name := range family {
-		o.Levels[name] = share
-	}
+	o.Levels = ScenarioLevels(alpha, family)
 	var verdicts []*Verdict
 	for _, p := range pairs {
 		v, err := Compare([]*result.Result{p.base}, p.cand, o)
@@ -128,7 +129,19 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 	}
 	cal.Pairs = len(verdicts)
 
-	for _, s := range results[0].Scenarios {
+	// Every scenario, in the order of first appearance: one may be in
+	// later results only.
+	var scenarios []result.ScenarioResult
+	seen := map[string]bool{}
+	for _, r := range results {
+		for _, s := range r.Scenarios {
+			if !seen[s.Name] {
+				seen[s.Name] = true
+				scenarios = append(scenarios, s)
+			}
+		}
+	}
+	for _, s := range scenarios {
 		cs := CalibrationScenario{Name: s.Name, Repetitions: math.MaxInt}
 		var pooled []*result.ScenarioResult
 		for _, r := range results {

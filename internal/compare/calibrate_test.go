@@ -54,3 +54,53 @@ func TestSequentialSpendsLookLevels(t *testing.T) {
 		assert.Equal(t, got[0], s.FirstLevel(), "repetitions %v", r)
 	}
 }
+
+// compare, gate and compare --aa test one config with the same families at
+// the same levels: alpha over the two scenarios with gates, Holm within
+// each scenario's 7 gates.
+func TestCompareGateAndCalibrateAgree(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	results := []*result.Result{twoScenarios(r), twoScenarios(r)}
+	cmp, err := PerScenario(results[:1], results[1], Options{Alpha: 0.05})
+	require.NoError(t, err)
+	assert.False(t, cmp.Sequential, "compare takes no looks")
+	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 6, Scenarios: 2}
+	gate, err := seq.Final(results[:1], results[1], false)
+	require.NoError(t, err)
+	cal, err := Calibrate(results, 0.05, nil)
+	require.NoError(t, err)
+	require.Len(t, cal.Scenarios, 2)
+	for i, cs := range cal.Scenarios {
+		c, g := cmp.Scenarios[i], gate.Scenarios[i]
+		require.Equal(t, cs.Name, c.Name)
+		assert.Equal(t, 0.025, c.Level, "compare: scenario %s at its share", c.Name)
+		assert.Equal(t, g.Level, c.Level, "compare and gate: scenario %s", c.Name)
+		assert.Len(t, c.Gates, cs.Gates, "compare and --aa: family of %s", c.Name)
+		assert.Len(t, g.Gates, cs.Gates, "gate and --aa: family of %s", c.Name)
+		assert.InDelta(t, c.Level/float64(len(c.Gates)), float64(cs.Level), 1e-15, "Holm's first step of %s", c.Name)
+		for j := range c.Gates {
+			assert.Equal(t, g.Gates[j].PAdjusted, c.Gates[j].PAdjusted, "%s %s: Holm within the scenario", c.Name, c.Gates[j].Metric)
+		}
+	}
+	// The single family of a plain Compare adjusts over 14 gates, not 7.
+	one, err := Compare(results[:1], results[1], Options{Alpha: 0.05})
+	require.NoError(t, err)
+	assert.Equal(t, 0.05, one.Scenarios[0].Level)
+}
+
+// A scenario first seen in a later result has its family and level: the
+// families come from every pair, not the first.
+func TestCalibrateScenarioInLaterResultsOnly(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	chatOnly := fakeResult("chat", noisy(r, 6, 100, 0.02)...)
+	results := []*result.Result{chatOnly, twoScenarios(r), twoScenarios(r)}
+	cal, err := Calibrate(results, 0.05, nil)
+	require.NoError(t, err)
+	require.Len(t, cal.Scenarios, 2)
+	assert.Equal(t, "bursty", cal.Scenarios[1].Name)
+	for _, cs := range cal.Scenarios {
+		assert.Equal(t, 7, cs.Gates, cs.Name)
+		assert.InDelta(t, 0.05/2/7, float64(cs.Level), 1e-15, cs.Name)
+	}
+	assert.Equal(t, 3, cal.Pairs)
+}

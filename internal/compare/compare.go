@@ -42,10 +42,11 @@ type Options struct {
 	// than two independent samples, and cold starts pair by their order.
 	// The verdict carries it.
 	AB *AB
-	// Levels, if set, is a sequential gate's level for each scenario at this
-	// look (its share of alpha, spent over looks): Holm then runs within each
-	// scenario. Unset: one family, Holm across every gate of the run at
-	// Alpha.
+	// Levels, if set, is each scenario's level: its share of alpha
+	// (PerScenario), spent over looks by a sequential gate; Holm then runs
+	// within each scenario. Unset: one family, Holm across every gate of the
+	// run at Alpha (perfgate compare, gate and validate all use per-scenario
+	// levels).
 	Levels map[string]float64
 	// Tail is compare.tail: the lowest latency percentile whose gates get
 	// a tail test of their requests beside the per-repetition test (p99),

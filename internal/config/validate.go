@@ -122,7 +122,9 @@ func (v *validator) families() []family {
 			k += tailGates(gates, v.c.Compare.Tail) // in the same family
 		}
 		if v.c.Quality.Enabled() && s.Name == v.c.QualityScenario() {
-			k += len(v.c.Quality.Suites) * len(v.c.QualityGates())
+			for _, path := range v.c.SuitePaths() {
+				k += v.c.SuiteGates(SuiteContinuous(path))
+			}
 		}
 		if k > 0 {
 			out = append(out, family{scenario: s.Name, gates: k, capacity: s.Capacity != nil})

@@ -3,6 +3,7 @@ package quality
 import (
 	"fmt"
 
+	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -10,10 +11,14 @@ import (
 // Outcomes scores every item of s from its answer (the record of its
 // request, by item id) and returns the suite's result. An item with no
 // answer (the run ended before it was sent) or whose request failed (any
-// record that is not OK: an HTTP error, a timeout, a broken or empty
-// stream) is a failed item: it scores 0 and does not pass, and Error and
-// ErrorKind say why. A failed item is not a wrong answer: comparisons leave
-// it out of accuracy and count it in the suite's error rate.
+// record that is not OK: an HTTP error, a timeout, a broken stream) is a
+// failed item: it scores 0 and does not pass, and Error and ErrorKind say
+// why. A failed item is not a wrong answer: comparisons leave it out of
+// accuracy and count it in the suite's error rate.
+//
+// An empty answer is a wrong answer, not a failure (answeredEmpty): a model
+// that answers nothing (a broken chat template) must lose accuracy, not
+// only raise the error rate, which max_error_rate bounds.
 func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, gates []config.Gate) result.SuiteResult {
 	out := result.SuiteResult{Name: s.Name, Path: path, Hash: s.Hash, Mode: mode, Continuous: s.Continuous(), Gates: config.ResultGates(gates),
 		Items: make([]result.ItemOutcome, 0, len(s.Items))}
@@ -24,6 +29,15 @@ func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, g
 		switch {
 		case !ok:
 			o.Error, o.ErrorKind = "not answered", result.ErrorKindUnanswered
+		case answeredEmpty(a):
+			// Scored as given: no text, which no sensible expected
+			// answer matches.
+			sc := it.Score("")
+			o.Score, o.Pass, o.Detail = sc.Value, sc.Pass, "no output: "+sc.Detail
+			if sc.Detail == "" {
+				o.Detail = "no output"
+			}
+			o.OutputTokens, o.FinishReason, o.Repetition = a.OutputTokens, a.FinishReason, a.Repetition
 		case !a.OK() || a.Error != "":
 			o.Error, o.ErrorKind = a.Error, a.ErrorKind
 			if o.Error == "" {
@@ -44,6 +58,15 @@ func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, g
 		out.Items = append(out.Items, o)
 	}
 	return out
+}
+
+// answeredEmpty reports whether a's request completed but carried no text:
+// the client's no_output (a stream that ended properly) with a finish
+// reason, the server saying it was done. Such an item was answered, with
+// nothing: a transport error (http, stream, timeout, connect, canceled) or
+// an empty stream with no finish reason stays a failed item.
+func answeredEmpty(a *result.Record) bool {
+	return a.ErrorKind == string(client.ErrNoOutput) && a.FinishReason != "" && a.Text == ""
 }
 
 // FailedError says too many of a suite's requests failed for its accuracy to

@@ -54,7 +54,9 @@ type ItemOutcome struct {
 	// suite's error rate.
 	Error string `json:"error,omitempty"`
 	// ErrorKind classifies the failure: the request's error kind (http,
-	// stream, timeout, connect, no_output, canceled, ...), or unanswered.
+	// stream, timeout, connect, canceled, no_output with no finish reason,
+	// ...), or unanswered. An empty answer with a finish reason is scored,
+	// not failed.
 	// Empty in results written before it was recorded: Error alone then
 	// marks the failure.
 	ErrorKind string `json:"error_kind,omitempty"`

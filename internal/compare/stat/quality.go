@@ -363,6 +363,19 @@ func classifyPaired(d *PairedDecision, g PairedGate, level float64, m int, conf 
 	case g.Kind == Agreement && d.Losses == 0:
 		d.Outcome = Pass
 		d.Reason = "every output is identical to the baseline's"
+	case g.Kind == FailRate && d.Losses == 0:
+		// No item failed in the candidate that the baseline answered: the
+		// error rate did not rise on any item, and no interval is needed
+		// to say so. Without this a clean A/A of a small suite could
+		// never pass: with no failures on either side the Agresti–Min
+		// bound of the rise is still about z/(n+2), 8.9 points for 20
+		// items at level 0.025, beyond any tolerance of a few points.
+		d.Outcome = Pass
+		if d.Gains == 0 {
+			d.Reason = "no item failed on one side only"
+		} else {
+			d.Reason = fmt.Sprintf("no item failed that the baseline answered (%d answered that it failed)", d.Gains)
+		}
 	case needDetect > 0:
 		// A suite that could not show a regression however large cannot
 		// show a pass either.

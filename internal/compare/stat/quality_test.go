@@ -294,16 +294,17 @@ func TestDecidePaired(t *testing.T) {
 		{
 			name:    "error rate: none on either side",
 			gate:    failRateGate(200, 0, 0, 0, 0.05),
-			outcome: Pass, reason: "the 90% interval rules out worse than +5 points",
+			outcome: Pass, reason: "no item failed on one side only",
 			p: 1, change: [3]float64{0, -passRateHi(200, 0, 0), -passRateLo(200, 0, 0)},
 			counts: counts{0, 0, 0},
 		},
 		{
-			// As a pass rate's: no failure on 200 items cannot rule out a
-			// rise of 0.8 points.
+			// As Agreement's with no output differing: no item failed on
+			// one side only is no rise, though the interval (as a pass
+			// rate's) cannot rule out 0.8 points.
 			name:    "error rate: none on either side, tolerance 0",
 			gate:    failRateGate(200, 0, 0, 0, 0),
-			outcome: Inconclusive, reason: "the 90% interval reaches +0.8 points, beyond 0 points",
+			outcome: Pass, reason: "no item failed on one side only",
 			warnings: []string{"the suite's 200 items cannot reliably detect a rise of 1 point: about 617 items would (80% power at level 0.05)"},
 			p:        1, change: [3]float64{0, math.NaN(), math.NaN()},
 			counts: counts{0, 0, 617},
@@ -311,7 +312,7 @@ func TestDecidePaired(t *testing.T) {
 		{
 			name:    "error rate: 20 fewer failures, tolerance 0",
 			gate:    failRateGate(200, 0, 20, 0, 0),
-			outcome: Pass, reason: "the 90% interval rules out any rise",
+			outcome: Pass, reason: "no item failed that the baseline answered (20 answered that it failed)",
 			warnings: []string{"the suite's 200 items cannot reliably detect a rise of 1 point: about 6181 items would (80% power at level 0.05)"},
 			p:        1, change: [3]float64{-0.1, math.NaN(), math.NaN()},
 			counts: counts{0, 20, 6181},
@@ -335,9 +336,18 @@ func TestDecidePaired(t *testing.T) {
 			// Fewer failures than the baseline's is better, never a loss.
 			name:    "error rate: the baseline failed 10 the candidate answered",
 			gate:    failRateGate(200, 0, 10, 0, 0.05),
-			outcome: Pass, reason: "the 90% interval rules out worse than +5 points",
+			outcome: Pass, reason: "no item failed that the baseline answered (10 answered that it failed)",
 			p: 1, change: [3]float64{-0.05, math.NaN(), math.NaN()},
 			counts: counts{0, 10, 0},
+		},
+		{
+			// The default +2 points regresses within the default
+			// max_error_rate (5%): 10 of 200 failed in the candidate.
+			name:    "error rate: 10 of 200, the most max_error_rate lets through, at +2 points",
+			gate:    failRateGate(200, 10, 0, 0, 0.02),
+			outcome: Regression, reason: "significant (p=0.00098) and +5.0 points is beyond +2 points, as is the whole 90% interval (from +2.3 points)",
+			p: math.Ldexp(1, -10), change: [3]float64{0.05, math.NaN(), math.NaN()},
+			counts: counts{10, 0, 771},
 		},
 		{
 			// A broken server answering nothing: every item failed.
@@ -398,6 +408,27 @@ func TestDecidePaired(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestFailRateSmallSuitesAA: an A/A of the examples' suites (20 to 32
+// items) with no failure passes the default error-rate gate at the levels a
+// run tests it at, though the Agresti–Min bound of the rise at 0 of 20 is
+// 8.9 points at level 0.025; and the default +2 points regresses within the
+// default max_error_rate (5%) at a level a family of six gates gives.
+func TestFailRateSmallSuitesAA(t *testing.T) {
+	for _, n := range []int{20, 32} {
+		for _, level := range []float64{0.05, 0.025, 0.05 / 6} {
+			_, pds := DecideAll(nil, []PairedGate{failRateGate(n, 0, 0, 0, 0.02)}, level)
+			assert.Equal(t, Pass, pds[0].Outcome, "%d items at level %g: %s", n, level, pds[0].Reason)
+			assert.Equal(t, "no item failed on one side only", pds[0].Reason)
+		}
+	}
+	// 22 of 500 (4.4%) failed in the candidate only.
+	_, pds := DecideAll(nil, []PairedGate{failRateGate(500, 22, 0, 0, 0.02)}, 0.05/6)
+	assert.Equal(t, Regression, pds[0].Outcome, pds[0].Reason)
+	// One more failure than the baseline's is a loss: no free pass.
+	_, pds = DecideAll(nil, []PairedGate{failRateGate(32, 1, 0, 0, 0.02)}, 0.025)
+	assert.Equal(t, Inconclusive, pds[0].Outcome, pds[0].Reason)
 }
 
 // failRateGate is a FailRate gate on n items: newly failed only in the

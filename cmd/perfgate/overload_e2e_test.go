@@ -163,6 +163,12 @@ func TestOverloadWithDefaultWarmup(t *testing.T) {
 			assert.Contains(t, msg, "scenario flood: offered ")
 			assert.Contains(t, msg, tc.where)
 			assert.Contains(t, stderr.String(), "the server could not keep up (offered ")
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				if strings.Contains(line, "not steady after") {
+					t.Logf("%s", line)
+				}
+			}
+			t.Logf("%s", msg)
 			res, rerr := result.Read(out)
 			require.NoError(t, rerr, "the result is written")
 			w := res.Scenarios[0].Warmup

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -200,5 +201,30 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		return err
 	}
 	doc.Key, doc.Title, doc.Source = key, o.title, gating.Source(o.output, github.NewAction(o.sys.getenv, stderr))
-	return deliver(ctx, o.sys, doc, o.reportPath, &o.publishOptions, out)
+	err = deliver(ctx, o.sys, doc, o.reportPath, &o.publishOptions, out)
+	// As gate: a scenario either arm's server could not keep up with
+	// fails the run (exit 3) over any verdict, the verdict and report
+	// still delivered, labelled.
+	if oerr := abOverloadExit(res.Base, res.Candidate); oerr != nil && exit.Code(err) <= exit.Regression {
+		return oerr
+	}
+	return err
+}
+
+// abOverloadExit is overloadExit over both arms' results, naming the arm:
+// the candidate's overload first.
+func abOverloadExit(base, candidate *result.Result) error {
+	var errs []error
+	for _, arm := range []struct {
+		name string
+		res  *result.Result
+	}{{"candidate", candidate}, {"base", base}} {
+		if err := arm.res.CheckOverload(); err != nil {
+			errs = append(errs, fmt.Errorf("%s arm: %w", arm.name, err))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return exit.RunError(errors.Join(errs...))
 }

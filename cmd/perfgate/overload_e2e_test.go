@@ -33,20 +33,26 @@ func oneSlotSim(t *testing.T, step time.Duration) string {
 // one-slot simulator, with load.overload set to overload (none when empty).
 func overloadConfig(t *testing.T, url string, n int, rate float64, reps int, seed int, overload string) string {
 	t.Helper()
+	return overloadConfigWarm(t, url, "{method: none}", n, rate, reps, seed, overload)
+}
+
+// overloadConfigWarm is overloadConfig with the warmup section given.
+func overloadConfigWarm(t *testing.T, url, warmup string, n int, rate float64, reps int, seed int, overload string) string {
+	t.Helper()
 	extra := ""
 	if overload != "" {
 		extra = ", overload: " + overload
 	}
 	return writeConfig(t, fmt.Sprintf(`
 target: {base_url: %q}
-warmup: {method: none}
+warmup: %s
 repetitions: %d
 seed: %d
 scenarios:
   - name: flood
     synth: {requests: %d, input: {type: fixed, value: 16}, output: {type: fixed, value: 10}}
     load: {type: poisson, rate: %g%s}
-`, url, reps, seed, n, rate, extra))
+`, url, warmup, reps, seed, n, rate, extra))
 }
 
 // The issue's case, made quick: one slot serving about 45 req/s (2 ms
@@ -125,4 +131,60 @@ func TestNoOverloadAtSustainableRate(t *testing.T) {
 		assert.Greater(t, o.ServedRate, 0.9*o.OfferedRate, "seed %d: %+v", seed, *o)
 		assert.False(t, strings.Contains(stdout.String(), "OVERLOADED"))
 	}
+}
+
+// With the default warm-up (method windows, on_unsteady: fail), an
+// overloaded open loop never settles; warm-up runs the overload detector
+// over its own requests, measures anyway, and the run ends in the
+// overload's exit 3 rather than warm-up's "no steady state". Repetitions
+// too short for the detector (30 requests, under 50) are no escape: the
+// warm-up's evidence counts in the verdict. Declared, the run is measured
+// and labelled, exit 0.
+func TestOverloadWithDefaultWarmup(t *testing.T) {
+	url := oneSlotSim(t, 2*time.Millisecond) // about 45 req/s
+	const warm = "{window: 500ms, max: 3s}"
+	for _, tc := range []struct {
+		name     string
+		requests int
+		where    string
+	}{
+		{"judged repetitions", 120, "the queue grew through warm-up and "},
+		{"repetitions too short", 30, "the queue grew through warm-up (the repetitions were too short to judge)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conf := overloadConfigWarm(t, url, warm, tc.requests, 70, 2, 1, "")
+			out := filepath.Join(filepath.Dir(conf), "r.json")
+			var stdout, stderr bytes.Buffer
+			err := Main(context.Background(), []string{"run", "-c", conf, "-o", out}, &stdout, &stderr)
+			require.Error(t, err, "stderr:\n%s", stderr.String())
+			assert.Equal(t, exit.RunFailed, exit.Code(err), "%v", err)
+			msg := err.Error()
+			assert.NotContains(t, msg, "warmup.max", "not warm-up's unsteady error")
+			assert.Contains(t, msg, "scenario flood: offered ")
+			assert.Contains(t, msg, tc.where)
+			assert.Contains(t, stderr.String(), "the server could not keep up (offered ")
+			for _, line := range strings.Split(stderr.String(), "\n") {
+				if strings.Contains(line, "not steady after") {
+					t.Logf("%s", line)
+				}
+			}
+			t.Logf("%s", msg)
+			res, rerr := result.Read(out)
+			require.NoError(t, rerr, "the result is written")
+			w := res.Scenarios[0].Warmup
+			require.NotNil(t, w)
+			assert.False(t, w.Steady)
+			require.NotNil(t, w.Overload, "the warm-up keeps the detector's evidence")
+			assert.True(t, w.Overload.Overloaded, "%+v", *w.Overload)
+			require.NotNil(t, w.Drain, "warm-up drained before repetition 1")
+			require.Len(t, res.Scenarios[0].Repetitions, 2)
+		})
+	}
+	t.Run("declared", func(t *testing.T) {
+		conf := overloadConfigWarm(t, url, warm, 30, 70, 2, 1, "measure")
+		var stdout, stderr bytes.Buffer
+		err := Main(context.Background(), []string{"run", "-c", conf, "-o", filepath.Join(filepath.Dir(conf), "r.json")}, &stdout, &stderr)
+		require.NoError(t, err, "stderr:\n%s", stderr.String())
+		assert.Contains(t, stdout.String(), "overloaded (declared): offered")
+	})
 }

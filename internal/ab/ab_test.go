@@ -448,3 +448,43 @@ func TestSwapKeepsTelemetry(t *testing.T) {
 		}
 	}
 }
+
+// sleepLog is the real clock, logging how long each SleepUntil asked for.
+type sleepLog struct {
+	run.RealClock
+	mu     sync.Mutex
+	sleeps []time.Duration
+}
+
+func (c *sleepLog) SleepUntil(ctx context.Context, t time.Time) error {
+	c.mu.Lock()
+	c.sleeps = append(c.sleeps, time.Until(t))
+	c.mu.Unlock()
+	return c.RealClock.SleepUntil(ctx, t)
+}
+
+// Every round of each arm pauses for the cool-down after its warm-up's
+// drain, as a run does before each repetition, repetition 1 included.
+func TestRoundsCoolDown(t *testing.T) {
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := newSimStarter()
+	const cooldown = 137 * time.Millisecond
+	extra := "repetitions: 2\ncooldown: 137ms\n"
+	baseCfg, baseSc := armConfig(t, baseAddr, extra)
+	candCfg, candSc := armConfig(t, candAddr, extra)
+	clk := &sleepLog{}
+	var log bytes.Buffer
+	_, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
+		Session: session.Options{StartStack: st.Start, Log: &log, Phases: run.NewPhases(&log, false), Clock: clk},
+	})
+	require.NoError(t, err, "log:\n%s", log.String())
+	n := 0
+	clk.mu.Lock()
+	for _, d := range clk.sleeps {
+		if d > cooldown-20*time.Millisecond && d <= cooldown {
+			n++
+		}
+	}
+	clk.mu.Unlock()
+	assert.Equal(t, 4, n, "one cool-down a round for each arm: 2 rounds, 2 arms")
+}

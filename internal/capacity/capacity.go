@@ -212,6 +212,9 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s measured no repetitions", phase, FormatLoad(load), s.unit())
 		}
 		held, margin, broken := Judge(s, reps)
+		if held && warmupOverloaded(w) && probeOverloaded(reps, w) {
+			held = false // the warm-up's vote tips the half
+		}
 		p = result.CapacityProbe{Load: load, Phase: phase, Held: held, Margin: margin, Broken: broken, Warmup: w,
 			Repetitions: withoutHistograms(reps)}
 		if behind = s.clientBehind(reps); behind != "" {
@@ -433,8 +436,11 @@ func verdict(s Spec, p result.CapacityProbe, reps []result.Repetition) string {
 			}
 		}
 	}
-	if r := overloaded(reps); r != nil {
+	if r := overloaded(reps); r != nil && !p.Held {
 		return fmt.Sprintf("%s (rep %d could not keep up: %s)", word, r.Index, r.Overload.Sentence())
+	}
+	if !p.Held && p.Warmup != nil && warmupOverloaded(p.Warmup) {
+		return fmt.Sprintf("%s (its warm-up could not keep up: %s)", word, p.Warmup.Overload.Sentence())
 	}
 	// The objective with the largest margin, and (for a break) the
 	// repetition with its largest value.

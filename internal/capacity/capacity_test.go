@@ -52,6 +52,7 @@ type fake struct {
 	s      Spec
 	margin func(load float64, r int) float64
 	edit   func(load float64, r *result.Repetition) // optional
+	warmup func(load float64, w *result.Warmup)     // optional
 	loads  []float64
 }
 
@@ -68,7 +69,11 @@ func (f *fake) probe(_ context.Context, load float64, phase string) ([]result.Re
 		}
 		reps = append(reps, x)
 	}
-	return reps, &result.Warmup{Method: "windows", Steady: true}, nil
+	w := &result.Warmup{Method: "windows", Steady: true}
+	if f.warmup != nil {
+		f.warmup(load, w)
+	}
+	return reps, w, nil
 }
 
 // powerLaw is margin (load/c)^k: log margin is linear in log load, so the
@@ -571,13 +576,14 @@ func TestFmtLoad(t *testing.T) {
 	}
 }
 
-// A repetition the server could not keep up with (the overload detector
-// that fails an ordinary run) breaks its probe even with every latency in
-// its SLO: a rate the server falls behind is over capacity.
+// Repetitions the server could not keep up with (the overload detector
+// that fails an ordinary run), at least half the probe's as for a
+// scenario, break the probe even with every latency in its SLO: a rate the
+// server falls behind is over capacity.
 func TestSearchOverloadedRepetition(t *testing.T) {
 	s := spec(3)
 	f := &fake{margin: powerLaw(func(int) float64 { return 500 }, 1), edit: func(load float64, r *result.Repetition) {
-		if load >= 120 && r.Index == 2 {
+		if load >= 120 && r.Index >= 2 {
 			r.Overload = &result.Overload{Requests: 200, OfferedRate: load, ServedRate: 110, Overloaded: true}
 		} else {
 			r.Overload = &result.Overload{Requests: 200, OfferedRate: load, ServedRate: load}
@@ -596,4 +602,32 @@ func TestSearchOverloadedRepetition(t *testing.T) {
 	held, _, _ := Judge(s, []result.Repetition{{Index: 1, Completed: 10, Sent: 10,
 		Overload: &result.Overload{Overloaded: true, OfferedRate: 12, ServedRate: 8.6}}})
 	assert.False(t, held)
+}
+
+// One overloaded repetition of three is noise at the edge of capacity, as
+// it is for a scenario: the probe holds by its latencies. The probe's
+// warm-up, when it showed the server could not keep up, is one more vote.
+func TestSearchOverloadHalfRule(t *testing.T) {
+	s := spec(3)
+	one := func(load float64, r *result.Repetition) {
+		r.Overload = &result.Overload{Requests: 200, OfferedRate: load, ServedRate: load}
+		if load >= 120 && r.Index == 2 {
+			r.Overload = &result.Overload{Requests: 200, OfferedRate: load, ServedRate: 110, Overloaded: true}
+		}
+	}
+	c := search(t, s, &fake{margin: powerLaw(func(int) float64 { return 500 }, 1), edit: one})
+	assert.True(t, c.Holds < 500 && 500 <= c.Breaks, "the probes hold by their latencies (SLO at 500): [%v, %v)", c.Holds, c.Breaks)
+	for _, p := range c.Probes {
+		assert.Equal(t, p.Load < 500, p.Held, "probe at %v", p.Load)
+	}
+
+	// 1 of 3 repetitions and the warm-up: 2 of 4, overloaded.
+	c = search(t, s, &fake{margin: powerLaw(func(int) float64 { return 500 }, 1), edit: one,
+		warmup: func(load float64, w *result.Warmup) {
+			if load >= 120 {
+				w.Steady = false
+				w.Overload = &result.Overload{Requests: 600, OfferedRate: load, ServedRate: 110, Overloaded: true}
+			}
+		}})
+	assert.True(t, c.Holds < 120 && 120 <= c.Breaks, "[%v, %v)", c.Holds, c.Breaks)
 }

@@ -17,9 +17,11 @@ const floorMS = 1e-6
 // bound, exp of the one-sided Student-t bound (at s.Confidence) on the
 // mean of the values' logarithms. broken counts the repetitions that
 // failed past s.MaxErrorRate or completed nothing. The probe held when no
-// repetition broke or was overloaded (the server could not keep up with
-// the offered rate: result.Repetition.Overload, from the detector that
-// fails an ordinary run) and every margin is at most 1.
+// repetition broke, it was not overloaded (the server could not keep up
+// with the offered rate in at least half its judged repetitions, the rule
+// by which an ordinary run's scenario is: result.OverloadedShare, over
+// result.Repetition.Overload from the same detector) and every margin is at
+// most 1. An overloaded repetition's latencies still count in the margins.
 //
 // A broken repetition's latencies describe only its survivors, so they are
 // left out of the margins; it breaks the probe by itself. With every
@@ -34,7 +36,7 @@ func Judge(s Spec, reps []result.Repetition) (held bool, margin map[string]float
 		}
 	}
 	margin = make(map[string]float64, len(s.SLO))
-	held = broken == 0 && len(ok) > 0 && overloaded(reps) == nil
+	held = broken == 0 && len(ok) > 0 && !probeOverloaded(reps, nil)
 	if len(ok) == 0 {
 		return false, margin, broken
 	}
@@ -90,6 +92,32 @@ func isBroken(s Spec, r *result.Repetition) bool {
 // isOverloaded reports whether the server could not keep up with a
 // repetition's offered rate: over capacity, whatever its latencies.
 func isOverloaded(r *result.Repetition) bool { return r.Overload != nil && r.Overload.Overloaded }
+
+// probeOverloaded reports whether a probe is overloaded by the rule of a
+// scenario (result.OverloadedShare): at least half of its judged
+// repetitions were, its warm-up counted as one more when the warm-up's
+// requests showed the server could not keep up (w may be nil).
+func probeOverloaded(reps []result.Repetition, w *result.Warmup) bool {
+	n, judged := 0, 0
+	if warmupOverloaded(w) {
+		n, judged = 1, 1
+	}
+	for i := range reps {
+		if reps[i].Overload != nil {
+			judged++
+			if reps[i].Overload.Overloaded {
+				n++
+			}
+		}
+	}
+	return result.OverloadedShare(n, judged)
+}
+
+// warmupOverloaded reports whether a warm-up's requests showed the server
+// could not keep up.
+func warmupOverloaded(w *result.Warmup) bool {
+	return w != nil && w.Overload != nil && w.Overload.Overloaded
+}
 
 // overloaded is the first overloaded repetition of reps, or nil.
 func overloaded(reps []result.Repetition) *result.Repetition {

@@ -588,7 +588,11 @@ func scenarioWarnings(b, c *result.ScenarioResult) []string {
 		s    *result.ScenarioResult
 	}{{"baseline", b}, {"candidate", c}} {
 		if w := side.s.Warmup; w != nil && w.Method != config.WarmupNone && !w.Steady {
-			out = append(out, fmt.Sprintf("the %s's warm-up never reached steady state: its first repetitions may still be warming up", side.name))
+			if w.Overload != nil && w.Overload.Overloaded {
+				out = append(out, fmt.Sprintf("the %s's warm-up never reached steady state: the server could not keep up with the offered rate (%s)", side.name, w.Overload.Sentence()))
+			} else {
+				out = append(out, fmt.Sprintf("the %s's warm-up never reached steady state: its first repetitions may still be warming up", side.name))
+			}
 		}
 		missed := 0
 		for _, r := range side.s.Repetitions {

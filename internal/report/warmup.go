@@ -18,7 +18,11 @@ func warmupText(w *result.Warmup) string {
 		return ""
 	}
 	state := "steady"
-	if !w.Steady {
+	switch {
+	case w.Steady:
+	case w.Overload != nil && w.Overload.Overloaded:
+		state = "NOT steady: the server could not keep up (" + w.Overload.Sentence() + "; measured anyway)"
+	default:
 		state = "NOT steady (measured anyway: warmup.on_unsteady warn)"
 	}
 	n := w.Requests + w.Failed

@@ -22,13 +22,14 @@ type Overload struct {
 	// span of the scheduled send times, requests/s.
 	OfferedRate float64 `json:"offered_rate"`
 	// ServedRate is the completed requests over the span of the scheduled
-	// sends plus the drain, requests/s.
+	// sends plus the backlog time, requests/s.
 	ServedRate float64 `json:"served_rate"`
-	// DrainS is that drain, in seconds: from the last scheduled send to
-	// the last first token (or, for a request that failed before one, its
-	// end): the time the server took to take up the backlog left when
-	// sending stopped.
-	DrainS Seconds `json:"drain_s"`
+	// BacklogS is that backlog time, in seconds: from the last scheduled
+	// send to the last first token (or, for a request that failed before
+	// one, its end): the time the server took to take up the backlog left
+	// when sending stopped. (Not warm-up's drain_s, which is the time
+	// warm-up's requests and the engine's queue took to end.)
+	BacklogS Seconds `json:"backlog_s"`
 	// TTFTFirstMS and TTFTLastMS are the median TTFT, measured from the
 	// scheduled send time (so that a queue in the client counts too), of
 	// the completed requests scheduled in the first and the last third of
@@ -74,6 +75,11 @@ type OverloadVerdict struct {
 	// Declared is true when the scenario measures overload on purpose
 	// (load.overload: measure).
 	Declared bool `json:"declared,omitempty"`
+	// Warmup is true when the warm-up's requests showed the server could
+	// not keep up (result.Warmup.Overload): it counts as one more judged
+	// and overloaded vote, so that an overload is told even when the
+	// repetitions are too short for the detector.
+	Warmup bool `json:"warmup,omitempty"`
 	// OfferedRate and ServedRate are the medians over the overloaded
 	// repetitions, requests/s.
 	OfferedRate float64 `json:"offered_rate"`
@@ -85,9 +91,22 @@ type OverloadVerdict struct {
 func (v OverloadVerdict) Failed() bool { return v.Any() && !v.Declared }
 
 // Any reports whether the server could not keep up in at least half of the
-// judged repetitions: one repetition that fell behind among many is noise
-// at the edge of capacity, not a scenario the server cannot serve.
-func (v OverloadVerdict) Any() bool { return v.Overloaded > 0 && 2*v.Overloaded >= v.Judged }
+// judged repetitions, the warm-up counted as one more when it showed it:
+// one repetition that fell behind among many is noise at the edge of
+// capacity, not a scenario the server cannot serve.
+func (v OverloadVerdict) Any() bool {
+	n, judged := v.Overloaded, v.Judged
+	if v.Warmup {
+		n, judged = n+1, judged+1
+	}
+	return OverloadedShare(n, judged)
+}
+
+// OverloadedShare is the rule by which a scenario, or a capacity probe, is
+// overloaded: at least one of its judged repetitions was, and at least half.
+func OverloadedShare(overloaded, judged int) bool {
+	return overloaded > 0 && 2*overloaded >= judged
+}
 
 // Label is the verdict in a report's words: "overloaded", "overloaded
 // (declared)", or "" when the server kept up.
@@ -105,14 +124,22 @@ func (v OverloadVerdict) Label() string {
 // the queue grew through every repetition" ("in 4 of 6 repetitions").
 func (v OverloadVerdict) Sentence() string {
 	where := "through every repetition"
-	if v.Overloaded < v.Judged {
+	switch {
+	case v.Warmup && v.Judged == 0:
+		where = "through warm-up (the repetitions were too short to judge)"
+	case v.Warmup && v.Overloaded == v.Judged:
+		where = "through warm-up and every repetition"
+	case v.Warmup:
+		where = fmt.Sprintf("through warm-up and in %d of %d repetitions", v.Overloaded, v.Judged)
+	case v.Overloaded < v.Judged:
 		where = fmt.Sprintf("in %d of %d repetitions", v.Overloaded, v.Judged)
 	}
 	return fmt.Sprintf("offered %.1f req/s, served %.1f req/s; the queue grew %s", v.OfferedRate, v.ServedRate, where)
 }
 
 // Overload is the scenario's verdict on sustainable load from its
-// repetitions' evidence. A capacity search judges each probe itself (an
+// repetitions' evidence and its warm-up's (see OverloadVerdict.Warmup).
+// A capacity search judges each probe itself (an
 // overloaded probe is over capacity), so its scenario has none.
 func (s *ScenarioResult) Overload() OverloadVerdict {
 	v := OverloadVerdict{Declared: s.Load.Overload == OverloadMeasure}
@@ -120,6 +147,10 @@ func (s *ScenarioResult) Overload() OverloadVerdict {
 		return v
 	}
 	var offered, served []float64
+	if w := s.Warmup; w != nil && w.Overload != nil && w.Overload.Overloaded {
+		v.Warmup = true
+		offered, served = append(offered, w.Overload.OfferedRate), append(served, w.Overload.ServedRate)
+	}
 	for i := range s.Repetitions {
 		o := s.Repetitions[i].Overload
 		if o == nil {
@@ -186,7 +217,7 @@ func (v *checker) overload(p string, o *Overload) {
 	for _, f := range []struct {
 		name string
 		x    float64
-	}{{"offered_rate", o.OfferedRate}, {"served_rate", o.ServedRate}, {"drain_s", float64(o.DrainS)},
+	}{{"offered_rate", o.OfferedRate}, {"served_rate", o.ServedRate}, {"backlog_s", float64(o.BacklogS)},
 		{"ttft_first_ms", o.TTFTFirstMS}, {"ttft_last_ms", o.TTFTLastMS},
 		{"in_flight_first", o.InFlightFirst}, {"in_flight_last", o.InFlightLast}} {
 		v.nonNegative(p+"."+f.name, f.x)

@@ -12,7 +12,7 @@ import (
 // An overload record that cannot be true is refused, naming its field; a
 // sound one reads back.
 func TestValidateOverload(t *testing.T) {
-	good := map[string]any{"requests": 240, "offered_rate": 12.0, "served_rate": 8.6, "drain_s": 9.1,
+	good := map[string]any{"requests": 240, "offered_rate": 12.0, "served_rate": 8.6, "backlog_s": 9.1,
 		"ttft_first_ms": 970.0, "ttft_last_ms": 17802.0, "in_flight_first": 9.0, "in_flight_last": 52.0,
 		"trend_p": 1e-12, "overloaded": true}
 	cases := []struct {
@@ -85,4 +85,30 @@ func TestScenarioOverload(t *testing.T) {
 
 	s.Capacity = &Capacity{}
 	assert.False(t, s.Overload().Any(), "a capacity search judges its probes itself")
+}
+
+// The warm-up's evidence counts as one more judged vote: an overload found
+// in warm-up fails the run even when the repetitions were too short for
+// the detector, and tips a half.
+func TestScenarioOverloadFromWarmup(t *testing.T) {
+	warm := &Warmup{Method: "windows", Overload: &Overload{Requests: 400, Overloaded: true, OfferedRate: 12, ServedRate: 8.6}}
+	s := ScenarioResult{Name: "chat", Warmup: warm, Repetitions: []Repetition{{}, {}}}
+	v := s.Overload()
+	assert.True(t, v.Failed())
+	assert.Equal(t, "offered 12.0 req/s, served 8.6 req/s; the queue grew through warm-up (the repetitions were too short to judge)", v.Sentence())
+	require.Error(t, (&Result{Scenarios: []ScenarioResult{s}}).CheckOverload())
+
+	rep := func(over bool) Repetition {
+		return Repetition{Overload: &Overload{Overloaded: over, OfferedRate: 12, ServedRate: 8.6}}
+	}
+	s.Repetitions = []Repetition{rep(true), rep(false), rep(false)}
+	v = s.Overload()
+	assert.True(t, v.Any(), "1 of 3 and the warm-up: 2 of 4")
+	assert.Contains(t, v.Sentence(), "the queue grew through warm-up and in 1 of 3 repetitions")
+	s.Repetitions = []Repetition{rep(false), rep(false), rep(false)}
+	assert.False(t, s.Overload().Any(), "the repetitions kept up: 1 of 4")
+
+	warm.Overload.Overloaded = false
+	s.Repetitions = nil
+	assert.False(t, s.Overload().Any(), "evidence that the server kept up")
 }

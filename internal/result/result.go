@@ -227,6 +227,13 @@ type Warmup struct {
 	// drain's bound passed (nil: it reached zero, or the engine shows no
 	// queue).
 	DrainQueue *float64 `json:"drain_queue,omitempty"`
+	// Overload is the overload detector's evidence over the warm-up's
+	// requests, for an open loop that was not steady (nil otherwise, or
+	// with fewer than 50 requests sent). When Overloaded, the server could
+	// not keep up: warm-up could never be steady, the run measured anyway,
+	// and the scenario's overload verdict counts it (see
+	// ScenarioResult.Overload).
+	Overload *Overload `json:"overload,omitempty"`
 }
 
 // WarmupWindow is one window of the warm-up series.

@@ -235,6 +235,7 @@ func (v *checker) warmup(wp string, w *Warmup) {
 	if w.DrainQueue != nil {
 		v.nonNegative(wp+".drain_queue", *w.DrainQueue)
 	}
+	v.overload(wp+".overload", w.Overload)
 }
 
 func (v *checker) repetition(p string, r *Repetition) {

@@ -189,6 +189,27 @@ func TestWarmupDrainWaitsForTheEngine(t *testing.T) {
 	assert.Nil(t, wres.DrainQueue)
 }
 
+// Once warm-up's own requests have ended, an engine queue that does not
+// fall (another client's requests, a stale gauge) is waited on for a few
+// polls, not until target.timeout.
+func TestWarmupDrainStopsOnAStaleQueue(t *testing.T) {
+	srv := newServerLog(5 * time.Millisecond)
+	w := &Warmup{
+		Dispatcher: &Dispatcher{Sender: srv}, RunID: "run", Drain: 20 * time.Second,
+		Config: config.Warmup{Method: config.WarmupWindows, Window: 100 * time.Millisecond, Windows: 2,
+			Tolerance: 0.5, Max: 10 * time.Second},
+		Queue: func(context.Context) (float64, float64, bool) { return 0, 2, true },
+	}
+	wres, err := w.Run(t.Context(), scenario("s", config.Load{Type: config.LoadClosed, Concurrency: 4}, warmRequests(8)))
+	require.NoError(t, err)
+	require.NotNil(t, wres.Drain)
+	require.NotNil(t, wres.DrainQueue)
+	assert.Equal(t, 2.0, *wres.DrainQueue, "what the engine still held")
+	assert.Zero(t, wres.DrainCut)
+	assert.GreaterOrEqual(t, wres.Drain.Dur(), queueStalePolls*queuePoll)
+	assert.Less(t, wres.Drain.Dur(), 10*time.Second, "not until target.timeout")
+}
+
 // Warm-up failures are counted by kind; when the windows judged steady fail
 // more than max_error_rate of their requests, warm-up stops with a
 // *FailingError that names the errors.
@@ -214,7 +235,7 @@ func TestWarmupFailuresAreTold(t *testing.T) {
 		assert.Positive(t, got.Failed)
 		assert.Equal(t, map[string]int{"http": got.Failed}, got.Errors)
 		assert.Contains(t, got.FirstError, "500")
-		assert.Nil(t, got.Drain, "a failed warm-up does not drain")
+		require.NotNil(t, got.Drain, "a failed warm-up drains too: the requests it sent end before anything else runs")
 		msg := err.Error()
 		for _, want := range []string{"scenario chat warm-up: ", "requests failed in the windows judged steady", "over max_error_rate 5.0%", "http ×", "; the first: "} {
 			assert.Contains(t, msg, want)

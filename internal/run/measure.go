@@ -219,10 +219,6 @@ func (e *BrokenError) Error() string {
 // scenario's max_error_rate, stops it with a *BrokenError.
 func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetition, error) {
 	c := s.Config
-	clock := m.Clock
-	if clock == nil {
-		clock = RealClock{}
-	}
 	var reps []result.Repetition
 	last := m.Repetitions.Max // the most this scenario may measure
 	if m.More == nil {
@@ -232,10 +228,8 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		if m.More != nil && rep > m.Repetitions.Min && !m.More(reps) {
 			break
 		}
-		if m.Cooldown > 0 {
-			if err := clock.SleepUntil(ctx, clock.Now().Add(m.Cooldown)); err != nil {
-				return reps, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, rep, context.Cause(ctx))
-			}
+		if err := m.Cool(ctx, c.Name, rep); err != nil {
+			return reps, err
 		}
 		sum, err := m.Repetition(ctx, s, rep, fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions))
 		if err != nil {
@@ -248,6 +242,25 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		reps = append(reps, sum)
 	}
 	return reps, nil
+}
+
+// Cool is the cool-down before repetition rep of the scenario called
+// name: an idle pause of Cooldown (none when it is zero). Measure calls it
+// before each repetition; a caller of Repetition (a capacity probe, a
+// round of perfgate ab) calls it itself. A cancelled ctx ends it with an
+// error that wraps the cause.
+func (m *Measurement) Cool(ctx context.Context, name string, rep int) error {
+	if m.Cooldown <= 0 {
+		return nil
+	}
+	clock := m.Clock
+	if clock == nil {
+		clock = RealClock{}
+	}
+	if err := clock.SleepUntil(ctx, clock.Now().Add(m.Cooldown)); err != nil {
+		return fmt.Errorf("scenario %s cool-down before repetition %d: %w", name, rep, context.Cause(ctx))
+	}
+	return nil
 }
 
 // Repetition measures repetition rep of s alone: its seeded schedule (the

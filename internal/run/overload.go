@@ -14,7 +14,7 @@ import (
 //
 //   - the server fell behind: it served under OverloadServedShare of the
 //     offered rate, served counting the completions over the send span
-//     plus the drain, from the last scheduled send to the last first token
+//     plus the backlog time, from the last scheduled send to the last first token
 //     (a server that keeps up takes the last request up within about one
 //     TTFT; one that does not needs its whole backlog's time; the decode
 //     after the first token is the workload's length, not the load's, and
@@ -26,7 +26,7 @@ import (
 //     third of the send span is at least OverloadTTFTGrowth times that of
 //     the first third.
 //
-// Either alone is not enough: a short repetition's drain is a large part
+// Either alone is not enough: a short repetition's backlog time is a large part
 // of its span (the served share falls with no queue), and a stationary
 // server's TTFT drifts with the workload's lengths or the server's own
 // state without any backlog. A server that cannot keep up shows both, and
@@ -123,12 +123,12 @@ func detectOverload(pts []overloadPoint) *result.Overload {
 		}
 	}
 	slices.Sort(ends)
-	drain := max(0, lastTaken-last)
+	backlog := max(0, lastTaken-last)
 	o := &result.Overload{
 		Requests:    n,
 		OfferedRate: float64(n-1) / seconds(span),
-		ServedRate:  float64(completed) / seconds(span+drain),
-		DrainS:      result.Seconds(seconds(drain)),
+		ServedRate:  float64(completed) / seconds(span+backlog),
+		BacklogS:    result.Seconds(seconds(backlog)),
 	}
 
 	// Thirds of the send span; in flight at each scheduled send: the

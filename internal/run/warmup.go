@@ -81,10 +81,29 @@ type Warmup struct {
 	// samples it at each window's end (a waiting queue that grows is not
 	// steady) and, as it drains, waits for both to reach zero.
 	Queue func(ctx context.Context) (running, waiting float64, ok bool)
+	// OnDrain, if set, is called about every drainProgress while a drain
+	// lasts (for progress): the time since warm-up stopped sending, the
+	// warm-up requests still in flight, and what the engine still holds
+	// (nil while the client's requests drain, or when Queue cannot tell).
+	// It is called from the goroutine that called Run.
+	OnDrain func(elapsed time.Duration, inFlight int, engine *float64)
 }
 
 // queuePoll is how often a drain asks the engine whether its queue is empty.
 const queuePoll = 200 * time.Millisecond
+
+// queueDrainMax bounds the wait for the engine's queue to empty once the
+// warm-up's own requests have ended (within Drain too): a gauge that
+// stays up then counts another client's requests, or is stale.
+const queueDrainMax = 30 * time.Second
+
+// queueStalePolls is how many polls in a row the engine's queue may not
+// fall, once the warm-up's own requests have all ended, before the drain
+// stops waiting for it: nothing of ours is left for it to finish.
+const queueStalePolls = 3
+
+// drainProgress is how often a drain that lasts says so (OnDrain).
+const drainProgress = 5 * time.Second
 
 // FailingError says the warm-up windows judged steady failed more of their
 // requests than the scenario's max_error_rate: what would be measured next
@@ -200,16 +219,23 @@ var errDrainBound = errors.New("warm-up drain reached its bound")
 
 // Run warms up scenario s and returns the record of the warm-up.
 //
-// Once the series is steady (or Config.Max has passed and
-// Config.OnUnsteady is "warn") it drains: it sends nothing more, lets the
-// requests in flight end, and, where Queue reads the engine, waits for the
-// engine's running and waiting requests to reach zero, all within Drain;
-// then it returns. What is still in flight at that bound is cancelled and
-// counted (DrainCut). A warm-up that fails returns without draining.
+// When it stops (steady, failing, or at Config.Max) it drains: it sends
+// nothing more, lets the requests in flight end, and, where Queue reads the
+// engine, waits for the engine's running and waiting requests to reach
+// zero, all within Drain (the engine's queue within queueDrainMax too, and
+// no longer than queueStalePolls polls that it does not fall once the
+// warm-up's requests have ended); then it returns. What is still in flight
+// at that bound is cancelled and counted (DrainCut). A cancelled ctx
+// cancels the requests in flight at once.
 //
 // When Config.Max passes without steady state it returns the record (Steady
 // false) and an *UnsteadyError, unless Config.OnUnsteady is "warn", when the
-// error is nil. When the windows judged steady failed more than the
+// error is nil. An open loop that is not steady is judged by the overload
+// detector (see DetectOverload) over all its warm-up requests
+// (rec.Overload): when the server could not keep up, its warm-up cannot be
+// steady however long, and Run returns the record and no error, so that
+// the repetitions are measured and the overload told as theirs is (the
+// scenario's verdict counts the warm-up's evidence too). When the windows judged steady failed more than the
 // scenario's max_error_rate of their requests it returns the record and a
 // *FailingError. Method "none" returns {Method: none, Steady: true} at once,
 // without sending anything. When ctx is cancelled Run returns an error that
@@ -303,24 +329,26 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	}
 	stopped := clk.Now()
 	rec.Duration = result.Seconds(stopped.Sub(start).Seconds())
-	tracker.stopSending()
+	// Stopped first: a request refused or cut off from here on is the end
+	// of warm-up, not a failure of the server.
 	st.markStopped()
+	tracker.stopSending()
 	stop(errWarmupStopped)
 
 	failing := w.failing(s, rec)
-	drain := ctx.Err() == nil && failing == nil && (rec.Steady || cfg.OnUnsteady == "warn")
+	drain := ctx.Err() == nil
 	if !drain {
 		cut(errWarmupStopped)
 	}
 	bound := stopped.Add(w.drainBound())
-	if drain && clk.SleepUntil(sleepCtx, bound) == nil {
-		// The bound passed with requests still in flight.
-		rec.DrainCut = tracker.inFlight()
-		cut(errDrainBound)
+	if drain {
+		if rec.DrainCut = w.drainClient(sleepCtx, clk, tracker, stopped, bound); rec.DrainCut > 0 {
+			cut(errDrainBound)
+		}
 	}
 	dispatchErr := <-done
 	if drain && ctx.Err() == nil {
-		rec.DrainQueue = w.drainQueue(ctx, clk, bound)
+		rec.DrainQueue = w.drainQueue(ctx, clk, stopped, bound, rec.DrainCut == 0)
 		rec.Drain = new(result.Seconds(clk.Now().Sub(stopped).Seconds()))
 	}
 
@@ -335,7 +363,10 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 		failing.Errors, failing.FirstError = rec.Errors, rec.FirstError
 		return rec, failing
 	}
-	if rec.Steady || cfg.OnUnsteady == "warn" {
+	if !rec.Steady && s.Config.Load.Type != config.LoadClosed {
+		rec.Overload = st.overload()
+	}
+	if rec.Steady || cfg.OnUnsteady == "warn" || rec.Overload != nil && rec.Overload.Overloaded {
 		return rec, nil
 	}
 	return rec, &UnsteadyError{Scenario: name, Method: cfg.Method, Max: cfg.Max, Windows: rec.Windows,
@@ -383,22 +414,65 @@ func (w *Warmup) waiting(ctx context.Context, window time.Duration) *float64 {
 	return &waiting
 }
 
-// drainQueue waits, until bound, for the engine's running and waiting
-// requests to reach zero, asking every queuePoll. It returns nil when they
-// did (or Queue cannot tell), else what was left at the bound.
-func (w *Warmup) drainQueue(ctx context.Context, clk Clock, bound time.Time) *float64 {
+// drainClient waits, until bound, for the warm-up's requests in flight to
+// end (the dispatch to end, which wakes sleepCtx), telling OnDrain every
+// drainProgress. It returns how many were still in flight at the bound
+// (0 when all ended).
+func (w *Warmup) drainClient(sleepCtx context.Context, clk Clock, tracker *flightTracker, stopped, bound time.Time) int {
+	next := stopped.Add(drainProgress)
+	for {
+		if clk.SleepUntil(sleepCtx, minTime(next, bound)) != nil {
+			return 0 // the dispatch ended: nothing is in flight
+		}
+		now := clk.Now()
+		if !now.Before(bound) {
+			return tracker.inFlight()
+		}
+		if !now.Before(next) {
+			if w.OnDrain != nil {
+				w.OnDrain(now.Sub(stopped), tracker.inFlight(), nil)
+			}
+			next = next.Add(drainProgress)
+		}
+	}
+}
+
+// drainQueue waits for the engine's running and waiting requests to reach
+// zero, asking every queuePoll, until bound or queueDrainMax from now,
+// whichever is first; when idle (the warm-up's own requests have all
+// ended) also no longer than queueStalePolls polls in a row that the
+// queue does not fall. It tells OnDrain every drainProgress, from stopped.
+// It returns nil when they reached zero (or Queue cannot tell), else what
+// was left when it stopped waiting.
+func (w *Warmup) drainQueue(ctx context.Context, clk Clock, stopped, bound time.Time, idle bool) *float64 {
 	if w.Queue == nil {
 		return nil
 	}
+	bound = minTime(bound, clk.Now().Add(queueDrainMax))
+	next := stopped.Add(drainProgress)
+	least, stale := math.Inf(1), 0
 	for {
 		running, waiting, ok := w.Queue(ctx)
 		if !ok || running+waiting <= 0 {
 			return nil
 		}
+		left := running + waiting
+		if left < least {
+			least, stale = left, 0
+		} else {
+			stale++
+		}
 		now := clk.Now()
-		if !now.Before(bound) {
-			left := running + waiting
+		if !now.Before(bound) || idle && stale >= queueStalePolls {
 			return &left
+		}
+		if !now.Before(next) {
+			if w.OnDrain != nil {
+				w.OnDrain(now.Sub(stopped), 0, &left)
+			}
+			for !now.Before(next) {
+				next = next.Add(drainProgress)
+			}
 		}
 		if clk.SleepUntil(ctx, minTime(now.Add(queuePoll), bound)) != nil {
 			return nil
@@ -573,6 +647,7 @@ type warmupState struct {
 	received   int           // every record, successful or not
 	added      chan struct{} // signalled (never blocking) after each record
 	stopped    bool          // warm-up cancelled its dispatch: cancelled requests are not failures
+	watch      overloadWatch // every request sent, times from the start of warm-up
 }
 
 func newWarmupState(width time.Duration) *warmupState {
@@ -587,11 +662,21 @@ func (st *warmupState) add(r *result.Record, offset time.Duration) {
 	case st.added <- struct{}{}:
 	default:
 	}
+	canceled := r.ErrorKind == string(client.ErrCanceled)
+	if r.ErrorKind != result.SessionErrorKind && !(st.stopped && canceled && r.EndNS == r.SentNS) {
+		// Sent (not refused after the stop), on warm-up's time line.
+		off := int64(offset)
+		p := overloadPoint{sched: r.ScheduledNS + off, end: r.EndNS + off, ok: r.OK()}
+		if r.FirstTokenNS > 0 {
+			p.first = r.FirstTokenNS + off
+		}
+		st.watch.points = append(st.watch.points, p)
+	}
 	switch {
 	case r.OK():
 		st.ok++
 		st.bins.add(r, offset)
-	case st.stopped && r.ErrorKind == string(client.ErrCanceled):
+	case st.stopped && canceled:
 		// cut off by the end of warm-up
 	default:
 		st.failed++
@@ -643,6 +728,14 @@ func (st *warmupState) markStopped() {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.stopped = true
+}
+
+// overload is the overload detector's evidence over every request the
+// warm-up sent; nil when there are too few.
+func (st *warmupState) overload() *result.Overload {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.watch.judge()
 }
 
 func (st *warmupState) counts() (ok, failed int, errors map[string]int, first string) {

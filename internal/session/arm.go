@@ -191,7 +191,7 @@ func (a *Arm) Stop() {
 }
 
 // Round warms sc up to steady state, as Run does before a scenario's
-// repetitions, then measures repetition rep of it (the same seeded arrivals
+// repetitions, then, after the cool-down, measures repetition rep of it (the same seeded arrivals
 // as repetition rep of any other run of sc, the other arm's among them).
 // Eval items, when sc carries them in interleaved mode, are mixed into the
 // load round after round until each has been sent once.
@@ -243,6 +243,11 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 	label := fmt.Sprintf("%s round %d", c.Name, rep)
 	if s.name != "" {
 		label = s.name + " " + label
+	}
+	// The cool-down after the warm-up's drain, as before every repetition
+	// of a run.
+	if err := m.Cool(ctx, c.Name, rep); err != nil {
+		return fail(err)
 	}
 	sum, err := m.Repetition(ctx, sc, rep, label)
 	if err != nil {

@@ -93,7 +93,6 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 	s.begin(fmt.Sprintf("%s: searching capacity (%s from %s to %s, at most %d probes of %d repetitions, and up to %d closing probes)",
 		c.Name, spec.Metric, capacity.FormatLoad(spec.Min), capacity.FormatLoad(spec.Max), spec.Budget, spec.Repetitions, capacity.MaxClosing))
 	m := s.measurement(d)
-	clock := s.clock
 	n := 0
 	probe := func(ctx context.Context, load float64, phase string) ([]result.Repetition, *result.Warmup, error) {
 		n++
@@ -101,9 +100,12 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 		w, err := s.warmUpAs(ctx, psc, d, fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, capacity.FormatLoad(load), unit))
 		var unsteady *run.UnsteadyError
 		var failing *run.FailingError
-		if w != nil && (errors.As(err, &unsteady) || errors.As(err, &failing)) {
-			// A load past capacity never settles, or fails: its
-			// repetitions say that it breaks.
+		if w != nil && psc.Config.Load.Type != config.LoadClosed && (errors.As(err, &unsteady) || errors.As(err, &failing)) {
+			// An open loop past capacity never settles, or fails: its
+			// repetitions say that it breaks. A closed loop's users wait
+			// for their answers, so its load follows the server: an
+			// unsteady or failing warm-up is one, and warmup.on_unsteady
+			// decides as in any run.
 			s.detail("%v: measuring the probe anyway, its repetitions decide whether it holds", err)
 			err = nil
 		}
@@ -112,10 +114,8 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 		}
 		reps := make([]result.Repetition, 0, spec.Repetitions)
 		for r := 1; r <= spec.Repetitions; r++ {
-			if s.cfg.Cooldown > 0 {
-				if err := clock.SleepUntil(ctx, clock.Now().Add(s.cfg.Cooldown)); err != nil {
-					return nil, nil, fmt.Errorf("scenario %s cool-down before repetition %d: %w", c.Name, r, context.Cause(ctx))
-				}
+			if err := m.Cool(ctx, c.Name, r); err != nil {
+				return nil, nil, err
 			}
 			label := fmt.Sprintf("%s %s %s rep %d/%d", c.Name, capacity.FormatLoad(load), unit, r, spec.Repetitions)
 			rep, err := m.Repetition(ctx, psc, r, label)

@@ -134,3 +134,29 @@ func TestCapacitySpecDefaults(t *testing.T) {
 	assert.Equal(t, 4, s.Repetitions)
 	assert.Equal(t, 5, s.Budget)
 }
+
+// A closed loop's probe whose warm-up never gets steady fails the search
+// as warmup.on_unsteady: fail says: its users wait for their answers, so
+// an unsteady warm-up is no overload for the probe's repetitions to judge.
+func TestCapacityClosedLoopUnsteadyFails(t *testing.T) {
+	url := startBatchSim(t)
+	cfg, _ := prepare(t, url, "2", `  - name: chat-capacity
+    synth: {requests: 8, input: {type: fixed, value: 8}, output: {type: fixed, value: 16}}
+    load: {type: closed, concurrency: 1}
+`)
+	sc := &cfg.Scenarios[0]
+	sc.Load.Concurrency = 0
+	sc.Capacity = &config.Capacity{SLO: map[string]time.Duration{"ttft.p99": 35 * time.Millisecond}, Min: 1, Max: 8}
+	// One window fits in max: the windows method, which needs two, is never steady.
+	cfg.Warmup = config.Warmup{Method: config.WarmupWindows, Window: 100 * time.Millisecond, Windows: 2,
+		Tolerance: 0.5, Max: 150 * time.Millisecond, OnUnsteady: "fail"}
+	scenarios, err := run.Prepare(cfg, nil)
+	require.NoError(t, err)
+	var log bytes.Buffer
+	_, err = Run(context.Background(), cfg, scenarios, Options{
+		RunID: "cap", StartStack: (&starter{}).start, Phases: run.NewPhases(&log, false), Log: &log,
+	})
+	var unsteady *run.UnsteadyError
+	require.ErrorAs(t, err, &unsteady, "log:\n%s", log.String())
+	assert.NotContains(t, log.String(), "measuring the probe anyway")
+}

@@ -130,6 +130,13 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
 		},
 	}
+	warm.OnDrain = func(elapsed time.Duration, inFlight int, engine *float64) {
+		if engine == nil {
+			s.detail("draining warm-up: %d requests still in flight after %s (up to target.timeout %s)", inFlight, elapsed.Round(time.Second), warm.Drain)
+		} else {
+			s.detail("draining warm-up: the engine still holds %g requests after %s", *engine, elapsed.Round(time.Second))
+		}
+	}
 	if s.telemetry.HasQueue() {
 		warm.Queue = s.telemetry.Queue
 	}
@@ -141,6 +148,9 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 	case w.Method == config.WarmupNone:
 	case wres.Steady:
 		s.detail("steady after %s (%s)%s", wres.Duration.Dur().Round(100*time.Millisecond), warmupCounts(wres), drained(wres))
+	case wres.Overload != nil && wres.Overload.Overloaded:
+		s.detail("warning: not steady after %s: the server could not keep up (%s); measuring anyway, the repetitions judge the overload (%s)%s",
+			w.Max, wres.Overload.Sentence(), warmupCounts(wres), drained(wres))
 	default:
 		s.detail("warning: not steady after %s (%s); measuring anyway (warmup.on_unsteady: warn)%s", w.Max, warmupCounts(wres), drained(wres))
 	}

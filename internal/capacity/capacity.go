@@ -396,26 +396,12 @@ func medians(reps []result.Repetition) (rate, output float64, cost *float64) {
 			cs = append(cs, r.Cost.USDPerMOutput)
 		}
 	}
-	rate, output = median(rs), median(os)
+	rate, output = result.Median(rs), result.Median(os)
 	if len(cs) > 0 {
-		m := median(cs)
+		m := result.Median(cs)
 		cost = &m
 	}
 	return rate, output, cost
-}
-
-// median is the median of xs, 0 when there are none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // verdict is a probe's outcome in words for its log line: "holds

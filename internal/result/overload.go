@@ -162,12 +162,12 @@ func (s *ScenarioResult) Overload() OverloadVerdict {
 			offered, served = append(offered, o.OfferedRate), append(served, o.ServedRate)
 		}
 	}
-	v.OfferedRate, v.ServedRate = medianOfFloats(offered), medianOfFloats(served)
+	v.OfferedRate, v.ServedRate = Median(offered), Median(served)
 	return v
 }
 
-// medianOfFloats is the median of xs; 0 for none.
-func medianOfFloats(xs []float64) float64 {
+// Median is the median of xs (which it leaves as they are); 0 for none.
+func Median(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}

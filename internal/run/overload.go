@@ -159,7 +159,7 @@ func detectOverload(pts []overloadPoint) *result.Overload {
 			}
 		}
 	}
-	o.TTFTFirstMS, o.TTFTLastMS = medianFloat(ttftFirst), medianFloat(ttftLast)
+	o.TTFTFirstMS, o.TTFTLastMS = median(ttftFirst), median(ttftLast)
 	o.InFlightFirst, o.InFlightLast = meanFloat(inFirst), meanFloat(inLast)
 	o.TrendP = mannKendallP(series)
 
@@ -209,19 +209,6 @@ func mannKendallP(xs []float64) float64 {
 }
 
 func seconds(ns int64) float64 { return float64(ns) / float64(time.Second) }
-
-// medianFloat is the median of xs (sorted in place); 0 for none.
-func medianFloat(xs []float64) float64 {
-	n := len(xs)
-	if n == 0 {
-		return 0
-	}
-	slices.Sort(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
-}
 
 // meanFloat is the mean of xs; 0 for none.
 func meanFloat(xs []float64) float64 {

@@ -549,6 +549,13 @@ func decide(cfgPath, baseFile, candFile, storeDir string) (stat.Outcome, string,
 				why = append(why, fmt.Sprintf("%s %s %s (%s)", sc.Name, gt.Metric, gt.Outcome, gt.Reason))
 			}
 		}
+		for _, q := range sc.Quality {
+			for _, gt := range q.Gates {
+				if gt.Outcome != stat.Pass {
+					why = append(why, fmt.Sprintf("%s %s %s %s (%s)", sc.Name, q.Name, gt.Metric, gt.Outcome, gt.Reason))
+				}
+			}
+		}
 	}
 	return v.Outcome, strings.Join(why, "; "), nil
 }

@@ -961,4 +961,8 @@ func TestWarmupOverloadedIsNotSteady(t *testing.T) {
 	assert.True(t, got.Overload.Overloaded, "%+v", *got.Overload)
 	assert.Less(t, got.Overload.ServedRate, 0.9*got.Overload.OfferedRate)
 	require.NotNil(t, got.Drain, "it drains before the repetitions")
+	// A backlog the server cannot clear is cut at once, not drained to
+	// the bound (1 s here, target.timeout in a run).
+	assert.Positive(t, got.DrainCut, "the backlog in flight is cut")
+	assert.Less(t, float64(*got.Drain), 0.5, "cut at once, not drained to the bound")
 }

@@ -30,13 +30,22 @@ func warmupText(w *result.Warmup) string {
 	if w.Drain != nil {
 		out += fmt.Sprintf(", drained in %.1f s", float64(*w.Drain))
 		if w.DrainCut > 0 {
-			out += fmt.Sprintf(" (%d cancelled at target.timeout)", w.DrainCut)
+			out += fmt.Sprintf(" (%d cancelled %s)", w.DrainCut, cutWhen(w))
 		}
 		if w.DrainQueue != nil {
 			out += fmt.Sprintf(" (the engine still held %g)", *w.DrainQueue)
 		}
 	}
 	return out
+}
+
+// cutWhen says when a drain cancelled requests: at once for the backlog of
+// a server that could not keep up, else at the drain's bound.
+func cutWhen(w *result.Warmup) string {
+	if w.Overload != nil && w.Overload.Overloaded {
+		return "at once: a backlog the server could not clear"
+	}
+	return "at target.timeout"
 }
 
 // warmupFailures is ", 104 failed: http 60, stream 44", or "" when no

@@ -32,3 +32,13 @@ func TestWarmupNotes(t *testing.T) {
 	}, warmupNotes(base, cand))
 	assert.Empty(t, warmupNotes(nil, base))
 }
+
+// A drain's cancelled requests are told with why: at the bound, or at once
+// for the backlog of a server that could not keep up.
+func TestPreparationTellsWhyTheDrainCut(t *testing.T) {
+	drain := result.Seconds(30.1)
+	w := &result.Warmup{Method: config.WarmupWindows, Duration: 90, Steady: true, Requests: 614, Drain: &drain, DrainCut: 1623}
+	assert.Contains(t, preparation(&result.ScenarioResult{Warmup: w}), "drained in 30.1 s (1623 cancelled at target.timeout)")
+	w.Steady, w.Overload = false, &result.Overload{Overloaded: true}
+	assert.Contains(t, preparation(&result.ScenarioResult{Warmup: w}), "drained in 30.1 s (1623 cancelled at once: a backlog the server could not clear)")
+}

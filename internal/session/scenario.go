@@ -177,7 +177,11 @@ func drained(w *result.Warmup) string {
 	}
 	out := fmt.Sprintf("; drained in %s", w.Drain.Dur().Round(100*time.Millisecond))
 	if w.DrainCut > 0 {
-		out += fmt.Sprintf(", cancelling %d requests still in flight at target.timeout", w.DrainCut)
+		when := "at target.timeout"
+		if w.Overload != nil && w.Overload.Overloaded {
+			when = "at once, a backlog the server could not clear"
+		}
+		out += fmt.Sprintf(", cancelling %d requests still in flight %s", w.DrainCut, when)
 	}
 	if w.DrainQueue != nil {
 		out += fmt.Sprintf(", the engine still holding %g requests", *w.DrainQueue)

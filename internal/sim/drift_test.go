@@ -232,9 +232,18 @@ func TestDriftRamp(t *testing.T) {
 	wantLate := time.Duration(float64(cfg.StepBase) * factorAt(len(g)-stretch/2))
 	within(t, "median gap of the first tokens", early, wantEarly, wantEarly/10, wantEarly/4)
 	within(t, "median gap of the last tokens", late, wantLate, wantLate/10, wantLate/4)
-	if ratio := float64(late) / float64(early); ratio < 1.6 {
-		t.Errorf("last tokens' median gap / first tokens' = %.2f (%v / %v), want >= 1.6 (factor %.2f then %.2f)",
-			ratio, late, early, factorAt(stretch/2), factorAt(len(g)-stretch/2))
+	// The ramp under test nearly doubles the step, and the gaps follow it
+	// within the slack each median was allowed above (−10%, +25%: a busy
+	// machine's timers fire late, never early), so their ratio is at least
+	// 0.9/1.25 of the factors'. A fixed 1.6 was stricter than the two
+	// medians' own bounds: under the race detector in CI the first gaps ran
+	// 10% late (2.43 ms for 2.2) and the ratio read 1.55 for factors 1.10
+	// and 2.07.
+	fEarly, fLate := factorAt(stretch/2), factorAt(len(g)-stretch/2)
+	require.GreaterOrEqual(t, fLate/fEarly, 1.6, "the drift under test: factor %.2f then %.2f", fEarly, fLate)
+	if ratio, least := float64(late)/float64(early), 0.9/1.25*fLate/fEarly; ratio < least {
+		t.Errorf("last tokens' median gap / first tokens' = %.2f (%v / %v), want >= %.2f (factor %.2f then %.2f)",
+			ratio, late, early, least, fEarly, fLate)
 	}
 }
 

@@ -42,7 +42,7 @@ func warmupText(w *result.Warmup) string {
 // cutWhen says when a drain cancelled requests: at once for the backlog of
 // a server that could not keep up, else at the drain's bound.
 func cutWhen(w *result.Warmup) string {
-	if w.Overload != nil && w.Overload.Overloaded {
+	if w.BacklogCut() {
 		return "at once: a backlog the server could not clear"
 	}
 	return "at target.timeout"

@@ -234,3 +234,10 @@ func (v *checker) loadOverload(p string, l Load) {
 		v.add(p+".load.arrivals", "want fresh or nothing, got %s", quote(l.Arrivals))
 	}
 }
+
+// BacklogCut says whether the warm-up's drain cancelled its requests in
+// flight at once, as a backlog the server could not clear (its warm-up was
+// judged overloaded), rather than at the drain's bound.
+func (w *Warmup) BacklogCut() bool {
+	return w.Overload != nil && w.Overload.Overloaded
+}

@@ -178,7 +178,7 @@ func drained(w *result.Warmup) string {
 	out := fmt.Sprintf("; drained in %s", w.Drain.Dur().Round(100*time.Millisecond))
 	if w.DrainCut > 0 {
 		when := "at target.timeout"
-		if w.Overload != nil && w.Overload.Overloaded {
+		if w.BacklogCut() {
 			when = "at once, a backlog the server could not clear"
 		}
 		out += fmt.Sprintf(", cancelling %d requests still in flight %s", w.DrainCut, when)

@@ -14,7 +14,7 @@ import (
 // github-action-benchmark (benchmark-action/github-action-benchmark) reads
 // with its tools customSmallerIsBetter and customBiggerIsBetter: an array of
 // {"name", "unit", "value", "range"?, "extra"?}. The fields are the
-// BenchmarkResult interface of the action's src/extract.ts, which keeps
+// BenchmarkResult schema of the action's src/extract.ts, which keeps
 // exactly those five and throws on a file with no entry;
 // testdata/schema/gab.schema.json is derived from it (its README names the
 // commit).
@@ -30,8 +30,8 @@ import (
 // repetitions; range is "± d", where d is the larger distance from the median
 // to the repetitions' minimum or maximum, so that value ± d spans every
 // repetition (left out with one repetition or no spread). The action's
-// range parser (src/extractRangeInfo.ts) wants a digit and at least one more
-// character after "± ", so a whole d is written "5.0". extra says how many
+// range parser (src/extractRangeInfo.ts) wanted a digit and at least one
+// more character after "± " until recently, so a whole d is written "5.0". extra says how many
 // repetitions, their extremes and what was measured (model, engine, GPUs),
 // shown in the chart's tooltip.
 

@@ -1,0 +1,334 @@
+// Package export writes a perfgate result file in the formats other tools
+// read, for `perfgate export --format`:
+//
+//   - bmf: Bencher Metric Format JSON, for `bencher run --adapter json`
+//     (bmf.go);
+//   - gab and gab-bigger: github-action-benchmark's custom JSON, for its
+//     tools customSmallerIsBetter and customBiggerIsBetter (gab.go);
+//   - csv: a table for a spreadsheet, one row per scenario and metric, or per
+//     repetition (csv.go);
+//   - vllm: the JSON `vllm bench serve --save-result` writes, one object per
+//     repetition (vllm.go).
+//
+// (The Go benchmark format, for benchstat, is report.WriteBenchfmt.)
+//
+// Every format is checked in this package's tests against a schema derived
+// from the consuming tool's own documentation or source; testdata/schema
+// says where each came from.
+//
+// # What is written
+//
+// The metrics are the catalogue's (metric.All), in its order: the latency
+// percentiles and means, throughputs, goodput, error rate, cold start, a
+// capacity search's estimates, and the engine, GPU and cost telemetry. A
+// percentile the catalogue gains (metric.LatencyStats) is written by every
+// format with no change here; measures is the one place that decides the
+// unit each metric is written in. Eval suites' quality metrics are not
+// written: they are item-by-item comparisons with a baseline, not figures of
+// one result.
+//
+// A metric a scenario did not measure is left out, never written as zero:
+// telemetry whose source was unavailable (result.NotMeasuredError), a
+// latency distribution with no requests in it (TPOT of one-token replies),
+// cold start on an external stack, capacity outside a capacity search. A
+// value that is not finite is left out too, so NaN and ±Inf never reach a
+// JSON file (where they are not valid) or a spreadsheet.
+//
+// The summary formats (bmf, gab, csv by scenario) give each scenario's
+// figure as the median over its repetitions (the figure perfgate's own
+// summary shows and its gates compare), with the repetitions' minimum and
+// maximum as its spread.
+//
+// Units are the catalogue's (metric.Info.Unit), but shares (the error rate,
+// KV-cache use, GPU utilisation, the prefix-cache hit rate), which the
+// result holds as fractions, are written in percent: 2.5 for 2.5 %.
+package export
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/aclements/go-moremath/stats"
+
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/textsafe"
+)
+
+// Format names one of the formats Write writes.
+type Format string
+
+// The formats Write writes.
+const (
+	// BMF is Bencher Metric Format JSON (bmf.go).
+	BMF Format = "bmf"
+	// GAB is github-action-benchmark's custom JSON holding the metrics for
+	// which smaller is better (tool: customSmallerIsBetter; gab.go).
+	GAB Format = "gab"
+	// GABBigger is github-action-benchmark's custom JSON holding the
+	// metrics for which bigger is better (tool: customBiggerIsBetter).
+	GABBigger Format = "gab-bigger"
+	// CSV is comma-separated values for a spreadsheet (csv.go).
+	CSV Format = "csv"
+	// VLLM is the result JSON of `vllm bench serve`, as JSON lines
+	// (vllm.go).
+	VLLM Format = "vllm"
+)
+
+// Formats returns the formats Write writes, in the order help lists them.
+func Formats() []Format { return []Format{BMF, GAB, GABBigger, CSV, VLLM} }
+
+// Per says what one row of the csv format is.
+type Per string
+
+// The rows of the csv format.
+const (
+	// PerScenario writes one row per scenario and metric, with the median,
+	// mean, minimum, maximum and standard deviation over the repetitions.
+	PerScenario Per = "scenario"
+	// PerRepetition writes one row per scenario, repetition and metric,
+	// with the repetition's value: the samples themselves.
+	PerRepetition Per = "repetition"
+)
+
+// Options are the choices a format may take; the zero value is every
+// format's default.
+type Options struct {
+	// Per is what one csv row is (PerScenario when empty). The other
+	// formats ignore it.
+	Per Per
+}
+
+// Write writes r in format f to w. It renders in full before writing, so
+// that an error (a result it cannot express in f) leaves nothing written.
+func Write(w io.Writer, r *result.Result, f Format, o Options) error {
+	if err := checkScenarios(r); err != nil {
+		return err
+	}
+	var (
+		data []byte
+		err  error
+	)
+	switch f {
+	case BMF:
+		data, err = bmf(r)
+	case GAB:
+		data, err = gab(r, false)
+	case GABBigger:
+		data, err = gab(r, true)
+	case CSV:
+		data, err = csvTable(r, o.Per)
+	case VLLM:
+		data, err = vllm(r)
+	default:
+		return fmt.Errorf("unknown export format %q", f)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", f, err)
+	}
+	if f != CSV {
+		// The same JSON, with every character a terminal or a CI log
+		// would not show as itself written as a \u escape.
+		data = textsafe.JSON(data)
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+// checkScenarios refuses a result whose scenarios cannot be told apart by
+// name, as every format names them: one with no name, or two of one name
+// (which only a hand-edited file can hold).
+func checkScenarios(r *result.Result) error {
+	seen := map[string]bool{}
+	for i := range r.Scenarios {
+		name := cleanName(r.Scenarios[i].Name)
+		if strings.TrimSpace(name) == "" {
+			return fmt.Errorf("scenario %d has no name", i+1)
+		}
+		if seen[name] {
+			return fmt.Errorf("two scenarios are named %q", name)
+		}
+		seen[name] = true
+	}
+	return nil
+}
+
+// cleanName is text a result file controls (a scenario's name, a model's)
+// as the formats write it: one line, every control or format character
+// made a space (textsafe.Line), so that no name can break a csv row or
+// reach a terminal as an escape sequence.
+func cleanName(s string) string { return textsafe.Line(s) }
+
+// measure is one metric as the formats write it.
+type measure struct {
+	metric.Info
+	// unit is the unit its values are written in.
+	unit string
+	// scale converts a value in the result's unit to unit.
+	scale float64
+}
+
+// measures are the metrics the formats write, in catalogue order: every
+// metric of metric.All, so that a metric the catalogue gains is exported
+// with it. This is the one place that decides a metric's unit.
+func measures() []measure {
+	var out []measure
+	for _, m := range metric.All() {
+		e := measure{Info: m, unit: m.Unit(), scale: 1}
+		if m.Kind == metric.Fraction {
+			e.unit, e.scale = "%", 100
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// perRepetition reports whether m has one value per repetition (not cold
+// start, measured once per stack start, nor a capacity search's estimates,
+// one per repetition index across its probes).
+func (m measure) perRepetition() bool {
+	return !m.PerStart && m.Group != metric.GroupCapacity
+}
+
+// repValue is repetition rep's value of a per-repetition metric m in m's
+// unit; ok is false where the repetition has none (its source was
+// unavailable, a latency distribution with no requests in it, a value that
+// is not finite). Any other error (a metric the result cannot answer) is
+// returned.
+func repValue(rep *result.Repetition, m measure) (v float64, ok bool, err error) {
+	if family, _, isLatency := strings.Cut(m.Name, "."); isLatency && latencyCount(rep, family) == 0 {
+		return 0, false, nil
+	}
+	v, err = rep.Value(m.Name)
+	var nm *result.NotMeasuredError
+	switch {
+	case errors.As(err, &nm):
+		return 0, false, nil
+	case err != nil:
+		return 0, false, err
+	}
+	v *= m.scale
+	if !finite(v) {
+		return 0, false, nil
+	}
+	return v, true, nil
+}
+
+// latencyCount is how many values the repetition's latency distribution
+// family holds; -1 for a name that is no client-side distribution.
+func latencyCount(rep *result.Repetition, family string) int64 {
+	switch family {
+	case "ttft":
+		return rep.TTFT.Count
+	case "tpot":
+		return rep.TPOT.Count
+	case "itl":
+		return rep.ITL.Count
+	case "e2e":
+		return rep.E2E.Count
+	}
+	return -1
+}
+
+// samples are metric m's values for scenario s in m's unit: one per
+// repetition that measured it (cold start: one per stack start; capacity:
+// one per repetition index of the search), finite values only.
+func samples(s *result.ScenarioResult, m measure) ([]float64, error) {
+	var out []float64
+	if !m.perRepetition() {
+		vals, err := s.Values(m.Name)
+		var nm *result.NotMeasuredError
+		switch {
+		case errors.As(err, &nm):
+			return nil, nil
+		case err != nil:
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		for _, v := range vals {
+			if v *= m.scale; finite(v) {
+				out = append(out, v)
+			}
+		}
+		return out, nil
+	}
+	for i := range s.Repetitions {
+		v, ok, err := repValue(&s.Repetitions[i], m)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
+		}
+		if ok {
+			out = append(out, v)
+		}
+	}
+	return out, nil
+}
+
+// summary describes a metric's samples in one scenario.
+type summary struct {
+	n                 int
+	median, mean      float64
+	min, max          float64
+	stddev            float64 // NaN for fewer than 2 samples
+	hasSpread         bool    // n >= 2
+	medianToExtremity float64 // the larger of median−min and max−median
+}
+
+// summarise describes xs, which must not be empty.
+func summarise(xs []float64) summary {
+	s := summary{
+		n:      len(xs),
+		median: result.Median(xs),
+		mean:   stats.Mean(xs),
+		min:    slices.Min(xs),
+		max:    slices.Max(xs),
+		stddev: math.NaN(),
+	}
+	if s.n >= 2 {
+		s.stddev = stats.StdDev(xs)
+		s.hasSpread = true
+		s.medianToExtremity = math.Max(s.median-s.min, s.max-s.median)
+	}
+	return s
+}
+
+// scenarioSummaries calls fn for each metric scenario s measured, in
+// catalogue order, with the summary of its samples.
+func scenarioSummaries(s *result.ScenarioResult, fn func(m measure, sum summary)) error {
+	for _, m := range measures() {
+		xs, err := samples(s, m)
+		if err != nil {
+			return err
+		}
+		if len(xs) > 0 {
+			fn(m, summarise(xs))
+		}
+	}
+	return nil
+}
+
+// digits is the significant digits values are written with: enough for any
+// measurement, few enough that a share made a percentage prints as 7 and
+// not as 7.000000000000001.
+const digits = 12
+
+// round is v at digits significant digits, as a float64 (for JSON).
+func round(v float64) float64 {
+	r, err := strconv.ParseFloat(strconv.FormatFloat(v, 'g', digits, 64), 64)
+	if err != nil || !finite(r) {
+		return v
+	}
+	return r
+}
+
+// number is v at digits significant digits, as text, with no exponent for
+// the magnitudes measurements have (for csv and ranges).
+func number(v float64) string {
+	return strconv.FormatFloat(round(v), 'f', -1, 64)
+}
+
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

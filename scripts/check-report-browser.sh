@@ -98,7 +98,7 @@ check_page() {
 
 # The sweep and capacity page: 2 curves per sweep and 1 chart per capacity
 # scenario at least (the gated scenarios add their repetitions').
-"$tmp/perfgate" report --baseline "$fixtures/base.json" --html "$out/curves.html" "$fixtures/cand.json" >"$out/curves.md"
+"$tmp/perfgate" report --baselines "$fixtures/base.json" --html "$out/curves.html" "$fixtures/cand.json" >"$out/curves.md"
 sweeps=$(grep -o '"of": "[^"]*"' "$fixtures/cand.json" | sort -u | wc -l)
 searches=$(grep -c '"capacity": {' "$fixtures/cand.json" || true)
 check_page "$out/curves.html" curves $((2 * sweeps + searches))

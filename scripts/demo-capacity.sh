@@ -43,7 +43,7 @@ step "1/3 the main branch: perfgate run -c examples/capacity.yaml (a sweep of 4 
 perfgate run -c examples/capacity.yaml -o "$out/main.json"
 
 step "2/3 promote its result to the baseline"
-perfgate baseline promote "$out/main.json" --dir "$out/baselines" --commit main
+perfgate baseline promote "$out/main.json" --baselines "$out/baselines" --commit main
 
 step "3/3 a pull request that makes the engine 30% slower: the capacity gate must fail (exit 1)"
 code=0

@@ -41,7 +41,7 @@ step "1/4 the main branch: perfgate run -c examples/demo.yaml"
 perfgate run -c examples/demo.yaml -o demo-out/main.json --records demo-out/records.jsonl
 
 step "2/4 promote its result to the baseline"
-perfgate baseline promote demo-out/main.json --dir demo-out/baselines --commit main
+perfgate baseline promote demo-out/main.json --baselines demo-out/baselines --commit main
 
 step "3/4 A/A: perfgate gate with nothing changed, which must pass (exit 0)"
 code=0

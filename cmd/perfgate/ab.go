@@ -50,7 +50,7 @@ pair: no stored baseline, so no drift of the runner between the day the
 baseline was measured and today.
 
 The two configs (--base, from the base branch's checkout in a workflow, and
---candidate) must measure the same thing: the same scenarios, workloads, load
+--config, the candidate's) must measure the same thing: the same scenarios, workloads, load
 shapes, SLOs, eval suites and seed (checked, every difference named). What
 may differ is the stack (its command, image, flags, model or engine), the
 target's address and model, and the warm-up.
@@ -75,8 +75,8 @@ It writes both arms' results (-o for the candidate, --base-output for the
 base, which can be promoted as a baseline) and the same outputs as gate: the
 verdict, --report, --html, --comment, the step summary. A crash of either
 stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
-		Example: `  perfgate ab --base base/perfgate.yaml --candidate perfgate.yaml
-  perfgate ab --base base.yaml --candidate perfgate.yaml --mode swap --html ab.html --comment`,
+		Example: `  perfgate ab --base base/perfgate.yaml --config perfgate.yaml
+  perfgate ab --base base.yaml --config perfgate.yaml --mode swap --html ab.html --comment`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return abRun(cmd.Context(), &o, out)
@@ -84,10 +84,7 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.basePath, "base", "", "the base arm's config (the base branch's perfgate.yaml)")
-	f.StringVarP(&o.candPath, "candidate", "c", "perfgate.yaml", "the candidate arm's config")
-	// --config, as every other command names its config, for the action.
-	f.StringVar(&o.candPath, "config", "perfgate.yaml", "the candidate arm's config (same as --candidate)")
-	_ = f.MarkHidden("config")
+	f.StringVarP(&o.candPath, "config", "c", "perfgate.yaml", "the candidate arm's config")
 	f.StringVar(&o.mode, "mode", "", "how the two stacks are held: co-resident or swap (default: ab.mode of the candidate config)")
 	f.StringVarP(&o.output, "output", "o", "result.json", "the candidate arm's result file")
 	f.StringVar(&o.baseOutput, "base-output", "base-result.json", "the base arm's result file")
@@ -98,6 +95,7 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	f.StringVar(&o.reportPath, "report", "", "also write the report file (JSON) for perfgate report")
 	f.StringVar(&o.title, "title", "", "this job's title in a merged report")
 	f.StringVarP(&o.workdir, "workdir", "C", "", "directory that relative paths are taken from (default: the current one)")
+	addAliases(cmd, alias{Old: "candidate", To: "config"})
 	addPublishFlags(f, &o.publishOptions)
 	return cmd
 }

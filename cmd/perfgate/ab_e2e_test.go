@@ -93,7 +93,7 @@ func TestABProcessStacks(t *testing.T) {
 			out, baseOut := filepath.Join(dir, "result.json"), filepath.Join(dir, "base-result.json")
 			html, rep := filepath.Join(dir, "ab.html"), filepath.Join(dir, "report.json")
 			var stdout, stderr bytes.Buffer
-			err := Main(context.Background(), []string{"ab", "--base", baseConf, "--candidate", candConf, "--mode", tt.mode,
+			err := Main(context.Background(), []string{"ab", "--base", baseConf, "--config", candConf, "--mode", tt.mode,
 				"-o", out, "--base-output", baseOut, "--html", html, "--report", rep}, &stdout, &stderr)
 			require.NotEqual(t, exit.Usage, exit.Code(err), "err: %v\n%s", err, stderr.String())
 			base, cand := readResult(t, baseOut), readResult(t, out)
@@ -135,7 +135,7 @@ func TestABCrashOfEitherArmFailsTheRun(t *testing.T) {
 			dir := t.TempDir()
 			out, baseOut := filepath.Join(dir, "result.json"), filepath.Join(dir, "base-result.json")
 			var stdout, stderr bytes.Buffer
-			err := Main(context.Background(), []string{"ab", "--base", baseConf, "--candidate", candConf, "--mode", tt.mode,
+			err := Main(context.Background(), []string{"ab", "--base", baseConf, "--config", candConf, "--mode", tt.mode,
 				"-o", out, "--base-output", baseOut}, &stdout, &stderr)
 			require.Error(t, err)
 			assert.Equal(t, exit.RunFailed, exit.Code(err), "err: %v", err)

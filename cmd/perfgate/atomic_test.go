@@ -40,7 +40,7 @@ func TestFailedWritesLeaveNoHalfFile(t *testing.T) {
 		}, wantCode: exit.Usage},
 		{name: "workload synth", file: "w.jsonl", setup: func(t *testing.T) func(string) []string {
 			return func(dir string) []string {
-				return []string{"workload", "synth", "-n", "50", "--out", filepath.Join(dir, "w.jsonl")}
+				return []string{"workload", "synth", "-n", "50", "--output", filepath.Join(dir, "w.jsonl")}
 			}
 		}, wantCode: exit.RunFailed},
 		{name: "report html", file: "report.html", setup: func(t *testing.T) func(string) []string {

@@ -17,7 +17,7 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 )
 
-// baselineDirFlags locate the baselines directory: --dir, else the config's
+// baselineDirFlags locate the baselines directory: --baselines, else the config's
 // compare.baselines (resolved against the config file), else ./baselines.
 type baselineDirFlags struct {
 	dir        string
@@ -25,8 +25,9 @@ type baselineDirFlags struct {
 }
 
 func (f *baselineDirFlags) register(cmd *cobra.Command) {
-	cmd.Flags().StringVar(&f.dir, "dir", "", "baselines directory (default: compare.baselines of the config, else baselines)")
+	cmd.Flags().StringVarP(&f.dir, "baselines", "b", "", "baselines directory (default: compare.baselines of the config, else baselines)")
 	cmd.Flags().StringVarP(&f.configPath, "config", "c", "perfgate.yaml", "config whose compare.baselines names the directory, when it exists")
+	addAliases(cmd, alias{Old: "dir", To: "baselines"})
 }
 
 func (f *baselineDirFlags) store() (baseline.Store, error) {

@@ -81,7 +81,8 @@ shifts to a new level) are found with the E-divisive means method and marked.`,
 	dirs.register(cmd)
 	f := cmd.Flags()
 	f.StringVarP(&opts.Metric, "metric", "m", "ttft.p99", "metric to trace (e.g. ttft.p99, tpot.p99, output_throughput, goodput)")
-	f.IntVarP(&opts.Last, "last", "n", 0, "show only the last N entries (0: all)")
+	f.IntVar(&opts.Last, "last", 0, "show only the last N entries (0: all)")
 	f.StringVarP(&opts.Scenario, "scenario", "s", "", "only this scenario")
+	addAliases(cmd, alias{Short: "n", To: "last"})
 	return cmd
 }

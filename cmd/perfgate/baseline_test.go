@@ -51,7 +51,7 @@ func TestBaselinePromoteBadResultIsUsageError(t *testing.T) {
 			}
 			store := filepath.Join(dir, "baselines-"+strings.ReplaceAll(tc.name, " ", "-"))
 			for _, cmd := range []string{"promote", "record"} {
-				_, _, err := perfgate("baseline", cmd, path, "--dir", store, "--commit", "abc")
+				_, _, err := perfgate("baseline", cmd, path, "--baselines", store, "--commit", "abc")
 				require.Error(t, err, "perfgate baseline %s", cmd)
 				assert.Equal(t, exit.Usage, exit.Code(err), "perfgate baseline %s: exit code (%v)", cmd, err)
 				assert.Contains(t, err.Error(), path, "perfgate baseline %s names the file", cmd)

@@ -38,7 +38,7 @@ type compareOptions struct {
 func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
 	var o compareOptions
 	cmd := &cobra.Command{
-		Use:   "compare --baseline BASELINE --result RESULT",
+		Use:   "compare --baselines BASELINE --result RESULT",
 		Short: "Compare a result with its baseline and give each gate's verdict",
 		Long: `compare tests, for every gate of every scenario, whether the candidate result
 is worse than the baseline: one value per repetition on each side, a one-sided
@@ -63,27 +63,28 @@ tolerance needs, and how often the gate raised a false alarm between them.
 
 Exit codes: 0 pass, 1 regression (or inconclusive with on_inconclusive: fail),
 2 bad input or a refused comparison.`,
-		Example: `  perfgate compare --baseline baselines/ --result result.json
-  perfgate compare --baseline old.json --result new.json --format markdown
+		Example: `  perfgate compare --baselines baselines/ --result result.json
+  perfgate compare --baselines old.json --result new.json --format markdown
   perfgate compare --aa run1.json run2.json run3.json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.aa {
 				return runCalibrate(o, args, stdout)
 			}
 			if len(args) > 0 {
-				return exit.UsageError(fmt.Errorf("unexpected arguments %q (use --baseline and --result; files as arguments are for --aa)", args))
+				return exit.UsageError(fmt.Errorf("unexpected arguments %q (use --baselines and --result; files as arguments are for --aa)", args))
 			}
 			return runCompare(o, stdout, stderr)
 		},
 	}
 	f := cmd.Flags()
-	f.StringSliceVarP(&o.baselines, "baseline", "b", nil, "baseline result file, or a baselines directory (repeatable)")
+	f.StringSliceVarP(&o.baselines, "baselines", "b", nil, "baseline result file, or a baselines directory (repeatable)")
 	f.StringVarP(&o.result, "result", "r", "result.json", "candidate result file")
 	f.StringVarP(&o.configPath, "config", "c", "", "take the gates and compare settings from this config instead of the result")
 	f.StringVarP(&o.format, "format", "f", "text", "output format: "+strings.Join(verdictFormats, ", "))
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
 	f.Float64Var(&o.alpha, "alpha", 0, "false-regression rate over all gates, split evenly across the scenarios with gates (default: the result's compare.alpha, 0.05)")
 	f.BoolVar(&o.aa, "aa", false, "calibrate from A/A results given as arguments")
+	addAliases(cmd, alias{Old: "baseline", To: "baselines"})
 	return cmd
 }
 
@@ -92,7 +93,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 		return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
 	}
 	if len(o.baselines) == 0 {
-		return exit.UsageError(errors.New("--baseline is required (a result file or a baselines directory)"))
+		return exit.UsageError(errors.New("--baselines is required (a result file or a baselines directory)"))
 	}
 	cand, err := result.Read(o.result)
 	if err != nil {
@@ -131,7 +132,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 	return verdictError(v)
 }
 
-// loadBaselines reads the baselines named by --baseline: result files, or
+// loadBaselines reads the baselines named by --baselines: result files, or
 // directories from which each scenario of cand takes <scenario>.json. A
 // scenario with no baseline file in a directory is left out (compare says
 // so); a corrupt file is an error naming it.
@@ -140,7 +141,7 @@ func loadBaselines(paths []string, cand *result.Result) ([]*result.Result, error
 	for _, p := range paths {
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, exit.UsageError(fmt.Errorf("--baseline: %w", err))
+			return nil, exit.UsageError(fmt.Errorf("--baselines: %w", err))
 		}
 		if !st.IsDir() {
 			r, err := result.Read(p)

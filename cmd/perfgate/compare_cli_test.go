@@ -47,11 +47,11 @@ func TestCompareCommand(t *testing.T) {
 	writeResult(t, same, nil, 20.3, 20.6, 19.9, 20.1, 20.2, 20, 20.7, 20.2)
 	writeResult(t, slow, nil, 30, 31, 30.5, 29.8, 30.2, 30.1, 30.4, 29.9)
 
-	out, _, err := perfgate("compare", "--baseline", base, "--result", same)
+	out, _, err := perfgate("compare", "--baselines", base, "--result", same)
 	require.NoError(t, err)
 	assert.Contains(t, out, "verdict: pass")
 
-	out, _, err = perfgate("compare", "--baseline", base, "--result", slow)
+	out, _, err = perfgate("compare", "--baselines", base, "--result", slow)
 	assert.Equal(t, exit.Regression, exit.Code(err))
 	assert.Contains(t, out, "REGRESSION")
 	assert.Contains(t, out, "TTFT p99 (ms)")
@@ -94,7 +94,7 @@ func TestCompareRefusesBadInput(t *testing.T) {
 		{"corrupt baseline in a directory", []string{"-b", baselines, "-r", cand}, []string{filepath.Join(baselines, "chat.json")}},
 		{"missing result", []string{"-b", base, "-r", filepath.Join(dir, "nope.json")}, []string{"nope.json"}},
 		{"bad format", []string{"-b", base, "-r", base, "--format", "html"}, []string{"--format", "text, markdown, json"}},
-		{"no baseline flag", []string{"-r", base}, []string{"--baseline is required"}},
+		{"no baseline flag", []string{"-r", base}, []string{"--baselines is required"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,26 +118,26 @@ func TestBaselinePromoteShowHistory(t *testing.T) {
 	for i, v := range []float64{20, 20.2, 19.9, 20.1, 30, 30.2, 29.8, 30.1} {
 		r := filepath.Join(dir, "r.json")
 		writeResult(t, r, nil, v, v*1.01, v*0.99, v*1.005)
-		out, stderr, err := perfgate("baseline", "promote", r, "--dir", store, "--commit", strings.Repeat(string(rune('a'+i)), 40))
+		out, stderr, err := perfgate("baseline", "promote", r, "--baselines", store, "--commit", strings.Repeat(string(rune('a'+i)), 40))
 		require.NoError(t, err, stderr)
 		assert.Contains(t, out, filepath.Join(store, "chat.json"))
 	}
-	out, _, err := perfgate("baseline", "show", "--dir", store)
+	out, _, err := perfgate("baseline", "show", "--baselines", store)
 	require.NoError(t, err)
 	assert.Contains(t, out, "chat")
 
-	out, _, err = perfgate("baseline", "history", "--dir", store, "--metric", "ttft.p99")
+	out, _, err = perfgate("baseline", "history", "--baselines", store, "--metric", "ttft.p99")
 	require.NoError(t, err)
 	assert.Contains(t, out, "change point", "the step from 20 to 30 ms is flagged:\n%s", out)
 	for i := range 8 {
 		assert.Contains(t, out, strings.Repeat(string(rune('a'+i)), 12), "one row per promotion")
 	}
 
-	_, _, err = perfgate("baseline", "history", "--dir", store, "--metric", "ttft.p98")
+	_, _, err = perfgate("baseline", "history", "--baselines", store, "--metric", "ttft.p98")
 	assert.Equal(t, exit.Usage, exit.Code(err))
 
 	require.NoError(t, os.WriteFile(filepath.Join(store, "chat.json"), []byte(`{"schema":"x"}`), 0o644))
-	_, _, err = perfgate("baseline", "show", "--dir", store)
+	_, _, err = perfgate("baseline", "show", "--baselines", store)
 	assert.Equal(t, exit.Usage, exit.Code(err))
 	assert.ErrorContains(t, err, filepath.Join(store, "chat.json"))
 }

@@ -51,12 +51,12 @@ func TestCompareV1BaselineWithV2Candidate(t *testing.T) {
 	require.NoError(t, result.Write(slow, r))
 	require.Equal(t, result.Schema, schemaOf(same))
 
-	out, _, err := perfgate("compare", "--baseline", v1, "--result", same)
+	out, _, err := perfgate("compare", "--baselines", v1, "--result", same)
 	require.NoError(t, err, out)
 	assert.Contains(t, out, "verdict: pass")
 	assert.NotContains(t, out, "SLO")
 
-	out, _, err = perfgate("compare", "--baseline", v1, "--result", slow)
+	out, _, err = perfgate("compare", "--baselines", v1, "--result", slow)
 	assert.Equal(t, exit.Regression, exit.Code(err), out)
 	assert.Contains(t, out, "REGRESSION")
 	assert.Contains(t, out, "TTFT p99 (ms)")

@@ -60,7 +60,7 @@ func TestReportFrontierUsageErrors(t *testing.T) {
 		want string
 	}{
 		{[]string{"--frontier", "--merge"}, "--frontier and --merge"},
-		{[]string{"--frontier", "--baseline", dir}, "--frontier and --baseline"},
+		{[]string{"--frontier", "--baselines", dir}, "--frontier and --baselines"},
 		{[]string{"--frontier", "--comment"}, "--frontier and --comment"},
 		{[]string{"--frontier", "--exit-code"}, "--frontier and --exit-code"},
 		{[]string{"--frontier", "--format", "csv"}, "--format: want one of"},

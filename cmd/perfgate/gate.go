@@ -94,7 +94,7 @@ config's among them, are taken from --workdir.`,
 	f.StringVar(&o.records, "records", "", "also write one JSON line per request to this file")
 	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "gate only these scenarios (repeatable, or comma-separated)")
 	f.StringVar(&o.target, "target", "", "override target.base_url")
-	f.StringVar(&o.baselineDir, "baselines", "", "baselines directory (default: compare.baselines of the config)")
+	f.StringVarP(&o.baselineDir, "baselines", "b", "", "baselines directory (default: compare.baselines of the config)")
 	f.StringVarP(&o.format, "format", "f", "text", "verdict format on stdout: "+strings.Join(verdictFormats, ", "))
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress; only the verdict and errors")

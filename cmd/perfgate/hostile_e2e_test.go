@@ -402,7 +402,7 @@ func TestGateRefusesASaltMismatchBeforeRunning(t *testing.T) {
 		t.Fatalf("run: %v\n%s", err, se.String())
 	}
 	bases := filepath.Join(dir, "baselines")
-	if err := Main(context.Background(), []string{"baseline", "promote", filepath.Join(dir, "r.json"), "--dir", bases}, &so, &se); err != nil {
+	if err := Main(context.Background(), []string{"baseline", "promote", filepath.Join(dir, "r.json"), "--baselines", bases}, &so, &se); err != nil {
 		t.Fatalf("promote: %v\n%s", err, se.String())
 	}
 	data, err := os.ReadFile(conf)

@@ -221,7 +221,7 @@ func TestQualityFailuresAreNotWrongAnswers(t *testing.T) {
 
 	// And the terminal report says so.
 	var stdout, stderr2 bytes.Buffer
-	require.Error(t, Main(context.Background(), []string{"compare", "--baseline", filepath.Join(dir, "baselines", "chat.json"), "--result", filepath.Join(dir, "cand.json")}, &stdout, &stderr2))
+	require.Error(t, Main(context.Background(), []string{"compare", "--baselines", filepath.Join(dir, "baselines", "chat.json"), "--result", filepath.Join(dir, "cand.json")}, &stdout, &stderr2))
 	out := stdout.String()
 	assert.Contains(t, out, "accuracy 100.0% ("+fmt.Sprint(q.N)+"/"+fmt.Sprint(q.N)+") → 100.0% ("+fmt.Sprint(q.N)+"/"+fmt.Sprint(q.N)+")", out)
 	assert.Contains(t, out, fmt.Sprintf("failed requests 0 → %d", failed), out)

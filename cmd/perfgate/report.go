@@ -55,7 +55,7 @@ or GPU) become one report: one overall verdict (the worst), a table of the
 jobs, and a section each, titled by each job's --title.
 
 A result file (from perfgate run) is compared first, with the gates it
-recorded, against --baseline (a baselines directory or a result file).
+recorded, against --baselines (a baselines directory or a result file).
 
 Where a measuring job cannot comment (a fork's pull request gets a read-only
 token), a later workflow_run job can: it downloads the report file and runs
@@ -66,7 +66,7 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 		Example: `  perfgate report perfgate-report.json
   perfgate report --html report.html perfgate-report.json
   perfgate report --merge --comment reports/*.json
-  perfgate report --baseline baselines/ result.json
+  perfgate report --baselines baselines/ result.json
   perfgate report --frontier --html frontier.html results/*.json`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -104,18 +104,19 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.format, "format", "f", "markdown", "format on stdout: "+strings.Join(verdictFormats, ", "))
 	f.BoolVar(&o.merge, "merge", false, "merge several report files into one report, a section per job")
-	f.StringSliceVarP(&o.baselines, "baseline", "b", nil, "compare result files given as arguments with this baseline (file or directory)")
+	f.StringSliceVarP(&o.baselines, "baselines", "b", nil, "compare result files given as arguments with this baseline (file or directory)")
 	f.StringVar(&o.title, "title", "", "title of a report compared here from a result file")
 	f.StringVar(&o.key, "key", "", "the sticky comment's key (default: the report's config path; \"merged\" for --merge)")
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit with the verdict's code (1 for a regression, see --fail-on) instead of 0")
 	f.BoolVar(&o.frontier, "frontier", false, "render the quality-cost frontier of result files (one per configuration) instead of a report")
-	f.StringVar(&o.scenario, "scenario", "", "with --frontier: the capacity scenario to read from results that have several")
+	f.StringVarP(&o.scenario, "scenario", "s", "", "with --frontier: the capacity scenario to read from results that have several")
 	addPublishFlags(f, &o.publishOptions)
+	addAliases(cmd, alias{Old: "baseline", To: "baselines"})
 	return cmd
 }
 
 // readReports reads the report files, comparing any result file with
-// --baseline first.
+// --baselines first.
 func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
 	var docs []*report.Document
 	for _, p := range paths {
@@ -131,7 +132,7 @@ func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
 	return docs, nil
 }
 
-// compareResult is the report of result file path against --baseline, with
+// compareResult is the report of result file path against --baselines, with
 // the gates the result recorded.
 func compareResult(path string, o reportOptions) (*report.Document, error) {
 	cand, err := result.Read(path)
@@ -178,7 +179,7 @@ func writeDocuments(w io.Writer, docs []*report.Document, format string) error {
 
 // frontierExclusive are the flags --frontier refuses: a frontier is no
 // verdict, so it is neither merged, compared, posted nor an exit code.
-var frontierExclusive = []string{"merge", "baseline", "comment", "exit-code", "title", "key", "pr", "repo", "github-token", "fail-on"}
+var frontierExclusive = []string{"merge", "baselines", "comment", "exit-code", "title", "key", "pr", "repo", "github-token", "fail-on"}
 
 // runFrontier renders the quality-cost frontier of the result files paths
 // on stdout in o.format, and as HTML to --html.

@@ -27,7 +27,7 @@ func reportFiles(t *testing.T) (pass, regression string) {
 		{same, "h100", filepath.Join(dir, "pass.json")},
 		{slow, "a100", filepath.Join(dir, "regression.json")},
 	} {
-		out, stderr, err := perfgate("report", "--baseline", base, "--title", c.title, "--format", "json", c.result)
+		out, stderr, err := perfgate("report", "--baselines", base, "--title", c.title, "--format", "json", c.result)
 		require.NoError(t, err, "a report exits 0 whatever the verdict: %s", stderr)
 		require.NoError(t, os.WriteFile(c.out, []byte(out), 0o644))
 		d, err := report.ReadDocument(c.out)
@@ -111,7 +111,7 @@ func TestBaselineRecordCommand(t *testing.T) {
 	res := filepath.Join(dir, "result.json")
 	writeResult(t, res, nil, 20, 21, 22)
 	store := filepath.Join(dir, "baselines")
-	out, _, err := perfgate("baseline", "record", res, "--dir", store, "--commit", "nightly1")
+	out, _, err := perfgate("baseline", "record", res, "--baselines", store, "--commit", "nightly1")
 	require.NoError(t, err)
 	assert.Contains(t, out, "appended 1 line(s) to "+filepath.Join(store, "history.jsonl"))
 	history, err := os.ReadFile(filepath.Join(store, "history.jsonl"))
@@ -119,6 +119,6 @@ func TestBaselineRecordCommand(t *testing.T) {
 	assert.Contains(t, string(history), `"commit":"nightly1"`)
 	assert.NoFileExists(t, filepath.Join(store, "chat.json"), "record promotes nothing")
 
-	_, _, err = perfgate("baseline", "record", filepath.Join(dir, "missing.json"), "--dir", store)
+	_, _, err = perfgate("baseline", "record", filepath.Join(dir, "missing.json"), "--baselines", store)
 	assert.Equal(t, exit.Usage, exit.Code(err))
 }

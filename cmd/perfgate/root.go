@@ -67,7 +67,12 @@ Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error { return cmd.Help() },
+		// --version and -v print what perfgate version does.
+		Version: versionLine(),
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.InitDefaultVersionFlag()
+	root.Flags().Lookup("version").Usage = "print perfgate's version, as perfgate version does"
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
@@ -92,6 +97,7 @@ Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
 		wrapArgs(c)
 	}
 	root.InitDefaultHelpCmd()
+	registerCompletions(root)
 	return root
 }
 

@@ -26,7 +26,7 @@ type runOptions struct {
 	target      string
 	repetitions int
 	quiet       bool
-	json        bool
+	format      string
 }
 
 func newRunCmd(sys *system) *cobra.Command {
@@ -71,14 +71,21 @@ load.overload: measure: then it is measured and labelled "overloaded
 	f.StringVar(&o.target, "target", "", "override target.base_url (e.g. http://127.0.0.1:8000)")
 	f.IntVar(&o.repetitions, "repetitions", 0, "override repetitions (>= 1)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress and no summary; only errors")
-	f.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the summary table")
+	f.StringVarP(&o.format, "format", "f", "text", "on stdout: text (the summary table) or json (the result)")
+	addAliases(cmd, alias{Old: "json", To: "format", Value: "json"})
 	return cmd
 }
+
+// runFormats are perfgate run's formats on stdout.
+var runFormats = []string{"text", "json"}
 
 // runRun is perfgate run: measure, write the result file, and print the
 // summary (or the result as JSON) on stdout.
 func runRun(ctx context.Context, o *runOptions) error {
 	stdout, stderr := o.sys.stdout, o.sys.stderr
+	if !slices.Contains(runFormats, o.format) {
+		return exit.UsageError(fmt.Errorf("--format: want text or json, got %q", o.format))
+	}
 	cfg, scenarios, err := loadRun(o)
 	if err != nil {
 		return err
@@ -88,7 +95,7 @@ func runRun(ctx context.Context, o *runOptions) error {
 		return err
 	}
 	switch {
-	case o.json:
+	case o.format == "json":
 		if err := writeJSON(stdout, res); err != nil {
 			return err
 		}

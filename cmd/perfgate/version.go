@@ -16,8 +16,14 @@ func newVersionCmd(stdout io.Writer) *cobra.Command {
 		Short: "Print perfgate's version",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, err := fmt.Fprintf(stdout, "perfgate %s (%s %s/%s)\n", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			_, err := fmt.Fprintln(stdout, versionLine())
 			return err
 		},
 	}
+}
+
+// versionLine is what perfgate version and perfgate --version print:
+// "perfgate v1.2.0 (go1.25.1 linux/amd64)".
+func versionLine() string {
+	return fmt.Sprintf("perfgate %s (%s %s/%s)", version.String(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }

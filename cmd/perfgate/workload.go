@@ -71,7 +71,8 @@ requests with one of N shared prefixes of L words, to exercise prefix caching.`,
 	f.Float64Var(&o.prefixRate, "prefix-rate", 0, "share of requests that start with a shared prefix, in (0,1]")
 	f.StringVar(&o.api, "api", "chat", "request kind: chat (messages) or completions (prompt)")
 	f.Int64Var(&o.seed, "seed", 1, "random seed")
-	f.StringVarP(&o.out, "out", "o", "-", "file to write (- for stdout)")
+	f.StringVarP(&o.out, "output", "o", "-", "file to write (- for stdout)")
+	addAliases(cmd, alias{Old: "out", To: "output"})
 	return cmd
 }
 

@@ -30,7 +30,7 @@ func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
 		Use:   "import --from FORMAT [flags] FILE",
 		Short: "Convert another tool's requests or trace into a perfgate workload",
 		Long: `import reads FILE in another tool's format and writes a perfgate workload
-(JSONL) to --out. Formats (docs/workloads.md says what each keeps and drops):
+(JSONL) to --output. Formats (docs/workloads.md says what each keeps and drops):
   openai    JSONL of Chat Completions / Completions bodies, Batch API lines,
             or logged {"timestamp", "body"} lines (timestamps become arrival_ms)
   sharegpt  ShareGPT conversations (vLLM's benchmark data): the first human
@@ -58,7 +58,7 @@ same length, so a workload from private traffic can be committed.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.from, "from", "", "source format: openai, sharegpt, mooncake, aiperf (required)")
-	f.StringVarP(&o.out, "out", "o", "-", "file to write (- for stdout)")
+	f.StringVarP(&o.out, "output", "o", "-", "file to write (- for stdout)")
 	f.IntVar(&o.maxTokens, "max-tokens", 0, "max_tokens for a source request that has none (0: such a request is an error)")
 	f.IntVar(&o.maxOutput, "max-output", traceimport.DefaultMaxOutput, "sharegpt: the largest max_tokens a recorded reply gives")
 	f.StringVar(&o.maxTokensFrom, "max-tokens-from", "reply", "sharegpt: reply (the recorded answer's length in words) or fixed:N")
@@ -70,6 +70,7 @@ same length, so a workload from private traffic can be committed.`,
 	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "skip (and count) requests with image, audio or other non-text content instead of failing")
 	f.BoolVar(&o.redact, "redact", false, "replace every word of all text with keyed same-length filler, and source ids with <format>-<n>")
 	f.StringVar(&o.redactKeyFile, "redact-key-file", "", "--redact with this key (a file of at least 16 bytes) instead of a random one, for reproducible redaction")
+	addAliases(cmd, alias{Old: "out", To: "output"})
 	return cmd
 }
 
@@ -159,7 +160,7 @@ func writeWorkload(out string, reqs []workload.Request, stdout io.Writer) error 
 	}
 	f, err := safeio.Create(out, 0o644)
 	if err != nil {
-		return exit.UsageError(fmt.Errorf("--out: %w", err))
+		return exit.UsageError(fmt.Errorf("--output: %w", err))
 	}
 	defer f.Abort()
 	if err := workload.Write(f, reqs); err != nil {

@@ -47,7 +47,7 @@ the reports show it in one line. --format json writes one JSON object a file
 			return runStats(args, format, stdout)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "text", "output format: "+strings.Join(statsFormats, ", "))
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "output format: "+strings.Join(statsFormats, ", "))
 	return cmd
 }
 

@@ -224,6 +224,12 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 	if m.More == nil {
 		last = max(m.Repetitions.Min, m.Repetitions.Max)
 	}
+	// The repetitions planned, for the progress line: a sequential gate's
+	// minimum, until it measures more.
+	planned, of := last, fmt.Sprint(last)
+	if m.More != nil && m.Repetitions.Min < last {
+		planned, of = m.Repetitions.Min, m.Repetitions.String()
+	}
 	for rep := 1; rep <= last; rep++ {
 		if m.More != nil && rep > m.Repetitions.Min && !m.More(reps) {
 			break
@@ -231,7 +237,10 @@ func (m *Measurement) Measure(ctx context.Context, s Scenario) ([]result.Repetit
 		if err := m.Cool(ctx, c.Name, rep); err != nil {
 			return reps, err
 		}
-		sum, err := m.Repetition(ctx, s, rep, fmt.Sprintf("%s rep %d/%s", c.Name, rep, m.Repetitions))
+		if m.Progress != nil {
+			m.Progress.repetition(rep, planned, m.Cooldown)
+		}
+		sum, err := m.Repetition(ctx, s, rep, fmt.Sprintf("%s repetition %d of %s", c.Name, rep, of))
 		if err != nil {
 			var broken *BrokenError
 			if errors.As(err, &broken) {
@@ -286,7 +295,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		watch = &overloadWatch{}
 	}
 	if m.Progress != nil {
-		m.Progress.Begin(label, plan.limit())
+		m.Progress.begin(label, plan.limit(), plan.Duration)
 	}
 	endObserve := func(*result.Repetition) {}
 	if m.Observe != nil {

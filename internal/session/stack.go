@@ -112,7 +112,7 @@ func (s *session) measure(ctx context.Context, scenarios []run.Scenario) ([]resu
 		}
 	}()
 	out := make([]result.ScenarioResult, 0, len(scenarios))
-	for _, sc := range scenarios {
+	for i, sc := range scenarios {
 		if s.inst == nil || sc.Config.FreshStack || !s.shared {
 			s.stopStack()
 			if err := s.startStack(ctx); err != nil {
@@ -120,10 +120,12 @@ func (s *session) measure(ctx context.Context, scenarios []run.Scenario) ([]resu
 			}
 		}
 		s.shared = !sc.Config.FreshStack
+		s.progress.Scenario(sc.Config.Name, i+1, len(scenarios)) // timed from its warm-up on
 		res, err := s.scenario(ctx, sc)
 		if err != nil {
 			return nil, interrupted(ctx, err)
 		}
+		s.progress.ScenarioDone(&res)
 		out = append(out, res)
 	}
 	s.phases.End()

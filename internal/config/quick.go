@@ -69,10 +69,10 @@ const (
 	// (DefaultRepetitions) or more to decide.
 	DefaultQuickRepetitions = 1
 	// DefaultQuickWarmupWindow, DefaultQuickWarmupMax: a short warm-up of
-	// the scenario's own load (2 s windows, 30 s at most) that warns rather
-	// than fails when a hosted endpoint never holds still.
-	DefaultQuickWarmupWindow = 2 * time.Second
-	DefaultQuickWarmupMax    = 30 * time.Second
+	// the scenario's own load (three 1 s windows that agree, 20 s at most)
+	// that warns rather than fails when a hosted endpoint never holds still.
+	DefaultQuickWarmupWindow = time.Second
+	DefaultQuickWarmupMax    = 20 * time.Second
 )
 
 // The arrivals --arrival takes.

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
@@ -165,5 +166,26 @@ func TestQuickRunConfigChoice(t *testing.T) {
 	err = Main(context.Background(), []string{"run", "--concurrency", "1"}, &stdout, &stderr)
 	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "at least one scenario") {
 		t.Fatalf("run --concurrency 1 by perfgate.yaml: exit %d (%v), want %d and the file's problem", code, err, exit.Usage)
+	}
+}
+
+// A gate built from flags alone measures enough repetitions to decide; a
+// run, one.
+func TestQuickGateRepetitions(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		gating bool
+		want   int
+	}{{false, 1}, {true, 6}} {
+		var stderr bytes.Buffer
+		o := &runOptions{sys: &system{stderr: &stderr}, configPath: filepath.Join(dir, "perfgate.yaml"), gating: tc.gating,
+			quick: config.Quick{Target: "http://127.0.0.1:1", Concurrency: 2}}
+		cfg, built, err := loadConfig(o)
+		if err != nil || !built {
+			t.Fatalf("loadConfig(gating %v) = built %v, %v; want a built config", tc.gating, built, err)
+		}
+		if got := cfg.Repetitions; got.Min != tc.want || got.Max != tc.want {
+			t.Errorf("gating %v: repetitions %v, want %d", tc.gating, got, tc.want)
+		}
 	}
 }

@@ -60,7 +60,8 @@ with exit code 3 after its result is written, unless the scenario declares
 load.overload: measure: then it is measured and labelled "overloaded
 (declared)".`,
 		Example: `  perfgate sim &                        # a simulated engine on 127.0.0.1:8000
-  perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl`,
+  perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl
+  perfgate run --target http://127.0.0.1:8000 --concurrency 8 --requests 100   # no config: docs/quickrun.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.configSet = cmd.Flags().Changed("config")

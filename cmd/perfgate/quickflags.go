@@ -33,21 +33,21 @@ const (
 // error (exit 2), as is any bad combination q.Check finds.
 func addQuickFlags(f *pflag.FlagSet, q *config.Quick, which int) {
 	if which&quickTarget != 0 {
-		f.StringVar(&q.Target, "target", "", "the server's root URL (target.base_url), e.g. http://127.0.0.1:8000; without -c, a quick run of the flags alone")
+		f.StringVar(&q.Target, "target", "", "the server's root `URL` (target.base_url), e.g. http://127.0.0.1:8000; without -c, a quick run of the flags alone")
 		f.StringVar(&q.API, "api", "", "target.api: chat or completions")
-		f.StringVar(&q.Model, "model", "", "target.model: the model to ask for (auto takes the server's first)")
+		f.StringVar(&q.Model, "model", "", "target.model: the model `NAME` to ask for (auto takes the server's first)")
 		f.StringArrayVar(&q.Headers, "header", nil, "a header sent with every request, \"Name: value\" (repeatable); ${VAR} is read from the environment")
 	}
 	if which&quickLoad != 0 {
-		f.Var(positiveInt{&q.Concurrency}, "concurrency", "a closed loop of N users in every scenario (not with --rate)")
-		f.Var(positiveFloat{&q.Rate}, "rate", "an open loop at R requests per second in every scenario (not with --concurrency)")
+		f.Var(positiveInt{&q.Concurrency}, "concurrency", "a closed loop of `N` users in every scenario (not with --rate)")
+		f.Var(positiveFloat{&q.Rate}, "rate", "an open loop at `R` requests per second in every scenario (not with --concurrency)")
 		f.StringVar(&q.Arrival, "arrival", "", "the open loop's arrivals with --rate: poisson (default) or gamma")
-		f.Var(positiveFloat{&q.Burstiness}, "burstiness", "gamma's shape with --arrival gamma: < 1 burstier, > 1 smoother (default 1)")
-		f.Var(positiveInt{&q.Requests}, "requests", "requests per repetition (replaces requests and duration; not with --duration)")
-		f.Var(positiveDuration{&q.Duration}, "duration", "time per repetition, e.g. 30s (replaces requests and duration; not with --requests)")
-		f.StringVar(&q.Workload, "workload", "", "a workload JSONL file for every scenario (default without a config: a synthetic one)")
+		f.Var(positiveFloat{&q.Burstiness}, "burstiness", "gamma's shape `B` with --arrival gamma: < 1 burstier, > 1 smoother (default 1)")
+		f.Var(positiveInt{&q.Requests}, "requests", "`N` requests per repetition (replaces requests and duration; not with --duration)")
+		f.Var(positiveDuration{&q.Duration}, "duration", "time `D` per repetition, e.g. 30s (replaces requests and duration; not with --requests)")
+		f.StringVar(&q.Workload, "workload", "", "a workload JSONL `FILE` for every scenario (default without a config: a synthetic one)")
 		f.StringVar(&q.SLO, "slo", "", "per-request objectives, e.g. ttft=500ms,tpot=50ms,e2e=10s (0 unsets one)")
-		f.Var(positiveInt{&q.Repetitions}, "repetitions", "repetitions of each scenario (a fixed count, >= 1)")
+		f.Var(positiveInt{&q.Repetitions}, "repetitions", "`N` repetitions of each scenario (a fixed count, >= 1)")
 	}
 }
 

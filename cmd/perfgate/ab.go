@@ -37,6 +37,8 @@ type abOptions struct {
 	reportPath    string
 	title         string
 	workdir       string
+	// quick are the quick run's load flags, over both arms' configs.
+	quick config.Quick
 }
 
 // newABCmd is the ab command in sys, recording what it produced in out.
@@ -97,12 +99,13 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	f.StringVarP(&o.workdir, "workdir", "C", "", "directory that relative paths are taken from (default: the current one)")
 	addAliases(cmd, alias{Old: "candidate", To: "config"})
 	addPublishFlags(f, &o.publishOptions)
+	addQuickFlags(f, &o.quick, quickLoad)
 	return cmd
 }
 
 // inWorkdir makes the relative paths of o relative to --workdir.
 func (o *abOptions) inWorkdir() error {
-	return inWorkdir(o.workdir, &o.basePath, &o.candPath, &o.output, &o.baseOutput, &o.reportPath, &o.html)
+	return inWorkdir(o.workdir, &o.basePath, &o.candPath, &o.output, &o.baseOutput, &o.reportPath, &o.html, &o.quick.Workload)
 }
 
 // check validates the flags, as usage errors.
@@ -149,7 +152,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		}
 	}
 	load := func(path string) (*config.Config, []run.Scenario, error) {
-		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet})
+		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet, quick: o.quick, configSet: true})
 	}
 	baseCfg, baseScenarios, err := load(o.basePath)
 	if err != nil {

@@ -22,7 +22,7 @@ func formatsOf() map[string][]string {
 		"perfgate ab":             verdictFormats,
 		"perfgate compare":        verdictFormats,
 		"perfgate report":         verdictFormats,
-		"perfgate export":         exportFormats,
+		"perfgate export":         exportFormats(),
 		"perfgate workload stats": statsFormats,
 	}
 }

@@ -111,7 +111,6 @@ confidence interval. "benchstat -row /name" labels rows by scenario alone.`,
 	f.StringVarP(&o.output, "output", "o", "-", "file to write (- for standard output)")
 	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "export only these scenarios (repeatable, or comma-separated)")
 	f.StringVar(&o.per, "per", string(export.PerScenario), "with --format csv, what one row is: scenario (statistics over the repetitions) or repetition (each repetition's value)")
-	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions(exportFormats(), cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("per", cobra.FixedCompletions([]string{string(export.PerScenario), string(export.PerRepetition)}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }

@@ -49,7 +49,7 @@ func newGateCmd(stdout, stderr io.Writer) *cobra.Command {
 // newGateCmdWith is the gate command in sys, recording what it produced in
 // out.
 func newGateCmdWith(sys *system, out *gateOutcome) *cobra.Command {
-	o := gateOptions{runOptions: runOptions{sys: sys}}
+	o := gateOptions{runOptions: runOptions{sys: sys, gating: true}}
 	cmd := &cobra.Command{
 		Use:   "gate",
 		Short: "Run the scenarios, compare them with their baselines, and exit with the verdict",
@@ -85,6 +85,7 @@ config's among them, are taken from --workdir.`,
   perfgate gate -c perfgate.yaml --report perfgate-report.json --html report.html --comment`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.configSet = cmd.Flags().Changed("config")
 			return gateRun(cmd.Context(), &o, out)
 		},
 	}
@@ -93,7 +94,6 @@ config's among them, are taken from --workdir.`,
 	f.StringVarP(&o.output, "output", "o", "result.json", "result file to write")
 	f.StringVar(&o.records, "records", "", "also write one JSON line per request to this file")
 	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "gate only these scenarios (repeatable, or comma-separated)")
-	f.StringVar(&o.target, "target", "", "override target.base_url")
 	f.StringVarP(&o.baselineDir, "baselines", "b", "", "baselines directory (default: compare.baselines of the config)")
 	f.StringVarP(&o.format, "format", "f", "text", "verdict format on stdout: "+strings.Join(verdictFormats, ", "))
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
@@ -102,12 +102,13 @@ config's among them, are taken from --workdir.`,
 	f.StringVar(&o.title, "title", "", "this job's title in a merged report (the model or GPU, say)")
 	f.StringVarP(&o.workdir, "workdir", "C", "", "directory that relative paths are taken from (default: the current one)")
 	addPublishFlags(f, &o.publishOptions)
+	addQuickFlags(f, &o.quick, quickTarget|quickLoad)
 	return cmd
 }
 
 // inWorkdir makes the relative paths of o relative to --workdir.
 func (o *gateOptions) inWorkdir() error {
-	return inWorkdir(o.workdir, &o.configPath, &o.output, &o.records, &o.baselineDir, &o.reportPath, &o.html)
+	return inWorkdir(o.workdir, &o.configPath, &o.output, &o.records, &o.baselineDir, &o.reportPath, &o.html, &o.quick.Workload)
 }
 
 // inWorkdir joins each relative path that is set to workdir (--workdir),

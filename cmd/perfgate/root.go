@@ -89,6 +89,7 @@ Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
 		newExportCmd(stdout, stderr),
 		newSimCmd(stderr),
 		newValidateCmd(stdout, stderr),
+		newInitCmd(sys),
 		newWorkloadCmd(stdout, stderr),
 		newVersionCmd(stdout),
 	)

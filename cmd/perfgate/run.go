@@ -18,15 +18,18 @@ import (
 
 // runOptions are perfgate run's flags, and the system it runs in.
 type runOptions struct {
-	sys         *system
-	configPath  string
-	output      string
-	records     string
-	scenarios   []string
-	target      string
-	repetitions int
-	quiet       bool
-	format      string
+	sys        *system
+	configPath string
+	output     string
+	records    string
+	scenarios  []string
+	quiet      bool
+	format     string
+	// quick are the quick run's flags (quickflags.go); configSet says -c
+	// was given, gating that the command is gate.
+	quick     config.Quick
+	configSet bool
+	gating    bool
 }
 
 func newRunCmd(sys *system) *cobra.Command {
@@ -57,9 +60,11 @@ with exit code 3 after its result is written, unless the scenario declares
 load.overload: measure: then it is measured and labelled "overloaded
 (declared)".`,
 		Example: `  perfgate sim &                        # a simulated engine on 127.0.0.1:8000
-  perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl`,
+  perfgate run -c examples/perfgate.yaml -o result.json --records records.jsonl
+  perfgate run --target http://127.0.0.1:8000 --concurrency 8 --requests 100   # no config: docs/quickrun.md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			o.configSet = cmd.Flags().Changed("config")
 			return runRun(cmd.Context(), &o)
 		},
 	}
@@ -68,11 +73,10 @@ load.overload: measure: then it is measured and labelled "overloaded
 	f.StringVarP(&o.output, "output", "o", "result.json", "result file to write")
 	f.StringVar(&o.records, "records", "", "also write one JSON line per request to this file")
 	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "run only these scenarios (repeatable, or comma-separated)")
-	f.StringVar(&o.target, "target", "", "override target.base_url (e.g. http://127.0.0.1:8000)")
-	f.IntVar(&o.repetitions, "repetitions", 0, "override repetitions (>= 1)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress and no summary; only errors")
 	f.StringVarP(&o.format, "format", "f", "text", "on stdout: text (the summary table) or json (the result)")
 	addAliases(cmd, alias{Old: "json", To: "format", Value: "json"})
+	addQuickFlags(f, &o.quick, quickTarget|quickLoad)
 	return cmd
 }
 
@@ -118,22 +122,14 @@ func overloadExit(res *result.Result) error {
 	return nil
 }
 
-// loadRun loads the config with the flags' overrides and prepares the
+// loadRun loads the config with the flags' overrides (or builds it from
+// the flags alone: loadConfig) and prepares the
 // scenarios' workloads; warnings go to stderr.
 func loadRun(o *runOptions) (*config.Config, []run.Scenario, error) {
 	stderr := o.sys.stderr
-	cfg, err := config.LoadFile(o.configPath)
+	cfg, built, err := loadConfig(o) // the file with the quick flags over it, or the flags alone
 	if err != nil {
-		return nil, nil, exit.UsageError(err)
-	}
-	if o.target != "" {
-		cfg.Target.BaseURL = o.target
-	}
-	if o.repetitions < 0 {
-		return nil, nil, exit.UsageError(fmt.Errorf("--repetitions: must be >= 1, got %d", o.repetitions))
-	}
-	if o.repetitions > 0 {
-		cfg.Repetitions = config.Repetitions{Min: o.repetitions, Max: o.repetitions}
+		return nil, nil, err
 	}
 	scenarios, err := run.Prepare(cfg, o.scenarios)
 	if err != nil {
@@ -142,7 +138,7 @@ func loadRun(o *runOptions) (*config.Config, []run.Scenario, error) {
 	if err := cfg.Validate(); err != nil { // the flag overrides
 		return nil, nil, exit.UsageError(err)
 	}
-	for _, w := range cfg.Warnings {
+	for _, w := range quickWarnings(o, cfg, built) {
 		if !o.quiet {
 			fmt.Fprintln(stderr, "warning: "+w.Error())
 		}

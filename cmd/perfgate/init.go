@@ -1,0 +1,422 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"maps"
+	"net/http"
+	"os"
+	"regexp"
+	"slices"
+	"strings"
+	"text/template"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/httpguard"
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/textsafe"
+)
+
+// Bounds on what perfgate init reads of a server.
+const (
+	// initTimeout bounds the request to /v1/models, connect to last byte.
+	initTimeout = 10 * time.Second
+	// initMaxBody bounds its answer: a list of models is a few KiB.
+	initMaxBody = 1 << 20
+	// initMaxModel is the longest model id taken: Hugging Face ids are
+	// at most 96 characters, a path to weights a few hundred.
+	initMaxModel = 512
+	// initListed is how many of the server's other models the config
+	// names in a comment.
+	initListed = 20
+)
+
+// initOptions are perfgate init's flags, and the system it runs in.
+type initOptions struct {
+	sys    *system
+	quick  config.Quick // target, api, model, headers
+	output string
+	force  bool
+	// client asks the server; nil is httpguard.Client(nil).
+	client *http.Client
+}
+
+func newInitCmd(sys *system) *cobra.Command {
+	o := initOptions{sys: sys}
+	cmd := &cobra.Command{
+		Use:   "init",
+		Short: "Write a commented perfgate.yaml for a running server",
+		Long: `init asks a running OpenAI-compatible server which models it serves
+(GET /v1/models) and writes a starting perfgate.yaml for it: the target with
+the first model filled in (the others listed in a comment), the engine guessed
+from the models' owner, a closed-loop and a Poisson scenario over a synthetic
+workload, SLOs, and the gates at their defaults, every section explained in
+comments. perfgate validate accepts it as written; edit it from there.
+
+--header is sent to the server and written to the config as given: write a
+credential as ${VAR} (--header 'Authorization: Bearer ${OPENAI_API_KEY}'),
+which init and every run read from the environment. A literal value under a
+name that looks secret (Authorization, *-Key, *Token) is sent but not written:
+the file reads it from ${PERFGATE_API_KEY} instead, and init says so.
+
+With --model the server is not asked at all: init works offline and the
+engine is left to auto. An existing file is kept unless --force.`,
+		Example: `  perfgate init --target http://127.0.0.1:8000
+  perfgate init --target https://api.openai.com --header 'Authorization: Bearer ${OPENAI_API_KEY}' --model gpt-4o-mini -o hosted.yaml`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return initRun(cmd.Context(), &o)
+		},
+	}
+	f := cmd.Flags()
+	addQuickFlags(f, &o.quick, quickTarget)
+	f.StringVarP(&o.output, "output", "o", "perfgate.yaml", "the config file to write")
+	f.BoolVar(&o.force, "force", false, "overwrite the config file if it exists")
+	return cmd
+}
+
+// initRun is perfgate init: the server asked (unless --model), the config
+// written and checked, the next step said on stderr.
+func initRun(ctx context.Context, o *initOptions) error {
+	stderr := o.sys.stderr
+	q := o.quick
+	q.Target = strings.TrimRight(q.Target, "/")
+	if q.Target == "" {
+		q.Target = config.DefaultBaseURL
+	}
+	if err := q.Check(); err != nil {
+		return exit.UsageError(err)
+	}
+	if _, err := os.Lstat(o.output); !o.force && !errors.Is(err, fs.ErrNotExist) {
+		return exit.UsageError(fmt.Errorf("--output: %s exists; --force overwrites it", o.output))
+	}
+	headers, _ := config.ParseHeaders(q.Headers)
+	v := initValues{BaseURL: q.Target, API: cmp.Or(q.API, config.DefaultAPI), Model: q.Model, Engine: config.EngineAuto}
+	var err error
+	if v.Headers, err = initHeaders(headers, stderr); err != nil {
+		return err
+	}
+	if q.Model == "" {
+		models, err := o.listModels(ctx, q.Target, headers)
+		if err != nil {
+			return err
+		}
+		v.Model, v.Engine = models[0].ID, guessEngine(models[0].OwnedBy)
+		for _, m := range models[1:] {
+			if len(v.Others) == initListed {
+				v.More = len(models) - 1 - initListed
+				break
+			}
+			v.Others = append(v.Others, m.ID)
+		}
+	}
+	text, err := renderInit(v)
+	if err != nil {
+		return err
+	}
+	// What is written must be what perfgate validate accepts: checked
+	// before it replaces anything. A --target that is no URL stops here.
+	if _, err := config.Parse(text, o.output); err != nil {
+		return exit.UsageError(fmt.Errorf("the config init would write is not valid (check --target and --header):\n%w", err))
+	}
+	if err := safeio.WriteFile(o.output, text, 0o644); err != nil {
+		return exit.UsageError(fmt.Errorf("--output: %w", err))
+	}
+	fmt.Fprintf(stderr, "wrote %s for model %s", o.output, v.Model)
+	if v.Engine != config.EngineAuto {
+		fmt.Fprintf(stderr, " (engine %s)", v.Engine)
+	}
+	fmt.Fprintf(stderr, "; next: perfgate run -c %s\n", o.output)
+	return nil
+}
+
+// initModel is one model a server lists, its id checked (safeModel).
+type initModel struct {
+	ID      string
+	OwnedBy string
+}
+
+// listModels asks base's /v1/models, with headers (their ${VAR} read from
+// the environment), and returns the models it lists with a usable id, in
+// its order; an error when there is none, or no answer.
+func (o *initOptions) listModels(ctx context.Context, base string, headers map[string]string) ([]initModel, error) {
+	url := base + "/v1/models"
+	ctx, cancel := context.WithTimeout(ctx, initTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return nil, exit.UsageError(fmt.Errorf("--target: %w", err))
+	}
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		value, missing := config.ExpandEnvRefs(headers[name], func(k string) (string, bool) {
+			v := o.sys.getenv(k)
+			return v, v != ""
+		})
+		if len(missing) > 0 {
+			return nil, exit.UsageError(fmt.Errorf("--header %s: the environment variable %s is not set", name, missing[0]))
+		}
+		req.Header.Set(name, value)
+	}
+	req.Header.Set("Accept", "application/json")
+	hc := o.client
+	if hc == nil {
+		hc = httpguard.Client(nil)
+	}
+	const hint = " (give --model to write the config without asking the server)"
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, exit.RunError(fmt.Errorf("ask %s: %w%s", url, err, hint))
+	}
+	defer resp.Body.Close()
+	if re := httpguard.Redirected(resp); re != nil {
+		return nil, exit.RunError(fmt.Errorf("ask %s: %w%s", url, re, hint))
+	}
+	switch {
+	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
+		return nil, exit.RunError(fmt.Errorf("ask %s: the server refused the credentials (HTTP %d); give them with --header 'Authorization: Bearer ${VAR}'", url, resp.StatusCode))
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		return nil, exit.RunError(fmt.Errorf("ask %s: HTTP %d%s", url, resp.StatusCode, hint))
+	}
+	body, err := safeio.ReadAll(resp.Body, initMaxBody, "the answer of "+url)
+	if err != nil {
+		return nil, exit.RunError(fmt.Errorf("ask %s: %w", url, err))
+	}
+	var list struct {
+		Data []struct {
+			ID      string `json:"id"`
+			OwnedBy string `json:"owned_by"`
+		} `json:"data"`
+	}
+	if err := json.Unmarshal(body, &list); err != nil {
+		return nil, exit.RunError(fmt.Errorf("ask %s: the answer is not a list of models: %w%s", url, err, hint))
+	}
+	var out []initModel
+	skipped := 0
+	for _, m := range list.Data {
+		if !safeModel(m.ID) {
+			skipped++
+			continue
+		}
+		out = append(out, initModel{ID: m.ID, OwnedBy: m.OwnedBy})
+	}
+	if skipped > 0 {
+		fmt.Fprintf(o.sys.stderr, "warning: %s lists %d model id(s) that are empty, too long or hold control or quote characters; skipped\n", url, skipped)
+	}
+	if len(out) == 0 {
+		return nil, exit.RunError(fmt.Errorf("ask %s: the server lists no usable model%s", url, hint))
+	}
+	return out, nil
+}
+
+// safeModel says whether a model id from a server may go into the config
+// and onto the terminal as it is: 1 to initMaxModel bytes of valid UTF-8,
+// no control or format characters, no quotes or backslashes, no spaces at
+// its ends.
+func safeModel(id string) bool {
+	return id != "" && len(id) <= initMaxModel && utf8.ValidString(id) && textsafe.Line(id) == id &&
+		!strings.ContainsAny(id, "\"\\`'") && strings.TrimSpace(id) == id
+}
+
+// guessEngine is the engine a model's owned_by names (vLLM says vllm,
+// SGLang sglang, llama.cpp llamacpp, perfgate sim perfgate-sim); auto
+// otherwise, which asks each engine's identity endpoint at run time.
+func guessEngine(ownedBy string) string {
+	switch strings.ToLower(strings.TrimSpace(ownedBy)) {
+	case "vllm":
+		return config.EngineVLLM
+	case "sglang":
+		return config.EngineSGLang
+	case "llamacpp", "llama.cpp":
+		return config.EngineLlamaCpp
+	case "perfgate-sim":
+		return config.EngineSim
+	}
+	return config.EngineAuto
+}
+
+// initHeader is a header as written to the config.
+type initHeader struct{ Name, Value string }
+
+// headerName is what init writes as a header's name, unquoted.
+var headerName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
+
+// initHeaders are the headers as the config will hold them: as given when
+// the value reads its secret from the environment (${VAR}) or the name
+// does not look secret; otherwise the literal, a credential, is replaced by
+// ${PERFGATE_API_KEY} (after "Bearer ", if it had one), with a warning.
+func initHeaders(headers map[string]string, stderr io.Writer) ([]initHeader, error) {
+	var out []initHeader
+	for _, name := range slices.Sorted(maps.Keys(headers)) {
+		if !headerName.MatchString(name) {
+			return nil, exit.UsageError(fmt.Errorf("--header: %q is not a valid header name", textsafe.Cut(name, 64)))
+		}
+		value := headers[name]
+		if config.LooksSecret(name) && len(config.EnvRefs(value)) == 0 {
+			prefix := ""
+			if scheme, _, ok := strings.Cut(value, " "); ok && strings.EqualFold(scheme, "bearer") {
+				prefix = scheme + " "
+			}
+			value = prefix + "${PERFGATE_API_KEY}"
+			fmt.Fprintf(stderr, "warning: --header %s: its value looks like a credential and is not written to the config; the config reads it from ${PERFGATE_API_KEY}, so export PERFGATE_API_KEY before perfgate run\n", name)
+		}
+		out = append(out, initHeader{Name: name, Value: value})
+	}
+	return out, nil
+}
+
+// initValues fill the config template.
+type initValues struct {
+	BaseURL, API, Model, Engine string
+	Headers                     []initHeader
+	// Others are the server's other models, More how many more it lists.
+	Others []string
+	More   int
+}
+
+// renderInit writes the commented config for v.
+func renderInit(v initValues) ([]byte, error) {
+	gates := slices.Sorted(maps.Keys(config.DefaultGates))
+	slices.SortStableFunc(gates, func(a, b string) int { return metric.Order(a) - metric.Order(b) })
+	t, err := template.New("init").Funcs(template.FuncMap{
+		"q": func(s string) (string, error) { // a YAML double-quoted scalar (JSON's escapes are YAML's)
+			b, err := json.Marshal(s)
+			return string(b), err
+		},
+		"gate": func(name string) string { return config.DefaultGates[name] },
+	}).Parse(initTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("init template: %w", err)
+	}
+	var b bytes.Buffer
+	data := struct {
+		initValues
+		Gates                     []string
+		Repetitions, Seed         int
+		Alpha                     float64
+		OnInconclusive, Baselines string
+	}{v, gates, config.DefaultRepetitions, config.DefaultSeed, config.DefaultAlpha, config.DefaultOnInconclusive, config.DefaultBaselines}
+	if err := t.Execute(&b, data); err != nil {
+		return nil, fmt.Errorf("init template: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// initTemplate is the config perfgate init writes. Every key is in
+// docs/config.md; TestInitGolden pins what it renders.
+const initTemplate = `# perfgate.yaml, written by perfgate init. Every key, its default and its
+# meaning: docs/config.md. Check it with: perfgate validate -c perfgate.yaml
+
+# The OpenAI-compatible server under test: its root URL (perfgate adds
+# /v1/...), the API to send (chat: /v1/chat/completions, completions:
+# /v1/completions) and the model to ask for.
+target:
+  base_url: {{q .BaseURL}}
+  api: {{.API}}
+  model: {{q .Model}}
+{{- if .Others}}
+  # The server also lists:{{range .Others}}
+  #   {{.}}{{end}}{{if .More}}
+  #   ... and {{.More}} more{{end}}
+{{- end}}
+{{- if .Headers}}
+  # Sent with every request. ${VAR} is read from the environment when the
+  # run starts: a credential belongs there, not in this file.
+  headers:{{range .Headers}}
+    {{.Name}}: {{q .Value}}{{end}}
+{{- end}}
+  timeout: 5m                      # one request, connect to end of stream
+
+# How the server is run. external: it is already up at target.base_url, and
+# perfgate neither starts nor stops it (kind: process or docker lets
+# perfgate start it and record the cold start; docs/stacks.md).
+stack:
+  kind: external
+  {{- if eq .Engine "auto"}}
+  # auto asks each engine's identity endpoint in turn (vllm, tgi, sglang,
+  # llamacpp or sim name one).
+  {{- else}}
+  # Guessed from the models' owner at /v1/models.
+  {{- end}}
+  engine: {{.Engine}}
+
+# Each scenario is sent its own load until the server is steady (windows
+# of median TTFT and throughput that agree within the tolerance), never
+# measured. A server that is still drifting after max fails the run.
+warmup:
+  window: 5s
+  windows: 3
+  tolerance: 0.1
+  max: 5m
+
+# Each scenario is measured this many times: one sample a repetition for
+# the gates. {{.Repetitions}} a side is the fewest with which the default gates of a
+# few scenarios can reach significance; {min: 6, max: 15} measures more only
+# while a gate is undecided (docs/gating.md).
+repetitions: {{.Repetitions}}
+# The same seed sends the same requests at the same times.
+seed: {{.Seed}}
+
+scenarios:
+  # Closed loop: eight users, each sending its next request when its last
+  # one ends. A synthetic workload (prompts of about 512 words, answers of
+  # up to about 192 tokens); record your own traffic with perfgate workload
+  # import, or write one with perfgate workload synth, and name it with
+  # workload: instead (docs/workloads.md).
+  - name: chat-c8
+    synth:
+      requests: 64
+      input: {type: lognormal, mean: 512, stddev: 384, min: 8, max: 8192}
+      output: {type: lognormal, mean: 192, stddev: 128, min: 8, max: 1024}
+    load:
+      type: closed
+      concurrency: 8
+    requests: 64                   # per repetition
+    # A request is good (it counts towards goodput) when it meets these.
+    slo:
+      ttft: 1s
+      tpot: 50ms
+
+  # Open loop: Poisson arrivals at 2 requests/s, whatever the server does,
+  # as users arrive in production. A rate the server cannot keep up with
+  # fails the run as overloaded; lower it, or find the highest rate that
+  # holds the SLOs with a capacity search (docs/capacity.md).
+  - name: chat-poisson
+    synth:
+      requests: 64
+      input: {type: lognormal, mean: 512, stddev: 384, min: 8, max: 8192}
+      output: {type: lognormal, mean: 192, stddev: 128, min: 8, max: 1024}
+    load:
+      type: poisson
+      rate: 2
+    requests: 64
+    slo:
+      ttft: 1s
+      tpot: 50ms
+
+# The gates perfgate gate applies to every scenario, at their defaults: a
+# change beyond the tolerance, shown with significance at compare.alpha, is
+# a regression. Uncomment a line to change it, or write "off".
+# gates:{{range .Gates}}
+#   {{.}}: {{q (gate .)}}{{end}}
+
+# How a candidate is compared with its baseline (perfgate baseline promote
+# writes baselines/<scenario>.json; perfgate gate reads them).
+# alpha {{.Alpha}}: at most one false regression in 20 runs; on_inconclusive
+# fail: a gate that could not decide fails.
+compare:
+  alpha: {{.Alpha}}
+  on_inconclusive: {{.OnInconclusive}}
+  baselines: {{.Baselines}}
+`

@@ -1,0 +1,181 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+)
+
+var updateInit = flag.Bool("update-init", false, "rewrite testdata/init/*.yaml, the golden files of perfgate init")
+
+// modelsServer serves body at GET /v1/models on 127.0.0.1, recording the
+// Authorization header it was sent.
+func modelsServer(t *testing.T, status int, body string) (*httptest.Server, *string) {
+	t.Helper()
+	var auth string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != "/v1/models" {
+			http.NotFound(w, r)
+			return
+		}
+		auth = r.Header.Get("Authorization")
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		fmt.Fprint(w, body)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &auth
+}
+
+// runInit runs perfgate init with args and the environment env, in dir.
+func runInit(t *testing.T, env map[string]string, args ...string) (stderr string, err error) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	root := newRootCmd(&system{stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }})
+	root.SetArgs(append([]string{"init"}, args...))
+	err = root.ExecuteContext(context.Background())
+	return errb.String(), err
+}
+
+// checkGolden compares the file at path, with the server's address made
+// fixed, to testdata/init/name.
+func checkGolden(t *testing.T, path, srvURL, name string) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = bytes.ReplaceAll(got, []byte(srvURL), []byte("http://127.0.0.1:PORT"))
+	golden := filepath.Join("testdata", "init", name)
+	if *updateInit {
+		if err := os.MkdirAll(filepath.Dir(golden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestInit ./cmd/perfgate -update-init)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("perfgate init wrote\n%s\nwant (%s)\n%s", got, golden, want)
+	}
+}
+
+// init asks the server for its models and writes the commented config for
+// the first, the others named, the hostile id left out, the engine guessed;
+// the config validates (perfgate validate too) and the credential stays a
+// ${VAR} reference, sent expanded.
+func TestInitGolden(t *testing.T) {
+	srv, auth := modelsServer(t, http.StatusOK, `{"object":"list","data":[
+		{"id":"org/model-a","owned_by":"vllm"},
+		{"id":"evil\u001b[31m\nname","owned_by":"vllm"},
+		{"id":"org/model-b","owned_by":"vllm"}]}`)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "perfgate.yaml")
+	stderr, err := runInit(t, map[string]string{"MY_KEY": "sk-test"}, "--target", srv.URL+"/", "-o", out,
+		"--header", "Authorization: Bearer ${MY_KEY}", "--header", "X-Team: perf")
+	if err != nil {
+		t.Fatalf("perfgate init: %v\n%s", err, stderr)
+	}
+	if *auth != "Bearer sk-test" {
+		t.Errorf("the server was sent Authorization %q, want the variable expanded", *auth)
+	}
+	checkGolden(t, out, srv.URL, "vllm.yaml")
+	if strings.Contains(stderr, "\x1b") || !strings.Contains(stderr, "1 model id(s)") {
+		t.Errorf("stderr does not say, safely, that a model id was skipped:\n%q", stderr)
+	}
+	cfg, err := config.LoadFile(out)
+	if err != nil {
+		t.Fatalf("the written config does not load: %v", err)
+	}
+	if cfg.Target.Model != "org/model-a" || cfg.Stack.Engine != config.EngineVLLM || len(cfg.Scenarios) != 2 {
+		t.Errorf("config: model %s, engine %s, %d scenarios; want org/model-a, vllm, 2", cfg.Target.Model, cfg.Stack.Engine, len(cfg.Scenarios))
+	}
+	if cfg.Target.Headers["Authorization"] != "Bearer ${MY_KEY}" {
+		t.Errorf("Authorization = %q in the config, want the ${MY_KEY} reference", cfg.Target.Headers["Authorization"])
+	}
+	if len(cfg.Undecidable) > 0 {
+		t.Errorf("the written config's gates cannot decide: %v", cfg.Undecidable)
+	}
+	var vout, verr bytes.Buffer
+	if err := Main(context.Background(), []string{"validate", "-c", out}, &vout, &verr); err != nil {
+		t.Errorf("perfgate validate: %v\n%s", err, verr.String())
+	}
+
+	// An existing file is kept, unless --force.
+	if _, err := runInit(t, nil, "--target", srv.URL, "-o", out); exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), "--force") {
+		t.Errorf("init over an existing file: %v, want a usage error naming --force", err)
+	}
+	if _, err := runInit(t, map[string]string{"MY_KEY": "k"}, "--target", srv.URL, "-o", out, "--force"); err != nil {
+		t.Errorf("init --force: %v", err)
+	}
+}
+
+// With --model init asks nothing (the target may be down) and leaves the
+// engine to auto; a literal credential is not written.
+func TestInitOffline(t *testing.T) {
+	const target = "http://127.0.0.1:1"
+	out := filepath.Join(t.TempDir(), "hosted.yaml")
+	stderr, err := runInit(t, nil, "--target", target, "--model", "gpt-test", "--api", "completions",
+		"--header", "Authorization: Bearer sk-literal-secret", "-o", out)
+	if err != nil {
+		t.Fatalf("perfgate init --model: %v\n%s", err, stderr)
+	}
+	checkGolden(t, out, target, "offline.yaml")
+	data, _ := os.ReadFile(out)
+	if strings.Contains(string(data), "sk-literal") {
+		t.Errorf("the literal credential was written to the config")
+	}
+	if !strings.Contains(stderr, "PERFGATE_API_KEY") {
+		t.Errorf("stderr does not say where the credential is read from:\n%s", stderr)
+	}
+	if _, err := config.LoadFile(out); err != nil {
+		t.Errorf("the written config does not load: %v", err)
+	}
+}
+
+// A server that refuses, lists nothing or is not there is a clear error,
+// and nothing is written.
+func TestInitErrors(t *testing.T) {
+	refused, _ := modelsServer(t, http.StatusUnauthorized, `{"error":"no"}`)
+	empty, _ := modelsServer(t, http.StatusOK, `{"data":[]}`)
+	garbage, _ := modelsServer(t, http.StatusOK, `<html>`)
+	for _, tc := range []struct {
+		name string
+		args []string
+		env  map[string]string
+		code int
+		want string
+	}{
+		{"refused", []string{"--target", refused.URL}, nil, exit.RunFailed, "refused the credentials (HTTP 401)"},
+		{"no models", []string{"--target", empty.URL}, nil, exit.RunFailed, "lists no usable model"},
+		{"not a list", []string{"--target", garbage.URL}, nil, exit.RunFailed, "not a list of models"},
+		{"down", []string{"--target", "http://127.0.0.1:1"}, nil, exit.RunFailed, "give --model"},
+		{"unset variable", []string{"--target", empty.URL, "--header", "Authorization: Bearer ${NOPE}"}, nil, exit.Usage, "NOPE is not set"},
+		{"bad target", []string{"--target", "ftp://x", "--model", "m"}, nil, exit.Usage, "target.base_url"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "perfgate.yaml")
+			_, err := runInit(t, tc.env, append(tc.args, "-o", out)...)
+			if exit.Code(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("perfgate init: exit %d (%v), want %d and %q", exit.Code(err), err, tc.code, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a config was written")
+			}
+		})
+	}
+}

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/sim"
+)
+
+// quickSim starts a fast simulator on loopback for the quick-run tests.
+func quickSim(t *testing.T) (url, model string) {
+	t.Helper()
+	cfg := sim.DefaultConfig()
+	cfg.StepBase, cfg.PerPrefillToken = time.Millisecond, time.Microsecond
+	url, _ = startSim(t, cfg)
+	return url, cfg.Model
+}
+
+// A run with flags alone, no config file anywhere, measures the flags'
+// scenario and writes a valid result.
+func TestQuickRunWithoutConfig(t *testing.T) {
+	url, model := quickSim(t)
+	dir := t.TempDir()
+	t.Chdir(dir) // no perfgate.yaml here
+	out := filepath.Join(dir, "r.json")
+	var stdout, stderr bytes.Buffer
+	err := Main(context.Background(), []string{"run", "--target", url, "--model", model,
+		"--concurrency", "4", "--requests", "20", "--repetitions", "2", "--slo", "ttft=1s", "-o", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("perfgate run: %v\n%s", err, stderr.String())
+	}
+	res, err := result.Read(out) // validates it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Scenarios) != 1 {
+		t.Fatalf("%d scenarios, want 1", len(res.Scenarios))
+	}
+	s := res.Scenarios[0]
+	if s.Name != "closed-c4" || s.Load.Type != "closed" || s.Load.Concurrency != 4 || s.Workload != "synth" {
+		t.Errorf("scenario = %s, %+v over %s; want closed-c4, closed at 4 over synth", s.Name, s.Load, s.Workload)
+	}
+	if s.SLO.TTFT != 1000 {
+		t.Errorf("slo = %+v, want ttft 1000 ms", s.SLO)
+	}
+	if len(s.Repetitions) != 2 {
+		t.Fatalf("%d repetitions, want 2", len(s.Repetitions))
+	}
+	for _, r := range s.Repetitions {
+		if r.Sent != 20 || r.Completed != 20 {
+			t.Errorf("repetition %d: sent %d, completed %d; want 20 and 20", r.Index, r.Sent, r.Completed)
+		}
+	}
+	if got := res.Identity.Target; got.BaseURL != url || got.Model != model {
+		t.Errorf("target = %+v, want %s and %s", got, url, model)
+	}
+	// One repetition or two is a look, not a gate: no warning that it
+	// cannot decide one.
+	if strings.Contains(stderr.String(), "cannot show a significant difference") {
+		t.Errorf("a quick run warned about significance:\n%s", stderr.String())
+	}
+}
+
+// With a config file, the flags override its fields: the file's scenario
+// at the flags' concurrency, requests and repetitions.
+func TestQuickRunOverridesConfig(t *testing.T) {
+	url, model := quickSim(t)
+	conf := writeConfig(t, `
+target: {base_url: "http://127.0.0.1:1", model: nope}
+warmup: {method: none}
+repetitions: 6
+scenarios:
+  - name: chat-c16
+    synth: {requests: 50, input: {type: fixed, value: 16}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 16}
+    requests: 50
+    slo: {ttft: 1s}
+`)
+	out := filepath.Join(filepath.Dir(conf), "r.json")
+	var stdout, stderr bytes.Buffer
+	err := Main(context.Background(), []string{"run", "-c", conf, "--target", url, "--model", model,
+		"--concurrency", "2", "--requests", "6", "--repetitions", "2", "-o", out, "-q"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("perfgate run: %v\n%s", err, stderr.String())
+	}
+	res, err := result.Read(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := res.Scenarios[0]
+	if s.Name != "chat-c16" || s.Load.Type != "closed" || s.Load.Concurrency != 2 {
+		t.Errorf("scenario = %s at %+v, want chat-c16 closed at 2", s.Name, s.Load)
+	}
+	if len(s.Repetitions) != 2 || s.Repetitions[0].Sent != 6 {
+		t.Errorf("%d repetitions, the first sent %d; want 2 of 6", len(s.Repetitions), s.Repetitions[0].Sent)
+	}
+	if s.SLO.TTFT != 1000 {
+		t.Errorf("slo = %+v, want the file's ttft 1000 ms", s.SLO)
+	}
+}
+
+// Bad combinations and values of the quick flags are usage errors that
+// name the flags, before anything is sent.
+func TestQuickFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "4", "--rate", "2"}, "--concurrency and --rate"},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "4", "--requests", "4", "--duration", "1s"}, "--requests and --duration"},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "-1"}, `"--concurrency" flag: must be >= 1`},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "0"}, `"--concurrency" flag: must be >= 1`},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--rate", "-2"}, `"--rate" flag: must be > 0`},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--duration", "0s"}, `"--duration" flag: must be positive`},
+		{[]string{"run", "--target", "http://127.0.0.1:1"}, "--concurrency or --rate: one is required"},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--header", "no colon"}, "--header"},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--slo", "p99=1s"}, "--slo"},
+		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--api", "embeddings"}, "--api"},
+		{[]string{"gate", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--rate", "1"}, "--concurrency and --rate"},
+		{[]string{"ab", "--base", "a.yaml", "--concurrency", "-3"}, `"--concurrency" flag`},
+		{[]string{"run"}, "perfgate init writes one"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			err := Main(context.Background(), append(tc.args, "-o", filepath.Join(dir, "r.json")), &stdout, &stderr)
+			if code := exit.Code(err); code != exit.Usage {
+				t.Fatalf("exit %d (%v), want %d", code, err, exit.Usage)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q does not name %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// --target without -c stands alone even where a perfgate.yaml lies, and
+// says that it did not read it; without --target the file is read, with the
+// flags over it.
+func TestQuickRunConfigChoice(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	if err := os.WriteFile("perfgate.yaml", []byte("scenarios: []\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The flags' config names a workload that is not there: refused
+	// (2), after the note.
+	var stdout, stderr bytes.Buffer
+	err := Main(context.Background(), []string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--workload", "nope.jsonl"}, &stdout, &stderr)
+	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "nope.jsonl") {
+		t.Fatalf("run --target: exit %d (%v), want %d naming nope.jsonl", code, err, exit.Usage)
+	}
+	if !strings.Contains(stderr.String(), "note: perfgate.yaml is not read") {
+		t.Errorf("no note that perfgate.yaml was not read:\n%s", stderr.String())
+	}
+	stderr.Reset()
+	err = Main(context.Background(), []string{"run", "--concurrency", "1"}, &stdout, &stderr)
+	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "at least one scenario") {
+		t.Fatalf("run --concurrency 1 by perfgate.yaml: exit %d (%v), want %d and the file's problem", code, err, exit.Usage)
+	}
+}
+
+// A gate built from flags alone measures enough repetitions to decide; a
+// run, one.
+func TestQuickGateRepetitions(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		gating bool
+		want   int
+	}{{false, 1}, {true, 6}} {
+		var stderr bytes.Buffer
+		o := &runOptions{sys: &system{stderr: &stderr}, configPath: filepath.Join(dir, "perfgate.yaml"), gating: tc.gating,
+			quick: config.Quick{Target: "http://127.0.0.1:1", Concurrency: 2}}
+		cfg, built, err := loadConfig(o)
+		if err != nil || !built {
+			t.Fatalf("loadConfig(gating %v) = built %v, %v; want a built config", tc.gating, built, err)
+		}
+		if got := cfg.Repetitions; got.Min != tc.want || got.Max != tc.want {
+			t.Errorf("gating %v: repetitions %v, want %d", tc.gating, got, tc.want)
+		}
+	}
+}

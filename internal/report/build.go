@@ -38,6 +38,12 @@ func buildView(docs []*Document) *view {
 		v.Headline = mergedHeadline(docs)
 	}
 	v.Page = pageHeadline(docs)
+	if !v.Merged {
+		v.Name = docs[0].Title
+		if v.Name == "" {
+			v.Name = configName(docs[0].Key)
+		}
+	}
 	v.Footer = footer(docs)
 	return v
 }
@@ -67,6 +73,7 @@ func buildDoc(v *compare.Verdict, d *Document, title string) docView {
 	dv := docView{Title: title, PageTitle: title, Outcome: v.Outcome, Headline: verdictHeadline(v), Verdict: verdictLine(v)}
 	if d != nil {
 		dv.Fields = sourceFields(d)
+		dv.Measured = measuredLine(d)
 	}
 	swept := map[string]bool{}
 	for i := range v.Scenarios {
@@ -147,7 +154,9 @@ func sourceFields(d *Document) []field {
 		add("pull request", "#"+strconv.Itoa(src.PullRequest))
 	}
 	add("workflow run", src.RunURL)
-	add("result", src.Result)
+	// The result file's path is the runner's, which means nothing to a
+	// reader: the config's name says which job this was.
+	add("config", configName(d.Key))
 	add("alpha", verdictLevel(d.Verdict.Alpha))
 	if d.Verdict.Sequential {
 		add("gate", "sequential")
@@ -709,6 +718,7 @@ func percentileChart(ld *LatencyData, names sides) (chart, bool) {
 		c.Series = append(c.Series, base)
 	}
 	c.Series = append(c.Series, cand)
+	setAxis(&c, axisZero) // bars: their length is their value
 	return c, true
 }
 
@@ -750,8 +760,10 @@ func historyChart(sd *ScenarioData, name string) (chart, bool) {
 			}
 		}
 	}
-	return chart{Kind: "history", Metric: key, Title: cat(untrusted(title), plain(" p99 (ms): promoted baselines, then this run")),
-		YTitle: cat(untrusted(title), plain(" p99 (ms)")), Labels: labels, Series: []series{line}}, true
+	c := chart{Kind: "history", Metric: key, Title: cat(untrusted(title), plain(" p99 (ms): promoted baselines, then this run")),
+		YTitle: cat(untrusted(title), plain(" p99 (ms)")), Labels: labels, Series: []series{line}}
+	setAxis(&c, axisLine)
+	return c, true
 }
 
 // distributionCharts are a scenario's charts for the HTML report: the
@@ -787,7 +799,7 @@ func distributionCharts(s *compare.Scenario, sd *ScenarioData, ab *compare.AB) [
 		out = append(out, block{Charts: reps})
 	}
 	if sd != nil {
-		if trend := trendCharts(s, sd.History); trend != nil {
+		if trend := trendCharts(s, sd); trend != nil {
 			out = append(out, block{Charts: trend})
 		}
 	}
@@ -817,6 +829,15 @@ func cdfChart(scenario string, ld LatencyData, names sides) (chart, bool) {
 			c.Series = append(c.Series, ser)
 		}
 	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, ser := range c.Series {
+		for _, p := range ser.Points {
+			lo, hi = math.Min(lo, float64(p.X)), math.Max(hi, float64(p.X))
+		}
+	}
+	if len(c.Series) > 0 {
+		c.XAxis, c.XTicks = &axisRange{lo, hi}, logTicks(lo, hi)
+	}
 	return c, len(c.Series) > 0
 }
 
@@ -844,13 +865,25 @@ func repsChart(scenario string, g compare.Gate) *chart {
 				Points: []point{{1, m}, {compare.Num(n), m}}})
 		}
 	}
+	setAxis(c, unitAxis(g.Unit))
 	return c
+}
+
+// unitAxis is the kind of value axis of a metric in unit: a share for
+// "%", else a line's.
+func unitAxis(unit string) axisKind {
+	if unit == "%" {
+		return axisShare
+	}
+	return axisLine
 }
 
 // trendCharts are one chart per headline metric of the scenario's history:
 // each entry's median with its 95% interval, and where this run's candidate
-// lands when a gate measured the same metric; nil without history.
-func trendCharts(s *compare.Scenario, history []baseline.Entry) *chartGroup {
+// lands (a gate's median of the metric, else the candidate's summary as its
+// history entry would hold it); nil without history.
+func trendCharts(s *compare.Scenario, sd *ScenarioData) *chartGroup {
+	history := sd.History
 	if len(history) == 0 {
 		return nil
 	}
@@ -912,21 +945,34 @@ func trendCharts(s *compare.Scenario, history []baseline.Entry) *chartGroup {
 			c.Series = append(c.Series, lo, hi)
 		}
 		c.Series = append(c.Series, med)
-		for _, gate := range s.Gates {
-			if gate.Metric == name && gate.Candidate.Median.Finite() {
-				c.Labels = append(slices.Clone(labels), []string{"this PR"})
-				c.Notes = append(slices.Clone(notes), "candidate median")
-				c.Series = append(c.Series, series{Label: "this PR (candidate)", Role: "candidate",
-					Points: []point{{compare.Num(len(history)), gate.Candidate.Median * scale}}})
-				break
-			}
+		if cur, ok := currentMedian(s, sd, name); ok {
+			c.Labels = append(slices.Clone(labels), []string{"this PR"})
+			c.Notes = append(slices.Clone(notes), "candidate median")
+			c.Series = append(c.Series, series{Label: "this PR (candidate)", Role: "candidate",
+				Points: []point{{compare.Num(len(history)), cur * scale}}})
 		}
+		setAxis(&c, unitAxis(unit))
 		g.Charts = append(g.Charts, &c)
 	}
 	if len(g.Charts) == 0 {
 		return nil
 	}
 	return g
+}
+
+// currentMedian is this run's candidate median of history metric name: a
+// gate's when one measured it, else the candidate's summary in sd.Current;
+// false when neither has it.
+func currentMedian(s *compare.Scenario, sd *ScenarioData, name string) (compare.Num, bool) {
+	for _, gate := range s.Gates {
+		if gate.Metric == name && gate.Candidate.Median.Finite() {
+			return gate.Candidate.Median, true
+		}
+	}
+	if sum, ok := sd.Current[name]; ok && finite(sum.Median) {
+		return compare.Num(sum.Median), true
+	}
+	return 0, false
 }
 
 // A/B: base and candidate measured interleaved on one runner, round by
@@ -1092,6 +1138,7 @@ func roundsChart(scenario string, g compare.Gate, ab *compare.AB) *chart {
 		}
 		c.Series = append(c.Series, ser)
 	}
+	setAxis(c, unitAxis(g.Unit))
 	return c
 }
 

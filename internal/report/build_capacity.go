@@ -197,6 +197,7 @@ func sweepChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
 		c.Series = append(c.Series, base)
 	}
 	c.Series = append(c.Series, cand)
+	setAxis(c, axisZero) // bars: their length is their value
 	return c, true
 }
 

@@ -53,6 +53,9 @@ type Document struct {
 	// curve: its points in order, with medians on both sides. Empty
 	// without sweeps and in reports from before them.
 	Sweeps []SweepData `json:"sweeps,omitempty"`
+	// Measured says what the candidate measured (model, engine, GPUs, when),
+	// for the reports' headline; nil in reports from before it was kept.
+	Measured *Measured `json:"measured,omitempty"`
 }
 
 // SweepData is one swept scenario: the points it was measured at.
@@ -149,6 +152,15 @@ type ScenarioData struct {
 	// Warmup holds what the report says about the two sides' warm-ups
 	// (failed warm-up requests, a drain cut short); empty when nothing.
 	Warmup []string `json:"warmup,omitempty"`
+	// Baseline says which promotion the scenario's baseline is: its commit
+	// and date; nil without a baseline, and in reports from before it was
+	// kept.
+	Baseline *BaselineRef `json:"baseline,omitempty"`
+	// Current is the candidate's summary of each history metric
+	// (baseline.Headline), as its history entry would hold it: where this
+	// run lands on the history charts. Empty in reports from before it
+	// was kept.
+	Current map[string]baseline.Summary `json:"current,omitempty"`
 }
 
 // TelemetryRow is one engine, GPU or cost metric of a scenario on both
@@ -269,6 +281,10 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 		sd.Sessions = sessionRows(bs, cs)
 		sd.Overload = overloadData(bs, cs)
 		sd.Warmup = warmupNotes(bs, cs)
+		if bs != nil {
+			sd.Baseline = baselineRef(findResult(baselines, vs.Name), bs, history)
+		}
+		sd.Current = currentSummaries(cand, cs)
 		d.Scenarios = append(d.Scenarios, sd)
 	}
 	if cand != nil && cand.Telemetry != nil {
@@ -277,6 +293,7 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 	}
 	if cand != nil {
 		d.Sweeps = sweeps(v, baselines, cand)
+		d.Measured = measuredOf(cand)
 	}
 	return d, nil
 }

@@ -113,8 +113,8 @@ func writeHTMLView(w io.Writer, v *view) error {
 		ChartJS: template.JS(chartJS),
 		Data:    data,
 	}
-	if !v.Merged && v.Docs[0].Title != "" {
-		page.Title += " · " + verdictClean(v.Docs[0].Title)
+	if v.Name != "" {
+		page.Title += " · " + verdictClean(v.Name)
 	}
 	t, err := htmlTemplate.Clone()
 	if err != nil {
@@ -319,6 +319,14 @@ type htmlChart struct {
 	Labels   [][]string   `json:"labels,omitempty"`
 	Notes    []string     `json:"notes,omitempty"`
 	Series   []htmlSeries `json:"series"`
+	// YAxis is the value axis's range; XAxis and XTicks a log-scaled x
+	// axis's range and ticks (axes.go). Absent: the script decides.
+	YAxis *axisRange `json:"y_axis,omitempty"`
+	// YNote says where the value axis starts when not at zero, under
+	// the subtitle.
+	YNote  string     `json:"y_note,omitempty"`
+	XAxis  *axisRange `json:"x_axis,omitempty"`
+	XTicks []float64  `json:"x_ticks,omitempty"`
 }
 
 // htmlSeries is one line: role baseline, candidate, baseline-median,
@@ -370,7 +378,9 @@ func htmlCharts(v *view) ([]htmlChart, map[*chart]string) {
 // cleaned.
 func htmlChartOf(id string, doc int, c *chart) htmlChart {
 	h := htmlChart{ID: id, Kind: c.Kind, Document: doc, Scenario: verdictClean(c.Scenario), Metric: verdictClean(c.Metric),
-		Title: htmlChartText(c.Title), Subtitle: verdictClean(c.Subtitle), XTitle: verdictClean(c.XTitle), YTitle: htmlChartText(c.YTitle)}
+		Title: htmlChartText(c.Title), Subtitle: verdictClean(c.Subtitle), XTitle: verdictClean(c.XTitle), YTitle: htmlChartText(c.YTitle),
+		YAxis: c.YAxis, XAxis: c.XAxis, XTicks: c.XTicks}
+	h.YNote = axisNote(c)
 	for _, l := range c.Labels {
 		cleaned := make([]string, len(l))
 		for i, s := range l {

@@ -93,6 +93,7 @@ func renderMarkdown(v *view, level detail, o MarkdownOptions) string {
 		}
 		p.printf("### %s %s: %s\n", outcomeMark(d.Outcome), name, mdHeadline(d.Headline))
 		mdKind(p, d.Headline)
+		mdMeasured(p, d.Measured)
 		mdBlocks(p, d.Blocks, 0, level)
 	} else {
 		p.printf("### %s perfgate: %s\n", outcomeMark(v.Outcome), mdHeadline(v.Headline))
@@ -109,6 +110,7 @@ func renderMarkdown(v *view, level detail, o MarkdownOptions) string {
 			p.println()
 			p.printf("### %s %s: %s\n", outcomeMark(d.Outcome), verdictMD(d.Title), mdHeadline(d.Headline))
 			mdKind(p, d.Headline)
+			mdMeasured(p, d.Measured)
 			mdBlocks(p, d.Blocks, 0, level)
 		}
 	}
@@ -135,6 +137,15 @@ func mdKind(p *verdictPrinter, h headline) {
 	if len(h.Kind) > 0 {
 		p.println()
 		p.println(mdOf(h.Kind))
+	}
+}
+
+// mdMeasured is, under a verdict's heading, what was measured: the
+// model, engine, GPUs, workload and baseline; nothing when not known.
+func mdMeasured(p *verdictPrinter, m sentence) {
+	if len(m) > 0 {
+		p.println()
+		p.println("**Measured:** " + mdOf(m))
 	}
 }
 
@@ -210,6 +221,10 @@ func mdBlocks(p *verdictPrinter, blocks []block, depth int, level detail) {
 				p.println("```mermaid")
 				p.print(mermaid(c))
 				p.println("```")
+				if l := mermaidLegend(c); l != "" {
+					p.println()
+					p.println(l)
+				}
 			}
 			p.println()
 			p.println("</details>")
@@ -288,7 +303,11 @@ func mermaid(c *chart) string {
 		}
 	}
 	fmt.Fprintf(&b, "    x-axis [%s]\n", strings.Join(labels, ", "))
-	fmt.Fprintf(&b, "    y-axis %q\n", c.YTitle.render(mermaidText))
+	if c.YAxis != nil {
+		fmt.Fprintf(&b, "    y-axis %q %s --> %s\n", c.YTitle.render(mermaidText), mermaidNumber(c.YAxis.Lo), mermaidNumber(c.YAxis.Hi))
+	} else {
+		fmt.Fprintf(&b, "    y-axis %q\n", c.YTitle.render(mermaidText))
+	}
 	for _, s := range c.Series {
 		values := make([]string, len(s.Points))
 		for i, pt := range s.Points {
@@ -301,6 +320,30 @@ func mermaid(c *chart) string {
 		fmt.Fprintf(&b, "    %s [%s]\n", kind, strings.Join(values, ", "))
 	}
 	return b.String()
+}
+
+// mermaidLegend says which series of a mermaid chart is which, for an
+// xychart has no legend of its own: "bars: baseline · line: candidate".
+func mermaidLegend(c *chart) string {
+	var parts []string
+	for _, s := range c.Series {
+		kind := "line"
+		if s.Role == "baseline" {
+			kind = "bars"
+		}
+		what := verdictMD(s.Label)
+		if c.Kind == "history" {
+			what = "promoted baselines' " + what + ", then this run's candidate (last point)"
+		}
+		parts = append(parts, kind+": "+what)
+	}
+	if note := axisNote(c); note != "" {
+		parts = append(parts, note)
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "<sub>" + strings.Join(parts, " · ") + "</sub>"
 }
 
 // outcomeMark is the mark of an outcome: ❌, ✅ or ⚠️.

@@ -86,6 +86,15 @@ var documentCases = []struct {
 	{"regression", func() *Document {
 		d := testDocument(regressionVerdict(), 1.3, 12)
 		d.Source = Source{Repository: "acme/serving", Commit: "0123456789abcdef", PullRequest: 42, RunURL: "https://github.com/acme/serving/actions/runs/99"}
+		measuredAt := time.Date(2026, 10, 16, 3, 0, 0, 0, time.UTC)
+		d.Measured = &Measured{Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm", EngineVersion: "0.6.3",
+			GPUs: []GPUCount{{Model: "NVIDIA H100 80GB HBM3", Count: 8}}, At: measuredAt}
+		for i := range d.Scenarios {
+			d.Scenarios[i].WorkloadHash = "sha256:320f730695f1aa"
+			if h := d.Scenarios[i].History; len(h) > 0 {
+				d.Scenarios[i].Baseline = &BaselineRef{Commit: h[len(h)-1].Commit, Date: h[len(h)-1].Date}
+			}
+		}
 		return d
 	}, "### ❌ perfgate: regression (1 of 5 gates regressed)"},
 	{"inconclusive", func() *Document { return testDocument(inconclusiveVerdict(), 1.08, 0) }, "### ⚠️ perfgate: inconclusive"},

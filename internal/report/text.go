@@ -44,12 +44,14 @@ func writeText(w io.Writer, v *view) error {
 	p := &verdictPrinter{w: w}
 	if !v.Merged {
 		textKind(p, v.Docs[0].Headline)
+		textMeasured(p, v.Docs[0].Measured)
 		textDoc(p, &v.Docs[0])
 		return p.err
 	}
 	for i := range v.Docs {
 		p.printf("=== %s\n\n", verdictClean(v.Docs[i].Title))
 		textKind(p, v.Docs[i].Headline)
+		textMeasured(p, v.Docs[i].Measured)
 		textDoc(p, &v.Docs[i])
 		p.println()
 	}
@@ -62,6 +64,15 @@ func writeText(w io.Writer, v *view) error {
 func textKind(p *verdictPrinter, h headline) {
 	if len(h.Kind) > 0 {
 		p.println(textOf(h.Kind))
+		p.println()
+	}
+}
+
+// textMeasured is what was measured, and a blank line; nothing when not
+// known.
+func textMeasured(p *verdictPrinter, m sentence) {
+	if len(m) > 0 {
+		p.println("measured: " + textOf(m))
 		p.println()
 	}
 }

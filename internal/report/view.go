@@ -50,6 +50,10 @@ type view struct {
 	// counted together ("1 of 8 gates regressed") and the worst change,
 	// named by the document's title.
 	Page headline
+	// name names a report of one document in the HTML's heading: its
+	// title, else its config's file name; empty for none, and for a
+	// merged report. Untrusted.
+	Name string
 	Docs []docView
 	// footer names the workflow runs and the commits measured, each once.
 	Footer []link
@@ -85,6 +89,11 @@ type docView struct {
 	// verdict is the verdict's line: the text's last, the HTML's first
 	// under the document's title ("REGRESSION (1 gate regressed: …)").
 	Verdict sentence
+	// measured says what was measured: the model, the engine and its
+	// version, the GPUs, the workload and the baseline's commit and age
+	// (measured.go); nil for a verdict without a document, or a document
+	// from before it was kept.
+	Measured sentence
 	// fields say where the document came from (repository, commit, …).
 	Fields []field
 	Blocks []block
@@ -292,6 +301,12 @@ type chart struct {
 	Labels [][]string
 	Notes  []string
 	Series []series
+	// yAxis is the value axis's range (axes.go); nil leaves it to the
+	// medium. xAxis and xTicks are a log-scaled x axis's range and
+	// ticks (a CDF's).
+	YAxis  *axisRange
+	XAxis  *axisRange
+	XTicks []float64
 }
 
 // series is one line or set of bars: its role (baseline, candidate,

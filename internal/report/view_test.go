@@ -51,6 +51,7 @@ type (
 		Headline  string   `json:"headline"`
 		Kind      string   `json:"headline_kind,omitempty"`
 		Verdict   string   `json:"verdict"`
+		Measured  string   `json:"measured,omitempty"`
 		Fields    []string `json:"fields,omitempty"`
 		Blocks    []jBlock `json:"blocks"`
 	}
@@ -87,7 +88,7 @@ func viewJSON(v *view) jView {
 		}
 	}
 	for _, d := range v.Docs {
-		jd := jDoc{Outcome: string(d.Outcome), Headline: headlineJSON(d.Headline), Kind: sentenceJSON(d.Headline.Kind), Verdict: sentenceJSON(d.Verdict)}
+		jd := jDoc{Outcome: string(d.Outcome), Headline: headlineJSON(d.Headline), Kind: sentenceJSON(d.Headline.Kind), Verdict: sentenceJSON(d.Verdict), Measured: sentenceJSON(d.Measured)}
 		if d.Title != "" {
 			jd.Title = mark(d.Title)
 		}

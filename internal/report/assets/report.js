@@ -31,11 +31,21 @@
     scale.min = scale.min >= 0 && lo < 0 ? 0 : lo;
     scale.max += 0.1 * r;
   }
+  // valueAxis is a chart's value axis: the range the report decided
+  // (axes.go: from zero, or spanning at least half its largest value, a
+  // share within 0-100%), else padded around the data.
+  function valueAxis(c) {
+    var y = { type: "linear", title: axis(c.y_title) };
+    if (c.y_axis) { y.min = c.y_axis.lo; y.max = c.y_axis.hi; } else { y.afterDataLimits = padded; }
+    return y;
+  }
+  // tick is a tick's label: three significant figures, no trailing zeros.
+  function tick(v) { return String(Number(Number(v).toPrecision(3))); }
   function axis(text) { return { display: true, text: text, font: { weight: "bold" } }; }
   function plugins(c) {
     return {
       title: { display: true, text: c.title, font: { size: 14, weight: "bold" } },
-      subtitle: { display: !!c.subtitle, text: c.subtitle || "", color: "#59636e" },
+      subtitle: { display: !!(c.subtitle || c.y_note), text: [c.subtitle, c.y_note].filter(function (t) { return !!t; }), color: "#59636e" },
       legend: { position: "bottom", labels: { boxWidth: 14, filter: function (item, d) { var r = d.datasets[item.datasetIndex].role; return r !== "lo" && r.indexOf("-median") < 0; } } }
     };
   }
@@ -64,7 +74,7 @@
       options: {
         interaction: { mode: "nearest", intersect: false },
         scales: {
-          x: { type: "logarithmic", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true } },
+          x: cdfAxis(c),
           y: { type: "linear", min: 0, max: 1, title: axis(c.y_title), ticks: { stepSize: 0.2, callback: function (v) { return Math.round(100 * v) + "%"; } } }
         },
         plugins: Object.assign(plugins(c), {
@@ -72,6 +82,19 @@
         })
       }
     };
+  }
+
+  // cdfAxis is a CDF's log-scaled x axis over the range and at the ticks
+  // the report decided (axes.go: few enough that their labels stay apart).
+  function cdfAxis(c) {
+    var x = { type: "logarithmic", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 12, callback: function (v) { return tick(v); } } };
+    if (c.x_axis) { x.min = c.x_axis.lo; x.max = c.x_axis.hi; }
+    if (c.x_ticks && c.x_ticks.length) {
+      x.afterBuildTicks = function (scale) {
+        scale.ticks = c.x_ticks.filter(function (v) { return v >= scale.min && v <= scale.max; }).map(function (v) { return { value: v }; });
+      };
+    }
+    return x;
   }
 
   function reps(c) {
@@ -96,7 +119,7 @@
                  for (var i = 1; i <= n; i += step) { ticks.push({ value: i }); }
                  scale.ticks = ticks;
                } },
-          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
+          y: valueAxis(c)
         },
         plugins: Object.assign(plugins(c), {
           tooltip: { callbacks: { label: function (ctx) { return ctx.dataset.label + (ctx.dataset.label.indexOf("median") < 0 ? " #" + ctx.parsed.x : "") + ": " + num(ctx.parsed.y); } } }
@@ -149,7 +172,7 @@
         interaction: { mode: "index", intersect: false },
         scales: {
           x: { type: "category", title: axis(c.x_title), ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: skipPadding } },
-          y: { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
+          y: valueAxis(c)
         },
         plugins: Object.assign(plugins(c), { tooltip: tooltip })
       }

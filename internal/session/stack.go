@@ -64,6 +64,7 @@ const (
 // repetitions, and stops the stack on every path out.
 type session struct {
 	cfg      *config.Config
+	headers  config.ExpandedHeaders // target.headers as sent: keep out of anything written
 	runID    string
 	name     string // prefixes the phases' titles (Options.Name)
 	stackLog string // overrides stack.log (Options.StackLog)
@@ -97,9 +98,11 @@ type session struct {
 	telemetryInfo result.TelemetryInfo
 }
 
-// health is the stack's health check, at interval.
+// health is the stack's health check, at interval, with the target's
+// headers.
 func (s *session) health(interval time.Duration) stack.Health {
-	return stack.Health{BaseURL: s.cfg.Target.BaseURL, Path: s.cfg.Stack.HealthPath, Interval: interval}
+	return stack.Health{BaseURL: s.cfg.Target.BaseURL, Path: s.cfg.Stack.HealthPath, Interval: interval,
+		Headers: s.headers.Values, Redact: s.headers.Redact}
 }
 
 // measure runs every scenario and returns their results. The stack is stopped
@@ -179,7 +182,9 @@ func (s *session) startStack(ctx context.Context) error {
 	// stack, and would make the metric useless for gating.
 	t0 := s.clock.Now()
 	s.inst = inst
-	wait := stack.Wait{Timeout: st.ReadyTimeout, Clock: s.clock, Progress: func(msg string) { s.detail("%s", msg) }}
+	// Credentials the server refuses stay refused: the wait ends at once.
+	wait := stack.Wait{Timeout: st.ReadyTimeout, Clock: s.clock, Progress: func(msg string) { s.detail("%s", msg) },
+		Final: func(err error) bool { return refusedStatus(err) != 0 }}
 	if managed {
 		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
 			s.logPath(s.starts), st.ReadyTimeout, healthDesc(st.HealthPath))
@@ -195,7 +200,10 @@ func (s *session) startStack(ctx context.Context) error {
 	ready, err := stack.WaitReady(ctx, inst, s.health(readyPoll), wait, s.probe)
 	if err != nil {
 		var nre *stack.NotReadyError
-		if !managed && errors.As(err, &nre) {
+		switch {
+		case errors.As(err, &nre) && nre.Exit == nil && refusedStatus(nre.Last) != 0:
+			err = s.credentials(refusedStatus(nre.Last), err)
+		case !managed && errors.As(err, &nre):
 			err = fmt.Errorf("%w (is the server up? `perfgate sim` starts a simulated one)", err)
 		}
 		return err
@@ -216,7 +224,7 @@ func (s *session) startStack(ctx context.Context) error {
 		}
 		models, err := s.client.ListModels(ctx)
 		if err != nil {
-			return fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err)
+			return s.credentials(refusedStatus(err), fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err))
 		}
 		s.server.Models = models
 		s.stackID = inst.Identity()
@@ -289,7 +297,10 @@ func healthDesc(path string) string {
 	if path == "none" {
 		return "the server"
 	}
-	return path
+	if path == stack.ModelsPath {
+		return path
+	}
+	return path + " (or " + stack.ModelsPath + " when it answers 404 or 405)"
 }
 
 // probe is the readiness completion: connect (resolving model: auto on the
@@ -298,6 +309,10 @@ func (s *session) probe(ctx context.Context) error {
 	if s.client == nil {
 		c, err := s.connectFunc(ctx, s.cfg)
 		if err != nil {
+			var ce *CredentialsError
+			if errors.As(err, &ce) {
+				return ce.Err // startStack names the refusal, once
+			}
 			return err
 		}
 		s.client = c

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -218,7 +219,8 @@ func (s *session) startStack(ctx context.Context) error {
 	}
 	if s.starts == 1 {
 		var problems []error
-		s.server, problems = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		s.server, problems = stack.Identify(ctx, stack.HeaderClient(s.headers.Values), s.cfg.Target.BaseURL, st.Engine)
+		s.redactServer()
 		for _, p := range problems {
 			s.detail("warning: identity: %v", p)
 		}
@@ -238,6 +240,21 @@ func (s *session) startStack(ctx context.Context) error {
 		s.openTelemetry(ctx)
 	}
 	return nil
+}
+
+// redactServer cleans the server's account of itself, which the result
+// keeps, of the headers' secrets, should it echo one.
+func (s *session) redactServer() {
+	if !s.headers.HasSecrets() {
+		return
+	}
+	s.server.Engine, s.server.Version = s.headers.Redact(s.server.Engine), s.headers.Redact(s.server.Version)
+	if raw := s.headers.Redact(string(s.server.Raw)); raw != string(s.server.Raw) {
+		s.server.Raw = nil // dropped when redacting left it no longer JSON
+		if json.Valid([]byte(raw)) {
+			s.server.Raw = []byte(raw)
+		}
+	}
 }
 
 // openTelemetry finds the engine's metrics page and a GPU source, and

@@ -43,6 +43,46 @@ func (h Health) enabled() bool { return h.Path != "" && h.Path != "none" }
 
 func (h Health) client() *http.Client { return noRedirects(h.Client) }
 
+// HeaderClient is perfgate's own client for health checks and identity
+// requests (no redirects, bounded response headers, no proxy) that adds
+// headers to every request, as Health.Headers does: for Identify against a
+// server that wants a key on every path. nil headers give the plain one.
+func HeaderClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return defaultHTTPClient
+	}
+	c := *defaultHTTPClient
+	c.Transport = headerTransport{base: defaultHTTPClient.Transport, headers: headers}
+	return &c
+}
+
+// headerTransport adds headers to each request it sends.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	setHeaders(r, t.headers)
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}
+
+// setHeaders sets headers on req; a "Host" sets its host.
+func setHeaders(req *http.Request, headers map[string]string) {
+	for k, v := range headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+}
+
 // ModelsPath is where a health check turns when the health path is not
 // there.
 const ModelsPath = "/v1/models"
@@ -75,13 +115,7 @@ func (h Health) get(ctx context.Context, timeout time.Duration, path string) err
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
-	for k, v := range h.Headers {
-		if http.CanonicalHeaderKey(k) == "Host" {
-			req.Host = v
-			continue
-		}
-		req.Header.Set(k, v)
-	}
+	setHeaders(req, h.Headers)
 	resp, err := h.client().Do(req)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)

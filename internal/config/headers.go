@@ -24,6 +24,12 @@ import (
 //     not one (${}, ${1X}, shell's ${X:-default}). A template that does not
 //     expand is refused rather than sent as it is written, which is how a
 //     key used to reach servers as the literal text "${OPENAI_API_KEY}".
+//     (A stack's env keeps a bare $NAME as it is, for the program to
+//     expand; a header has no one downstream to expand it.)
+//   - the variables perfgate never gives a stack (NeverPassedToStack: the
+//     GitHub tokens, INPUT_*, ACTIONS_*, the runner's command files) are
+//     never sent to a server either: a pull request's config names the
+//     target, and could otherwise send it the workflow's token.
 //
 // The config, its hash, the result and everything perfgate writes keep the
 // template; the values are read from the environment once, when a run
@@ -78,6 +84,24 @@ func (e *HeaderSyntaxError) reason() string {
 	return fmt.Sprintf("the $ at byte %d %s; write ${NAME} for an environment variable or $$ for a literal $", e.Offset, e.Msg)
 }
 
+// HeaderRefusedError is a header value naming a variable perfgate never
+// sends (NeverPassedToStack).
+type HeaderRefusedError struct {
+	// Header is the header's name as configured.
+	Header string
+	// Var is the variable's name.
+	Var string
+}
+
+func (e *HeaderRefusedError) Error() string {
+	return "target.headers." + e.Header + ": " + e.reason()
+}
+
+// reason is the message without the field path.
+func (e *HeaderRefusedError) reason() string {
+	return fmt.Sprintf("${%s} is never sent: perfgate keeps the GitHub token, the action's inputs and the runner's variables from the server under test", e.Var)
+}
+
 // headerPart is one piece of a parsed header value: literal text, or a
 // variable's name.
 type headerPart struct {
@@ -114,6 +138,9 @@ func parseHeaderValue(header, value string) ([]headerPart, error) {
 			return nil, &HeaderSyntaxError{Header: header, Offset: i,
 				Msg: "does not name a variable (letters, digits and _, not starting with a digit)"}
 		}
+		if NeverPassedToStack(name) {
+			return nil, &HeaderRefusedError{Header: header, Var: name}
+		}
 		if lit.Len() > 0 {
 			parts = append(parts, headerPart{text: lit.String()})
 			lit.Reset()
@@ -143,8 +170,9 @@ func validVarName(name string) bool {
 }
 
 // HeaderVars returns the environment variables a header value names, in
-// order (a name once), or an error when the value is malformed (see the
-// syntax above).
+// order (a name once), or an error when the value is malformed (a
+// *HeaderSyntaxError) or names a variable perfgate never sends (a
+// *HeaderRefusedError); see the syntax above.
 func HeaderVars(header, value string) ([]string, error) {
 	parts, err := parseHeaderValue(header, value)
 	if err != nil {
@@ -175,7 +203,8 @@ type ExpandedHeaders struct {
 // ExpandHeaders expands the ${NAME} references of t.Headers' values from
 // lookup (os.LookupEnv for the process environment). The config is left as
 // it is. An unset or empty variable is a *HeaderVarError, a malformed value
-// a *HeaderSyntaxError, and a value whose expansion holds a line break or a
+// a *HeaderSyntaxError, a variable perfgate never sends a
+// *HeaderRefusedError, and a value whose expansion holds a line break or a
 // NUL byte (which no HTTP request may carry) an error naming the variable;
 // the headers are checked in name order and the first problem is returned.
 // No error holds a variable's value.

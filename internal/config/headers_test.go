@@ -43,6 +43,9 @@ func TestExpandHeaders(t *testing.T) {
 		{"Bearer ${MISSING}", "", "target.headers.H: ${MISSING} is not set in the environment"},
 		{"Bearer ${EMPTY}", "", "target.headers.H: ${EMPTY} is empty in the environment"},
 		{"Bearer ${NL}", "", "target.headers.H: the value of ${NL} holds a line break or a NUL byte"},
+		{"token ${GITHUB_TOKEN}", "", "target.headers.H: ${GITHUB_TOKEN} is never sent"},
+		{"${INPUT_GITHUB_TOKEN}", "", "${INPUT_GITHUB_TOKEN} is never sent"},
+		{"${actions_runtime_token}", "", "${actions_runtime_token} is never sent"},
 	}
 	for _, tt := range tests {
 		got, err := Target{Headers: map[string]string{"H": tt.value}}.ExpandHeaders(env)
@@ -141,6 +144,7 @@ target:
     Authorization: "Bearer ${PERFGATE_TEST_SET_KEY}"
     X-Bad: "Bearer $PERFGATE_TEST_SET_KEY"
     X-Unset: "${PERFGATE_TEST_SURELY_UNSET_VAR}"
+    X-Gh: "${GH_TOKEN}"
 scenarios:
   - name: s
     synth: {requests: 1, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
@@ -148,15 +152,20 @@ scenarios:
 `
 	_, err := Parse([]byte(yaml), "perfgate.yaml")
 	var errs *Errors
-	if !errors.As(err, &errs) || len(errs.Problems) != 1 {
-		t.Fatalf("Parse = %v, want one problem", err)
+	if !errors.As(err, &errs) || len(errs.Problems) != 2 {
+		t.Fatalf("Parse = %v, want two problems", err)
 	}
-	p := errs.Problems[0]
-	if p.Path != "target.headers.X-Bad" || !strings.Contains(p.Msg, "the $ at byte 7 does not begin ${NAME}") {
-		t.Errorf("problem = %v", p)
+	for i, want := range []struct{ path, msg string }{
+		{"target.headers.X-Bad", "the $ at byte 7 does not begin ${NAME}"},
+		{"target.headers.X-Gh", "${GH_TOKEN} is never sent"},
+	} {
+		if p := errs.Problems[i]; p.Path != want.path || !strings.Contains(p.Msg, want.msg) {
+			t.Errorf("problem %d = %v, want %s: ...%s...", i, p, want.path, want.msg)
+		}
 	}
 
 	good := strings.Replace(yaml, `X-Bad: "Bearer $PERFGATE_TEST_SET_KEY"`, `X-Cost: "$$5"`, 1)
+	good = strings.Replace(good, `X-Gh: "${GH_TOKEN}"`, "", 1)
 	cfg, err := Parse([]byte(good), "perfgate.yaml")
 	if err != nil {
 		t.Fatal(err)

@@ -325,8 +325,13 @@ func (v *validator) headerVars(header, value string) {
 	path := "target.headers." + header
 	names, err := HeaderVars(header, value)
 	var se *HeaderSyntaxError
-	if errors.As(err, &se) {
+	var re *HeaderRefusedError
+	switch {
+	case errors.As(err, &se):
 		v.add(path, "%s", se.reason())
+		return
+	case errors.As(err, &re):
+		v.add(path, "%s", re.reason())
 		return
 	}
 	for _, name := range names {

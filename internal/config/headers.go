@@ -255,6 +255,16 @@ func (h ExpandedHeaders) Redact(s string) string {
 	return s
 }
 
+// Redactor is Redact, or nil when there is nothing to redact: what
+// client.Options.Redact and stack.Health.Redact take, so that a run with
+// no secrets does no work per response.
+func (h ExpandedHeaders) Redactor() func(string) string {
+	if !h.HasSecrets() {
+		return nil
+	}
+	return h.Redact
+}
+
 // HasSecrets says whether any header took a value from the environment
 // that Redact replaces.
 func (h ExpandedHeaders) HasSecrets() bool { return len(h.secrets) > 0 }

@@ -122,8 +122,11 @@ func TestExpandedHeadersRedact(t *testing.T) {
 		t.Errorf("Names = %v", got)
 	}
 	var zero ExpandedHeaders
-	if zero.Redact(in) != in {
+	if zero.Redact(in) != in || zero.Redactor() != nil {
 		t.Error("the zero ExpandedHeaders redacts")
+	}
+	if h.Redactor() == nil || h.Redactor()(in) != want {
+		t.Error("Redactor is not Redact")
 	}
 }
 

@@ -241,7 +241,7 @@ func connect(ctx context.Context, cfg *config.Config, headers config.ExpandedHea
 	newClient := func(model string) (*client.Client, error) {
 		c, err := client.New(client.Options{
 			BaseURL: cfg.Target.BaseURL, API: client.API(cfg.Target.API), Model: model,
-			Headers: headers.Values, Redact: headers.Redact, Timeout: cfg.Target.Timeout, MaxConns: pool,
+			Headers: headers.Values, Redact: headers.Redactor(), Timeout: cfg.Target.Timeout, MaxConns: pool,
 		})
 		if err != nil {
 			return nil, exit.UsageError(fmt.Errorf("target: %w", err))

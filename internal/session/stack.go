@@ -103,7 +103,7 @@ type session struct {
 // headers.
 func (s *session) health(interval time.Duration) stack.Health {
 	return stack.Health{BaseURL: s.cfg.Target.BaseURL, Path: s.cfg.Stack.HealthPath, Interval: interval,
-		Headers: s.headers.Values, Redact: s.headers.Redact}
+		Headers: s.headers.Values, Redact: s.headers.Redactor()}
 }
 
 // measure runs every scenario and returns their results. The stack is stopped

@@ -325,3 +325,22 @@ func TestRefusedStatus(t *testing.T) {
 		}
 	}
 }
+
+// The server's account of itself, which the result keeps, has an echoed
+// key redacted; a body that redacting leaves no longer JSON is dropped.
+func TestRedactServer(t *testing.T) {
+	h, err := config.Target{Headers: map[string]string{"Authorization": "Bearer ${K}"}}.ExpandHeaders(env(map[string]string{"K": "123456789012"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{headers: h, server: result.Server{Engine: "e", Version: "v123456789012", Raw: []byte(`{"auth":"Bearer 123456789012"}`)}}
+	s.redactServer()
+	if s.server.Version != "v[redacted]" || string(s.server.Raw) != `{"auth":"Bearer [redacted]"}` {
+		t.Errorf("server = %+v (raw %s)", s.server, s.server.Raw)
+	}
+	s.server.Raw = []byte(`{"n":123456789012}`)
+	s.redactServer()
+	if s.server.Raw != nil {
+		t.Errorf("raw = %s, want dropped", s.server.Raw)
+	}
+}

@@ -214,6 +214,12 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	if err := holdable(baseCfg, candCfg, mode); err != nil {
 		return nil, err
 	}
+	// A variable either arm's headers lack stops it before a stack starts.
+	for _, cfg := range []*config.Config{baseCfg, candCfg} {
+		if err := session.CheckHeaders(cfg, o.Session); err != nil {
+			return nil, err
+		}
+	}
 	r := &abRun{
 		o: o, mode: mode,
 		base: &arm{name: Base, cfg: baseCfg, scenarios: baseScenarios},

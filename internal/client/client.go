@@ -250,6 +250,7 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 				resp.End = time.Now()
 			}
 		}
+		c.redactResponse(resp)
 	}()
 	fail := func(e *Error) *Response {
 		resp.Err = e
@@ -484,11 +485,54 @@ func jsonMember(body []byte, name string) json.RawMessage {
 	return m[name]
 }
 
+// redactResponse cleans what resp carries of Options.Redact's secrets.
+func (c *Client) redactResponse(resp *Response) {
+	if c.opts.Redact == nil {
+		return
+	}
+	resp.Text = c.opts.Redact(resp.Text)
+	resp.FinishReason = c.opts.Redact(resp.FinishReason)
+	resp.Err = c.redactError(resp.Err)
+}
+
+// redactError is e cleaned of Options.Redact's secrets: its message, and
+// its cause's text when that held one (the cause is then only its text).
+func (c *Client) redactError(e *Error) *Error {
+	if e == nil || c.opts.Redact == nil {
+		return e
+	}
+	out := *e
+	out.Message = c.opts.Redact(e.Message)
+	if e.Err != nil {
+		if msg := e.Err.Error(); c.opts.Redact(msg) != msg {
+			out.Err = errors.New(c.opts.Redact(msg))
+		}
+	}
+	return &out
+}
+
 // ListModels returns the ids the server lists at GET /v1/models. A failure is
 // an *Error (connect, local, http, timeout, canceled; a redirect is an http
 // error naming where it pointed), a *safeio.TooLargeError for an answer over
-// 8 MiB, or a decoding error.
+// 8 MiB, or a decoding error; its text is cleaned of Options.Redact's
+// secrets.
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
+	ids, err := c.listModels(ctx)
+	if err != nil && c.opts.Redact != nil {
+		var ce *Error
+		if errors.As(err, &ce) {
+			if r := c.redactError(ce); r.Error() != ce.Error() {
+				return nil, fmt.Errorf("list models: %w", r)
+			}
+		} else if msg := err.Error(); c.opts.Redact(msg) != msg {
+			return nil, errors.New(c.opts.Redact(msg))
+		}
+	}
+	return ids, err
+}
+
+// listModels is ListModels before its error is cleaned.
+func (c *Client) listModels(ctx context.Context) ([]string, error) {
 	if ctx == nil {
 		return nil, errors.New("list models: nil context")
 	}

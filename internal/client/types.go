@@ -24,8 +24,16 @@ type Options struct {
 	API     API
 	// Model is sent as the request's "model".
 	Model string
-	// Headers are added to every request (e.g. Authorization).
+	// Headers are added to every request (e.g. Authorization), as they
+	// are: a ${VAR} in target.headers is expanded before they get here
+	// (config.Target.ExpandHeaders).
 	Headers map[string]string
+	// Redact, if set, cleans the text a Response or an error carries of
+	// what must never be written (the values of the headers' environment
+	// variables, config.ExpandedHeaders.Redact): the server's error
+	// message, the output text and the finish reason, which a server may
+	// echo a header into.
+	Redact func(string) string
 	// Timeout bounds one whole request, connect to end of stream; 0 means none.
 	Timeout time.Duration
 	// MaxConns sizes the connection pool: the largest number of requests in flight.

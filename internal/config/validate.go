@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/perfgate/perfgate/internal/compare/stat"
@@ -311,6 +312,31 @@ func (v *validator) target() {
 		} else if strings.ContainsAny(t.Headers[name], "\r\n\x00") {
 			// Go's HTTP client would refuse every request at send time.
 			v.add("target.headers."+name, "a header value must not hold a line break or a NUL byte")
+		} else {
+			v.headerVars(name, t.Headers[name])
+		}
+	}
+}
+
+// headerVars checks the ${NAME} references of one header value (headers.go)
+// and warns of a variable this environment lacks: run, gate and ab refuse
+// to start without it. Only whether it is set is read, never its value.
+func (v *validator) headerVars(header, value string) {
+	path := "target.headers." + header
+	names, err := HeaderVars(header, value)
+	var se *HeaderSyntaxError
+	var re *HeaderRefusedError
+	switch {
+	case errors.As(err, &se):
+		v.add(path, "%s", se.reason())
+		return
+	case errors.As(err, &re):
+		v.add(path, "%s", re.reason())
+		return
+	}
+	for _, name := range names {
+		if val, ok := os.LookupEnv(name); !ok || val == "" {
+			v.warn(path, "${%s} is not set in this environment (or is empty); a run refuses to start without it", name)
 		}
 	}
 }

@@ -49,10 +49,14 @@ type Arm struct {
 // exit codes as Run's do.
 func Open(ctx context.Context, cfg *config.Config, o Options) (*Arm, error) {
 	configHash := cfg.Hash()
+	headers, err := expandHeaders(cfg, o)
+	if err != nil {
+		return nil, err
+	}
 	if err := o.FileLimit.Ensure(cfg); err != nil {
 		return nil, exit.RunError(err)
 	}
-	s := newSession(cfg, o)
+	s := newSession(cfg, o, headers)
 	a := &Arm{s: s, configHash: configHash, started: s.clock.Now(),
 		scenarios: map[string]*result.ScenarioResult{}, evals: map[string]*evalRun{}, prepared: map[string]run.Scenario{}}
 	if err := a.start(ctx); err != nil {
@@ -207,13 +211,14 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 	outer := ctx
 	ctx, cancel := a.Guard(ctx)
 	defer cancel()
+	refused := &refusals{Sender: s.client}
 	fail := func(err error) error {
 		if cause := CauseOr(ctx, err); cause != err {
 			// A crash or a signal: say which scenario it stopped (the
 			// run's own errors name it already).
 			err = fmt.Errorf("scenario %s: %w", c.Name, cause)
 		}
-		return interrupted(outer, err)
+		return interrupted(outer, s.explain(refused, err))
 	}
 
 	res := a.scenarios[c.Name]
@@ -224,7 +229,7 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 		a.order = append(a.order, c.Name)
 		a.evals[c.Name] = s.evals(sc)
 	}
-	dispatcher := &run.Dispatcher{Sender: s.client, Clock: s.clock}
+	dispatcher := &run.Dispatcher{Sender: refused, Clock: s.clock}
 	wres, err := s.warmUp(ctx, sc, dispatcher)
 	if err != nil {
 		return fail(err)

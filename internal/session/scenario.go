@@ -18,9 +18,11 @@ import (
 // scenario warms sc up and measures its repetitions under a crash watch; a
 // scenario with a capacity section is measured by its capacity search
 // instead (searchCapacity), under the same watch.
-func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.ScenarioResult, error) {
+func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.ScenarioResult, err error) {
 	c := sc.Config
 	res := s.scenarioResult(sc)
+	refused := &refusals{Sender: s.client}
+	defer func() { err = s.explain(refused, err) }()
 	watched, stopWatch := stack.Watch(ctx, s.inst, s.health(s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
 	defer stopWatch()
 	crashed := func(err error) error {
@@ -30,7 +32,7 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (result.Scenari
 		}
 		return err
 	}
-	dispatcher := &run.Dispatcher{Sender: s.client, Clock: s.clock}
+	dispatcher := &run.Dispatcher{Sender: refused, Clock: s.clock}
 	if c.Capacity != nil {
 		res, err := s.searchCapacity(watched, sc, dispatcher, res)
 		if err != nil {

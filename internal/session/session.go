@@ -104,6 +104,9 @@ type Options struct {
 	// repetition from repetitions.min on, with the scenario measured so far,
 	// whether to measure another (perfgate gate). Unset: repetitions.max.
 	More func(partial *result.ScenarioResult) bool
+	// LookupEnv reads the environment variables target.headers names
+	// (nil: os.LookupEnv), once, as the run starts.
+	LookupEnv func(name string) (string, bool)
 }
 
 // Run measures every scenario of cfg and returns the result, identity
@@ -115,16 +118,26 @@ type Options struct {
 // Errors carry their exit code: a run that failed (the stack did not get
 // ready or crashed, a repetition broke, perfgate ran out of open files) is
 // exit.RunError, "interrupted: ..." when ctx was cancelled; a target the
-// config cannot build a client for is exit.UsageError.
+// config cannot build a client for, and a ${VAR} in target.headers that the
+// environment lacks, are exit.UsageError. A server that refuses the
+// credentials (401, 403) fails it with a *CredentialsError.
+//
+// target.headers' ${VAR}s are read from the environment here, once; cfg
+// keeps them as written, and nothing the run returns or writes holds their
+// values (a server's message that echoes one has it redacted).
 func Run(ctx context.Context, cfg *config.Config, scenarios []run.Scenario, o Options) (*result.Result, error) {
 	configHash := cfg.Hash() // of the config as written, before model: auto is resolved
+	headers, err := expandHeaders(cfg, o)
+	if err != nil {
+		return nil, err
+	}
 
 	// perfgate's own limits are its own errors, found before anything is
 	// sent rather than counted as the server's connect errors.
 	if err := o.FileLimit.Ensure(cfg); err != nil {
 		return nil, exit.RunError(err)
 	}
-	s := newSession(cfg, o)
+	s := newSession(cfg, o, headers)
 	started := s.clock.Now()
 	scenarioResults, err := s.measure(ctx, scenarios)
 	if err != nil {
@@ -162,9 +175,10 @@ func (s *session) result(configHash string, started time.Time, scenarios []resul
 	return res
 }
 
-// newSession is a session of cfg with o's defaults filled in.
-func newSession(cfg *config.Config, o Options) *session {
-	s := &session{cfg: cfg, runID: o.RunID, name: o.Name, stackLog: o.StackLog, phases: o.Phases, progress: o.Progress, out: o.Log,
+// newSession is a session of cfg, sending headers, with o's defaults
+// filled in.
+func newSession(cfg *config.Config, o Options, headers config.ExpandedHeaders) *session {
+	s := &session{cfg: cfg, headers: headers, runID: o.RunID, name: o.Name, stackLog: o.StackLog, phases: o.Phases, progress: o.Progress, out: o.Log,
 		onRecord: o.OnRecord, more: o.More, startFunc: o.StartStack, connectFunc: o.Connect,
 		openTelemetryFunc: o.OpenTelemetry, clock: o.Clock}
 	if s.runID == "" {
@@ -175,7 +189,7 @@ func newSession(cfg *config.Config, o Options) *session {
 	}
 	if s.connectFunc == nil {
 		s.connectFunc = func(ctx context.Context, cfg *config.Config) (Sender, error) {
-			c, err := Connect(ctx, cfg)
+			c, err := connect(ctx, cfg, s.headers)
 			if err != nil {
 				return nil, err // not a typed nil in the interface
 			}
@@ -210,13 +224,24 @@ func target(cfg *config.Config, st result.Stack) result.Target {
 // Connect builds the client for cfg's target, checks that the server answers
 // /v1/models, and resolves model: auto to the first model it lists (in cfg).
 // It is the default of Options.Connect; its connection pool is sized for the
-// run (run.Connections).
+// run (run.Connections). It reads target.headers' ${VAR}s from the process
+// environment (an unset one is exit.UsageError); a server that refuses the
+// credentials is a *CredentialsError.
 func Connect(ctx context.Context, cfg *config.Config) (*client.Client, error) {
+	headers, err := expandHeaders(cfg, Options{})
+	if err != nil {
+		return nil, err
+	}
+	return connect(ctx, cfg, headers)
+}
+
+// connect is Connect with the headers expanded.
+func connect(ctx context.Context, cfg *config.Config, headers config.ExpandedHeaders) (*client.Client, error) {
 	pool, _ := run.Connections(cfg)
 	newClient := func(model string) (*client.Client, error) {
 		c, err := client.New(client.Options{
 			BaseURL: cfg.Target.BaseURL, API: client.API(cfg.Target.API), Model: model,
-			Headers: cfg.Target.Headers, Timeout: cfg.Target.Timeout, MaxConns: pool,
+			Headers: headers.Values, Redact: headers.Redactor(), Timeout: cfg.Target.Timeout, MaxConns: pool,
 		})
 		if err != nil {
 			return nil, exit.UsageError(fmt.Errorf("target: %w", err))
@@ -228,6 +253,10 @@ func Connect(ctx context.Context, cfg *config.Config) (*client.Client, error) {
 		return nil, err
 	}
 	models, err := c.ListModels(ctx)
+	if st := refusedStatus(err); st != 0 {
+		return nil, exit.RunError(&CredentialsError{Status: st, Headers: headers.Names(),
+			Err: fmt.Errorf("target %s, asked for /v1/models: %w", cfg.Target.BaseURL, err)})
+	}
 	if err != nil {
 		return nil, exit.RunError(fmt.Errorf("target %s is not answering /v1/models: %w (is the server up? `perfgate sim` starts a simulated one)", cfg.Target.BaseURL, err))
 	}

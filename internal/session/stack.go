@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -64,6 +65,7 @@ const (
 // repetitions, and stops the stack on every path out.
 type session struct {
 	cfg      *config.Config
+	headers  config.ExpandedHeaders // target.headers as sent: keep out of anything written
 	runID    string
 	name     string // prefixes the phases' titles (Options.Name)
 	stackLog string // overrides stack.log (Options.StackLog)
@@ -97,9 +99,11 @@ type session struct {
 	telemetryInfo result.TelemetryInfo
 }
 
-// health is the stack's health check, at interval.
+// health is the stack's health check, at interval, with the target's
+// headers.
 func (s *session) health(interval time.Duration) stack.Health {
-	return stack.Health{BaseURL: s.cfg.Target.BaseURL, Path: s.cfg.Stack.HealthPath, Interval: interval}
+	return stack.Health{BaseURL: s.cfg.Target.BaseURL, Path: s.cfg.Stack.HealthPath, Interval: interval,
+		Headers: s.headers.Values, Redact: s.headers.Redactor()}
 }
 
 // measure runs every scenario and returns their results. The stack is stopped
@@ -181,7 +185,9 @@ func (s *session) startStack(ctx context.Context) error {
 	// stack, and would make the metric useless for gating.
 	t0 := s.clock.Now()
 	s.inst = inst
-	wait := stack.Wait{Timeout: st.ReadyTimeout, Clock: s.clock, Progress: func(msg string) { s.detail("%s", msg) }}
+	// Credentials the server refuses stay refused: the wait ends at once.
+	wait := stack.Wait{Timeout: st.ReadyTimeout, Clock: s.clock, Progress: func(msg string) { s.detail("%s", msg) },
+		Final: func(err error) bool { return refusedStatus(err) != 0 }}
 	if managed {
 		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
 			s.logPath(s.starts), st.ReadyTimeout, healthDesc(st.HealthPath))
@@ -197,7 +203,10 @@ func (s *session) startStack(ctx context.Context) error {
 	ready, err := stack.WaitReady(ctx, inst, s.health(readyPoll), wait, s.probe)
 	if err != nil {
 		var nre *stack.NotReadyError
-		if !managed && errors.As(err, &nre) {
+		switch {
+		case errors.As(err, &nre) && nre.Exit == nil && refusedStatus(nre.Last) != 0:
+			err = s.credentials(refusedStatus(nre.Last), err)
+		case !managed && errors.As(err, &nre):
 			err = fmt.Errorf("%w (is the server up? `perfgate sim` starts a simulated one)", err)
 		}
 		return err
@@ -212,13 +221,14 @@ func (s *session) startStack(ctx context.Context) error {
 	}
 	if s.starts == 1 {
 		var problems []error
-		s.server, problems = stack.Identify(ctx, nil, s.cfg.Target.BaseURL, st.Engine)
+		s.server, problems = stack.Identify(ctx, stack.HeaderClient(s.headers.Values), s.cfg.Target.BaseURL, st.Engine)
+		s.redactServer()
 		for _, p := range problems {
 			s.detail("warning: identity: %v", p)
 		}
 		models, err := s.client.ListModels(ctx)
 		if err != nil {
-			return fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err)
+			return s.credentials(refusedStatus(err), fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err))
 		}
 		s.server.Models = models
 		s.stackID = inst.Identity()
@@ -232,6 +242,21 @@ func (s *session) startStack(ctx context.Context) error {
 		s.openTelemetry(ctx)
 	}
 	return nil
+}
+
+// redactServer cleans the server's account of itself, which the result
+// keeps, of the headers' secrets, should it echo one.
+func (s *session) redactServer() {
+	if !s.headers.HasSecrets() {
+		return
+	}
+	s.server.Engine, s.server.Version = s.headers.Redact(s.server.Engine), s.headers.Redact(s.server.Version)
+	if raw := s.headers.Redact(string(s.server.Raw)); raw != string(s.server.Raw) {
+		s.server.Raw = nil // dropped when redacting left it no longer JSON
+		if json.Valid([]byte(raw)) {
+			s.server.Raw = []byte(raw)
+		}
+	}
 }
 
 // openTelemetry finds the engine's metrics page and a GPU source, and
@@ -291,7 +316,10 @@ func healthDesc(path string) string {
 	if path == "none" {
 		return "the server"
 	}
-	return path
+	if path == stack.ModelsPath {
+		return path
+	}
+	return path + " (or " + stack.ModelsPath + " when it answers 404 or 405)"
 }
 
 // probe is the readiness completion: connect (resolving model: auto on the
@@ -300,6 +328,10 @@ func (s *session) probe(ctx context.Context) error {
 	if s.client == nil {
 		c, err := s.connectFunc(ctx, s.cfg)
 		if err != nil {
+			var ce *CredentialsError
+			if errors.As(err, &ce) {
+				return ce.Err // startStack names the refusal, once
+			}
 			return err
 		}
 		s.client = c

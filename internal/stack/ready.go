@@ -15,12 +15,22 @@ import (
 	"github.com/perfgate/perfgate/internal/httpguard"
 )
 
-// Health is how a stack's health is checked: GET BaseURL+Path answering 200.
+// Health is how a stack's health is checked: GET BaseURL+Path answering
+// 200. A server without that path (404 or 405) is asked GET /v1/models
+// instead, which every OpenAI-compatible server has: its 200 is health too.
 type Health struct {
 	BaseURL string
 	// Path is the health path; "" or "none" means the stack has none, and only
 	// its process (or container) is watched.
 	Path string
+	// Headers are sent with every check, as the target's requests carry
+	// them (expanded: config.Target.ExpandHeaders); a "Host" sets the
+	// request's host.
+	Headers map[string]string
+	// Redact, if set, cleans the start of a failed check's answer, which
+	// the error quotes, of the headers' secrets
+	// (config.ExpandedHeaders.Redact).
+	Redact func(string) string
 	// Interval is the time between checks.
 	Interval time.Duration
 	// Client sends the checks; nil means a client of perfgate's own.
@@ -33,17 +43,79 @@ func (h Health) enabled() bool { return h.Path != "" && h.Path != "none" }
 
 func (h Health) client() *http.Client { return noRedirects(h.Client) }
 
-// check GETs the health path once. It returns nil on 200, else an error that
-// says what came back: the status and the start of the body, the redirect
-// (*httpguard.RedirectError), or the failure.
+// HeaderClient is perfgate's own client for health checks and identity
+// requests (no redirects, bounded response headers, no proxy) that adds
+// headers to every request, as Health.Headers does: for Identify against a
+// server that wants a key on every path. nil headers give the plain one.
+func HeaderClient(headers map[string]string) *http.Client {
+	if len(headers) == 0 {
+		return defaultHTTPClient
+	}
+	c := *defaultHTTPClient
+	c.Transport = headerTransport{base: defaultHTTPClient.Transport, headers: headers}
+	return &c
+}
+
+// headerTransport adds headers to each request it sends.
+type headerTransport struct {
+	base    http.RoundTripper
+	headers map[string]string
+}
+
+func (t headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(req.Context())
+	setHeaders(r, t.headers)
+	base := t.base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
+}
+
+// setHeaders sets headers on req; a "Host" sets its host.
+func setHeaders(req *http.Request, headers map[string]string) {
+	for k, v := range headers {
+		if http.CanonicalHeaderKey(k) == "Host" {
+			req.Host = v
+			continue
+		}
+		req.Header.Set(k, v)
+	}
+}
+
+// ModelsPath is where a health check turns when the health path is not
+// there.
+const ModelsPath = "/v1/models"
+
+// check GETs the health path once, and /v1/models when the health path
+// answers 404 (not found) or 405 (method not allowed): a server without a
+// health endpoint (a hosted API, a gateway) is healthy when it lists its
+// models. It returns nil on 200, else an error that says what came back:
+// the status and the start of the body, the redirect
+// (*httpguard.RedirectError), or the failure; when /v1/models was asked,
+// its answer is the error's cause.
 func (h Health) check(ctx context.Context, timeout time.Duration) error {
+	err := h.get(ctx, timeout, h.Path)
+	var he *HealthStatusError
+	if h.Path == ModelsPath || !errors.As(err, &he) || he.Status != http.StatusNotFound && he.Status != http.StatusMethodNotAllowed {
+		return err
+	}
+	if merr := h.get(ctx, timeout, ModelsPath); merr != nil {
+		return fmt.Errorf("%s answered HTTP %d, and %s, asked instead: %w", h.Path, he.Status, ModelsPath, merr)
+	}
+	return nil
+}
+
+// get GETs path once, as check says.
+func (h Health) get(ctx context.Context, timeout time.Duration, path string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	url := strings.TrimRight(h.BaseURL, "/") + h.Path
+	url := strings.TrimRight(h.BaseURL, "/") + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)
 	}
+	setHeaders(req, h.Headers)
 	resp, err := h.client().Do(req)
 	if err != nil {
 		return fmt.Errorf("GET %s: %w", url, err)
@@ -52,9 +124,16 @@ func (h Health) check(ctx context.Context, timeout time.Duration) error {
 	if re := httpguard.Redirected(resp); re != nil {
 		return re
 	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512)) // the start, for the message
+	// The start, for the message; read past it so that a secret across
+	// the cut is redacted whole.
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
 	if resp.StatusCode != http.StatusOK {
-		return &HealthStatusError{URL: url, Status: resp.StatusCode, Body: strings.Join(strings.Fields(string(body)), " ")}
+		start := string(body)
+		if h.Redact != nil {
+			start = h.Redact(start)
+		}
+		start = start[:min(len(start), 512)]
+		return &HealthStatusError{URL: url, Status: resp.StatusCode, Body: strings.Join(strings.Fields(start), " ")}
 	}
 	return nil
 }

@@ -308,10 +308,10 @@ func TestWaitReadyFinalAnswer(t *testing.T) {
 // A health path that answers something else than 200 is a
 // *HealthStatusError, which says the status.
 func TestHealthStatusError(t *testing.T) {
-	hs := newHealthServer(t, func(int64) (int, string) { return http.StatusNotFound, "no\n such  path" })
+	hs := newHealthServer(t, func(int64) (int, string) { return http.StatusServiceUnavailable, "still\n loading  weights" })
 	err := Health{BaseURL: hs.URL, Path: "/health", Interval: time.Second}.check(context.Background(), eventTimeout)
 	var he *HealthStatusError
 	require.ErrorAs(t, err, &he)
-	assert.Equal(t, http.StatusNotFound, he.Status)
-	assert.Equal(t, "GET "+hs.URL+"/health: HTTP 404: no such path", err.Error())
+	assert.Equal(t, http.StatusServiceUnavailable, he.Status)
+	assert.Equal(t, "GET "+hs.URL+"/health: HTTP 503: still loading weights", err.Error())
 }

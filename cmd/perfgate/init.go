@@ -159,15 +159,17 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 	if err != nil {
 		return nil, exit.UsageError(fmt.Errorf("--target: %w", err))
 	}
-	for _, name := range slices.Sorted(maps.Keys(headers)) {
-		value, missing := config.ExpandEnvRefs(headers[name], func(k string) (string, bool) {
-			v := o.sys.getenv(k)
-			return v, v != ""
-		})
-		if len(missing) > 0 {
-			return nil, exit.UsageError(fmt.Errorf("--header %s: the environment variable %s is not set", name, missing[0]))
-		}
-		req.Header.Set(name, value)
+	// The one rule for ${VAR} in headers (config.Target.ExpandHeaders): the
+	// same syntax, the same refusals (GITHUB_TOKEN and its kind) as a run.
+	expanded, err := config.Target{Headers: headers}.ExpandHeaders(func(k string) (string, bool) {
+		v := o.sys.getenv(k)
+		return v, v != ""
+	})
+	if err != nil {
+		return nil, exit.UsageError(fmt.Errorf("--header: %w", err))
+	}
+	for _, name := range expanded.Names() {
+		req.Header.Set(name, expanded.Values[name])
 	}
 	req.Header.Set("Accept", "application/json")
 	hc := o.client

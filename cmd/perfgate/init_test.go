@@ -164,7 +164,7 @@ func TestInitErrors(t *testing.T) {
 		{"no models", []string{"--target", empty.URL}, nil, exit.RunFailed, "lists no usable model"},
 		{"not a list", []string{"--target", garbage.URL}, nil, exit.RunFailed, "not a list of models"},
 		{"down", []string{"--target", "http://127.0.0.1:1"}, nil, exit.RunFailed, "give --model"},
-		{"unset variable", []string{"--target", empty.URL, "--header", "Authorization: Bearer ${NOPE}"}, nil, exit.Usage, "NOPE is not set"},
+		{"unset variable", []string{"--target", empty.URL, "--header", "Authorization: Bearer ${NOPE}"}, nil, exit.Usage, "${NOPE} is not set in the environment"},
 		{"bad target", []string{"--target", "ftp://x", "--model", "m"}, nil, exit.Usage, "target.base_url"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -70,9 +71,9 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	}
 	s.eng = newEngine(cfg, start, s.m)
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiChat) })
-	mux.HandleFunc("POST /v1/completions", func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiCompletions) })
-	mux.HandleFunc("GET /v1/models", s.models)
+	mux.HandleFunc("POST /v1/chat/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiChat) }))
+	mux.HandleFunc("POST /v1/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiCompletions) }))
+	mux.HandleFunc("GET /v1/models", s.keyed(s.models))
 	mux.HandleFunc("GET /health", s.health)
 	mux.HandleFunc("GET /version", s.version)
 	mux.Handle("GET /metrics", s.m.handler())
@@ -147,6 +148,25 @@ func (s *Server) health(w http.ResponseWriter, _ *http.Request) {
 
 func (s *Server) version(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"version": s.cfg.Version, "engine": "perfgate-sim"})
+}
+
+// keyed demands cfg.APIKey on h, when there is one: a request without
+// "Authorization: Bearer <key>" gets 401 and an OpenAI-shaped error, as
+// vLLM answers with --api-key.
+func (s *Server) keyed(h http.HandlerFunc) http.HandlerFunc {
+	if s.cfg.APIKey == "" {
+		return h
+	}
+	want := "Bearer " + s.cfg.APIKey
+	return func(w http.ResponseWriter, r *http.Request) {
+		if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(want)) != 1 {
+			writeJSON(w, http.StatusUnauthorized, map[string]any{"error": map[string]any{
+				"message": "invalid API key", "type": "invalid_request_error", "code": 401,
+			}})
+			return
+		}
+		h(w, r)
+	}
 }
 
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {

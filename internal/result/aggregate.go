@@ -40,6 +40,8 @@ type Aggregator struct {
 	offered                  float64
 
 	hists map[string]*hdrhistogram.Histogram
+	// percentiles are those measured beside Stats' fields (WithPercentiles).
+	percentiles []extraPercentile
 
 	sent, completed, good  int
 	goodPrompt, goodOutput int
@@ -193,10 +195,10 @@ func (a *Aggregator) Summary(index int) Repetition {
 		GoodRequests:     a.good,
 		GoodPromptTokens: a.goodPrompt,
 		GoodOutputTokens: a.goodOutput,
-		TTFT:             stats(a.hists[HistTTFT]),
-		TPOT:             stats(a.hists[HistTPOT]),
-		ITL:              stats(a.hists[HistITL]),
-		E2E:              stats(a.hists[HistE2E]),
+		TTFT:             a.latency(HistTTFT),
+		TPOT:             a.latency(HistTPOT),
+		ITL:              a.latency(HistITL),
+		E2E:              a.latency(HistE2E),
 		Histograms:       map[string][]byte{},
 	}
 	if a.sessions != nil {

@@ -149,6 +149,7 @@ func (v *checker) stats(field string, s Stats) {
 	}{{"mean", s.Mean}, {"min", s.Min}, {"p50", s.P50}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"p99_9", s.P999}, {"max", s.Max}} {
 		v.nonNegative(field+"."+f.name, f.x)
 	}
+	v.checkPercentiles(field, s)
 }
 
 func (v *checker) scenario(p string, s *ScenarioResult) {

@@ -124,8 +124,11 @@ func (v *validator) percentiles() {
 		}
 	}
 	if len(dropped) > 0 {
-		v.warn("percentiles", "the list leaves out what the default gates %s test, so they are off (set them to off under gates to say so, or list their percentiles)",
-			strings.Join(dropped, ", "))
+		what := "the default gate " + dropped[0] + " tests, so it is off (set it to off under gates to say so, or list its percentile)"
+		if len(dropped) > 1 {
+			what = "the default gates " + strings.Join(dropped, ", ") + " test, so they are off (set them to off under gates to say so, or list their percentiles)"
+		}
+		v.warn("percentiles", "the list leaves out what %s", what)
 	}
 }
 

@@ -142,7 +142,8 @@ func (v *checker) checkPercentiles(field string, s Stats) {
 		pct, err := metric.ParsePercentile(name)
 		switch {
 		case err != nil:
-			v.add(path, "want a percentile p50 to p99.99: %v", err)
+			// The name is the file's, and may be anything: the error quotes it.
+			v.add(field+".percentiles", "want percentiles p50 to p99.99 by name: %v", err)
 			continue
 		case s.field(name) != nil:
 			v.add(path, "%s has a field of its own (%s); it is not repeated here", name, strings.ReplaceAll(name, ".", "_"))
@@ -177,5 +178,27 @@ func (v *checker) checkPercentiles(field string, s Stats) {
 	}
 	if top := all[len(all)-1]; top.x > s.Max {
 		v.add(path(top.name), "want at most max (%s), got %s", fmtNum(s.Max), fmtNum(top.x))
+	}
+}
+
+// percentileList checks Result.Percentiles: each a percentile
+// metric.ParsePercentile accepts, ascending, none twice.
+func (v *checker) percentileList(list []string) {
+	prev := -1.0
+	for i, name := range list {
+		path := fmt.Sprintf("percentiles[%d]", i)
+		pct, err := metric.ParsePercentile(name)
+		switch {
+		case err != nil:
+			v.add(path, "want a percentile p50 to p99.99: %v", err)
+			return
+		case slices.Index(list, name) < i:
+			v.add(path, "%s is listed twice", name)
+			return
+		case pct < prev:
+			v.add(path, "want ascending percentiles, got %s after %s", name, list[i-1])
+			return
+		}
+		prev = pct
 	}
 }

@@ -80,6 +80,7 @@ func (r *Result) Validate() error {
 		v.nonNegative("cost.usd_per_gpu_hour", c.USDPerGPUHour)
 		v.count("cost.gpus", c.GPUs)
 	}
+	v.percentileList(r.Percentiles)
 	for i := range r.Scenarios {
 		v.scenario(fmt.Sprintf("scenarios[%d]", i), &r.Scenarios[i])
 	}

@@ -37,6 +37,7 @@ type abOptions struct {
 	reportPath    string
 	title         string
 	workdir       string
+	percentiles   percentilesFlag
 }
 
 // newABCmd is the ab command in sys, recording what it produced in out.
@@ -99,6 +100,7 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	f.StringVar(&o.title, "title", "", "this job's title in a merged report")
 	f.StringVarP(&o.workdir, "workdir", "C", "", "directory that relative paths are taken from (default: the current one)")
 	addPublishFlags(f, &o.publishOptions)
+	addPercentilesFlag(f, &o.percentiles)
 	return cmd
 }
 
@@ -151,7 +153,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		}
 	}
 	load := func(path string) (*config.Config, []run.Scenario, error) {
-		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet})
+		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet, percentiles: o.percentiles})
 	}
 	baseCfg, baseScenarios, err := load(o.basePath)
 	if err != nil {

@@ -102,6 +102,7 @@ config's among them, are taken from --workdir.`,
 	f.StringVar(&o.title, "title", "", "this job's title in a merged report (the model or GPU, say)")
 	f.StringVarP(&o.workdir, "workdir", "C", "", "directory that relative paths are taken from (default: the current one)")
 	addPublishFlags(f, &o.publishOptions)
+	addPercentilesFlag(f, &o.percentiles)
 	return cmd
 }
 

@@ -27,6 +27,7 @@ type runOptions struct {
 	repetitions int
 	quiet       bool
 	json        bool
+	percentiles percentilesFlag
 }
 
 func newRunCmd(sys *system) *cobra.Command {
@@ -72,6 +73,7 @@ load.overload: measure: then it is measured and labelled "overloaded
 	f.IntVar(&o.repetitions, "repetitions", 0, "override repetitions (>= 1)")
 	f.BoolVarP(&o.quiet, "quiet", "q", false, "no progress and no summary; only errors")
 	f.BoolVar(&o.json, "json", false, "print the result JSON on stdout instead of the summary table")
+	addPercentilesFlag(f, &o.percentiles)
 	return cmd
 }
 
@@ -127,6 +129,9 @@ func loadRun(o *runOptions) (*config.Config, []run.Scenario, error) {
 	}
 	if o.repetitions > 0 {
 		cfg.Repetitions = config.Repetitions{Min: o.repetitions, Max: o.repetitions}
+	}
+	if err := o.percentiles.apply(cfg); err != nil {
+		return nil, nil, err
 	}
 	scenarios, err := run.Prepare(cfg, o.scenarios)
 	if err != nil {

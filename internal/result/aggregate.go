@@ -236,8 +236,8 @@ func (a *Aggregator) Summary(index int) Repetition {
 		s := &ScheduleStats{
 			OfferedRate:      a.offered,
 			SendLag:          stats(a.hists[HistSendLag]),
-			TTFTFromSchedule: stats(a.hists[HistTTFTFromSchedule]),
-			E2EFromSchedule:  stats(a.hists[HistE2EFromSchedule]),
+			TTFTFromSchedule: a.latency(HistTTFTFromSchedule),
+			E2EFromSchedule:  a.latency(HistE2EFromSchedule),
 		}
 		if a.sent > 1 {
 			s.ScheduledRate = float64(a.sent-1) / time.Duration(a.lastSched-a.firstSched).Seconds()

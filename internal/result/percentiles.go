@@ -50,7 +50,8 @@ func (r *Result) PercentileNames() []string {
 
 // WithPercentiles makes the aggregator measure the latency percentiles
 // names (metric.ParsePercentile's, as the config's percentiles key lists
-// them) of TTFT, TPOT, ITL and E2E, beside the five Stats has fields for,
+// them) of TTFT, TPOT, ITL and E2E (and, open loop, of TTFT and E2E from
+// the schedule), beside the five Stats has fields for,
 // which it always fills; a name ParsePercentile refuses is ignored (the
 // config refused it). It returns a.
 func (a *Aggregator) WithPercentiles(names []string) *Aggregator {

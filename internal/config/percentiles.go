@@ -108,10 +108,17 @@ func (v *validator) percentiles() {
 	top := measured[len(measured)-1]
 	need := minRequestsFor(top)
 	for i, s := range v.c.Scenarios {
-		if s.Requests > 0 && s.Requests < need && s.Capacity == nil {
-			v.warn(fmt.Sprintf("scenarios[%d].requests", i),
+		// A repetition is Requests requests, or one pass over the
+		// workload; a synthetic one says how long it is, a file is not
+		// read here, and a duration's count is not known before the run.
+		n, path := s.Requests, fmt.Sprintf("scenarios[%d].requests", i)
+		if n == 0 && s.Duration == 0 && s.Synth != nil {
+			n, path = s.Synth.Requests, fmt.Sprintf("scenarios[%d].synth.requests", i)
+		}
+		if n > 0 && n < need && s.Capacity == nil {
+			v.warn(path,
 				"%d requests a repetition are too few for %s: below %d, a repetition's %s of TTFT and E2E is its slowest request (ITL, with a figure per token, has more)",
-				s.Requests, top, need, top)
+				n, top, need, top)
 		}
 	}
 	var dropped []string

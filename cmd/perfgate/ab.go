@@ -38,7 +38,8 @@ type abOptions struct {
 	title         string
 	workdir       string
 	// quick are the quick run's load flags, over both arms' configs.
-	quick config.Quick
+	quick       config.Quick
+	percentiles percentilesFlag
 }
 
 // newABCmd is the ab command in sys, recording what it produced in out.
@@ -100,6 +101,7 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	addAliases(cmd, alias{Old: "candidate", To: "config"})
 	addPublishFlags(f, &o.publishOptions)
 	addQuickFlags(f, &o.quick, quickLoad)
+	addPercentilesFlag(f, &o.percentiles)
 	return cmd
 }
 
@@ -152,7 +154,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		}
 	}
 	load := func(path string) (*config.Config, []run.Scenario, error) {
-		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet, quick: o.quick, configSet: true})
+		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet, quick: o.quick, configSet: true, percentiles: o.percentiles})
 	}
 	baseCfg, baseScenarios, err := load(o.basePath)
 	if err != nil {

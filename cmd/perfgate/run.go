@@ -27,9 +27,10 @@ type runOptions struct {
 	format     string
 	// quick are the quick run's flags (quickflags.go); configSet says -c
 	// was given, gating that the command is gate.
-	quick     config.Quick
-	configSet bool
-	gating    bool
+	quick       config.Quick
+	configSet   bool
+	gating      bool
+	percentiles percentilesFlag
 }
 
 func newRunCmd(sys *system) *cobra.Command {
@@ -77,6 +78,7 @@ load.overload: measure: then it is measured and labelled "overloaded
 	f.StringVarP(&o.format, "format", "f", "text", "on stdout: text (the summary table) or json (the result)")
 	addAliases(cmd, alias{Old: "json", To: "format", Value: "json"})
 	addQuickFlags(f, &o.quick, quickTarget|quickLoad)
+	addPercentilesFlag(f, &o.percentiles)
 	return cmd
 }
 
@@ -129,6 +131,9 @@ func loadRun(o *runOptions) (*config.Config, []run.Scenario, error) {
 	stderr := o.sys.stderr
 	cfg, built, err := loadConfig(o) // the file with the quick flags over it, or the flags alone
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := o.percentiles.apply(cfg); err != nil {
 		return nil, nil, err
 	}
 	scenarios, err := run.Prepare(cfg, o.scenarios)

@@ -26,7 +26,7 @@ func TestCompareUnknownStoredMetric(t *testing.T) {
 	require.NoError(t, err)
 	old := []byte(`"metric": "tpot.p99"`)
 	require.Equal(t, 1, bytes.Count(data, old), "the v1 baseline gates tpot.p99 once")
-	data = bytes.Replace(data, old, []byte(`"metric": "tpot.p98"`), 1)
+	data = bytes.Replace(data, old, []byte(`"metric": "tpot.p999"`), 1)
 
 	base, err := result.Decode(data, "baselines/chat-c8.json")
 	require.NoError(t, err, "a stored gate on an unknown metric leaves the file readable")
@@ -35,7 +35,7 @@ func TestCompareUnknownStoredMetric(t *testing.T) {
 	v, err := Compare([]*result.Result{base}, base, Options{})
 	require.NoError(t, err)
 	sc := v.Scenarios[0]
-	assert.Contains(t, sc.Warnings, "not gated: unknown metric tpot.p98 (a gate the result recorded; this perfgate has no such metric)")
+	assert.Contains(t, sc.Warnings, "not gated: unknown metric tpot.p999 (a gate the result recorded; this perfgate has no such metric)")
 	var gated []string
 	for _, g := range sc.Gates {
 		gated = append(gated, g.Metric)

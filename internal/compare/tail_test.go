@@ -176,7 +176,7 @@ func TestCompareTailSettings(t *testing.T) {
 	require.NoError(t, err)
 	assert.Len(t, v.Scenarios[0].Gates, 2, "the option overrides the recorded setting")
 
-	_, err = Compare([]*result.Result{base}, cand, Options{Tail: "p98"})
+	_, err = Compare([]*result.Result{base}, cand, Options{Tail: "p99.999"})
 	assert.ErrorContains(t, err, "compare.tail: must be a latency percentile")
 
 	// An A/B has none: it pairs rounds.

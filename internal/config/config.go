@@ -31,6 +31,12 @@ type Config struct {
 	// Gates changes the default gates (DefaultGates) for every scenario:
 	// metric name to tolerance (`ttft.p99: +15%`), or off.
 	Gates map[string]string `yaml:"gates" json:"gates,omitempty"`
+	// Percentiles are the latency percentiles measured of every latency
+	// distribution (`[p50, p90, p99, p99.99]`): any metric.ParsePercentile
+	// accepts, p50 to p99.99. Empty is metric.DefaultPercentiles; use
+	// MeasuredPercentiles. Not hashed: which figures are taken of the
+	// requests does not change what is sent.
+	Percentiles []string `yaml:"percentiles" json:"percentiles,omitempty"`
 	// Compare configures the comparison with the baselines.
 	Compare Compare `yaml:"compare" json:"compare"`
 	// Quality configures the eval suites answered alongside the

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -84,6 +85,7 @@ func TestDocsDefaults(t *testing.T) {
 		"scenarios[].load.concurrency":    "required",
 		"scenarios[].max_error_rate":      fmtFloat(DefaultMaxErrorRate),
 		"cooldown":                        "0",
+		"percentiles":                     strings.Join(metric.DefaultPercentiles, ", "),
 		"quality.mode":                    DefaultQualityMode,
 		"quality.share":                   fmtFloat(DefaultQualityShare),
 		"quality.concurrency":             strconv.Itoa(DefaultQualityConcurrency),

@@ -84,7 +84,8 @@ type Compare struct {
 const TailOff = "off"
 
 // ParseTail reads a compare.tail value: the quantile of a latency
-// percentile ("p99" is 0.99, "p99.9" 0.999), 0 for off; "" is DefaultTail.
+// percentile ("p99" is 0.99, "p99.9" 0.999, any metric.ParsePercentile
+// accepts), 0 for off; "" is DefaultTail.
 func ParseTail(s string) (float64, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -93,21 +94,11 @@ func ParseTail(s string) (float64, error) {
 	if s == TailOff {
 		return 0, nil
 	}
-	for _, st := range metric.LatencyStats {
-		if st == s && strings.HasPrefix(st, "p") {
-			var pct float64
-			if _, err := fmt.Sscan(strings.TrimPrefix(st, "p"), &pct); err == nil {
-				return pct / 100, nil
-			}
-		}
+	pct, err := metric.ParsePercentile(s)
+	if err != nil {
+		return 0, fmt.Errorf("must be a latency percentile or %s: %w", TailOff, err)
 	}
-	var names []string
-	for _, st := range metric.LatencyStats {
-		if strings.HasPrefix(st, "p") {
-			names = append(names, st)
-		}
-	}
-	return 0, fmt.Errorf("must be a latency percentile (%s) or %s, got %q", strings.Join(names, ", "), TailOff, s)
+	return pct / 100, nil
 }
 
 // GateOff in a gates mapping turns a default gate off.
@@ -154,6 +145,9 @@ func (c *Config) GatesOf(s Scenario) []Gate {
 		maps.Copy(merged, s.Gates)
 		maps.DeleteFunc(merged, func(name, _ string) bool { return capGate(name) })
 	}
+	// A default gate on a percentile the config does not measure is off
+	// (validate warns); one the config names is refused there.
+	maps.DeleteFunc(merged, func(name, _ string) bool { return c.unmeasuredGate(name) != "" })
 	names := slices.Collect(maps.Keys(merged))
 	slices.SortFunc(names, func(a, b string) int { return metric.Order(a) - metric.Order(b) })
 	out := []Gate{} // not nil: every gate off is a choice, not a missing list
@@ -186,9 +180,17 @@ func parseGate(name, text string) (Gate, error) {
 	return Gate{Metric: m.Name, Tolerance: t}, nil
 }
 
-// gates checks a gates mapping at path.
+// gates checks a gates mapping at path. A gate on a latency percentile the
+// config does not measure (percentiles) is refused, naming those it does;
+// one set to off is not.
 func (v *validator) gates(path string, gates map[string]string) {
 	for _, name := range slices.Sorted(maps.Keys(gates)) {
+		if strings.TrimSpace(gates[name]) != GateOff {
+			if msg := v.c.unmeasuredGate(name); msg != "" {
+				v.add(path+"."+name, "%s", msg)
+				continue
+			}
+		}
 		if strings.TrimSpace(gates[name]) == GateOff {
 			if m, err := metric.Lookup(name); err != nil {
 				v.add(path+"."+name, "%v", err)

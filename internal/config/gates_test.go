@@ -97,7 +97,7 @@ func TestParseTail(t *testing.T) {
 	}{
 		{"", 0, false}, {"p99", 0.99, false}, {" p95 ", 0.95, false}, {"p99.9", 0.999, false},
 		{"p50", 0.5, false}, {"off", 0, false},
-		{"p98", 0, true}, {"mean", 0, true}, {"99", 0, true}, {"0.99", 0, true}, {"P99", 0, true},
+		{"p98", 0.98, false}, {"p99.99", 0.9999, false}, {"p99.999", 0, true}, {"p100", 0, true}, {"p49", 0, true}, {"mean", 0, true}, {"99", 0, true}, {"0.99", 0, true}, {"P99", 0, true},
 	}
 	for _, tt := range tests {
 		got, err := ParseTail(tt.in)

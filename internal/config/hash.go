@@ -49,6 +49,8 @@ func (c *Config) Hash() string {
 	// gates get a tail test.
 	cc.AB = AB{}
 	cc.Compare.Tail = ""
+	// Nor which percentiles are taken of the requests measured.
+	cc.Percentiles = nil
 	// How long an external server is given to answer is not what is
 	// measured either; the key came later and changed no hash.
 	cc.Stack.ExternalReadyTimeout = 0

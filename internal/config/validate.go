@@ -66,6 +66,7 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	v.compare()
 	v.quality()
 	v.telemetry()
+	v.percentiles()
 	v.gates("gates", c.Gates)
 	if len(c.Scenarios) == 0 {
 		v.add("scenarios", "at least one scenario is required")
@@ -243,8 +244,8 @@ func tailGates(gates []Gate, tail string) int {
 	}
 	n := 0
 	for _, g := range gates {
-		family, st, ok := strings.Cut(g.Metric, ".")
-		if !ok || !slices.Contains([]string{"ttft", "tpot", "itl", "e2e"}, family) || !strings.HasPrefix(st, "p") {
+		_, st, ok := metric.LatencyPercentile(g.Metric)
+		if !ok {
 			continue
 		}
 		if q, err := ParseTail(st); err == nil && q >= lowest-1e-12 {

@@ -206,6 +206,10 @@ func (v *validator) capacitySLO(path string, slo map[string]time.Duration) {
 			v.add(kp, "%s is not a latency statistic; capacity SLOs bound ttft, tpot, itl or e2e (p50 ... p99.9, mean)", m.Name)
 			continue
 		}
+		if msg := v.c.unmeasuredGate(m.Name); msg != "" {
+			v.add(kp, "%s", msg)
+			continue
+		}
 		v.durationIn(kp, slo[k], time.Microsecond, MaxRequestTimeout)
 	}
 }

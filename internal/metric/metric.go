@@ -132,9 +132,12 @@ var (
 	latencyFamilies = []struct{ name, title string }{
 		{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"},
 	}
-	// LatencyStats are the statistics of a latency distribution, in the
-	// order reports list them.
-	LatencyStats = []string{"p50", "p90", "p95", "p99", "p99.9", "mean"}
+	// LatencyStats are the statistics of a latency distribution the
+	// catalogue (All) lists, in the order reports list them: the
+	// DefaultPercentiles and the mean. Lookup knows every other percentile
+	// ParsePercentile accepts too ("ttft.p99.99"); AllWith lists a
+	// result's own.
+	LatencyStats = slices.Concat(DefaultPercentiles, []string{"mean"})
 )
 
 var catalogue = build()
@@ -143,8 +146,7 @@ func build() []Info {
 	var all []Info
 	for _, f := range latencyFamilies {
 		for _, s := range LatencyStats {
-			all = append(all, Info{Name: f.name + "." + s, Kind: Latency, Title: f.title + " " + s, Group: GroupLatency,
-				Doc: "client-side " + f.title + " " + s + " of a repetition"})
+			all = append(all, latencyInfo(f.name, f.title, s))
 		}
 	}
 	return append(all,
@@ -230,11 +232,21 @@ func QualityMetrics() []Info { return slices.Clone(qualityMetrics) }
 func All() []Info { return slices.Clone(catalogue) }
 
 // Lookup returns the metric called name, or an error that lists the close
-// names.
+// names. A latency percentile is any ParsePercentile accepts, of any family
+// ("ttft.p75", "e2e.p99.99"), not only the catalogue's: whether a run
+// measures it is the config's percentiles key.
 func Lookup(name string) (Info, error) {
 	for _, m := range slices.Concat(catalogue, qualityMetrics) {
 		if m.Name == name {
 			return m, nil
+		}
+	}
+	if m, ok := percentileInfo(name); ok {
+		return m, nil
+	}
+	if family, p, ok := strings.Cut(name, "."); ok && slices.Contains(LatencyFamilies(), family) && strings.HasPrefix(strings.ToLower(p), "p") {
+		if _, err := ParsePercentile(p); err != nil {
+			return Info{}, fmt.Errorf("unknown metric %q: %w", name, err)
 		}
 	}
 	var names []string
@@ -247,12 +259,34 @@ func Lookup(name string) (Info, error) {
 	return Info{}, fmt.Errorf("unknown metric %q (known: %s)", name, strings.Join(names, ", "))
 }
 
-// Order is a metric's position in report order, for sorting.
+// orderStep spaces the catalogue's positions in Order, so that a latency
+// percentile outside it fits between its neighbours.
+const orderStep = 100000
+
+// Order is a metric's position in report order, for sorting: a latency
+// percentile outside the catalogue ("ttft.p75") comes among its family's,
+// by value.
 func Order(name string) int {
-	for i, m := range slices.Concat(catalogue, qualityMetrics) {
+	all := slices.Concat(catalogue, qualityMetrics)
+	for i, m := range all {
 		if m.Name == name {
-			return i
+			return i * orderStep
 		}
 	}
-	return len(catalogue) + len(qualityMetrics)
+	if family, p, ok := LatencyPercentile(name); ok {
+		h, _ := parseHundredths(p)
+		// Before the first of its family's statistics that is higher (or
+		// the mean), by 10000 less its hundredths: distinct percentiles
+		// get distinct positions, all after the statistic before.
+		for i, m := range all {
+			f, st, _ := strings.Cut(m.Name, ".")
+			if f != family {
+				continue
+			}
+			if sh, err := parseHundredths(st); err != nil || sh > h {
+				return i*orderStep - (10000 - h)
+			}
+		}
+	}
+	return len(all) * orderStep
 }

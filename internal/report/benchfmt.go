@@ -44,8 +44,9 @@ const benchfmtDigits = 12
 // '-' (the config enforces it); any other character, which only a hand-edited
 // file can hold, is written as '_'.
 //
-// A line carries every per-repetition metric of metric.All() in catalogue
-// order that the repetition measured: the engine, GPU and cost metrics only
+// A line carries every per-repetition metric of metric.AllWith(the
+// result's percentiles) in catalogue order that the repetition measured
+// (ttft-p99.99-sec beside the others where the config listed p99.99): the engine, GPU and cost metrics only
 // when their source was available (a line without one is a missing sample,
 // which benchstat handles, not a zero). Cold start is left out: it is
 // measured once per stack start, not once per repetition, so it has no value
@@ -164,7 +165,7 @@ func WriteBenchfmt(w io.Writer, r *result.Result) error {
 // is found before anything is written, and lists the metrics some line has,
 // in catalogue order.
 func benchmarkLines(r *result.Result) (lines []string, written []metric.Info, err error) {
-	metrics := benchfmtMetrics()
+	metrics := benchfmtMetrics(r.PercentileNames())
 	used := make([]bool, len(metrics))
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
@@ -209,12 +210,13 @@ func benchmarkLines(r *result.Result) (lines []string, written []metric.Info, er
 	return lines, written, nil
 }
 
-// benchfmtMetrics are the metrics WriteBenchfmt writes: the per-repetition
-// ones, in catalogue order (a capacity search's samples are per repetition
-// index across probes, not a repetition's own figure).
-func benchfmtMetrics() []metric.Info {
+// benchfmtMetrics are the metrics WriteBenchfmt writes of a result that
+// measured percentiles: the per-repetition ones, in catalogue order, with
+// those percentiles of each latency family (a capacity search's samples
+// are per repetition index across probes, not a repetition's own figure).
+func benchfmtMetrics(percentiles []string) []metric.Info {
 	var out []metric.Info
-	for _, m := range metric.All() {
+	for _, m := range metric.AllWith(percentiles) {
 		if !m.PerStart && m.Group != metric.GroupCapacity {
 			out = append(out, m)
 		}

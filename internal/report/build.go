@@ -628,13 +628,11 @@ func percentileTable(sd *ScenarioData) *table {
 			continue
 		}
 		r := row{Cells: []cell{textCell(untrusted(ld.Title))}}
-		for i := range names {
+		for _, name := range names {
 			text := "—"
-			if i < len(ld.Candidate.Percentiles) {
-				c := ld.Candidate.Percentiles[i].Value
+			if c, ok := ld.Candidate.Percentile(name); ok {
 				text = verdictValue(c, "ms")
-				if ld.Baseline != nil && i < len(ld.Baseline.Percentiles) {
-					b := ld.Baseline.Percentiles[i].Value
+				if b, ok := ld.Baseline.Percentile(name); ok {
 					text = verdictValue(b, "ms") + " → " + verdictValue(c, "ms")
 					if b > 0 && finite(b) && finite(c) {
 						text += fmt.Sprintf(" (%+.1f%%)", 100*(c/b-1))
@@ -703,10 +701,11 @@ func percentileChart(ld *LatencyData, names sides) (chart, bool) {
 		c.Labels = append(c.Labels, []string{pc.Name})
 		cand.Points = append(cand.Points, point{compare.Num(i), compare.Num(pc.Value)})
 		if ld.Baseline != nil {
-			if i >= len(ld.Baseline.Percentiles) || !finite(ld.Baseline.Percentiles[i].Value) {
+			b, ok := ld.Baseline.Percentile(pc.Name)
+			if !ok || !finite(b) {
 				return chart{}, false
 			}
-			base.Points = append(base.Points, point{compare.Num(i), compare.Num(ld.Baseline.Percentiles[i].Value)})
+			base.Points = append(base.Points, point{compare.Num(i), compare.Num(b)})
 		}
 	}
 	if len(c.Labels) == 0 {

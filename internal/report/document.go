@@ -194,7 +194,10 @@ type LatencyData struct {
 // Distribution is a latency metric's distribution on one side.
 type Distribution struct {
 	// Percentiles are the median over repetitions of each repetition's
-	// p50, p90, p95, p99 and p99.9 (what the gates test), in milliseconds.
+	// percentiles (what the gates test), in milliseconds: the candidate
+	// result's measured percentiles (p50, p90, p95, p99 and p99.9 unless
+	// its config's percentiles key said otherwise), ascending; a baseline
+	// leaves out one it cannot give.
 	Percentiles []Percentile `json:"percentiles"`
 	// CDF is the distribution of every request of every repetition pooled
 	// (the repetitions' HDR histograms added): points of value and the share
@@ -204,7 +207,7 @@ type Distribution struct {
 
 // Percentile is one percentile's value.
 type Percentile struct {
-	// Name is p50, p90, p95, p99 or p99.9.
+	// Name is the percentile as metric names end: p50, p99.9, p99.99.
 	Name  string  `json:"name"`
 	Value float64 `json:"value"`
 }
@@ -253,13 +256,15 @@ func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Re
 		for _, m := range latencyMetrics {
 			ld := LatencyData{Metric: m.hist, Title: m.title}
 			var err error
+			// Both sides show the candidate's percentiles: a baseline
+			// without one gives it from its histograms, or leaves it out.
 			if cs != nil {
-				if ld.Candidate, err = distribution(cs, m.hist); err != nil {
+				if ld.Candidate, err = distribution(cs, m.hist, cand.PercentileNames()); err != nil {
 					return nil, fmt.Errorf("candidate: %w", err)
 				}
 			}
 			if bs != nil {
-				if ld.Baseline, err = distribution(bs, m.hist); err != nil {
+				if ld.Baseline, err = distribution(bs, m.hist, cand.PercentileNames()); err != nil {
 					return nil, fmt.Errorf("baseline: %w", err)
 				}
 			}
@@ -407,19 +412,20 @@ func findScenario(results []*result.Result, name string) *result.ScenarioResult 
 	return nil
 }
 
-// distributionPercentiles are the percentiles a Distribution keeps, as the
-// metric catalogue names them.
-var distributionPercentiles = []string{"p50", "p90", "p95", "p99", "p99.9"}
-
-// distribution is metric hist of scenario s: the median of each percentile
-// over the repetitions, and the CDF of the pooled histograms.
-func distribution(s *result.ScenarioResult, hist string) (*Distribution, error) {
+// distribution is metric hist of scenario s: the median over the
+// repetitions of each of percentiles (as the metric catalogue names them:
+// p50, p99.99) that s measured, and the CDF of the pooled histograms.
+func distribution(s *result.ScenarioResult, hist string, percentiles []string) (*Distribution, error) {
 	if len(s.Repetitions) == 0 {
 		return nil, nil
 	}
 	d := &Distribution{}
-	for _, name := range distributionPercentiles {
+	for _, name := range percentiles {
 		values, err := s.Values(hist + "." + name)
+		var notMeasured *result.NotMeasuredError
+		if errors.As(err, &notMeasured) {
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
@@ -565,3 +571,17 @@ func ReadDocument(path string) (*Document, error) {
 
 // errNoDocuments is returned by the renderers given nothing to render.
 var errNoDocuments = errors.New("no report to render")
+
+// Percentile is the distribution's percentile called name, and whether it
+// has it.
+func (d *Distribution) Percentile(name string) (float64, bool) {
+	if d == nil {
+		return 0, false
+	}
+	for _, p := range d.Percentiles {
+		if p.Name == name {
+			return p.Value, true
+		}
+	}
+	return 0, false
+}

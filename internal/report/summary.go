@@ -43,7 +43,7 @@ func Summary(w io.Writer, r *result.Result) error {
 	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintln(w)
-		if err := scenario(w, &s, r.Cost); err != nil {
+		if err := scenario(w, &s, r.Cost, r.PercentileNames()); err != nil {
 			return err
 		}
 	}
@@ -56,7 +56,9 @@ func Summary(w io.Writer, r *result.Result) error {
 	return nil
 }
 
-func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
+// scenario writes one scenario's summary; its latency table has the mean
+// and percentiles, the result's measured percentiles.
+func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price, percentiles []string) error {
 	reps := s.Repetitions
 	load, at := describeLoad(s.Load), ""
 	if s.Capacity != nil {
@@ -146,18 +148,23 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price) error {
 	if across {
 		label = "latency (ms), median of repetitions"
 	}
-	fmt.Fprintf(tw, "%s\tmean\tp50\tp90\tp95\tp99\tp99.9\t\n", label)
+	fmt.Fprintf(tw, "%s\tmean\t%s\t\n", label, strings.Join(percentiles, "\t"))
 	lat := func(name string, get func(result.Repetition) result.Stats) {
-		cols := []func(result.Stats) float64{
-			func(s result.Stats) float64 { return s.Mean }, func(s result.Stats) float64 { return s.P50 },
-			func(s result.Stats) float64 { return s.P90 }, func(s result.Stats) float64 { return s.P95 },
-			func(s result.Stats) float64 { return s.P99 }, func(s result.Stats) float64 { return s.P999 },
+		cols := []func(result.Stats) (float64, bool){func(s result.Stats) (float64, bool) { return s.Mean, true }}
+		for _, p := range percentiles {
+			cols = append(cols, func(s result.Stats) (float64, bool) { return s.Percentile(p) })
 		}
 		fmt.Fprintf(tw, "%s\t", name)
 		for _, col := range cols {
-			vals := make([]float64, len(reps))
-			for i, rep := range reps {
-				vals[i] = col(get(rep))
+			vals := make([]float64, 0, len(reps))
+			for _, rep := range reps {
+				if v, ok := col(get(rep)); ok {
+					vals = append(vals, v)
+				}
+			}
+			if len(vals) < len(reps) {
+				fmt.Fprint(tw, "—\t") // not measured here (the schedule's distributions)
+				continue
 			}
 			fmt.Fprintf(tw, "%.2f\t", median(vals))
 		}

@@ -40,6 +40,8 @@ type Aggregator struct {
 	offered                  float64
 
 	hists map[string]*hdrhistogram.Histogram
+	// percentiles are those measured beside Stats' fields (WithPercentiles).
+	percentiles []extraPercentile
 
 	sent, completed, good  int
 	goodPrompt, goodOutput int
@@ -193,10 +195,10 @@ func (a *Aggregator) Summary(index int) Repetition {
 		GoodRequests:     a.good,
 		GoodPromptTokens: a.goodPrompt,
 		GoodOutputTokens: a.goodOutput,
-		TTFT:             stats(a.hists[HistTTFT]),
-		TPOT:             stats(a.hists[HistTPOT]),
-		ITL:              stats(a.hists[HistITL]),
-		E2E:              stats(a.hists[HistE2E]),
+		TTFT:             a.latency(HistTTFT),
+		TPOT:             a.latency(HistTPOT),
+		ITL:              a.latency(HistITL),
+		E2E:              a.latency(HistE2E),
 		Histograms:       map[string][]byte{},
 	}
 	if a.sessions != nil {
@@ -234,8 +236,8 @@ func (a *Aggregator) Summary(index int) Repetition {
 		s := &ScheduleStats{
 			OfferedRate:      a.offered,
 			SendLag:          stats(a.hists[HistSendLag]),
-			TTFTFromSchedule: stats(a.hists[HistTTFTFromSchedule]),
-			E2EFromSchedule:  stats(a.hists[HistE2EFromSchedule]),
+			TTFTFromSchedule: a.latency(HistTTFTFromSchedule),
+			E2EFromSchedule:  a.latency(HistE2EFromSchedule),
 		}
 		if a.sent > 1 {
 			s.ScheduledRate = float64(a.sent-1) / time.Duration(a.lastSched-a.firstSched).Seconds()

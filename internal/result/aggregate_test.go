@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -148,7 +149,7 @@ func TestWriteRead(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if out.Scenarios[0].Repetitions[0].TTFT != in.Scenarios[0].Repetitions[0].TTFT {
+	if !reflect.DeepEqual(out.Scenarios[0].Repetitions[0].TTFT, in.Scenarios[0].Repetitions[0].TTFT) {
 		t.Errorf("round trip changed TTFT stats")
 	}
 	in.Schema = "perfgate/result/v0"

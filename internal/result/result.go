@@ -51,6 +51,11 @@ type Result struct {
 	// AB is set when the result is one arm of an A/B (perfgate ab): its
 	// repetition r was measured in round r, beside the other arm's.
 	AB *ABArm `json:"ab,omitempty"`
+	// Percentiles are the latency percentiles the run measured of each
+	// latency distribution, ascending (the config's percentiles key); nil
+	// is metric.DefaultPercentiles, as in results from before the key. Use
+	// PercentileNames.
+	Percentiles []string `json:"percentiles,omitempty"`
 }
 
 // ABArm says which arm of an A/B a result is, and how the A/B ran.
@@ -373,6 +378,11 @@ type Stats struct {
 	P99   float64 `json:"p99"`
 	P999  float64 `json:"p99_9"`
 	Max   float64 `json:"max"`
+	// Percentiles are the percentiles measured beside the five above, by
+	// name ("p75", "p99.99"): those of the config's percentiles key that
+	// have no field here. Nil when it lists none, and in results from
+	// before the key. Use Percentile to read any of them.
+	Percentiles map[string]float64 `json:"percentiles,omitempty"`
 }
 
 // Seconds is a duration that encodes as a number of seconds.

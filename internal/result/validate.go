@@ -80,6 +80,7 @@ func (r *Result) Validate() error {
 		v.nonNegative("cost.usd_per_gpu_hour", c.USDPerGPUHour)
 		v.count("cost.gpus", c.GPUs)
 	}
+	v.percentileList(r.Percentiles)
 	for i := range r.Scenarios {
 		v.scenario(fmt.Sprintf("scenarios[%d]", i), &r.Scenarios[i])
 	}
@@ -149,6 +150,7 @@ func (v *checker) stats(field string, s Stats) {
 	}{{"mean", s.Mean}, {"min", s.Min}, {"p50", s.P50}, {"p90", s.P90}, {"p95", s.P95}, {"p99", s.P99}, {"p99_9", s.P999}, {"max", s.Max}} {
 		v.nonNegative(field+"."+f.name, f.x)
 	}
+	v.checkPercentiles(field, s)
 }
 
 func (v *checker) scenario(p string, s *ScenarioResult) {

@@ -3,6 +3,8 @@ package result
 import (
 	"fmt"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/metric"
 )
 
 // Values returns the samples of a metric, named as the metric catalogue
@@ -99,19 +101,11 @@ func repValue(r *Repetition, name string) (float64, error) {
 	default:
 		return 0, fmt.Errorf("metric %s has no per-repetition value", name)
 	}
-	switch stat {
-	case "p50":
-		return st.P50, nil
-	case "p90":
-		return st.P90, nil
-	case "p95":
-		return st.P95, nil
-	case "p99":
-		return st.P99, nil
-	case "p99.9":
-		return st.P999, nil
-	case "mean":
+	if stat == "mean" {
 		return st.Mean, nil
+	}
+	if metric.IsPercentile(stat) {
+		return percentileValue(r, st, family, stat)
 	}
 	return 0, fmt.Errorf("metric %s has no per-repetition value", name)
 }

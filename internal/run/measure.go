@@ -178,6 +178,9 @@ type Measurement struct {
 	// to add what was observed meanwhile (engine and GPU telemetry), or
 	// with nil when the repetition failed and is discarded.
 	Observe func(ctx context.Context) (end func(rep *result.Repetition))
+	// Percentiles are the latency percentiles measured beside the default
+	// five (config.Config.MeasuredPercentiles; result.Aggregator.WithPercentiles).
+	Percentiles []string
 }
 
 // BrokenError says a repetition failed too many of its requests to count:
@@ -289,7 +292,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 	if s.Salt {
 		plan.Salt = SaltSeed(m.Seed, s.saltName(), rep, 1)
 	}
-	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate)
+	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles)
 	var watch *overloadWatch // open loop only: a closed loop follows the server
 	if plan.OpenLoop() {
 		watch = &overloadWatch{}

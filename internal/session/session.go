@@ -163,11 +163,12 @@ func (s *session) result(configHash string, started time.Time, scenarios []resul
 			GPUs:            s.gpus,
 			Simulated:       s.server.Engine == "perfgate-sim",
 		},
-		StartedAt:  started.UTC(),
-		FinishedAt: s.clock.Now().UTC(),
-		Scenarios:  scenarios,
-		Compare:    new(cfg.Compare.Result()),
-		Telemetry:  &s.telemetryInfo,
+		StartedAt:   started.UTC(),
+		FinishedAt:  s.clock.Now().UTC(),
+		Scenarios:   scenarios,
+		Compare:     new(cfg.Compare.Result()),
+		Telemetry:   &s.telemetryInfo,
+		Percentiles: cfg.ResultPercentiles(),
 	}
 	if cfg.Cost != nil {
 		res.Cost = new(cfg.Cost.Result())

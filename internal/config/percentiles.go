@@ -1,0 +1,169 @@
+package config
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/metric"
+)
+
+// MaxPercentiles is the most latency percentiles a config may list: each
+// is a column of every latency table.
+const MaxPercentiles = 12
+
+// MeasuredPercentiles are the latency percentiles a run of c measures, in
+// ascending order: the percentiles key, or metric.DefaultPercentiles when
+// it is not set. The config must have been validated (a name
+// metric.ParsePercentile refuses is left out here, reported there).
+func (c *Config) MeasuredPercentiles() []string {
+	if len(c.Percentiles) == 0 {
+		return slices.Clone(metric.DefaultPercentiles)
+	}
+	out := slices.DeleteFunc(slices.Clone(c.Percentiles), func(p string) bool { return !metric.IsPercentile(p) })
+	metric.SortPercentiles(out)
+	return slices.Compact(out)
+}
+
+// ResultPercentiles is what a result of c records as its percentiles
+// (result.Result.Percentiles): nil for the defaults, so that a result of a
+// config that does not set the key is written as before it existed.
+func (c *Config) ResultPercentiles() []string {
+	ps := c.MeasuredPercentiles()
+	if slices.Equal(ps, metric.DefaultPercentiles) {
+		return nil
+	}
+	return ps
+}
+
+// SetPercentiles replaces the percentiles with list, as the --percentiles
+// flag gives it ("p50,p90,p99.99", already split at the commas), and checks
+// it: an error names the flag, the value and what is accepted. Gates are
+// checked against the new list by Validate.
+func (c *Config) SetPercentiles(flag string, list []string) error {
+	ps := make([]string, 0, len(list))
+	for _, p := range list {
+		ps = append(ps, strings.TrimSpace(p))
+	}
+	if msg := percentilesProblem(ps, func(i int) string { return "" }); msg != "" {
+		return fmt.Errorf("%s: %s", flag, msg)
+	}
+	c.Percentiles = ps
+	return nil
+}
+
+// percentilesProblem is the first thing wrong with list as a percentiles
+// key, or ""; where(i) names element i in the message ("percentiles[2]: ").
+func percentilesProblem(list []string, where func(i int) string) string {
+	if len(list) == 0 {
+		return "list at least one percentile (p50 to p99.99), or leave it out for the defaults (" + strings.Join(metric.DefaultPercentiles, ", ") + ")"
+	}
+	if len(list) > MaxPercentiles {
+		return fmt.Sprintf("at most %d percentiles, got %d", MaxPercentiles, len(list))
+	}
+	seen := map[string]int{}
+	for i, p := range list {
+		if _, err := metric.ParsePercentile(p); err != nil {
+			return where(i) + err.Error()
+		}
+		if j, dup := seen[p]; dup {
+			return fmt.Sprintf("%s%s is listed twice (also item %d)", where(i), p, j+1)
+		}
+		seen[p] = i
+	}
+	return ""
+}
+
+// percentiles checks the percentiles key: each a percentile
+// metric.ParsePercentile accepts, none twice, at most MaxPercentiles. It
+// warns where a scenario's requests per repetition are too few for the
+// highest percentile listed to be more than the slowest request
+// (minRequestsFor), and where the list leaves out a percentile a default
+// gate tests (that gate is then off).
+func (v *validator) percentiles() {
+	list := v.c.Percentiles
+	if list == nil {
+		return
+	}
+	if len(list) == 0 || len(list) > MaxPercentiles {
+		v.add("percentiles", "%s", percentilesProblem(list, func(int) string { return "" }))
+		return
+	}
+	bad := false
+	for i, p := range list {
+		path := fmt.Sprintf("percentiles[%d]", i)
+		if _, err := metric.ParsePercentile(p); err != nil {
+			v.add(path, "%v", err)
+			bad = true
+		} else if j := slices.Index(list, p); j < i {
+			v.add(path, "%s is listed twice (also percentiles[%d])", p, j)
+			bad = true
+		}
+	}
+	if bad {
+		return
+	}
+	measured := v.c.MeasuredPercentiles()
+	top := measured[len(measured)-1]
+	need := minRequestsFor(top)
+	for i, s := range v.c.Scenarios {
+		// A repetition is Requests requests, or one pass over the
+		// workload; a synthetic one says how long it is, a file is not
+		// read here, and a duration's count is not known before the run.
+		n, path := s.Requests, fmt.Sprintf("scenarios[%d].requests", i)
+		if n == 0 && s.Duration == 0 && s.Synth != nil {
+			n, path = s.Synth.Requests, fmt.Sprintf("scenarios[%d].synth.requests", i)
+		}
+		if n > 0 && n < need && s.Capacity == nil {
+			v.warn(path,
+				"%d requests a repetition are too few for %s: below %d, a repetition's %s of TTFT and E2E is its slowest request (ITL, with a figure per token, has more)",
+				n, top, need, top)
+		}
+	}
+	var dropped []string
+	for _, name := range slices.Sorted(maps.Keys(DefaultGates)) {
+		if _, set := v.c.Gates[name]; set {
+			continue
+		}
+		if _, p, ok := metric.LatencyPercentile(name); ok && !slices.Contains(measured, p) {
+			dropped = append(dropped, name)
+		}
+	}
+	if len(dropped) > 0 {
+		what := "the default gate " + dropped[0] + " tests, so it is off (set it to off under gates to say so, or list its percentile)"
+		if len(dropped) > 1 {
+			what = "the default gates " + strings.Join(dropped, ", ") + " test, so they are off (set them to off under gates to say so, or list their percentiles)"
+		}
+		v.warn("percentiles", "the list leaves out what %s", what)
+	}
+}
+
+// minRequestsFor is the fewest requests whose percentile p (a name
+// metric.ParsePercentile accepts) is not the slowest of them: 1/(1-p),
+// 10000 for p99.99, 1000 for p99.9, 100 for p99. An HDR histogram's value
+// at quantile q of n values is the ceil(q·n)-th smallest, which is the
+// largest while n < 1/(1-q).
+func minRequestsFor(p string) int {
+	pct, err := metric.ParsePercentile(p)
+	if err != nil {
+		return 0
+	}
+	h := int(pct*100 + 0.5)
+	return (10000 + (10000 - h) - 1) / (10000 - h)
+}
+
+// unmeasuredGate is the problem with a gate on latency percentile name
+// that the config does not measure, or "".
+func (c *Config) unmeasuredGate(name string) string {
+	_, p, ok := metric.LatencyPercentile(name)
+	if !ok {
+		return ""
+	}
+	measured := c.MeasuredPercentiles()
+	if slices.Contains(measured, p) {
+		return ""
+	}
+	return fmt.Sprintf("%s is not measured: the percentiles measured are %s (add %s to percentiles, or --percentiles)",
+		name, strings.Join(measured, ", "), p)
+}

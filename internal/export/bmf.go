@@ -41,7 +41,7 @@ func bmf(r *result.Result) ([]byte, error) {
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
 		measures := map[string]bmfMetric{}
-		err := scenarioSummaries(s, func(m measure, sum summary) {
+		err := scenarioSummaries(r, s, func(m measure, sum summary) {
 			v := bmfMetric{Value: round(sum.median)}
 			if sum.hasSpread {
 				lo, hi := round(sum.min), round(sum.max)

@@ -62,7 +62,7 @@ func csvTable(r *result.Result, per Per) ([]byte, error) {
 		for i := range r.Scenarios {
 			s := &r.Scenarios[i]
 			name := textCell(s.Name)
-			err := scenarioSummaries(s, func(m measure, sum summary) {
+			err := scenarioSummaries(r, s, func(m measure, sum summary) {
 				stddev := ""
 				if sum.hasSpread {
 					stddev = number(sum.stddev)
@@ -81,7 +81,7 @@ func csvTable(r *result.Result, per Per) ([]byte, error) {
 			name := textCell(s.Name)
 			for j := range s.Repetitions {
 				rep := &s.Repetitions[j]
-				for _, m := range measures() {
+				for _, m := range measures(r) {
 					if !m.perRepetition() {
 						continue
 					}

@@ -173,12 +173,18 @@ type measure struct {
 	scale float64
 }
 
-// measures are the metrics the formats write, in catalogue order: every
-// metric of metric.All, so that a metric the catalogue gains is exported
-// with it. This is the one place that decides a metric's unit.
-func measures() []measure {
+// measures are the metrics the formats write for r, in catalogue order:
+// every metric of the catalogue with the percentiles r measured
+// (metric.AllWith; the default five where r is nil), so that a metric the
+// catalogue gains, or a percentile a config lists, is exported with it.
+// This is the one place that decides a metric's unit.
+func measures(r *result.Result) []measure {
+	ps := metric.DefaultPercentiles
+	if r != nil {
+		ps = r.PercentileNames()
+	}
 	var out []measure
-	for _, m := range metric.All() {
+	for _, m := range metric.AllWith(ps) {
 		e := measure{Info: m, unit: m.Unit(), scale: 1}
 		if m.Kind == metric.Fraction {
 			e.unit, e.scale = "%", 100
@@ -298,8 +304,8 @@ func summarise(xs []float64) summary {
 
 // scenarioSummaries calls fn for each metric scenario s measured, in
 // catalogue order, with the summary of its samples.
-func scenarioSummaries(s *result.ScenarioResult, fn func(m measure, sum summary)) error {
-	for _, m := range measures() {
+func scenarioSummaries(r *result.Result, s *result.ScenarioResult, fn func(m measure, sum summary)) error {
+	for _, m := range measures(r) {
 		xs, err := samples(s, m)
 		if err != nil {
 			return err

@@ -118,7 +118,7 @@ func TestBMFSchema(t *testing.T) {
 	}
 	// Every slug of the catalogue is valid, and no two metrics share one.
 	seen := map[string]string{}
-	for _, m := range measures() {
+	for _, m := range measures(nil) {
 		slug := measureSlug(m)
 		assert.Regexp(t, bmfSlug, slug)
 		assert.LessOrEqual(t, len(slug), bmfMaxSlug, slug)
@@ -243,7 +243,7 @@ func TestCSVReadsBack(t *testing.T) {
 	}
 	for _, s := range r.Scenarios {
 		want := 0
-		for _, m := range measures() {
+		for _, m := range measures(nil) {
 			xs, err := samples(&s, m)
 			require.NoError(t, err)
 			if len(xs) > 0 {

@@ -49,7 +49,7 @@ func gab(r *result.Result, bigger bool) ([]byte, error) {
 	entries := []gabEntry{}
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
-		err := scenarioSummaries(s, func(m measure, sum summary) {
+		err := scenarioSummaries(r, s, func(m measure, sum summary) {
 			if m.HigherIsBetter != bigger {
 				return
 			}

@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/config"
-	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -147,7 +146,7 @@ func vllmObject(r *result.Result, s *result.ScenarioResult, rep *result.Repetiti
 		if latencyCount(rep, f.perfgate) == 0 {
 			continue
 		}
-		for _, stat := range append([]string{"mean", "median"}, percentiles()...) {
+		for _, stat := range append([]string{"mean", "median"}, r.PercentileNames()...) {
 			name := f.perfgate + "." + stat
 			if stat == "median" {
 				name = f.perfgate + ".p50"
@@ -168,18 +167,6 @@ func vllmObject(r *result.Result, s *result.ScenarioResult, rep *result.Repetiti
 		o.add("perfgate_engine", e)
 	}
 	return o, nil
-}
-
-// percentiles are the percentile statistics of metric.LatencyStats ("p50",
-// ..., "p99.9"): vLLM's p<q> keys.
-func percentiles() []string {
-	var out []string
-	for _, s := range metric.LatencyStats {
-		if strings.HasPrefix(s, "p") {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // object is a JSON object whose keys keep the order they were added in, as

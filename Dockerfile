@@ -1,5 +1,8 @@
 # perfgate's image: the GitHub Action (action.yml: runs.using docker, image
-# Dockerfile, args [action]) and `docker run perfgate/perfgate …` alike.
+# Dockerfile, args [action]) and `docker build -t perfgate .` alike. A release's
+# image, ghcr.io/perfgate/perfgate, is Dockerfile.release: the release's own
+# binaries on this file's final stage, which it repeats line for line (a test
+# in internal/github compares them: change both together).
 #
 # Two stages: a Go toolchain builds one static binary, and the final image is
 # that binary on an empty base (scratch) with only the CA certificates it

@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/perfgate/perfgate/internal/version.Version=$(VERSION)
 
-.PHONY: build demo demo-capacity test bench fmt vet
+.PHONY: build demo demo-capacity test bench fmt vet lint-workflows check-release
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/perfgate ./cmd/perfgate
@@ -29,7 +29,32 @@ test:
 	$(GO) test -race -count=1 ./...
 	$(GO) test -count=1 -run 'TestRunMatchesSimulatorTruth|TestStackColdStartAndWarmUp|TestGateAgainstSimulator|TestHostileServersBoundedMemory' -v ./cmd/perfgate
 	./scripts/fuzz-smoke.sh
+	$(MAKE) --no-print-directory lint-workflows
 
 # Benchmarks (not run in CI): the client's ceiling and the pacer.
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+# actionlint (pinned in tools/actionlint/go.mod, a module of its own) on every
+# workflow: this repository's and the examples'. The self-hosted runner labels
+# the examples use are declared in .github/actionlint.yaml. shellcheck is off
+# by default so that every machine lints alike; ACTIONLINT_SHELLCHECK=shellcheck
+# turns it on (ci.yml's release job does).
+ACTIONLINT_SHELLCHECK ?=
+lint-workflows:
+	$(GO) build -C tools/actionlint -o $(CURDIR)/bin/actionlint github.com/rhysd/actionlint/cmd/actionlint
+	./bin/actionlint -shellcheck=$(ACTIONLINT_SHELLCHECK) -pyflakes= .github/workflows/*.yml examples/workflows/*.yml
+
+# The release config: GoReleaser's own check of .goreleaser.yaml, then a
+# snapshot release without the network (the four binaries, archives and
+# checksums into dist/; no image, SBOM or upload: RELEASE_SKIP=publish, as
+# ci.yml's release job says, builds the images and SBOMs too, with docker
+# buildx and syft). GoReleaser is pinned in tools/goreleaser/go.mod; building
+# it from a cold module cache takes minutes, so this is not part of `make
+# test`: ci.yml runs it as a job of its own.
+RELEASE_SKIP ?= docker,sbom,publish
+check-release:
+	$(GO) build -C tools/goreleaser -o $(CURDIR)/bin/goreleaser github.com/goreleaser/goreleaser/v2
+	./bin/goreleaser check
+	./bin/goreleaser release --snapshot --clean --skip=$(RELEASE_SKIP)
+	./dist/perfgate_$$($(GO) env GOOS)_$$($(GO) env GOARCH)_*/perfgate version

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/perfgate/perfgate/internal/sim"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -39,8 +40,6 @@ type keyed struct {
 	// probe's, whatever the key: a key that stops working once the run
 	// starts.
 	refuseRun bool
-	// noHealth makes /health answer 404, as on a hosted API.
-	noHealth bool
 
 	mu   sync.Mutex
 	seen map[string]int // "METHOD path auth" → count
@@ -53,6 +52,11 @@ func newKeyed(t *testing.T, key string, status int) *keyed {
 		t.Fatal(err)
 	}
 	proxy := httputil.NewSingleHostReverseProxy(target)
+	// A connection of its own per request: the readiness probe hangs up
+	// after its first token, and a shared keep-alive pool let that late
+	// cancel close the connection under the next request (under -race,
+	// about one run in 40 broke a measured stream after one event).
+	proxy.Transport = &http.Transport{DisableKeepAlives: true}
 	proxy.FlushInterval = -1 // stream the events as they come
 	k := &keyed{key: key, status: status, seen: map[string]int{}}
 	k.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -60,10 +64,6 @@ func newKeyed(t *testing.T, key string, status int) *keyed {
 		k.mu.Lock()
 		k.seen[r.Method+" "+r.URL.Path+" "+auth]++
 		k.mu.Unlock()
-		if k.noHealth && r.URL.Path == "/health" {
-			http.NotFound(w, r)
-			return
-		}
 		probe := strings.HasSuffix(r.Header.Get("X-Request-Id"), "-ready")
 		completion := r.Method == http.MethodPost
 		if auth != "Bearer "+k.key || k.refuseRun && completion && !probe {
@@ -287,21 +287,34 @@ func TestRunEveryRequestRefused(t *testing.T) {
 	}
 }
 
-// A server without /health is ready once /v1/models answers 200.
+// A server without /health is ready once /v1/models answers 200 to the
+// key. The simulator itself plays that server (--no-health --api-key): a
+// reverse proxy in front of it broke about one stream in 15 under -race,
+// the proxy's own connection closed under it, which is no server's doing.
 func TestRunWithoutHealthEndpoint(t *testing.T) {
-	k := newKeyed(t, testKey, http.StatusUnauthorized)
-	k.noHealth = true
-	cfg, scenarios := externalKeyed(t, k.URL, "")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	scfg := sim.DefaultConfig()
+	scfg.StepBase = time.Millisecond
+	scfg.Jitter = 0
+	scfg.APIKey = testKey
+	scfg.NoHealth = true
+	srv, err := sim.Start(ctx, "127.0.0.1:0", scfg)
+	if err != nil {
+		t.Fatalf("start sim: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	cfg, scenarios := externalKeyed(t, srv.URL(), "")
 	var log bytes.Buffer
-	_, err := Run(context.Background(), cfg, scenarios, Options{
+	res, err := Run(ctx, cfg, scenarios, Options{
 		LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
 		Phases:    run.NewPhases(&log, false), Log: &log,
 	})
 	if err != nil {
 		t.Fatalf("Run = %v, want ready through /v1/models\n%s", err, log.String())
 	}
-	if n := k.saw()["GET /health Bearer "+testKey]; n == 0 {
-		t.Errorf("/health was never asked")
+	if got := res.Scenarios[0].Repetitions[0].Failed; got != 0 {
+		t.Errorf("%d requests failed, want none", got)
 	}
 }
 

@@ -38,8 +38,17 @@ func TestAPIKey(t *testing.T) {
 	assert.Equal(t, http.StatusOK, get("/v1/models", "Bearer sk-test-0123456789"))
 	assert.Equal(t, http.StatusOK, get("/health", ""))
 
+	cfg.NoHealth = true
+	s2, err := Start(ctx, "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	defer s2.Close()
+	resp, err := http.Get(s2.URL() + "/health")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusNotFound, resp.StatusCode, "--no-health")
+
 	body := `{"model":"` + cfg.Model + `","messages":[{"role":"user","content":"hi"}],"max_tokens":2}`
-	resp, err := http.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
+	resp, err = http.Post(s.URL()+"/v1/chat/completions", "application/json", strings.NewReader(body))
 	require.NoError(t, err)
 	resp.Body.Close()
 	assert.Equal(t, http.StatusUnauthorized, resp.StatusCode, "a completion without the key")

@@ -47,6 +47,9 @@ type Config struct {
 	// --api-key does. /health, /version and /metrics stay open. It exists to
 	// try perfgate's ${VAR} headers and its refused-credentials message.
 	APIKey string
+	// NoHealth makes /health answer 404, as hosted APIs have none: perfgate
+	// then takes a 200 from /v1/models as ready.
+	NoHealth bool
 	// Jitter is the relative standard deviation of the seeded multiplicative
 	// noise on step time.
 	Jitter float64
@@ -158,6 +161,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.IntVar(&c.PrefillBudget, "prefill-budget", c.PrefillBudget, "chunked prefill: maximum prompt tokens scheduled per step (tokens)")
 	fs.BoolVar(&c.PrefixCache, "prefix-cache", c.PrefixCache, "cache 16-token prompt blocks so repeated prefixes skip prefill")
 	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for jitter, stalls, injected errors, output text and which --answers items are right")
+	fs.BoolVar(&c.NoHealth, "no-health", c.NoHealth, "answer 404 on /health, as a hosted API that has none")
 	fs.StringVar(&c.APIKey, "api-key", c.APIKey, "demand \"Authorization: Bearer KEY\" on /v1 (401 otherwise), as vLLM's --api-key does; /health stays open")
 	fs.Float64Var(&c.Slowdown, "slowdown", c.Slowdown, "multiplies step time (factor, > 0; 1.2 = 20% slower)")
 	fs.Float64Var(&c.Jitter, "jitter", c.Jitter, "relative standard deviation of seeded noise on step time (fraction, 0.02 = 2%)")

@@ -74,7 +74,9 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /v1/chat/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiChat) }))
 	mux.HandleFunc("POST /v1/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiCompletions) }))
 	mux.HandleFunc("GET /v1/models", s.keyed(s.models))
-	mux.HandleFunc("GET /health", s.health)
+	if !cfg.NoHealth {
+		mux.HandleFunc("GET /health", s.health)
+	}
 	mux.HandleFunc("GET /version", s.version)
 	mux.Handle("GET /metrics", s.m.handler())
 	s.http = &http.Server{Handler: mux, ReadHeaderTimeout: 30 * time.Second}

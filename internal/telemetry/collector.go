@@ -16,6 +16,10 @@ import (
 type Options struct {
 	// MetricsURL is the engine's metrics page; empty is off.
 	MetricsURL string
+	// MetricsHeader is sent with every read of MetricsURL, and
+	// MetricsRedact takes its secrets out of errors (EngineScraper).
+	MetricsHeader map[string]string
+	MetricsRedact func(string) string
 	// GPU says how to find a GPU source.
 	GPU GPUOptions
 	// Devices selects the GPUs that count (empty: all).
@@ -61,7 +65,7 @@ func Open(ctx context.Context, o Options) (c *Collector, info result.TelemetryIn
 	if o.MetricsURL == "" {
 		info.Engine.Unavailable = "off (telemetry.metrics: off)"
 	} else {
-		s := &EngineScraper{URL: o.MetricsURL, Client: o.Client}
+		s := &EngineScraper{URL: o.MetricsURL, Client: o.Client, Header: o.MetricsHeader, Redact: o.MetricsRedact}
 		page, err := s.Scrape(ctx)
 		switch {
 		case err != nil:

@@ -93,6 +93,13 @@ type EngineScraper struct {
 	Client *http.Client
 	// Now stamps each page; nil is time.Now.
 	Now func() time.Time
+	// Header is sent with every scrape: target.headers, expanded, where the
+	// page is on the target's own origin (an engine such as llama-server
+	// with --api-key guards /metrics with the key it guards /v1 with).
+	Header map[string]string
+	// Redact, if set, takes the headers' secrets out of an error's text,
+	// should the server echo one; nil leaves the text as it is.
+	Redact func(string) string
 }
 
 // scrapeTimeout bounds a read of a metrics page (engine or DCGM) when the
@@ -140,6 +147,18 @@ func (s *EngineScraper) Scrape(ctx context.Context) (*Page, error) {
 	// The text format, not OpenMetrics or protobuf, where the server
 	// negotiates.
 	req.Header.Set("Accept", "text/plain;version=0.0.4;q=1,*/*;q=0.1")
+	for name, value := range s.Header {
+		req.Header.Set(name, value)
+	}
+	p, err := s.scrape(req)
+	if err != nil && s.Redact != nil {
+		err = errors.New(s.Redact(err.Error()))
+	}
+	return p, err
+}
+
+// scrape does Scrape's request.
+func (s *EngineScraper) scrape(req *http.Request) (*Page, error) {
 	resp, err := guardClient(s.Client).Do(req)
 	if err != nil {
 		return nil, fmt.Errorf("engine metrics: %w", err) // names the URL

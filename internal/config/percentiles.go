@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -79,8 +78,8 @@ func percentilesProblem(list []string, where func(i int) string) string {
 // metric.ParsePercentile accepts, none twice, at most MaxPercentiles. It
 // warns where a scenario's requests per repetition are too few for the
 // highest percentile listed to be more than the slowest request
-// (minRequestsFor), and where the list leaves out a percentile a default
-// gate tests (that gate is then off).
+// (minRequestsFor). The list does not turn default gates off: the default
+// percentiles are always measured (unmeasuredGate).
 func (v *validator) percentiles() {
 	list := v.c.Percentiles
 	if list == nil {
@@ -121,22 +120,6 @@ func (v *validator) percentiles() {
 				n, top, need, top)
 		}
 	}
-	var dropped []string
-	for _, name := range slices.Sorted(maps.Keys(DefaultGates)) {
-		if _, set := v.c.Gates[name]; set {
-			continue
-		}
-		if _, p, ok := metric.LatencyPercentile(name); ok && !slices.Contains(measured, p) {
-			dropped = append(dropped, name)
-		}
-	}
-	if len(dropped) > 0 {
-		what := "the default gate " + dropped[0] + " tests, so it is off (set it to off under gates to say so, or list its percentile)"
-		if len(dropped) > 1 {
-			what = "the default gates " + strings.Join(dropped, ", ") + " test, so they are off (set them to off under gates to say so, or list their percentiles)"
-		}
-		v.warn("percentiles", "the list leaves out what %s", what)
-	}
 }
 
 // minRequestsFor is the fewest requests whose percentile p (a name
@@ -154,16 +137,21 @@ func minRequestsFor(p string) int {
 }
 
 // unmeasuredGate is the problem with a gate on latency percentile name
-// that the config does not measure, or "".
+// that the config does not measure, or "". The default percentiles
+// (metric.DefaultPercentiles) are always measured, whatever the
+// percentiles key lists: it adds percentiles, and says which the reports
+// show, so that narrowing it never turns a gate off.
 func (c *Config) unmeasuredGate(name string) string {
 	_, p, ok := metric.LatencyPercentile(name)
-	if !ok {
+	if !ok || slices.Contains(metric.DefaultPercentiles, p) {
 		return ""
 	}
-	measured := c.MeasuredPercentiles()
-	if slices.Contains(measured, p) {
+	listed := c.MeasuredPercentiles()
+	if slices.Contains(listed, p) {
 		return ""
 	}
+	measured := slices.Concat(metric.DefaultPercentiles, listed)
+	metric.SortPercentiles(measured)
 	return fmt.Sprintf("%s is not measured: the percentiles measured are %s (add %s to percentiles, or --percentiles)",
-		name, strings.Join(measured, ", "), p)
+		name, strings.Join(slices.Compact(measured), ", "), p)
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -22,7 +23,10 @@ type alias struct {
 	// To is the flag it stands for, which must be defined already.
 	To string
 	// Value, if set, is what the old flag sets To to; it then takes no
-	// value, as a switch: --json is --format json, --json=false nothing.
+	// value, as a switch: --json is --format json. --json=false is an
+	// error that names the spelling to use (--format text): a switch that
+	// warns and does nothing would leave a script believing it asked for
+	// text.
 	Value string
 }
 
@@ -39,7 +43,10 @@ func addAliases(cmd *cobra.Command, aliases ...alias) {
 		v := &aliasValue{cmd: cmd, a: a, to: to}
 		name := a.Old
 		if name == "" {
-			name = "deprecated-" + a.Short // pflag wants a name; hidden like the rest
+			// pflag wants a name. One that begins with a dash cannot be
+			// given as a long flag: "---n" is "bad flag syntax", so -n
+			// is the only way to reach it.
+			name = "-" + a.Short
 		}
 		f := &pflag.Flag{Name: name, Shorthand: a.Short, Value: v, Hidden: true,
 			Usage: "deprecated: " + v.instead(), NoOptDefVal: to.NoOptDefVal}
@@ -75,25 +82,39 @@ func (v *aliasValue) instead() string {
 }
 
 func (v *aliasValue) Set(s string) error {
-	if !v.warned {
-		v.warned = true
-		fmt.Fprintf(v.cmd.ErrOrStderr(), "warning: %s is deprecated; use %s\n", v.used(), v.instead())
-	}
 	if v.a.Value != "" {
-		on, err := strconv.ParseBool(s)
-		if err != nil {
-			return fmt.Errorf("%s takes no value but true or false, got %q", v.used(), s)
-		}
-		if !on {
-			return nil
+		switch on, err := strconv.ParseBool(s); {
+		case err != nil:
+			return fmt.Errorf("%s takes no value; use %s", v.used(), v.instead())
+		case !on:
+			return fmt.Errorf("%s takes no value; use --%s %s", v.used(), v.a.To, v.to.DefValue) // --json=false: --format text
 		}
 		s = v.a.Value
 	}
 	if err := v.to.Value.Set(s); err != nil {
 		return err
 	}
+	if !v.warned {
+		v.warned = true
+		fmt.Fprintf(v.cmd.ErrOrStderr(), "warning: %s is deprecated; use %s\n", v.used(), v.instead())
+	}
 	v.to.Changed = true // what the command asks of --To, it asks of this too
 	return nil
+}
+
+// aliasFlagError says a bad value of an alias with the spelling that was
+// used (-n), not the name pflag keeps it under; other errors are returned
+// as they are. Commands' flag error funcs call it.
+func aliasFlagError(err error) error {
+	var bad *pflag.InvalidValueError
+	if !errors.As(err, &bad) {
+		return err
+	}
+	v, ok := bad.GetFlag().Value.(*aliasValue)
+	if !ok {
+		return err
+	}
+	return fmt.Errorf("invalid argument %q for %s: %w", bad.GetValue(), v.used(), errors.Unwrap(bad))
 }
 
 func (v *aliasValue) String() string {

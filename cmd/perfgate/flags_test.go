@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/exit"
 )
 
 // findCmd is the command at path (e.g. "baseline history") under a fresh
@@ -80,9 +83,55 @@ func TestDeprecatedFlagEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, bytes.Count(data, []byte("\n")))
 
-	_, _, err = perfgate("run", "--json=maybe")
+	_, stderr, err = perfgate("run", "--json=maybe")
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--json takes no value but true or false")
+	assert.Contains(t, err.Error(), "--json takes no value; use --format json")
+	assert.Empty(t, stderr, "no warning for a flag refused")
+}
+
+// --json=false would do nothing: it is refused, naming what to write
+// instead; --json=true is --json.
+func TestDeprecatedSwitchFalse(t *testing.T) {
+	_, stderr, err := perfgate("run", "--json=false")
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	require.ErrorContains(t, err, "--json takes no value; use --format text")
+	assert.Empty(t, stderr)
+
+	var warn bytes.Buffer
+	c := findCmd(t, &warn, "run")
+	require.NoError(t, c.ParseFlags([]string{"--json=true"}))
+	assert.Equal(t, "json", c.Flags().Lookup("format").Value.String())
+	assert.Equal(t, "warning: --json is deprecated; use --format json\n", warn.String())
+}
+
+// An old one-letter form is reachable by its letter only: the name pflag
+// keeps it under is no long flag, and a bad value names the letter.
+func TestDeprecatedShortOnly(t *testing.T) {
+	for _, args := range [][]string{{"--deprecated-n", "3"}, {"---n", "3"}, {"--n", "3"}} {
+		_, _, err := perfgate(append([]string{"baseline", "history", "-b", t.TempDir()}, args...)...)
+		assert.Equal(t, exit.Usage, exit.Code(err), "%v: %v", args, err)
+		assert.NotContains(t, fmt.Sprint(err), "no history", "%v was taken as a flag", args)
+	}
+	_, _, err := perfgate("baseline", "history", "-n", "abc")
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	assert.ErrorContains(t, err, `invalid argument "abc" for -n: `)
+	assert.NotContains(t, err.Error(), "--", "the error names no long form of -n")
+
+	// Every command's aliases: none has a long name that works but was
+	// never a flag of perfgate's.
+	root := newRootCmd(&system{stdout: io.Discard, stderr: io.Discard, getenv: func(string) string { return "" }})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if v, ok := f.Value.(*aliasValue); ok && v.a.Old == "" {
+				assert.True(t, strings.HasPrefix(f.Name, "-"), "%s: alias -%s is reachable as --%s", c.CommandPath(), f.Shorthand, f.Name)
+			}
+		})
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }
 
 // vocabulary is each concept's one spelling and short letter (docs/cli.md):

@@ -103,6 +103,7 @@ config's among them, are taken from --workdir.`,
 	f.StringVarP(&o.workdir, "workdir", "C", "", "directory that relative paths are taken from (default: the current one)")
 	addPublishFlags(f, &o.publishOptions)
 	addQuickFlags(f, &o.quick, quickTarget|quickLoad)
+	addNoConfigFlag(f, &o.runOptions)
 	addPercentilesFlag(f, &o.percentiles)
 	return cmd
 }

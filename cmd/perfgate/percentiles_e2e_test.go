@@ -60,7 +60,7 @@ func TestRunConfiguredPercentiles(t *testing.T) {
 	assert.Contains(t, stdout, "p99.99")
 	assert.NotContains(t, stdout, "p90", "the summary shows the listed percentiles only")
 	assert.Contains(t, stderr, "scenarios[0].synth.requests: 40 requests a repetition are too few for p99.99")
-	assert.Contains(t, stderr, "the default gates e2e.p99, tpot.p99, ttft.p95, ttft.p99 test, so they are off")
+	assert.NotContains(t, stderr, "default gate", "the list turns no default gate off")
 
 	// --percentiles overrides the config.
 	_, stderr, err = perfgate("run", "-c", conf, "-o", out, "--quiet", "--percentiles", "p50,p99.9")
@@ -107,4 +107,39 @@ func TestRunConfiguredPercentiles(t *testing.T) {
 	data, err := os.ReadFile(cand)
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(data), `"p99.99"`))
+}
+
+// percentiles: [p50] narrows what is shown, not what is gated: a compare
+// under such a config still gates TTFT p95 and p99, and a candidate whose
+// TTFT p99 regressed is a REGRESSION.
+func TestNarrowPercentilesKeepDefaultGates(t *testing.T) {
+	dir := t.TempDir()
+	conf := writeConfig(t, `
+percentiles: [p50]
+scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 6}}
+    load: {type: closed, concurrency: 4}
+`)
+	base, same, slow := filepath.Join(dir, "base.json"), filepath.Join(dir, "same.json"), filepath.Join(dir, "slow.json")
+	writeResult(t, base, nil, 20, 21, 20.5, 19.8, 20.2, 20.1, 20.4, 19.9)
+	writeResult(t, same, nil, 20.3, 20.6, 19.9, 20.1, 20.2, 20, 20.7, 20.2)
+	// Only TTFT p99 regressed: p95 stays as the base's.
+	writeResult(t, slow, func(r *result.Result) {
+		for i := range r.Scenarios[0].Repetitions {
+			r.Scenarios[0].Repetitions[i].TTFT.P95 = 20
+		}
+	}, 30, 31, 30.5, 29.8, 30.2, 30.1, 30.4, 29.9)
+
+	out, stderr, err := perfgate("compare", "-c", conf, "-b", base, "-r", same)
+	require.NoError(t, err, stderr)
+	assert.Contains(t, out, "verdict: pass")
+	for _, row := range []string{"TTFT p95", "TTFT p99", "TPOT p99", "E2E p99"} {
+		assert.Contains(t, out, row, "the default gate rows")
+	}
+
+	out, stderr, err = perfgate("compare", "-c", conf, "-b", base, "-r", slow)
+	assert.Equal(t, exit.Regression, exit.Code(err), "compare: %v\n%s\n%s", err, out, stderr)
+	assert.Contains(t, out, "REGRESSION")
+	assert.Regexp(t, `TTFT p99 \(ms\).*REGRESSION`, out)
 }

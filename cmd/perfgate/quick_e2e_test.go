@@ -122,7 +122,7 @@ func TestQuickFlagErrors(t *testing.T) {
 		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "0"}, `"--concurrency" flag: must be >= 1`},
 		{[]string{"run", "--target", "http://127.0.0.1:1", "--rate", "-2"}, `"--rate" flag: must be > 0`},
 		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--duration", "0s"}, `"--duration" flag: must be positive`},
-		{[]string{"run", "--target", "http://127.0.0.1:1"}, "--concurrency or --rate: one is required"},
+		{[]string{"run", "--target", "http://127.0.0.1:1"}, "give --concurrency N or --rate R"},
 		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--header", "no colon"}, "--header"},
 		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--slo", "p99=1s"}, "--slo"},
 		{[]string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--api", "embeddings"}, "--api"},
@@ -143,29 +143,83 @@ func TestQuickFlagErrors(t *testing.T) {
 	}
 }
 
-// --target without -c stands alone even where a perfgate.yaml lies, and
-// says that it did not read it; without --target the file is read, with the
-// flags over it.
+// Where ./perfgate.yaml lies it is read, -c or not, and every quick flag,
+// --target included, overrides its fields (scripts run "perfgate run
+// --target URL" beside their config); --no-config builds from the flags
+// alone, and with -c is refused.
 func TestQuickRunConfigChoice(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	if err := os.WriteFile("perfgate.yaml", []byte("scenarios: []\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	// The flags' config names a workload that is not there: refused
-	// (2), after the note.
+	// --target beside the file reads it: the file's problem, not the
+	// flags' missing workload.
+	for _, args := range [][]string{
+		{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--workload", "nope.jsonl"},
+		{"run", "--target", "http://127.0.0.1:1"},
+		{"gate", "--target", "http://127.0.0.1:1"},
+		{"run", "--concurrency", "1"},
+	} {
+		var stdout, stderr bytes.Buffer
+		err := Main(context.Background(), args, &stdout, &stderr)
+		if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "at least one scenario") {
+			t.Errorf("%v by perfgate.yaml: exit %d (%v), want %d and the file's problem", args, code, err, exit.Usage)
+		}
+		if strings.Contains(stderr.String(), "not read") {
+			t.Errorf("%v: a note that perfgate.yaml was not read:\n%s", args, stderr.String())
+		}
+	}
+	// --no-config: the flags alone, the file unread.
 	var stdout, stderr bytes.Buffer
-	err := Main(context.Background(), []string{"run", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--workload", "nope.jsonl"}, &stdout, &stderr)
+	err := Main(context.Background(), []string{"run", "--no-config", "--target", "http://127.0.0.1:1", "--concurrency", "1", "--workload", "nope.jsonl"}, &stdout, &stderr)
 	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "nope.jsonl") {
-		t.Fatalf("run --target: exit %d (%v), want %d naming nope.jsonl", code, err, exit.Usage)
+		t.Errorf("run --no-config: exit %d (%v), want %d naming nope.jsonl", code, err, exit.Usage)
 	}
-	if !strings.Contains(stderr.String(), "note: perfgate.yaml is not read") {
-		t.Errorf("no note that perfgate.yaml was not read:\n%s", stderr.String())
+	err = Main(context.Background(), []string{"gate", "--no-config", "--target", "http://127.0.0.1:1"}, &stdout, &stderr)
+	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "give --concurrency N") || !strings.Contains(err.Error(), "-c perfgate.yaml") {
+		t.Errorf("gate --no-config without a load: exit %d (%v), want %d saying what to give", code, err, exit.Usage)
 	}
-	stderr.Reset()
-	err = Main(context.Background(), []string{"run", "--concurrency", "1"}, &stdout, &stderr)
-	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "at least one scenario") {
-		t.Fatalf("run --concurrency 1 by perfgate.yaml: exit %d (%v), want %d and the file's problem", code, err, exit.Usage)
+	err = Main(context.Background(), []string{"run", "--no-config", "-c", "perfgate.yaml", "--concurrency", "1"}, &stdout, &stderr)
+	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "--no-config and -c") {
+		t.Errorf("run --no-config -c: exit %d (%v), want %d naming both", code, err, exit.Usage)
+	}
+}
+
+// --target (and the other flags) override ./perfgate.yaml read without
+// -c; the file's scenarios run, at the flags' target and load.
+func TestQuickTargetOverridesDefaultConfig(t *testing.T) {
+	dir := t.TempDir()
+	conf := `
+target: {base_url: "http://127.0.0.1:1", model: m}
+warmup: {method: none}
+scenarios:
+  - name: chat-c16
+    synth: {requests: 50, input: {type: fixed, value: 16}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 16}
+    requests: 50
+`
+	if err := os.WriteFile(filepath.Join(dir, "perfgate.yaml"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, gating := range []bool{false, true} {
+		o := &runOptions{sys: &system{stderr: &bytes.Buffer{}}, configPath: filepath.Join(dir, "perfgate.yaml"), gating: gating,
+			quick: config.Quick{Target: "http://127.0.0.1:2", Concurrency: 3}}
+		cfg, built, err := loadConfig(o)
+		if err != nil || built {
+			t.Fatalf("gating %v: loadConfig = built %v, %v; want the file read", gating, built, err)
+		}
+		if cfg.Target.BaseURL != "http://127.0.0.1:2" || cfg.Target.Model != "m" {
+			t.Errorf("gating %v: target %+v, want --target's URL and the file's model", gating, cfg.Target)
+		}
+		if len(cfg.Scenarios) != 1 || cfg.Scenarios[0].Name != "chat-c16" || cfg.Scenarios[0].Load.Concurrency != 3 {
+			t.Errorf("gating %v: scenarios %+v, want chat-c16 at concurrency 3", gating, cfg.Scenarios)
+		}
+		o.noConfig = true
+		cfg, built, err = loadConfig(o)
+		if err != nil || !built || cfg.Scenarios[0].Name != "closed-c3" {
+			t.Errorf("gating %v, --no-config: built %v, %v; want the flags' closed-c3", gating, built, err)
+		}
 	}
 }
 

@@ -33,7 +33,7 @@ const (
 // error (exit 2), as is any bad combination q.Check finds.
 func addQuickFlags(f *pflag.FlagSet, q *config.Quick, which int) {
 	if which&quickTarget != 0 {
-		f.StringVar(&q.Target, "target", "", "the server's root `URL` (target.base_url), e.g. http://127.0.0.1:8000; without -c, a quick run of the flags alone")
+		f.StringVar(&q.Target, "target", "", "the server's root `URL` (target.base_url), e.g. http://127.0.0.1:8000; without a config file, a quick run of the flags alone")
 		f.StringVar(&q.API, "api", "", "target.api: chat or completions")
 		f.StringVar(&q.Model, "model", "", "target.model: the model `NAME` to ask for (auto takes the server's first)")
 		f.StringArrayVar(&q.Headers, "header", nil, "a header sent with every request, \"Name: value\" (repeatable); ${VAR} is read from the environment")
@@ -127,17 +127,20 @@ func (positiveDuration) Type() string { return "duration" }
 // the quick flags over it (config.Quick.Apply), or, without one, the config
 // the flags make alone (config.Quick.Build). built says which.
 //
-// The file is read when -c was given, or when ./perfgate.yaml (the default
-// -c) exists and --target was not given: --target without -c is a quick run
-// that stands alone wherever it is started (a note says when it leaves a
-// perfgate.yaml unread). A gate built from flags alone measures
+// The file is read when -c was given or ./perfgate.yaml (the default -c,
+// under --workdir where the command has it) exists, unless --no-config
+// says to build from the flags alone; every quick flag, --target included,
+// overrides the file's field. A gate built from flags alone measures
 // config.DefaultRepetitions repetitions unless --repetitions says, enough to
 // decide; a run, config.DefaultQuickRepetitions.
 func loadConfig(o *runOptions) (cfg *config.Config, built bool, err error) {
 	q := o.quick
+	if o.noConfig && o.configSet {
+		return nil, false, exit.UsageError(errors.New("--no-config and -c: give one (--no-config builds the config from the flags alone)"))
+	}
 	_, statErr := os.Stat(o.configPath)
 	exists := statErr == nil || !errors.Is(statErr, fs.ErrNotExist)
-	if o.configSet || (exists && q.Target == "") || !q.Given() {
+	if !o.noConfig && (o.configSet || exists || !q.Given()) {
 		cfg, err := config.LoadFile(o.configPath)
 		if err != nil {
 			if !o.configSet && !exists {
@@ -150,9 +153,6 @@ func loadConfig(o *runOptions) (cfg *config.Config, built bool, err error) {
 		}
 		return cfg, false, nil
 	}
-	if exists && !o.quiet {
-		fmt.Fprintf(o.sys.stderr, "note: %s is not read: --target without -c runs the flags alone (give -c %s to run its scenarios against --target)\n", o.configPath, o.configPath)
-	}
 	if o.gating && q.Repetitions == 0 {
 		q.Repetitions = config.DefaultRepetitions
 	}
@@ -161,6 +161,12 @@ func loadConfig(o *runOptions) (cfg *config.Config, built bool, err error) {
 		return nil, false, exit.UsageError(err)
 	}
 	return cfg, true, nil
+}
+
+// addNoConfigFlag adds --no-config: build the config from the quick flags
+// alone even beside a perfgate.yaml.
+func addNoConfigFlag(f *pflag.FlagSet, o *runOptions) {
+	f.BoolVar(&o.noConfig, "no-config", false, "build the config from the flags alone; do not read ./perfgate.yaml even where it exists")
 }
 
 // quickWarnings are the warnings of cfg worth showing: a run of a config

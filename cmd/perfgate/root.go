@@ -76,7 +76,7 @@ Exit codes: 0 pass, 1 regression, 2 usage or input error, 3 the run failed.`,
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return exit.UsageError(err)
+		return exit.UsageError(aliasFlagError(err))
 	})
 	root.AddCommand(
 		newRunCmd(sys),

@@ -26,9 +26,10 @@ type runOptions struct {
 	quiet      bool
 	format     string
 	// quick are the quick run's flags (quickflags.go); configSet says -c
-	// was given, gating that the command is gate.
+	// was given, noConfig --no-config, gating that the command is gate.
 	quick       config.Quick
 	configSet   bool
+	noConfig    bool
 	gating      bool
 	percentiles percentilesFlag
 }
@@ -78,6 +79,7 @@ load.overload: measure: then it is measured and labelled "overloaded
 	f.StringVarP(&o.format, "format", "f", "text", "on stdout: text (the summary table) or json (the result)")
 	addAliases(cmd, alias{Old: "json", To: "format", Value: "json"})
 	addQuickFlags(f, &o.quick, quickTarget|quickLoad)
+	addNoConfigFlag(f, &o)
 	addPercentilesFlag(f, &o.percentiles)
 	return cmd
 }

@@ -34,8 +34,9 @@ type Config struct {
 	// Percentiles are the latency percentiles measured of every latency
 	// distribution (`[p50, p90, p99, p99.99]`): any metric.ParsePercentile
 	// accepts, p50 to p99.99. Empty is metric.DefaultPercentiles; use
-	// MeasuredPercentiles. Not hashed: which figures are taken of the
-	// requests does not change what is sent.
+	// MeasuredPercentiles. The defaults are measured and gated whatever it
+	// lists. Not hashed: which figures are taken of the requests does not
+	// change what is sent, nor which gates apply.
 	Percentiles []string `yaml:"percentiles" json:"percentiles,omitempty"`
 	// Compare configures the comparison with the baselines.
 	Compare Compare `yaml:"compare" json:"compare"`

@@ -145,9 +145,9 @@ func (c *Config) GatesOf(s Scenario) []Gate {
 		maps.Copy(merged, s.Gates)
 		maps.DeleteFunc(merged, func(name, _ string) bool { return capGate(name) })
 	}
-	// A default gate on a percentile the config does not measure is off
-	// (validate warns); one the config names is refused there.
-	maps.DeleteFunc(merged, func(name, _ string) bool { return c.unmeasuredGate(name) != "" })
+	// The default gates are on the default percentiles, always measured
+	// whatever the percentiles key lists; a gate on another percentile
+	// the config does not measure is refused by Validate.
 	names := slices.Collect(maps.Keys(merged))
 	slices.SortFunc(names, func(a, b string) int { return metric.Order(a) - metric.Order(b) })
 	out := []Gate{} // not nil: every gate off is a choice, not a missing list

@@ -1,8 +1,8 @@
 package config
 
 import (
+	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 
@@ -11,7 +11,7 @@ import (
 
 // MaxPercentiles is the most latency percentiles a config may list: each
 // is a column of every latency table.
-const MaxPercentiles = 12
+const MaxPercentiles = metric.MaxPercentiles
 
 // MeasuredPercentiles are the latency percentiles a run of c measures, in
 // ascending order: the percentiles key, or metric.DefaultPercentiles when
@@ -46,62 +46,44 @@ func (c *Config) SetPercentiles(flag string, list []string) error {
 	for _, p := range list {
 		ps = append(ps, strings.TrimSpace(p))
 	}
-	if msg := percentilesProblem(ps, func(i int) string { return "" }); msg != "" {
-		return fmt.Errorf("%s: %s", flag, msg)
+	if errs := metric.CheckPercentiles(ps, false); len(errs) > 0 {
+		return fmt.Errorf("%s: %s", flag, percentileMessage(errs[0], func(i int) string { return fmt.Sprintf("item %d", i+1) }))
 	}
 	c.Percentiles = ps
 	return nil
 }
 
-// percentilesProblem is the first thing wrong with list as a percentiles
-// key, or ""; where(i) names element i in the message ("percentiles[2]: ").
-func percentilesProblem(list []string, where func(i int) string) string {
-	if len(list) == 0 {
-		return "list at least one percentile (p50 to p99.99), or leave it out for the defaults (" + strings.Join(metric.DefaultPercentiles, ", ") + ")"
+// percentileMessage is a metric.CheckPercentiles error as a config says
+// it: a repeated item names the one it repeats, as item(j) writes it.
+func percentileMessage(err error, item func(j int) string) string {
+	var pe *metric.PercentileError
+	if errors.As(err, &pe) && pe.Earlier >= 0 {
+		return fmt.Sprintf("%v (also %s)", err, item(pe.Earlier))
 	}
-	if len(list) > MaxPercentiles {
-		return fmt.Sprintf("at most %d percentiles, got %d", MaxPercentiles, len(list))
-	}
-	seen := map[string]int{}
-	for i, p := range list {
-		if _, err := metric.ParsePercentile(p); err != nil {
-			return where(i) + err.Error()
-		}
-		if j, dup := seen[p]; dup {
-			return fmt.Sprintf("%s%s is listed twice (also item %d)", where(i), p, j+1)
-		}
-		seen[p] = i
-	}
-	return ""
+	return err.Error()
 }
 
 // percentiles checks the percentiles key: each a percentile
 // metric.ParsePercentile accepts, none twice, at most MaxPercentiles. It
 // warns where a scenario's requests per repetition are too few for the
 // highest percentile listed to be more than the slowest request
-// (minRequestsFor), and where the list leaves out a percentile a default
-// gate tests (that gate is then off).
+// (minRequestsFor). The list does not turn default gates off: the default
+// percentiles are always measured (unmeasuredGate).
 func (v *validator) percentiles() {
 	list := v.c.Percentiles
 	if list == nil {
 		return
 	}
-	if len(list) == 0 || len(list) > MaxPercentiles {
-		v.add("percentiles", "%s", percentilesProblem(list, func(int) string { return "" }))
-		return
-	}
-	bad := false
-	for i, p := range list {
-		path := fmt.Sprintf("percentiles[%d]", i)
-		if _, err := metric.ParsePercentile(p); err != nil {
-			v.add(path, "%v", err)
-			bad = true
-		} else if j := slices.Index(list, p); j < i {
-			v.add(path, "%s is listed twice (also percentiles[%d])", p, j)
-			bad = true
+	errs := metric.CheckPercentiles(list, false)
+	for _, err := range errs {
+		path := "percentiles"
+		var pe *metric.PercentileError
+		if errors.As(err, &pe) && pe.Index >= 0 {
+			path = fmt.Sprintf("percentiles[%d]", pe.Index)
 		}
+		v.add(path, "%s", percentileMessage(err, func(j int) string { return fmt.Sprintf("percentiles[%d]", j) }))
 	}
-	if bad {
+	if len(errs) > 0 {
 		return
 	}
 	measured := v.c.MeasuredPercentiles()
@@ -121,22 +103,6 @@ func (v *validator) percentiles() {
 				n, top, need, top)
 		}
 	}
-	var dropped []string
-	for _, name := range slices.Sorted(maps.Keys(DefaultGates)) {
-		if _, set := v.c.Gates[name]; set {
-			continue
-		}
-		if _, p, ok := metric.LatencyPercentile(name); ok && !slices.Contains(measured, p) {
-			dropped = append(dropped, name)
-		}
-	}
-	if len(dropped) > 0 {
-		what := "the default gate " + dropped[0] + " tests, so it is off (set it to off under gates to say so, or list its percentile)"
-		if len(dropped) > 1 {
-			what = "the default gates " + strings.Join(dropped, ", ") + " test, so they are off (set them to off under gates to say so, or list their percentiles)"
-		}
-		v.warn("percentiles", "the list leaves out what %s", what)
-	}
 }
 
 // minRequestsFor is the fewest requests whose percentile p (a name
@@ -154,16 +120,21 @@ func minRequestsFor(p string) int {
 }
 
 // unmeasuredGate is the problem with a gate on latency percentile name
-// that the config does not measure, or "".
+// that the config does not measure, or "". The default percentiles
+// (metric.DefaultPercentiles) are always measured, whatever the
+// percentiles key lists: it adds percentiles, and says which the reports
+// show, so that narrowing it never turns a gate off.
 func (c *Config) unmeasuredGate(name string) string {
 	_, p, ok := metric.LatencyPercentile(name)
-	if !ok {
+	if !ok || slices.Contains(metric.DefaultPercentiles, p) {
 		return ""
 	}
-	measured := c.MeasuredPercentiles()
-	if slices.Contains(measured, p) {
+	listed := c.MeasuredPercentiles()
+	if slices.Contains(listed, p) {
 		return ""
 	}
+	measured := slices.Concat(metric.DefaultPercentiles, listed)
+	metric.SortPercentiles(measured)
 	return fmt.Sprintf("%s is not measured: the percentiles measured are %s (add %s to percentiles, or --percentiles)",
-		name, strings.Join(measured, ", "), p)
+		name, strings.Join(slices.Compact(measured), ", "), p)
 }

@@ -18,8 +18,8 @@ func gateNames(gs []Gate) []string {
 }
 
 // The percentiles key: measured ascending, gates on any of them (the
-// highest among them), default gates on one left out are off with a
-// warning, and the hash does not change.
+// highest among them), the default gates on whatever it lists (the
+// default percentiles are always measured), and the hash does not change.
 func TestPercentilesKey(t *testing.T) {
 	wl := writeWorkload(t)
 	scenario := "scenarios:\n  - {name: s, workload: " + wl + ", load: {concurrency: 1}, requests: 2000}\n"
@@ -33,13 +33,13 @@ func TestPercentilesKey(t *testing.T) {
 	assert.Equal(t, []string{"p50", "p75", "p99", "p99.99"}, c.MeasuredPercentiles())
 	assert.Equal(t, []string{"p50", "p75", "p99", "p99.99"}, c.ResultPercentiles())
 	gates := gateNames(c.GatesOf(c.Scenarios[0]))
-	assert.Equal(t, []string{"ttft.p99", "ttft.p99.99", "tpot.p99", "itl.p75", "e2e.p99", "output_throughput", "goodput", "error_rate", "cold_start"}, gates,
-		"ttft.p95 is off: p95 is not measured")
+	assert.Equal(t, []string{"ttft.p95", "ttft.p99", "ttft.p99.99", "tpot.p99", "itl.p75", "e2e.p99", "output_throughput", "goodput", "error_rate", "cold_start"}, gates,
+		"ttft.p95 is gated though p95 is not listed")
 	var warns []string
 	for _, w := range c.Warnings {
 		warns = append(warns, w.Error())
 	}
-	assert.Contains(t, warns, "p.yaml:1:1: percentiles: the list leaves out what the default gate ttft.p95 tests, so it is off (set it to off under gates to say so, or list its percentile)")
+	assert.Len(t, warns, 1, "only the requests warning: %q", warns)
 	// (The column depends on the workload's temporary path.)
 	assert.True(t, slices.ContainsFunc(warns, func(w string) bool {
 		return strings.HasPrefix(w, "p.yaml:6:") && strings.HasSuffix(w, ": scenarios[0].requests: 2000 requests a repetition are too few for p99.99: below 10000, a repetition's p99.99 of TTFT and E2E is its slowest request (ITL, with a figure per token, has more)")
@@ -48,26 +48,34 @@ func TestPercentilesKey(t *testing.T) {
 	more, err := Parse([]byte("percentiles: [p50, p75, p90, p95, p99, p99.9]\n"+scenario), "p.yaml")
 	require.NoError(t, err)
 	assert.Equal(t, plain.Hash(), more.Hash(), "which percentiles are taken is not hashed")
-	c, err = Parse([]byte("percentiles: [p50, p75]\n"+scenario), "p.yaml")
-	require.NoError(t, err)
-	warns = nil
-	for _, w := range c.Warnings {
-		warns = append(warns, w.Error())
-	}
-	assert.Contains(t, warns, "p.yaml:1:1: percentiles: the list leaves out what the default gates e2e.p99, tpot.p99, ttft.p95, ttft.p99 test, so they are off (set them to off under gates to say so, or list their percentiles)")
-
-	// Saying so silences the warning.
-	c, err = Parse([]byte("percentiles: [p50, p99]\ngates: {ttft.p95: off}\n"+strings.Replace(scenario, "2000", "100", 1)), "p.yaml")
+	// Narrowing the list to p50 keeps every default gate, silently: a PR
+	// cannot turn off the gates that would catch it by listing fewer
+	// percentiles (which the hash does not see).
+	c, err = Parse([]byte("percentiles: [p50]\n"+scenario), "p.yaml")
 	require.NoError(t, err)
 	assert.Empty(t, c.Warnings)
-	assert.Equal(t, []string{"ttft.p99", "tpot.p99", "e2e.p99", "output_throughput", "goodput", "error_rate", "cold_start"}, gateNames(c.GatesOf(c.Scenarios[0])))
+	assert.Equal(t, plain.Hash(), c.Hash())
+	assert.Equal(t, gateNames(plain.GatesOf(plain.Scenarios[0])), gateNames(c.GatesOf(c.Scenarios[0])))
+	assert.Equal(t, []string{"ttft.p95", "ttft.p99", "tpot.p99", "e2e.p99", "output_throughput", "goodput", "error_rate", "cold_start"}, gateNames(c.GatesOf(c.Scenarios[0])))
+
+	// A gate on a default percentile works though the list leaves it out;
+	// off still turns a default gate off.
+	c, err = Parse([]byte("percentiles: [p50]\ngates: {ttft.p95: off, itl.p90: +10%}\n"+strings.Replace(scenario, "2000", "100", 1)), "p.yaml")
+	require.NoError(t, err)
+	assert.Empty(t, c.Warnings)
+	assert.Equal(t, []string{"ttft.p99", "tpot.p99", "itl.p90", "e2e.p99", "output_throughput", "goodput", "error_rate", "cold_start"}, gateNames(c.GatesOf(c.Scenarios[0])))
+
+	// A gate on a percentile neither listed nor a default is refused.
+	_, err = Parse([]byte("percentiles: [p50]\ngates: {itl.p75: +10%}\n"+scenario), "p.yaml")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "gates.itl.p75: itl.p75 is not measured: the percentiles measured are p50, p90, p95, p99, p99.9 (add p75 to percentiles, or --percentiles)")
 }
 
 // --percentiles replaces the list, refusing what the key refuses with the
 // flag's name; Validate then checks the gates against the new list.
 func TestSetPercentiles(t *testing.T) {
 	wl := writeWorkload(t)
-	c, err := Parse([]byte("gates:\n  ttft.p99.9: +20%\nscenarios:\n  - {name: s, workload: "+wl+", load: {concurrency: 1}}\n"), "p.yaml")
+	c, err := Parse([]byte("gates:\n  ttft.p99.99: +20%\npercentiles: [p50, p99.99]\nscenarios:\n  - {name: s, workload: "+wl+", load: {concurrency: 1}}\n"), "p.yaml")
 	require.NoError(t, err)
 	for in, want := range map[string]string{
 		"p50,p100":    `--percentiles: "p100" is not a percentile perfgate measures (p100 is the maximum)`,
@@ -87,11 +95,11 @@ func TestSetPercentiles(t *testing.T) {
 		require.Error(t, err, "SetPercentiles(%q)", in)
 		assert.Contains(t, err.Error(), want, "SetPercentiles(%q)", in)
 	}
-	require.NoError(t, c.SetPercentiles("--percentiles", []string{"p50", " p99.99"}))
-	assert.Equal(t, []string{"p50", "p99.99"}, c.MeasuredPercentiles())
+	require.NoError(t, c.SetPercentiles("--percentiles", []string{"p50", " p75"}))
+	assert.Equal(t, []string{"p50", "p75"}, c.MeasuredPercentiles())
 	err = c.Validate()
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "gates.ttft.p99.9: ttft.p99.9 is not measured: the percentiles measured are p50, p99.99 (add p99.9 to percentiles, or --percentiles)")
+	assert.Contains(t, err.Error(), "gates.ttft.p99.99: ttft.p99.99 is not measured: the percentiles measured are p50, p75, p90, p95, p99, p99.9 (add p99.99 to percentiles, or --percentiles)")
 	require.NoError(t, c.SetPercentiles("--percentiles", []string{"p50", "p99.9", "p99.99"}))
 	require.NoError(t, c.Validate())
 }

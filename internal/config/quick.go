@@ -368,7 +368,7 @@ func (q Quick) Build(dir string) (*Config, error) {
 		return nil, err
 	}
 	if q.Concurrency == 0 && q.Rate == 0 {
-		return nil, errors.New("--concurrency or --rate: one is required without a config file (how many users, or how many requests per second)")
+		return nil, errors.New("no config file and no load: give --concurrency N or --rate R (N users in a closed loop, or R requests per second in an open one), or -c perfgate.yaml")
 	}
 	abs, err := filepath.Abs(cmp.Or(dir, "."))
 	if err != nil {

@@ -196,3 +196,66 @@ func AllWith(percentiles []string) []Info {
 	}
 	return out
 }
+
+// MaxPercentiles is the most latency percentiles a list may hold (a
+// config's percentiles key, a result's): each is a column of every
+// latency table.
+const MaxPercentiles = 12
+
+// PercentileError is one problem CheckPercentiles finds in a list of
+// percentiles. The message names no field: the caller places it
+// (percentiles[2], --percentiles).
+type PercentileError struct {
+	// Index is the item the problem is with, or -1 for the list as a
+	// whole (empty, too long).
+	Index int
+	// Earlier is, for an item listed twice or out of order, the index of
+	// the item it repeats or follows; else -1.
+	Earlier int
+	// Err says what is wrong.
+	Err error
+}
+
+func (e *PercentileError) Error() string { return e.Err.Error() }
+
+// Unwrap returns Err.
+func (e *PercentileError) Unwrap() error { return e.Err }
+
+// CheckPercentiles checks a list of percentile names, as a config's
+// percentiles key, the --percentiles flag and a result's percentiles
+// write them: at least one, at most MaxPercentiles, each one
+// ParsePercentile accepts, none twice, and, where ascending is set, in
+// ascending order. Each error is a *PercentileError; an empty or too long
+// list is one error alone.
+func CheckPercentiles(list []string, ascending bool) []error {
+	whole := func(format string, args ...any) []error {
+		return []error{&PercentileError{Index: -1, Earlier: -1, Err: fmt.Errorf(format, args...)}}
+	}
+	switch {
+	case len(list) == 0:
+		return whole("list at least one percentile (p50 to p99.99), or leave it out for the defaults (%s)", strings.Join(DefaultPercentiles, ", "))
+	case len(list) > MaxPercentiles:
+		return whole("at most %d percentiles, got %d", MaxPercentiles, len(list))
+	}
+	var errs []error
+	prev := -1 // the last valid item's index
+	for i, p := range list {
+		h, err := parseHundredths(p)
+		switch {
+		case err != nil:
+			errs = append(errs, &PercentileError{Index: i, Earlier: -1, Err: err})
+			continue
+		case slices.Index(list, p) < i:
+			errs = append(errs, &PercentileError{Index: i, Earlier: slices.Index(list, p), Err: fmt.Errorf("%s is listed twice", p)})
+			continue
+		}
+		if ascending && prev >= 0 {
+			if hp, _ := parseHundredths(list[prev]); h < hp {
+				errs = append(errs, &PercentileError{Index: i, Earlier: prev,
+					Err: fmt.Errorf("want ascending percentiles, got %s after %s", p, list[prev])})
+			}
+		}
+		prev = i
+	}
+	return errs
+}

@@ -96,3 +96,37 @@ func TestAllWith(t *testing.T) {
 	assert.Equal(t, []string{"ttft.p75", "ttft.p99.99", "ttft.mean", "tpot.p75", "tpot.p99.99", "tpot.mean",
 		"itl.p75", "itl.p99.99", "itl.mean", "e2e.p75", "e2e.p99.99", "e2e.mean"}, latency)
 }
+
+// CheckPercentiles, the one check of a percentiles list that configs, the
+// flag and results share: each problem with the item's index (and the
+// earlier item it repeats or follows), the list's own problems alone.
+func TestCheckPercentiles(t *testing.T) {
+	type got struct {
+		Index, Earlier int
+		Msg            string
+	}
+	check := func(list []string, ascending bool) []got {
+		var out []got
+		for _, err := range CheckPercentiles(list, ascending) {
+			var pe *PercentileError
+			require.ErrorAs(t, err, &pe)
+			out = append(out, got{pe.Index, pe.Earlier, err.Error()})
+		}
+		return out
+	}
+	assert.Empty(t, check([]string{"p99", "p50", "p99.99"}, false))
+	assert.Empty(t, check([]string{"p50", "p99", "p99.99"}, true))
+	assert.Equal(t, []got{{-1, -1, "list at least one percentile (p50 to p99.99), or leave it out for the defaults (p50, p90, p95, p99, p99.9)"}}, check(nil, false))
+	long := make([]string, 0, MaxPercentiles+1)
+	for i := range MaxPercentiles + 1 {
+		long = append(long, percentileName(5000+i*100))
+	}
+	assert.Equal(t, []got{{-1, -1, "at most 12 percentiles, got 13"}}, check(long, true))
+	assert.Equal(t, []got{
+		{1, -1, `"p9x" is not a percentile: want p50 to p99.99, at most two decimals (p75, p99.9, p99.99)`},
+		{2, 0, "p99 is listed twice"},
+		{3, 0, "want ascending percentiles, got p50 after p99"},
+		{4, -1, `"P99" is not a percentile: write p99`},
+	}, check([]string{"p99", "p9x", "p99", "p50", "P99"}, true))
+	assert.Equal(t, []got{{2, 0, "p99 is listed twice"}}, check([]string{"p99", "p50", "p99"}, false))
+}

@@ -1,6 +1,7 @@
 package result
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -182,24 +183,19 @@ func (v *checker) checkPercentiles(field string, s Stats) {
 	}
 }
 
-// percentileList checks Result.Percentiles: each a percentile
-// metric.ParsePercentile accepts, ascending, none twice.
+// percentileList checks Result.Percentiles with metric.CheckPercentiles:
+// each a percentile metric.ParsePercentile accepts, ascending, none twice,
+// at most metric.MaxPercentiles. Empty is the defaults.
 func (v *checker) percentileList(list []string) {
-	prev := -1.0
-	for i, name := range list {
-		path := fmt.Sprintf("percentiles[%d]", i)
-		pct, err := metric.ParsePercentile(name)
-		switch {
-		case err != nil:
-			v.add(path, "want a percentile p50 to p99.99: %v", err)
-			return
-		case slices.Index(list, name) < i:
-			v.add(path, "%s is listed twice", name)
-			return
-		case pct < prev:
-			v.add(path, "want ascending percentiles, got %s after %s", name, list[i-1])
-			return
+	if len(list) == 0 {
+		return
+	}
+	for _, err := range metric.CheckPercentiles(list, true) {
+		path := "percentiles"
+		var pe *metric.PercentileError
+		if errors.As(err, &pe) && pe.Index >= 0 {
+			path = fmt.Sprintf("percentiles[%d]", pe.Index)
 		}
-		prev = pct
+		v.add(path, "%v", err)
 	}
 }

@@ -115,7 +115,10 @@ func TestValidatePercentiles(t *testing.T) {
 		{"hostile name", with(map[string]any{"p75\n::error::x": 1}), `scenarios[0].repetitions[0].ttft_ms.percentiles: want percentiles p50 to p99.99 by name: "p75\n::error::x" is not a percentile`},
 		{"a field's", with(map[string]any{"p99.9": 30}), "scenarios[0].repetitions[0].ttft_ms.percentiles.p99.9: p99.9 has a field of its own (p99_9)"},
 		{"negative", with(map[string]any{"p75": -1}), "scenarios[0].repetitions[0].ttft_ms.percentiles.p75: want a finite number >= 0, got -1"},
-		{"bad list", func(m map[string]any) { m["percentiles"] = []any{"p50", "p9x"} }, `percentiles[1]: want a percentile p50 to p99.99: "p9x" is not a percentile`},
+		{"bad list", func(m map[string]any) { m["percentiles"] = []any{"p50", "p9x"} }, `percentiles[1]: "p9x" is not a percentile: want p50 to p99.99`},
+		{"list too long", func(m map[string]any) {
+			m["percentiles"] = []any{"p50", "p51", "p52", "p53", "p54", "p55", "p56", "p57", "p58", "p59", "p60", "p61", "p62"}
+		}, `percentiles: at most 12 percentiles, got 13`},
 		{"list twice", func(m map[string]any) { m["percentiles"] = []any{"p50", "p50"} }, `percentiles[1]: p50 is listed twice`},
 		{"list descending", func(m map[string]any) { m["percentiles"] = []any{"p99", "p50"} }, `percentiles[1]: want ascending percentiles, got p50 after p99`},
 	}

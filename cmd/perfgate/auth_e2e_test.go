@@ -34,6 +34,9 @@ type keyServer struct {
 	mu        sync.Mutex
 	auths     map[string]int // Authorization values seen
 	completed int
+	// echoModels, if set before the run, makes /v1/models list the
+	// Authorization it got, less "Bearer ", as its first model id.
+	echoModels bool
 }
 
 func newKeyServer(t *testing.T, key string, echoEvery int) *keyServer {
@@ -57,6 +60,7 @@ func newKeyServer(t *testing.T, key string, echoEvery int) *keyServer {
 		auth := r.Header.Get("Authorization")
 		k.mu.Lock()
 		k.auths[auth]++
+		echoModels := k.echoModels
 		echo := false
 		if r.Method == http.MethodPost && !strings.HasSuffix(r.Header.Get("X-Request-Id"), "-ready") {
 			k.completed++
@@ -74,6 +78,12 @@ func newKeyServer(t *testing.T, key string, echoEvery int) *keyServer {
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(status)
 			_ = json.NewEncoder(w).Encode(map[string]any{"error": map[string]string{"message": "rejected; you sent Authorization: " + auth}})
+			return
+		}
+		if echoModels && r.URL.Path == "/v1/models" {
+			w.Header().Set("Content-Type", "application/json")
+			_ = json.NewEncoder(w).Encode(map[string]any{"data": []map[string]string{
+				{"id": strings.TrimPrefix(auth, "Bearer ")}, {"id": "served-model"}}})
 			return
 		}
 		proxy.ServeHTTP(w, r)
@@ -198,7 +208,7 @@ func TestRunKeyProblems(t *testing.T) {
 	if code := exit.Code(err); code != exit.RunFailed {
 		t.Errorf("refused key: exit %d (%v), want %d", code, err, exit.RunFailed)
 	}
-	if err == nil || !strings.Contains(err.Error(), "the server refused the credentials (HTTP 401): check target.headers (it sends Authorization)") {
+	if err == nil || !strings.Contains(err.Error(), "the server refused the credentials (HTTP 401): check target.headers or --header (it sends Authorization)") {
 		t.Errorf("refused key: error %v does not say the credentials were refused", err)
 	}
 	if d := time.Since(start); d > 5*time.Second {
@@ -223,4 +233,35 @@ func keys[V any](m map[string]V) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// A server that lists the key it was sent as a model id: model auto takes
+// the next one, and the key reaches neither the result (target.model,
+// server.models) nor stdout or stderr.
+func TestRunModelIDEchoesKey(t *testing.T) {
+	const key = "sk-secretsecret123"
+	t.Setenv("PERFGATE_E2E_KEY", key)
+	k := newKeyServer(t, key, 0)
+	k.mu.Lock()
+	k.echoModels = true
+	k.mu.Unlock()
+	// keyConfig's max_error_rate rides out a stream the proxy breaks (see
+	// newKeyServer's Transport): the key is the test, not the proxy.
+	conf := keyConfig(t, k.URL)
+	out := filepath.Join(filepath.Dir(conf), "r.json")
+	var stdout, stderr bytes.Buffer
+	err := Main(context.Background(), []string{"run", "-c", conf, "-o", out}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("perfgate run: %v\n%s", err, stderr.String())
+	}
+	res := readResult(t, out)
+	if res.Identity.Target.Model != "served-model" || len(res.Identity.Server.Models) != 1 {
+		t.Errorf("target.model %q, server.models %q; want served-model alone", res.Identity.Target.Model, res.Identity.Server.Models)
+	}
+	data, _ := os.ReadFile(out)
+	for what, text := range map[string]string{"result": string(data), "stdout": stdout.String(), "stderr": stderr.String()} {
+		if strings.Contains(text, key) {
+			t.Errorf("%s holds the key", what)
+		}
+	}
 }

@@ -161,10 +161,7 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 	}
 	// The one rule for ${VAR} in headers (config.Target.ExpandHeaders): the
 	// same syntax, the same refusals (GITHUB_TOKEN and its kind) as a run.
-	expanded, err := config.Target{Headers: headers}.ExpandHeaders(func(k string) (string, bool) {
-		v := o.sys.getenv(k)
-		return v, v != ""
-	})
+	expanded, err := config.Target{Headers: headers}.ExpandHeaders(o.sys.lookupEnv)
 	if err != nil {
 		return nil, exit.UsageError(fmt.Errorf("--header: %w", err))
 	}
@@ -183,6 +180,7 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 	}
 	defer resp.Body.Close()
 	if re := httpguard.Redirected(resp); re != nil {
+		re.Location = expanded.Redact(re.Location) // the server's word: it may echo the key
 		return nil, exit.RunError(fmt.Errorf("ask %s: %w%s", url, re, hint))
 	}
 	switch {
@@ -205,16 +203,22 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 		return nil, exit.RunError(fmt.Errorf("ask %s: the answer is not a list of models: %w%s", url, err, hint))
 	}
 	var out []initModel
-	skipped := 0
+	skipped, secret := 0, 0
 	for _, m := range list.Data {
-		if !safeModel(m.ID) {
+		switch {
+		case !safeModel(m.ID):
 			skipped++
-			continue
+		case expanded.Redact(m.ID) != m.ID: // the server echoes the key
+			secret++
+		default:
+			out = append(out, initModel{ID: m.ID, OwnedBy: m.OwnedBy})
 		}
-		out = append(out, initModel{ID: m.ID, OwnedBy: m.OwnedBy})
 	}
 	if skipped > 0 {
 		fmt.Fprintf(o.sys.stderr, "warning: %s lists %d model id(s) that are empty, too long or hold control or quote characters; skipped\n", url, skipped)
+	}
+	if secret > 0 {
+		fmt.Fprintf(o.sys.stderr, "warning: %s lists %d model id(s) holding a value of --header's environment variables; skipped\n", url, secret)
 	}
 	if len(out) == 0 {
 		return nil, exit.RunError(fmt.Errorf("ask %s: the server lists no usable model%s", url, hint))
@@ -251,13 +255,16 @@ func guessEngine(ownedBy string) string {
 // initHeader is a header as written to the config.
 type initHeader struct{ Name, Value string }
 
-// headerName is what init writes as a header's name, unquoted.
+// headerName is what init takes as a header's name (an RFC 7230 token);
+// the template quotes it, since a token may begin with # or hold ' and |.
 var headerName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
 
 // initHeaders are the headers as the config will hold them: as given when
 // the value reads its secret from the environment (${VAR}) or the name
 // does not look secret; otherwise the literal, a credential, is replaced by
-// ${PERFGATE_API_KEY} (after "Bearer ", if it had one), with a warning.
+// ${PERFGATE_API_KEY} (after "Bearer ", if it had one), with a warning. A
+// value a run would refuse ($KEY, ${KEY:-x}: config.HeaderVars, the one
+// rule) is refused here too, rather than rewritten.
 func initHeaders(headers map[string]string, stderr io.Writer) ([]initHeader, error) {
 	var out []initHeader
 	for _, name := range slices.Sorted(maps.Keys(headers)) {
@@ -265,7 +272,11 @@ func initHeaders(headers map[string]string, stderr io.Writer) ([]initHeader, err
 			return nil, exit.UsageError(fmt.Errorf("--header: %q is not a valid header name", textsafe.Cut(name, 64)))
 		}
 		value := headers[name]
-		if config.LooksSecret(name) && len(config.EnvRefs(value)) == 0 {
+		vars, err := config.HeaderVars(name, value)
+		if err != nil {
+			return nil, exit.UsageError(fmt.Errorf("--header: %w", err))
+		}
+		if config.LooksSecret(name) && len(vars) == 0 {
 			prefix := ""
 			if scheme, _, ok := strings.Cut(value, " "); ok && strings.EqualFold(scheme, "bearer") {
 				prefix = scheme + " "
@@ -276,6 +287,24 @@ func initHeaders(headers map[string]string, stderr io.Writer) ([]initHeader, err
 		out = append(out, initHeader{Name: name, Value: value})
 	}
 	return out, nil
+}
+
+// plainKey is a header name YAML reads as the string it is, unquoted.
+var plainKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
+
+// yamlKey is name as a YAML mapping key: as it is when plain (X-Team),
+// else double-quoted, so that a token such as #x (a comment otherwise),
+// a'b or true reads back as the same string.
+func yamlKey(name string) (string, error) {
+	switch strings.ToLower(name) {
+	case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
+	default:
+		if plainKey.MatchString(name) {
+			return name, nil
+		}
+	}
+	b, err := json.Marshal(name)
+	return string(b), err
 }
 
 // initValues fill the config template.
@@ -297,6 +326,7 @@ func renderInit(v initValues) ([]byte, error) {
 			return string(b), err
 		},
 		"gate": func(name string) string { return config.DefaultGates[name] },
+		"key":  yamlKey,
 	}).Parse(initTemplate)
 	if err != nil {
 		return nil, fmt.Errorf("init template: %w", err)
@@ -336,7 +366,7 @@ target:
   # Sent with every request. ${VAR} is read from the environment when the
   # run starts: a credential belongs there, not in this file.
   headers:{{range .Headers}}
-    {{.Name}}: {{q .Value}}{{end}}
+    {{key .Name}}: {{q .Value}}{{end}}
 {{- end}}
   timeout: 5m                      # one request, connect to end of stream
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 var updateInit = flag.Bool("update-init", false, "rewrite testdata/init/*.yaml, the golden files of perfgate init")
@@ -41,7 +42,8 @@ func modelsServer(t *testing.T, status int, body string) (*httptest.Server, *str
 func runInit(t *testing.T, env map[string]string, args ...string) (stderr string, err error) {
 	t.Helper()
 	var out, errb bytes.Buffer
-	root := newRootCmd(&system{stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] }})
+	root := newRootCmd(&system{stdout: &out, stderr: &errb, getenv: func(k string) string { return env[k] },
+		lookup: func(k string) (string, bool) { v, ok := env[k]; return v, ok }})
 	root.SetArgs(append([]string{"init"}, args...))
 	err = root.ExecuteContext(context.Background())
 	return errb.String(), err
@@ -172,6 +174,92 @@ func TestInitErrors(t *testing.T) {
 			_, err := runInit(t, tc.env, append(tc.args, "-o", out)...)
 			if exit.Code(err) != tc.code || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("perfgate init: exit %d (%v), want %d and %q", exit.Code(err), err, tc.code, tc.want)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("a config was written")
+			}
+		})
+	}
+}
+
+// A server that lists the key it was sent as a model id has that id
+// skipped, with a warning that does not quote it; a redirect that carries
+// the key has it redacted. Neither reaches the config or the terminal.
+func TestInitKeyEchoed(t *testing.T) {
+	const key = "sk-secretsecret123"
+	env := map[string]string{"MYKEY": key}
+	srv, _ := modelsServer(t, http.StatusOK, `{"data":[{"id":"`+key+`"},{"id":"Bearer `+key+`"},{"id":"org/served"}]}`)
+	out := filepath.Join(t.TempDir(), "perfgate.yaml")
+	stderr, err := runInit(t, env, "--target", srv.URL, "--header", "Authorization: Bearer ${MYKEY}", "-o", out)
+	if err != nil {
+		t.Fatalf("perfgate init: %v\n%s", err, stderr)
+	}
+	data, _ := os.ReadFile(out)
+	cfg, err := config.LoadFile(out)
+	if err != nil {
+		t.Fatalf("the written config does not load: %v", err)
+	}
+	if cfg.Target.Model != "org/served" {
+		t.Errorf("model %q, want org/served", textsafe.Line(cfg.Target.Model))
+	}
+	if !strings.Contains(stderr, "lists 2 model id(s) holding a value of --header's environment variables; skipped") {
+		t.Errorf("stderr lacks the warning:\n%s", stderr)
+	}
+	if strings.Contains(string(data), key) || strings.Contains(stderr, key) {
+		t.Errorf("the key reached the config or stderr:\n%s\n%s", data, stderr)
+	}
+
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/x?k="+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), http.StatusFound)
+	}))
+	t.Cleanup(redirect.Close)
+	out = filepath.Join(t.TempDir(), "perfgate.yaml")
+	stderr, err = runInit(t, env, "--target", redirect.URL, "--header", "Authorization: Bearer ${MYKEY}", "-o", out)
+	if err == nil || !strings.Contains(err.Error(), "/x?k=[redacted]") || strings.Contains(err.Error()+stderr, key) {
+		t.Errorf("perfgate init against a redirect: %v\n%s; want it with the key redacted", err, stderr)
+	}
+}
+
+// A header name YAML would read otherwise (# starts a comment) is written
+// quoted: the config loads with the header.
+func TestInitHeaderNameQuoted(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "perfgate.yaml")
+	stderr, err := runInit(t, nil, "--model", "m", "--header", "#x: v", "--header", "a'b|c: w", "--header", "true: t", "-o", out)
+	if err != nil {
+		t.Fatalf("perfgate init: %v\n%s", err, stderr)
+	}
+	cfg, err := config.LoadFile(out)
+	if err != nil {
+		t.Fatalf("the written config does not load: %v", err)
+	}
+	if cfg.Target.Headers["#x"] != "v" || cfg.Target.Headers["a'b|c"] != "w" || cfg.Target.Headers["true"] != "t" {
+		t.Errorf("headers %v, want #x: v and a'b|c: w", cfg.Target.Headers)
+	}
+}
+
+// init reads a header value by the rule a run does (config.HeaderVars): a
+// value a run refuses is refused, not rewritten to ${PERFGATE_API_KEY}; a
+// variable set but empty is said to be empty.
+func TestInitHeaderValueRule(t *testing.T) {
+	srv, _ := modelsServer(t, http.StatusOK, `{"data":[{"id":"m"}]}`)
+	for _, tc := range []struct {
+		name   string
+		header string
+		env    map[string]string
+		want   string
+	}{
+		{"bare $NAME", "Authorization: Bearer $KEY", nil, "target.headers.Authorization: the $ at byte 7 does not begin ${NAME}"},
+		{"shell default", "Authorization: Bearer ${KEY:-x}", nil, "target.headers.Authorization: the $ at byte 7 does not name a variable"},
+		{"empty variable", "Authorization: Bearer ${KEY}", map[string]string{"KEY": ""}, "${KEY} is empty in the environment"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "perfgate.yaml")
+			stderr, err := runInit(t, tc.env, "--target", srv.URL, "--header", tc.header, "-o", out)
+			if exit.Code(err) != exit.Usage || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("perfgate init: exit %d (%v), want %d and %q", exit.Code(err), err, exit.Usage, tc.want)
+			}
+			if strings.Contains(stderr, "PERFGATE_API_KEY") {
+				t.Errorf("init offered to rewrite the value:\n%s", stderr)
 			}
 			if _, err := os.Stat(out); err == nil {
 				t.Errorf("a config was written")

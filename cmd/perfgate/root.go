@@ -27,7 +27,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		_ = out.Flush()
 		_ = errw.Flush()
 	}()
-	root := newRootCmd(&system{stdout: out, stderr: errw, getenv: os.Getenv})
+	root := newRootCmd(&system{stdout: out, stderr: errw, getenv: os.Getenv, lookup: os.LookupEnv})
 	root.SetArgs(args)
 	return root.ExecuteContext(ctx)
 }
@@ -39,12 +39,25 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type system struct {
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// lookup reads a variable as os.LookupEnv does, telling unset from
+	// empty; nil is getenv, where "" is unset (see lookupEnv).
+	lookup func(string) (string, bool)
 	// githubHTTP is the HTTP client the pull request comment goes through;
 	// nil is the default (see github.WithHTTPClient).
 	githubHTTP *http.Client
 	// commentBudget bounds the whole pull request comment step; 0 is
 	// commentBudget, 3 minutes. Tests make it short.
 	commentBudget time.Duration
+}
+
+// lookupEnv reads the variable name: sys.lookup, else getenv with "" as
+// unset.
+func (sys *system) lookupEnv(name string) (string, bool) {
+	if sys.lookup != nil {
+		return sys.lookup(name)
+	}
+	v := sys.getenv(name)
+	return v, v != ""
 }
 
 func newRootCmd(sys *system) *cobra.Command {

@@ -41,6 +41,24 @@ func CheckHeaders(cfg *config.Config, o Options) error {
 	return err
 }
 
+// withoutSecrets is models less every id that holds a value the headers
+// took from the environment (a server that echoes the key as a model id),
+// and how many it left out. Such an id would otherwise reach the result, the
+// terminal and the comment; it is dropped rather than redacted, since a
+// model named "[redacted]" is no model to ask for.
+func withoutSecrets(models []string, h config.ExpandedHeaders) (kept []string, dropped int) {
+	if !h.HasSecrets() {
+		return models, 0
+	}
+	kept = make([]string, 0, len(models))
+	for _, m := range models {
+		if h.Redact(m) == m {
+			kept = append(kept, m)
+		}
+	}
+	return kept, len(models) - len(kept)
+}
+
 // refusedStatus is the HTTP status of a server refusing the credentials
 // (401 unauthorized, 403 forbidden) when err is one, from a request or a
 // health check, else 0.
@@ -77,7 +95,7 @@ func (e *CredentialsError) Error() string {
 	if len(e.Headers) > 0 {
 		sent = "it sends " + strings.Join(e.Headers, ", ")
 	}
-	return fmt.Sprintf("the server refused the credentials (HTTP %d): check target.headers (%s): %v", e.Status, sent, e.Err)
+	return fmt.Sprintf("the server refused the credentials (HTTP %d): check target.headers or --header (%s): %v", e.Status, sent, e.Err)
 }
 
 func (e *CredentialsError) Unwrap() error { return e.Err }

@@ -11,6 +11,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,9 +41,11 @@ type keyed struct {
 	// probe's, whatever the key: a key that stops working once the run
 	// starts.
 	refuseRun bool
-
-	mu   sync.Mutex
-	seen map[string]int // "METHOD path auth" → count
+	mu        sync.Mutex
+	// route, if set (setRoute), answers a request with the right key
+	// instead of the simulator when it returns true.
+	route func(w http.ResponseWriter, r *http.Request) bool
+	seen  map[string]int // "METHOD path auth" → count
 }
 
 func newKeyed(t *testing.T, key string, status int) *keyed {
@@ -63,6 +66,7 @@ func newKeyed(t *testing.T, key string, status int) *keyed {
 		auth := r.Header.Get("Authorization")
 		k.mu.Lock()
 		k.seen[r.Method+" "+r.URL.Path+" "+auth]++
+		route := k.route
 		k.mu.Unlock()
 		probe := strings.HasSuffix(r.Header.Get("X-Request-Id"), "-ready")
 		completion := r.Method == http.MethodPost
@@ -73,10 +77,20 @@ func newKeyed(t *testing.T, key string, status int) *keyed {
 				"message": "invalid credentials: Authorization: " + auth}})
 			return
 		}
+		if route != nil && route(w, r) {
+			return
+		}
 		proxy.ServeHTTP(w, r)
 	}))
 	t.Cleanup(k.Close)
 	return k
+}
+
+// setRoute sets k.route.
+func (k *keyed) setRoute(f func(w http.ResponseWriter, r *http.Request) bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.route = f
 }
 
 // saw returns what the server saw, "METHOD path auth" → count.
@@ -212,7 +226,7 @@ func TestRunCredentialsRefused(t *testing.T) {
 			}
 			msg := err.Error()
 			for _, want := range []string{
-				"check target.headers (it sends Authorization)",
+				"check target.headers or --header (it sends Authorization)",
 				"waiting will not change its answer (1 attempt after 0s)",
 				"invalid credentials: Authorization: Bearer [redacted]",
 			} {
@@ -272,7 +286,7 @@ func TestRunEveryRequestRefused(t *testing.T) {
 	}
 	msg := err.Error()
 	for _, want := range []string{
-		"the server refused the credentials (HTTP 401): check target.headers (it sends Authorization): ",
+		"the server refused the credentials (HTTP 401): check target.headers or --header (it sends Authorization): ",
 		"scenario chat repetition 1: all 2 requests failed: http ×2",
 	} {
 		if !strings.Contains(msg, want) {
@@ -356,4 +370,124 @@ func TestRedactServer(t *testing.T) {
 	if s.server.Raw != nil {
 		t.Errorf("raw = %s, want dropped", s.server.Raw)
 	}
+}
+
+// tolerant makes scenarios ride out a stream the proxy in front of the
+// simulator breaks (see newKeyed's Transport): the key is these tests'
+// subject, not the proxy.
+func tolerant(scenarios []run.Scenario) []run.Scenario {
+	for i := range scenarios {
+		scenarios[i].Config.MaxErrorRate = 0.5
+	}
+	return scenarios
+}
+
+// A server that lists the key as a model id (echoing the header it got)
+// has that id dropped with a warning that does not quote it: model: auto
+// takes the next one, and neither the result, its server.models nor the
+// log holds the key.
+func TestRunModelIDEchoesKey(t *testing.T) {
+	k := newKeyed(t, testKey, http.StatusUnauthorized)
+	k.setRoute(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/v1/models" {
+			return false
+		}
+		w.Header().Set("Content-Type", "application/json")
+		id := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": []map[string]string{{"id": id}, {"id": "key-" + id}, {"id": "served-model"}}})
+		return true
+	})
+	cfg, scenarios := externalKeyed(t, k.URL, "")
+	var log bytes.Buffer
+	res, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
+		LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
+		Phases:    run.NewPhases(&log, false), Log: &log,
+	})
+	if err != nil {
+		t.Fatalf("Run = %v\n%s", err, log.String())
+	}
+	if res.Identity.Target.Model != "served-model" || !slices.Equal(res.Identity.Server.Models, []string{"served-model"}) {
+		t.Errorf("target.model %q, server.models %q; want served-model alone", res.Identity.Target.Model, res.Identity.Server.Models)
+	}
+	if !strings.Contains(log.String(), "warning: the server lists 2 model id(s) holding a value of target.headers' environment variables") {
+		t.Errorf("log lacks the warning:\n%s", log.String())
+	}
+	out, _ := json.Marshal(res)
+	for what, text := range map[string]string{"result": string(out), "log": log.String(), "model": cfg.Target.Model} {
+		if strings.Contains(text, testKey) {
+			t.Errorf("the %s holds the key: %s", what, text)
+		}
+	}
+}
+
+// A server whose only model id is the key leaves model: auto nothing to
+// take: the run fails saying so, without the key.
+func TestRunOnlyModelIDEchoesKey(t *testing.T) {
+	k := newKeyed(t, testKey, http.StatusUnauthorized)
+	k.setRoute(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != "/v1/models" {
+			return false
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"data": []map[string]string{{"id": testKey}}})
+		return true
+	})
+	cfg, scenarios := externalKeyed(t, k.URL, "")
+	_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
+		LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
+		Clock:     &jumpClock{now: time.Unix(1_000_000, 0)},
+	})
+	if err == nil || !strings.Contains(err.Error(), "lists no models but 1 that hold a value of target.headers' environment variables") ||
+		strings.Contains(err.Error(), testKey) {
+		t.Errorf("Run = %v, want no model to take, without the key", err)
+	}
+}
+
+// A redirect to a URL that carries the key (?k=<key>), from an identity
+// endpoint or the health check, is reported with the key redacted.
+func TestRunRedirectEchoesKey(t *testing.T) {
+	redirect := func(path string) func(w http.ResponseWriter, r *http.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path != path {
+				return false
+			}
+			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			http.Redirect(w, r, "/elsewhere?k="+key, http.StatusFound)
+			return true
+		}
+	}
+	t.Run("identity", func(t *testing.T) {
+		k := newKeyed(t, testKey, http.StatusUnauthorized)
+		k.setRoute(redirect("/version"))
+		cfg, scenarios := externalKeyed(t, k.URL, "")
+		var log bytes.Buffer
+		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
+			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
+			Phases:    run.NewPhases(&log, false), Log: &log,
+		})
+		if err != nil {
+			t.Fatalf("Run = %v\n%s", err, log.String())
+		}
+		if !strings.Contains(log.String(), "warning: identity: GET "+k.URL+"/version answered 302, a redirect to "+k.URL+"/elsewhere?k=[redacted]") {
+			t.Errorf("log lacks the redacted redirect:\n%s", log.String())
+		}
+		if strings.Contains(log.String(), testKey) {
+			t.Errorf("the log holds the key:\n%s", log.String())
+		}
+	})
+	t.Run("health", func(t *testing.T) {
+		k := newKeyed(t, testKey, http.StatusUnauthorized)
+		k.setRoute(redirect("/health"))
+		cfg, scenarios := externalKeyed(t, k.URL, "")
+		var log bytes.Buffer
+		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
+			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
+			Clock:     &jumpClock{now: time.Unix(1_000_000, 0)}, Phases: run.NewPhases(&log, false), Log: &log,
+		})
+		if err == nil || !strings.Contains(err.Error(), "/elsewhere?k=[redacted]") {
+			t.Errorf("Run = %v, want the redirect with the key redacted", err)
+		}
+		if strings.Contains(fmt.Sprint(err), testKey) || strings.Contains(log.String(), testKey) {
+			t.Errorf("the error or log holds the key: %v\n%s", err, log.String())
+		}
+	})
 }

@@ -156,7 +156,7 @@ func (s *session) result(configHash string, started time.Time, scenarios []resul
 		Identity: result.Identity{
 			PerfgateVersion: version.String(),
 			ConfigHash:      configHash,
-			Target:          target(cfg, s.stackID),
+			Target:          s.target(),
 			Server:          s.server,
 			Stack:           s.stackID,
 			Host:            result.LocalHost(),
@@ -204,6 +204,14 @@ func newSession(cfg *config.Config, o Options, headers config.ExpandedHeaders) *
 		s.clock = run.RealClock{}
 	}
 	return s
+}
+
+// target is target(s.cfg, s.stackID) cleaned of the headers' secrets: a
+// model id is the server's word when target.model is auto.
+func (s *session) target() result.Target {
+	t := target(s.cfg, s.stackID)
+	t.Model = s.headers.Redact(t.Model)
+	return t
 }
 
 // target is the result's account of where requests went and what model
@@ -264,8 +272,15 @@ func connect(ctx context.Context, cfg *config.Config, headers config.ExpandedHea
 	if cfg.Target.Model != "auto" {
 		return c, nil
 	}
+	// An id that echoes a header's secret is never taken: the model
+	// goes into the result, the terminal and the comment.
+	models, dropped := withoutSecrets(models, headers)
 	if len(models) == 0 {
-		return nil, exit.RunError(fmt.Errorf("target %s lists no models, and target.model is auto", cfg.Target.BaseURL))
+		withheld := ""
+		if dropped > 0 {
+			withheld = fmt.Sprintf(" but %d that hold a value of target.headers' environment variables", dropped)
+		}
+		return nil, exit.RunError(fmt.Errorf("target %s lists no models%s, and target.model is auto", cfg.Target.BaseURL, withheld))
 	}
 	cfg.Target.Model = models[0]
 	c.CloseIdleConnections()

@@ -223,15 +223,20 @@ func (s *session) startStack(ctx context.Context) error {
 	if s.starts == 1 {
 		var problems []error
 		s.server, problems = stack.Identify(ctx, stack.HeaderClient(s.headers.Values), s.cfg.Target.BaseURL, st.Engine)
-		s.redactServer()
 		for _, p := range problems {
-			s.detail("warning: identity: %v", p)
+			// A redirect's error quotes the server's Location.
+			s.detail("warning: identity: %s", s.headers.Redact(p.Error()))
 		}
 		models, err := s.client.ListModels(ctx)
 		if err != nil {
 			return s.credentials(refusedStatus(err), fmt.Errorf("target %s: list models: %w", s.cfg.Target.BaseURL, err))
 		}
+		models, dropped := withoutSecrets(models, s.headers)
+		if dropped > 0 {
+			s.detail("warning: the server lists %d model id(s) holding a value of target.headers' environment variables; left out of the result", dropped)
+		}
 		s.server.Models = models
+		s.redactServer()
 		s.stackID = inst.Identity()
 		who := s.server.Engine
 		if who == "" {
@@ -252,6 +257,9 @@ func (s *session) redactServer() {
 		return
 	}
 	s.server.Engine, s.server.Version = s.headers.Redact(s.server.Engine), s.headers.Redact(s.server.Version)
+	for i, m := range s.server.Models {
+		s.server.Models[i] = s.headers.Redact(m)
+	}
 	if raw := s.headers.Redact(string(s.server.Raw)); raw != string(s.server.Raw) {
 		s.server.Raw = nil // dropped when redacting left it no longer JSON
 		if json.Valid([]byte(raw)) {

@@ -122,6 +122,10 @@ func (h Health) get(ctx context.Context, timeout time.Duration, path string) err
 	}
 	defer resp.Body.Close()
 	if re := httpguard.Redirected(resp); re != nil {
+		// Its Location is the server's word, and may echo the key.
+		if h.Redact != nil {
+			re.URL, re.Location = h.Redact(re.URL), h.Redact(re.Location)
+		}
 		return re
 	}
 	// The start, for the message; read past it so that a secret across

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -110,9 +111,12 @@ func csvTable(r *result.Result, per Per) ([]byte, error) {
 // (control characters made spaces), and prefixed with an apostrophe when it
 // would begin with a character that makes a spreadsheet read the cell as a
 // formula (OWASP's list: = + - @ tab CR; tab and CR are already spaces).
+// The character is the first after any leading whitespace: many importers
+// trim a cell, and " =HYPERLINK(…)" (once "\t=HYPERLINK(…)") would then be
+// a formula.
 func textCell(s string) string {
 	s = cleanName(s)
-	if s != "" && strings.ContainsRune("=+-@", rune(s[0])) {
+	if t := strings.TrimLeftFunc(s, unicode.IsSpace); t != "" && strings.ContainsRune("=+-@\t\r", rune(t[0])) {
 		return "'" + s
 	}
 	return s

@@ -284,8 +284,24 @@ type summary struct {
 	medianToExtremity float64 // the larger of median−min and max−median
 }
 
-// summarise describes xs, which must not be empty.
+// finite says every figure of s is finite (stddev too, where s has a
+// spread). Values each finite can still sum, or differ, past the largest
+// float (a mean of 1.7e308s is +Inf): a metric whose figures are not all
+// finite is left out, as no format may write NaN or ±Inf.
+func (s summary) finite() bool {
+	ok := finite(s.median) && finite(s.mean) && finite(s.min) && finite(s.max)
+	if s.hasSpread {
+		ok = ok && finite(s.stddev) && finite(s.medianToExtremity)
+	}
+	return ok
+}
+
+// summarise describes xs; with none, a summary whose figures are not
+// finite.
 func summarise(xs []float64) summary {
+	if len(xs) == 0 {
+		return summary{median: math.NaN(), mean: math.NaN(), min: math.NaN(), max: math.NaN(), stddev: math.NaN()}
+	}
 	s := summary{
 		n:      len(xs),
 		median: result.Median(xs),
@@ -310,8 +326,8 @@ func scenarioSummaries(r *result.Result, s *result.ScenarioResult, fn func(m mea
 		if err != nil {
 			return err
 		}
-		if len(xs) > 0 {
-			fn(m, summarise(xs))
+		if sum := summarise(xs); len(xs) > 0 && sum.finite() {
+			fn(m, sum)
 		}
 	}
 	return nil

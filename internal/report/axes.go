@@ -37,8 +37,29 @@ const (
 )
 
 // valueAxis is the axis of kind over values (NaN and infinities are left
-// out); false without a value to place.
+// out); false without a value to place. Its ends are finite, lo below hi:
+// where rounding them would pass the largest float, the axis runs from
+// zero to the values' far end instead.
 func valueAxis(values []float64, kind axisKind) (axisRange, bool) {
+	r, ok := niceValueAxis(values, kind)
+	if !ok || (finite(r.Lo) && finite(r.Hi) && r.Lo < r.Hi) {
+		return r, ok
+	}
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range values {
+		if finite(v) {
+			lo, hi = math.Min(lo, v), math.Max(hi, v)
+		}
+	}
+	r = axisRange{math.Min(lo, 0), math.Max(hi, 0)}
+	if r.Lo == r.Hi {
+		r.Hi = r.Lo + 1
+	}
+	return r, true
+}
+
+// niceValueAxis is valueAxis before its check of the ends.
+func niceValueAxis(values []float64, kind axisKind) (axisRange, bool) {
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, v := range values {
 		if finite(v) {
@@ -81,11 +102,12 @@ func niceStep(x float64) float64 {
 	}
 	p := math.Pow(10, math.Floor(math.Log10(x)))
 	for _, m := range []float64{1, 2, 2.5, 5, 10} {
-		if m*p >= x*(1-1e-9) {
-			return m * p
+		if s := m * p; finite(s) && s >= x*(1-1e-9) {
+			return s
 		}
 	}
-	return 10 * p
+	// Near the largest float, no nicer step is finite.
+	return math.MaxFloat64
 }
 
 // niceCeil is x > 0 rounded up to a tenth of its power of ten, or a
@@ -129,35 +151,36 @@ func axisNumber(x float64) string {
 // other on a chart half a page wide.
 const maxLogTicks = 7
 
+// maxDecades bounds a log axis's decades: 10^-324 to 10^308 are the
+// float64's ends, so no finite range has more.
+const maxDecades = 640
+
 // logTicks are the ticks of a log axis from lo to hi (both > 0): 1, 2 and
 // 5 times each power of ten in range when they are few enough, else the
 // powers of ten, else every other; the ends alone when none falls inside.
+// Every loop is bounded by a count, never by a float reaching a value: a
+// range narrower than the floats' spacing near it (1 to 1.0000000000000002)
+// once spun forever, as v += step left v where it was.
 func logTicks(lo, hi float64) []float64 {
 	if !(lo > 0) || !(hi >= lo) || !finite(hi) {
 		return nil
 	}
 	var all []float64
-	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
+	first := math.Floor(math.Log10(lo))
+	for i := 0; i < maxDecades; i++ {
+		e := first + float64(i)
+		if math.Pow(10, e) > hi {
+			break
+		}
 		for _, m := range []float64{1, 2, 5} {
-			if v := roundSig(m*math.Pow(10, e), 3); v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
+			if v := roundSig(m*math.Pow(10, e), 3); finite(v) && v >= lo*(1-1e-9) && v <= hi*(1+1e-9) {
 				all = append(all, v)
 			}
 		}
 	}
 	if len(all) < 3 {
-		// Less than a decade: every whole step of the power of ten
-		// below lo (1.35 to 4.16: 2, 3, 4), with the ends.
-		step := math.Pow(10, math.Floor(math.Log10(hi-lo)))
-		out := []float64{roundSig(lo, 3)}
-		// A tick closer to an end than a tenth of the axis would run
-		// into its label.
-		gap := 0.1 * math.Log(hi/lo)
-		for v := math.Ceil(lo/step) * step; v < hi; v += step {
-			if math.Log(v/lo) >= gap && math.Log(hi/v) >= gap && len(out) < maxLogTicks-1 {
-				out = append(out, roundSig(v, 3))
-			}
-		}
-		return append(out, roundSig(hi, 3))
+		ticks, _ := linearTicks(lo, hi)
+		return ticks
 	}
 	if len(all) <= maxLogTicks {
 		return all
@@ -168,7 +191,7 @@ func logTicks(lo, hi float64) []float64 {
 			decades = append(decades, v)
 		}
 	}
-	for every := 1; ; every++ {
+	for every := 1; every <= len(decades); every++ {
 		var out []float64
 		for i := 0; i < len(decades); i += every {
 			out = append(out, decades[i])
@@ -177,4 +200,48 @@ func logTicks(lo, hi float64) []float64 {
 			return out
 		}
 	}
+	return decades[:1]
+}
+
+// maxLinearSteps bounds linearTicks's steps: a step is the power of ten
+// below hi-lo, so fewer than 11 fit in the range.
+const maxLinearSteps = 12
+
+// linearTicks are the ticks of a log axis spanning less than a decade
+// (0 < lo <= hi, both finite): every whole step of the power of ten below
+// hi-lo (1.35 to 4.16: 2, 3, 4), with the ends; equal neighbours (as the
+// ends of a range narrower than three significant digits) once. steps is
+// how many steps it took, at most maxLinearSteps.
+func linearTicks(lo, hi float64) (ticks []float64, steps int) {
+	ticks = []float64{roundSig(lo, 3)}
+	step := math.Pow(10, math.Floor(math.Log10(hi-lo)))
+	// A tick closer to an end than a tenth of the axis would run into
+	// its label.
+	gap := 0.1 * math.Log(hi/lo)
+	start := math.Ceil(lo/step) * step
+	for i := 0; i < maxLinearSteps; i++ {
+		steps++
+		// By index, not by adding: v += step leaves v where it is once
+		// step is less than half the floats' spacing near v.
+		v := start + float64(i)*step
+		if !(v < hi) || !(step > 0) || !finite(v) {
+			break
+		}
+		if math.Log(v/lo) >= gap && math.Log(hi/v) >= gap && len(ticks) < maxLogTicks-1 {
+			ticks = append(ticks, roundSig(v, 3))
+		}
+		if v+step == v {
+			break
+		}
+	}
+	ticks = append(ticks, roundSig(hi, 3))
+	// Rounded to three digits, ends and steps may meet; a tick not
+	// finite (never expected) is left out.
+	out := ticks[:0]
+	for _, v := range ticks {
+		if finite(v) && (len(out) == 0 || v > out[len(out)-1]) {
+			out = append(out, v)
+		}
+	}
+	return out, steps
 }

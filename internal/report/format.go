@@ -424,7 +424,17 @@ func roundSig(x float64, n int) float64 {
 		return x
 	}
 	scale := math.Pow(10, float64(n-1)-math.Floor(math.Log10(math.Abs(x))))
-	return math.Round(x*scale) / scale
+	if r := math.Round(x*scale) / scale; finite(r) && scale > 0 && finite(scale) {
+		return r
+	}
+	// Near the floats' ends (subnormals: scale is +Inf; x*scale past
+	// the largest float) the scaled value is not finite: round in
+	// decimal instead.
+	r, err := strconv.ParseFloat(strconv.FormatFloat(x, 'g', n, 64), 64)
+	if err != nil || !finite(r) {
+		return x
+	}
+	return r
 }
 
 func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

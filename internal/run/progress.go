@@ -3,6 +3,7 @@ package run
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -237,46 +238,68 @@ func (p *Progress) print(final bool) {
 	}
 }
 
+// maxETA is the longest estimate shown as a duration; a longer one reads
+// "> 99h" (1e6 requests at one per 10 h is no estimate worth a number).
+const maxETA = 99 * time.Hour
+
 // eta is "  ETA ~1m20s" (and ", run ~5m10s" where the run's rest can be
 // told), or "" while there is nothing to estimate from: see Progress.
-// el and done are the repetition's so far; final says it has ended.
+// el and done are the repetition's so far; final says it has ended. It
+// reckons in float nanoseconds, clamped to [0, maxETA] before any becomes
+// a time.Duration: past int64, a conversion is undefined (MinInt64 on
+// amd64), and it once read "ETA ~0s" for a run of centuries.
 func (p *Progress) eta(el time.Duration, done int64, final bool) string {
 	// The current repetition: what is left of it, and how long it takes.
-	var left time.Duration
+	var left float64
 	switch {
 	case final:
 	case p.target >= 0 && done > 0:
-		left = time.Duration(float64(el) * float64(int64(p.target)-done) / float64(done))
+		if el > 0 {
+			left = float64(el) * float64(int64(p.target)-done) / float64(done)
+		}
 	case p.target < 0 && p.dur > 0:
-		left = max(p.dur-el, 0)
+		left = float64(p.dur) - float64(el)
 	default:
 		return "" // nothing done yet to tell a rate from
 	}
 	left = max(left, 0)
-	per := el + left
+	per := max(float64(el), 0) + left
 	if len(p.repTimes) > 0 {
-		var sum time.Duration
-		for _, d := range p.repTimes {
-			sum += d
-		}
-		per = sum / time.Duration(len(p.repTimes))
+		per = meanNanos(p.repTimes)
 	}
 	if later := p.reps - p.rep; p.rep > 0 && later > 0 {
-		left += time.Duration(later) * (per + p.cooldown)
+		left += float64(later) * (per + float64(max(p.cooldown, 0)))
 	}
 	if final && left == 0 && p.n == 0 {
 		return "" // a lone repetition that has ended: nothing is left
 	}
-	out := "  ETA ~" + roundDur(left).String()
+	out := "  ETA " + etaString(left)
 	if p.n > p.k && len(p.scenTimes) > 0 {
-		var sum time.Duration
-		for _, d := range p.scenTimes {
-			sum += d
-		}
-		run := left + time.Duration(p.n-p.k)*(sum/time.Duration(len(p.scenTimes)))
-		out += ", run ~" + roundDur(run).String()
+		out += ", run " + etaString(left+float64(p.n-p.k)*meanNanos(p.scenTimes))
 	}
 	return out
+}
+
+// meanNanos is the mean of ds in nanoseconds (never negative), summed in
+// float so that no sum overflows.
+func meanNanos(ds []time.Duration) float64 {
+	var sum float64
+	for _, d := range ds {
+		sum += float64(d)
+	}
+	return max(sum/float64(len(ds)), 0)
+}
+
+// etaString is an estimate of ns nanoseconds: "~1m20s", or "> 99h" past
+// maxETA (NaN and negatives are "~0s").
+func etaString(ns float64) string {
+	switch {
+	case ns > float64(maxETA):
+		return "> " + strings.TrimSuffix(maxETA.String(), "0m0s")
+	case !(ns > 0):
+		return "~" + roundDur(0).String()
+	}
+	return "~" + roundDur(time.Duration(ns)).String()
 }
 
 // Phases prints where a long run is: starting the stack, ready after Xs,

@@ -260,12 +260,18 @@
         var extra = (also || []).filter(function (v) { return v !== null && v > 0 && isFinite(v); });
         if (!(s.min > 0) || !isFinite(s.max)) { s.min = extra.length ? extra[0] : 1; s.max = extra.length ? extra[0] : 10; }
         extra.forEach(function (v) { s.min = Math.min(s.min, v); s.max = Math.max(s.max, v); });
-        s.min /= 1.25;
-        s.max *= 1.25;
+        // Widened, the ends stay finite and above zero (a subnormal
+        // divided, or the largest float multiplied, would not).
+        s.min = Math.max(s.min / 1.25, Number.MIN_VALUE);
+        s.max = Math.min(s.max * 1.25, Number.MAX_VALUE);
       },
       afterBuildTicks: function (s) {
         var ticks = [];
-        for (var e = Math.floor(Math.log10(s.min)); Math.pow(10, e) <= s.max; e++) {
+        // Bounded by a count (a float64 has 633 decades), never by a value
+        // alone: an end of 0 or Infinity would spin forever.
+        var first = Math.floor(Math.log10(s.min));
+        for (var i = 0; i < 640 && isFinite(first) && Math.pow(10, first + i) <= s.max; i++) {
+          var e = first + i;
           [1, 2, 5].forEach(function (m) { var v = m * Math.pow(10, e); if (v >= s.min && v <= s.max) { ticks.push({ value: v }); } });
         }
         s.ticks = ticks.length >= 2 ? ticks : [{ value: s.min }, { value: s.max }];

@@ -112,31 +112,9 @@ func identityLine(r *result.Result) string {
 	}
 	add("model", id.Target.Model)
 	add("engine", strings.TrimSpace(id.Server.Engine+" "+id.Server.Version))
-	add("gpu", gpuModels(id.GPUs))
+	add("gpu", result.DescribeGPUs(id.GPUs))
 	if id.Simulated {
 		parts = append(parts, "simulated")
 	}
 	return strings.Join(parts, " · ")
-}
-
-// gpuModels describes the GPUs by model and count ("2x NVIDIA H100"), in
-// order of first appearance; "" when none are known.
-func gpuModels(gpus []result.GPU) string {
-	var models []string
-	count := map[string]int{}
-	for _, g := range gpus {
-		m := strings.TrimSpace(textsafe.Cut(g.Model, 100))
-		if m == "" {
-			m = "unknown"
-		}
-		if count[m] == 0 {
-			models = append(models, m)
-		}
-		count[m]++
-	}
-	parts := make([]string, len(models))
-	for i, m := range models {
-		parts[i] = fmt.Sprintf("%dx %s", count[m], m)
-	}
-	return strings.Join(parts, ", ")
 }

@@ -144,7 +144,7 @@ func WriteBenchfmt(w io.Writer, r *result.Result) error {
 	config("api", id.Target.API)
 	config("engine", id.Server.Engine)
 	config("simulated", strconv.FormatBool(id.Simulated))
-	config("gpu", gpuModels(id.GPUs))
+	config("gpu", result.DescribeGPUs(id.GPUs))
 	config("goos", id.Host.OS)
 	config("goarch", id.Host.Arch)
 
@@ -271,28 +271,6 @@ func benchfmtValue(m metric.Info, v float64) float64 {
 	default:
 		return v
 	}
-}
-
-// gpuModels describes the GPUs by model and count, "8x NVIDIA H100 80GB HBM3"
-// (models in order of first appearance, joined by ", "); "" when none are known.
-func gpuModels(gpus []result.GPU) string {
-	var models []string
-	count := map[string]int{}
-	for _, g := range gpus {
-		m := strings.TrimSpace(clean(g.Model, 100))
-		if m == "" {
-			m = "unknown"
-		}
-		if count[m] == 0 {
-			models = append(models, m)
-		}
-		count[m]++
-	}
-	parts := make([]string, len(models))
-	for i, m := range models {
-		parts[i] = fmt.Sprintf("%dx %s", count[m], m)
-	}
-	return strings.Join(parts, ", ")
 }
 
 // gpuField is the distinct non-empty values of one field of the GPUs, joined

@@ -19,7 +19,7 @@ type percentilesFlag struct {
 // addPercentilesFlag adds --percentiles to f, into p.
 func addPercentilesFlag(f *pflag.FlagSet, p *percentilesFlag) {
 	f.Var(&percentilesValue{p}, "percentiles",
-		"latency percentiles to measure, p50 to p99.99, comma-separated (e.g. p50,p90,p99.99); overrides the config's percentiles")
+		"latency percentiles to show and measure beyond the default p50,p90,p95,p99,p99.9 (always measured, their gates always on): p50 to p99.99, comma-separated (e.g. p50,p90,p99.99); overrides the config's percentiles")
 }
 
 // apply puts the flag's list in cfg (nothing when the flag is not given);

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -177,7 +178,7 @@ func TestQuickRunConfigChoice(t *testing.T) {
 		t.Errorf("run --no-config: exit %d (%v), want %d naming nope.jsonl", code, err, exit.Usage)
 	}
 	err = Main(context.Background(), []string{"gate", "--no-config", "--target", "http://127.0.0.1:1"}, &stdout, &stderr)
-	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "give --concurrency N") || !strings.Contains(err.Error(), "-c perfgate.yaml") {
+	if code := exit.Code(err); code != exit.Usage || !strings.Contains(err.Error(), "give --concurrency N") || !strings.Contains(err.Error(), "-c FILE") {
 		t.Errorf("gate --no-config without a load: exit %d (%v), want %d saying what to give", code, err, exit.Usage)
 	}
 	err = Main(context.Background(), []string{"run", "--no-config", "-c", "perfgate.yaml", "--concurrency", "1"}, &stdout, &stderr)
@@ -220,6 +221,59 @@ scenarios:
 		if err != nil || !built || cfg.Scenarios[0].Name != "closed-c3" {
 			t.Errorf("gating %v, --no-config: built %v, %v; want the flags' closed-c3", gating, built, err)
 		}
+	}
+}
+
+// --target over a perfgate.yaml read because it is there says so, and the
+// file's headers, written for its own server, go to no other origin; -c,
+// naming the file, sends them as written; --header always sends its own.
+func TestQuickTargetKeepsFileHeadersHome(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "perfgate.yaml")
+	conf := `
+target: {base_url: "http://127.0.0.1:1", model: m, headers: {Authorization: "Bearer ${PROD_KEY}"}}
+warmup: {method: none}
+scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 16}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 1}
+    requests: 10
+`
+	if err := os.WriteFile(path, []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name      string
+		target    string
+		configSet bool
+		headers   []string
+		want      map[string]string
+		note      string
+	}{
+		{"another origin", "https://api.example.com", false, nil, nil, "are for http://127.0.0.1:1, another server than --target: not sent"},
+		{"another port", "http://127.0.0.1:2", false, nil, nil, "not sent"},
+		{"same origin", "http://127.0.0.1:1/", false, nil, map[string]string{"Authorization": "Bearer ${PROD_KEY}"}, "reading"},
+		{"named with -c", "https://api.example.com", true, nil, map[string]string{"Authorization": "Bearer ${PROD_KEY}"}, ""},
+		{"--header", "https://api.example.com", false, []string{"Authorization: Bearer ${OTHER}"}, map[string]string{"Authorization": "Bearer ${OTHER}"}, "not sent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stderr bytes.Buffer
+			o := &runOptions{sys: &system{stderr: &stderr}, configPath: path, configSet: tc.configSet,
+				quick: config.Quick{Target: tc.target, Headers: tc.headers}}
+			cfg, built, err := loadConfig(o)
+			if err != nil || built {
+				t.Fatalf("loadConfig = built %v, %v; want the file read", built, err)
+			}
+			if len(tc.want) == 0 && len(cfg.Target.Headers) != 0 || len(tc.want) != 0 && !maps.Equal(cfg.Target.Headers, tc.want) {
+				t.Errorf("headers %v, want %v", cfg.Target.Headers, tc.want)
+			}
+			if tc.note == "" && stderr.Len() != 0 {
+				t.Errorf("stderr %q, want no note with -c", stderr.String())
+			}
+			if !strings.Contains(stderr.String(), tc.note) {
+				t.Errorf("stderr %q lacks %q", stderr.String(), tc.note)
+			}
+		})
 	}
 }
 

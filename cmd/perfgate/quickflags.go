@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -148,6 +150,9 @@ func loadConfig(o *runOptions) (cfg *config.Config, built bool, err error) {
 			}
 			return nil, false, exit.UsageError(err)
 		}
+		if !o.configSet && q.Target != "" {
+			implicitTarget(o, cfg)
+		}
 		if err := q.Apply(cfg); err != nil {
 			return nil, false, exit.UsageError(err)
 		}
@@ -163,10 +168,31 @@ func loadConfig(o *runOptions) (cfg *config.Config, built bool, err error) {
 	return cfg, true, nil
 }
 
+// implicitTarget is --target over a perfgate.yaml read because it was
+// there, not named with -c: the user may not know it is read, so it is
+// said; and the file's target.headers, written for its own base_url, are
+// not sent to a server of another origin (a key for one host must not
+// reach another because of where a command was typed). --header still
+// sends what the command line gives; -c sends the file's headers as named.
+func implicitTarget(o *runOptions, cfg *config.Config) {
+	say := func(format string, args ...any) {
+		if !o.quiet {
+			fmt.Fprintf(o.sys.stderr, "note: "+format+"\n", args...)
+		}
+	}
+	say("reading %s beside you: --target replaces its target.base_url, and its scenarios run (--no-config runs the flags alone)", o.configPath)
+	if len(cfg.Target.Headers) > 0 && !config.SameOrigin(o.quick.Target, cfg.Target.BaseURL) {
+		names := slices.Sorted(maps.Keys(cfg.Target.Headers))
+		cfg.Target.Headers = nil
+		say("%s's target.headers (%s) are for %s, another server than --target: not sent (give -c %s to send them, or --header)",
+			o.configPath, strings.Join(names, ", "), cfg.Target.BaseURL, o.configPath)
+	}
+}
+
 // addNoConfigFlag adds --no-config: build the config from the quick flags
 // alone even beside a perfgate.yaml.
 func addNoConfigFlag(f *pflag.FlagSet, o *runOptions) {
-	f.BoolVar(&o.noConfig, "no-config", false, "build the config from the flags alone; do not read ./perfgate.yaml even where it exists")
+	f.BoolVar(&o.noConfig, "no-config", false, "build the config from the flags alone; do not read perfgate.yaml (under --workdir where the command has it) even where it exists")
 }
 
 // quickWarnings are the warnings of cfg worth showing: a run of a config

@@ -13,9 +13,11 @@ import (
 // is a column of every latency table.
 const MaxPercentiles = metric.MaxPercentiles
 
-// MeasuredPercentiles are the latency percentiles a run of c measures, in
+// MeasuredPercentiles are the latency percentiles a run of c lists, in
 // ascending order: the percentiles key, or metric.DefaultPercentiles when
-// it is not set. The config must have been validated (a name
+// it is not set. (A run measures the default five whatever the list says,
+// into the result's fixed fields, and their gates always apply; the list
+// adds percentiles and picks the reports' columns.) The config must have been validated (a name
 // metric.ParsePercentile refuses is left out here, reported there).
 func (c *Config) MeasuredPercentiles() []string {
 	if len(c.Percentiles) == 0 {

@@ -368,7 +368,7 @@ func (q Quick) Build(dir string) (*Config, error) {
 		return nil, err
 	}
 	if q.Concurrency == 0 && q.Rate == 0 {
-		return nil, errors.New("no config file and no load: give --concurrency N or --rate R (N users in a closed loop, or R requests per second in an open one), or -c perfgate.yaml")
+		return nil, errors.New("a config from the flags alone needs a load: give --concurrency N or --rate R (N users in a closed loop, or R requests per second in an open one); or name a config with -c FILE")
 	}
 	abs, err := filepath.Abs(cmp.Or(dir, "."))
 	if err != nil {

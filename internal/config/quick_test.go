@@ -262,7 +262,7 @@ func TestQuickBuildErrors(t *testing.T) {
 		q    Quick
 		want string
 	}{
-		{"no load", Quick{Target: "http://127.0.0.1:9"}, "no config file and no load: give --concurrency N"},
+		{"no load", Quick{Target: "http://127.0.0.1:9"}, "a config from the flags alone needs a load: give --concurrency N"},
 		{"bad target", Quick{Target: "ftp://x", Concurrency: 1}, "the config the flags make: target.base_url: must be an http or https URL"},
 		{"missing workload", Quick{Concurrency: 1, Workload: "nope.jsonl"}, "nope.jsonl not found"},
 	} {

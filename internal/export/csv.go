@@ -116,7 +116,7 @@ func csvTable(r *result.Result, per Per) ([]byte, error) {
 // a formula.
 func textCell(s string) string {
 	s = cleanName(s)
-	if t := strings.TrimLeftFunc(s, unicode.IsSpace); t != "" && strings.ContainsRune("=+-@\t\r", rune(t[0])) {
+	if t := strings.TrimLeftFunc(s, unicode.IsSpace); t != "" && strings.ContainsRune("=+-@", rune(t[0])) {
 		return "'" + s
 	}
 	return s

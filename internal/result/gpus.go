@@ -10,7 +10,7 @@ import (
 // DescribeGPUs describes GPUs by model and count, "8x NVIDIA H100 80GB HBM3"
 // (models in order of first appearance, joined by ", "; a model the source
 // did not name is "unknown"); "" when there are none. A model name comes
-// from the GPU source, so it is made safe to print and cut to 100 bytes.
+// from the GPU source, so it is made safe to print and cut to 100 characters.
 // The benchfmt and github-action-benchmark exports say the hardware with it.
 func DescribeGPUs(gpus []GPU) string {
 	var models []string

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
 	"path/filepath"
 	"strings"
 	"time"
@@ -291,7 +290,7 @@ func (s *session) openTelemetry(ctx context.Context) {
 	opts := telemetry.Options{
 		MetricsURL: s.cfg.MetricsURL(), GPU: gpu, Devices: t.Devices, Interval: t.Interval,
 	}
-	if sameOrigin(opts.MetricsURL, s.cfg.Target.BaseURL) {
+	if config.SameOrigin(opts.MetricsURL, s.cfg.Target.BaseURL) {
 		// The target's own page: llama-server's --api-key guards /metrics
 		// too. A page elsewhere (a sidecar, DCGM) never gets the key.
 		opts.MetricsHeader, opts.MetricsRedact = s.headers.Values, s.headers.Redactor()
@@ -401,24 +400,4 @@ func (s *session) detail(format string, args ...any) {
 	if s.out != nil {
 		s.phases.Printf(format, args...)
 	}
-}
-
-// sameOrigin reports whether a and b are URLs of one origin: scheme, host
-// and port alike (a missing port is the scheme's).
-func sameOrigin(a, b string) bool {
-	ua, errA := url.Parse(a)
-	ub, errB := url.Parse(b)
-	if errA != nil || errB != nil || ua.Host == "" {
-		return false
-	}
-	port := func(u *url.URL) string {
-		if p := u.Port(); p != "" {
-			return p
-		}
-		if strings.EqualFold(u.Scheme, "https") {
-			return "443"
-		}
-		return "80"
-	}
-	return strings.EqualFold(ua.Scheme, ub.Scheme) && strings.EqualFold(ua.Hostname(), ub.Hostname()) && port(ua) == port(ub)
 }

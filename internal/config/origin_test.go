@@ -1,4 +1,4 @@
-package session
+package config
 
 import "testing"
 
@@ -19,8 +19,8 @@ func TestSameOrigin(t *testing.T) {
 		{"", "http://127.0.0.1:8080", false},
 		{"::bad", "http://127.0.0.1:8080", false},
 	} {
-		if got := sameOrigin(c.a, c.b); got != c.want {
-			t.Errorf("sameOrigin(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
+		if got := SameOrigin(c.a, c.b); got != c.want {
+			t.Errorf("SameOrigin(%q, %q) = %v, want %v", c.a, c.b, got, c.want)
 		}
 	}
 }

@@ -105,11 +105,12 @@ func initRun(ctx context.Context, o *initOptions) error {
 	headers, _ := config.ParseHeaders(q.Headers)
 	v := initValues{BaseURL: q.Target, API: cmp.Or(q.API, config.DefaultAPI), Model: q.Model, Engine: config.EngineAuto}
 	var err error
-	if v.Headers, err = initHeaders(headers, stderr); err != nil {
+	var literals []string
+	if v.Headers, literals, err = initHeaders(headers, stderr); err != nil {
 		return err
 	}
 	if q.Model == "" {
-		models, err := o.listModels(ctx, q.Target, headers)
+		models, err := o.listModels(ctx, q.Target, headers, literals)
 		if err != nil {
 			return err
 		}
@@ -150,8 +151,12 @@ type initModel struct {
 
 // listModels asks base's /v1/models, with headers (their ${VAR} read from
 // the environment), and returns the models it lists with a usable id, in
-// its order; an error when there is none, or no answer.
-func (o *initOptions) listModels(ctx context.Context, base string, headers map[string]string) ([]initModel, error) {
+// its order; an error when there is none, or no answer. An id holding a
+// ${VAR}'s value or one of literals (credentials given as they are, which
+// the config does not hold), as it is or URL-escaped, is skipped, and a
+// redirect's Location has them redacted: the server echoes what it was
+// sent.
+func (o *initOptions) listModels(ctx context.Context, base string, headers map[string]string, literals []string) ([]initModel, error) {
 	url := base + "/v1/models"
 	ctx, cancel := context.WithTimeout(ctx, initTimeout)
 	defer cancel()
@@ -165,6 +170,7 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 	if err != nil {
 		return nil, exit.UsageError(fmt.Errorf("--header: %w", err))
 	}
+	expanded = expanded.WithSecrets(literals...)
 	for _, name := range expanded.Names() {
 		req.Header.Set(name, expanded.Values[name])
 	}
@@ -218,7 +224,7 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 		fmt.Fprintf(o.sys.stderr, "warning: %s lists %d model id(s) that are empty, too long or hold control or quote characters; skipped\n", url, skipped)
 	}
 	if secret > 0 {
-		fmt.Fprintf(o.sys.stderr, "warning: %s lists %d model id(s) holding a value of --header's environment variables; skipped\n", url, secret)
+		fmt.Fprintf(o.sys.stderr, "warning: %s lists %d model id(s) holding a --header value; skipped\n", url, secret)
 	}
 	if len(out) == 0 {
 		return nil, exit.RunError(fmt.Errorf("ask %s: the server lists no usable model%s", url, hint))
@@ -264,29 +270,33 @@ var headerName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
 // does not look secret; otherwise the literal, a credential, is replaced by
 // ${PERFGATE_API_KEY} (after "Bearer ", if it had one), with a warning. A
 // value a run would refuse ($KEY, ${KEY:-x}: config.HeaderVars, the one
-// rule) is refused here too, rather than rewritten.
-func initHeaders(headers map[string]string, stderr io.Writer) ([]initHeader, error) {
-	var out []initHeader
+// rule) is refused here too, rather than rewritten. literals are the
+// credentials so kept out of the config, for listModels to redact: the
+// whole value and, after "Bearer ", the token.
+func initHeaders(headers map[string]string, stderr io.Writer) (out []initHeader, literals []string, err error) {
 	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		if !headerName.MatchString(name) {
-			return nil, exit.UsageError(fmt.Errorf("--header: %q is not a valid header name", textsafe.Cut(name, 64)))
+			return nil, nil, exit.UsageError(fmt.Errorf("--header: %q is not a valid header name", textsafe.Cut(name, 64)))
 		}
 		value := headers[name]
 		vars, err := config.HeaderVars(name, value)
 		if err != nil {
-			return nil, exit.UsageError(fmt.Errorf("--header: %w", err))
+			return nil, nil, exit.UsageError(fmt.Errorf("--header: %w", err))
 		}
 		if config.LooksSecret(name) && len(vars) == 0 {
+			sent := strings.ReplaceAll(value, "$$", "$") // no ${VAR}: $$ is the one $ left
+			literals = append(literals, sent)
 			prefix := ""
-			if scheme, _, ok := strings.Cut(value, " "); ok && strings.EqualFold(scheme, "bearer") {
+			if scheme, token, ok := strings.Cut(sent, " "); ok && strings.EqualFold(scheme, "bearer") {
 				prefix = scheme + " "
+				literals = append(literals, strings.TrimSpace(token))
 			}
 			value = prefix + "${PERFGATE_API_KEY}"
 			fmt.Fprintf(stderr, "warning: --header %s: its value looks like a credential and is not written to the config; the config reads it from ${PERFGATE_API_KEY}, so export PERFGATE_API_KEY before perfgate run\n", name)
 		}
 		out = append(out, initHeader{Name: name, Value: value})
 	}
-	return out, nil
+	return out, literals, nil
 }
 
 // plainKey is a header name YAML reads as the string it is, unquoted.

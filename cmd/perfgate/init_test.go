@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -202,7 +203,7 @@ func TestInitKeyEchoed(t *testing.T) {
 	if cfg.Target.Model != "org/served" {
 		t.Errorf("model %q, want org/served", textsafe.Line(cfg.Target.Model))
 	}
-	if !strings.Contains(stderr, "lists 2 model id(s) holding a value of --header's environment variables; skipped") {
+	if !strings.Contains(stderr, "lists 2 model id(s) holding a --header value; skipped") {
 		t.Errorf("stderr lacks the warning:\n%s", stderr)
 	}
 	if strings.Contains(string(data), key) || strings.Contains(stderr, key) {
@@ -265,5 +266,50 @@ func TestInitHeaderValueRule(t *testing.T) {
 				t.Errorf("a config was written")
 			}
 		})
+	}
+}
+
+// A literal credential given with --header (kept out of the config) that
+// the server echoes, as a model id or in a redirect's Location, is
+// redacted as a ${VAR}'s value is: the id is skipped, the Location says
+// [redacted]. (Only ${VAR} values were checked: the literal became
+// `model:` in the config and "wrote … for model <key>" on stderr.)
+func TestInitLiteralKeyEchoed(t *testing.T) {
+	const key = "sk-literal-secret-123"
+	echo := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		auth := r.Header.Get("Authorization")
+		tok := strings.TrimPrefix(auth, "Bearer ")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"data":[{"id":%q},{"id":%q},{"id":%q},{"id":"org/served"}]}`, tok, auth, url.PathEscape(tok+"/x"))
+	}))
+	t.Cleanup(echo.Close)
+	out := filepath.Join(t.TempDir(), "perfgate.yaml")
+	stderr, err := runInit(t, nil, "--target", echo.URL, "--header", "Authorization: Bearer "+key, "-o", out)
+	if err != nil {
+		t.Fatalf("perfgate init: %v\n%s", err, stderr)
+	}
+	data, _ := os.ReadFile(out)
+	cfg, err := config.LoadFile(out)
+	if err != nil {
+		t.Fatalf("the written config does not load: %v", err)
+	}
+	if cfg.Target.Model != "org/served" {
+		t.Errorf("model %q, want org/served", textsafe.Line(cfg.Target.Model))
+	}
+	if !strings.Contains(stderr, "lists 3 model id(s) holding a --header value; skipped") {
+		t.Errorf("stderr lacks the warning:\n%s", stderr)
+	}
+	if strings.Contains(string(data), key) || strings.Contains(stderr, key) {
+		t.Errorf("the key reached the config or stderr:\n%s\n%s", data, stderr)
+	}
+
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, "/x?k="+strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer "), http.StatusFound)
+	}))
+	t.Cleanup(redirect.Close)
+	out = filepath.Join(t.TempDir(), "perfgate.yaml")
+	stderr, err = runInit(t, nil, "--target", redirect.URL, "--header", "Authorization: Bearer "+key, "-o", out)
+	if err == nil || !strings.Contains(err.Error(), "/x?k=[redacted]") || strings.Contains(err.Error()+stderr, key) {
+		t.Errorf("perfgate init against a redirect: %v\n%s; want it with the key redacted", err, stderr)
 	}
 }

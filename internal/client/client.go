@@ -299,6 +299,7 @@ func (c *Client) Do(ctx context.Context, req *workload.Request, requestID string
 	defer hresp.Body.Close()
 
 	if re := httpguard.Redirected(hresp); re != nil {
+		re.Redact = c.opts.Redact // its Location is the server's word, and may echo the key
 		resp.End = time.Now()
 		return fail(&Error{Kind: ErrHTTP, Status: hresp.StatusCode, Err: re})
 	}
@@ -562,6 +563,7 @@ func (c *Client) listModels(ctx context.Context) ([]string, error) {
 	}
 	defer hresp.Body.Close()
 	if re := httpguard.Redirected(hresp); re != nil {
+		re.Redact = c.opts.Redact
 		return nil, fmt.Errorf("list models: %w", &Error{Kind: ErrHTTP, Status: hresp.StatusCode, Err: re})
 	}
 	if hresp.StatusCode < 200 || hresp.StatusCode > 299 {

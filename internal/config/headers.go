@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"maps"
+	"net/url"
 	"slices"
 	"strings"
 )
@@ -195,8 +196,9 @@ type ExpandedHeaders struct {
 	// Values maps each header name to its value as sent. It is nil when
 	// target.headers is empty.
 	Values map[string]string
-	// secrets are the variables' values of MinRedacted bytes or more,
-	// longest first, so that a value holding another is redacted whole.
+	// secrets are the variables' values of MinRedacted bytes or more and
+	// their URL-escaped forms (addSecret), longest first, so that a value
+	// holding another is redacted whole.
 	secrets []string
 }
 
@@ -232,19 +234,54 @@ func (t Target) ExpandHeaders(lookup func(name string) (string, bool)) (Expanded
 			if strings.ContainsAny(v, "\r\n\x00") {
 				return ExpandedHeaders{}, fmt.Errorf("target.headers.%s: the value of ${%s} holds a line break or a NUL byte, which no HTTP header may carry (a key read from a file with its final newline?)", header, p.name)
 			}
-			if len(v) >= MinRedacted && !slices.Contains(out.secrets, v) {
-				out.secrets = append(out.secrets, v)
-			}
+			out.addSecret(v)
 			b.WriteString(v)
 		}
 		out.Values[header] = b.String()
 	}
-	slices.SortFunc(out.secrets, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+	out.sortSecrets()
 	return out, nil
 }
 
+// WithSecrets returns h redacting also each of values (those of MinRedacted
+// bytes or more, in the forms addSecret says): literal credentials a caller
+// knows of, such as perfgate init's --header values that it keeps out of
+// the config.
+func (h ExpandedHeaders) WithSecrets(values ...string) ExpandedHeaders {
+	out := h
+	out.secrets = slices.Clone(h.secrets)
+	for _, v := range values {
+		out.addSecret(v)
+	}
+	out.sortSecrets()
+	return out
+}
+
+// addSecret adds v to what Redact replaces when it is MinRedacted bytes or
+// longer, with its URL-escaped forms (url.QueryEscape, url.PathEscape) where
+// they differ: a server echoes a key as it was sent, or inside a URL (a
+// redirect's ?k=abc%2Bdef), and either way it is the key.
+func (h *ExpandedHeaders) addSecret(v string) {
+	if len(v) < MinRedacted {
+		return
+	}
+	for _, form := range []string{v, url.QueryEscape(v), url.PathEscape(v)} {
+		if !slices.Contains(h.secrets, form) {
+			h.secrets = append(h.secrets, form)
+		}
+	}
+}
+
+// sortSecrets puts the longest first, so that a value holding another is
+// redacted whole.
+func (h *ExpandedHeaders) sortSecrets() {
+	slices.SortStableFunc(h.secrets, func(a, b string) int { return cmp.Compare(len(b), len(a)) })
+}
+
 // Redact replaces every value a variable gave a header (of MinRedacted
-// bytes or more) in s with Redacted. It is for text that came back from
+// bytes or more), as it is or URL-escaped (url.QueryEscape or
+// url.PathEscape: a redirect's Location), in s with Redacted. Other
+// encodings (base64, JSON's \u escapes) are not recognised. It is for text that came back from
 // the server or the network, before it is written anywhere.
 func (h ExpandedHeaders) Redact(s string) string {
 	for _, v := range h.secrets {

@@ -130,6 +130,40 @@ func TestExpandedHeadersRedact(t *testing.T) {
 	}
 }
 
+// A key a server echoes URL-escaped (a redirect's ?k=abc%2Bdef%2F…, a
+// path segment) is redacted as the key is; WithSecrets adds values to
+// redact, in the same forms, and leaves h as it was.
+func TestExpandedHeadersRedactEscaped(t *testing.T) {
+	const key = "abc+def/ghi==xyz"
+	tg := Target{Headers: map[string]string{"Authorization": "Bearer ${KEY}"}}
+	h, err := tg.ExpandHeaders(lookupOf(map[string]string{"KEY": key}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in, want := range map[string]string{
+		"/x?k=abc%2Bdef%2Fghi%3D%3Dxyz":  "/x?k=" + Redacted, // url.QueryEscape
+		"/x/abc+def%2Fghi==xyz/y":        "/x/" + Redacted + "/y",
+		"raw abc+def/ghi==xyz":           "raw " + Redacted,
+		"/x?k=abc%2Bdef%2Fghi%3D%3Dxy-z": "/x?k=abc%2Bdef%2Fghi%3D%3Dxy-z",
+	} {
+		if got := h.Redact(in); got != want {
+			t.Errorf("Redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+
+	const literal = "sk literal/42"
+	w := h.WithSecrets(literal, "short")
+	if got := w.Redact("a sk+literal%2F42 b sk%20literal%2F42 c short"); got != "a "+Redacted+" b "+Redacted+" c short" {
+		t.Errorf("WithSecrets: Redact = %q", got)
+	}
+	if h.Redact(literal) != literal {
+		t.Error("WithSecrets changed the ExpandedHeaders it was called on")
+	}
+	if !(ExpandedHeaders{}).WithSecrets(literal).HasSecrets() {
+		t.Error("WithSecrets on no headers redacts nothing")
+	}
+}
+
 func TestHeaderVars(t *testing.T) {
 	got, err := HeaderVars("H", "${A} ${B} $$ ${A}")
 	if err != nil || strings.Join(got, ",") != "A,B" {

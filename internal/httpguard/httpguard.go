@@ -14,6 +14,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // MaxResponseHeaderBytes bounds the response headers perfgate accepts from a
@@ -46,17 +49,33 @@ type RedirectError struct {
 	// Status is the 3xx status code.
 	Status int
 	// Location is where the redirect pointed, resolved against URL; "" when
-	// the answer had no Location header.
+	// the answer had no Location header. It is whole (up to MaxLocation
+	// bytes), so that a secret in it can be redacted whole: Error cuts it
+	// short only after Redact.
 	Location string
+	// Redact, when set, cleans URL and Location of secrets (the server may
+	// echo a key in the Location) before Error renders and shortens them.
+	Redact func(string) string
 }
 
+// MaxLocation bounds the Location a *RedirectError keeps; shownLocation is
+// how much of it Error shows, after Redact.
+const (
+	MaxLocation   = 8 << 10
+	shownLocation = 200
+)
+
 func (e *RedirectError) Error() string {
+	u, loc := e.URL, e.Location
+	if e.Redact != nil {
+		u, loc = e.Redact(u), e.Redact(loc)
+	}
 	to := "with no Location"
-	if e.Location != "" {
-		to = "to " + e.Location
+	if loc != "" {
+		to = "to " + textsafe.Cut(loc, shownLocation)
 	}
 	return fmt.Sprintf("%s %s answered %d, a redirect %s: perfgate never follows redirects (it would measure another server and send it target.headers); point the URL at the server itself",
-		e.Method, e.URL, e.Status, to)
+		e.Method, u, e.Status, to)
 }
 
 // Redirected returns a *RedirectError when resp is a redirect (any 3xx
@@ -75,8 +94,11 @@ func Redirected(resp *http.Response) *RedirectError {
 	return e
 }
 
-// cleanLocation resolves loc against the request's URL and keeps it short and
-// printable: it is text a server chose, and ends up in logs.
+// cleanLocation resolves loc against the request's URL and keeps it printable
+// and bounded (MaxLocation): it is text a server chose, and ends up in logs.
+// It is not cut to what a message shows here: a caller redacts a secret from
+// it first (RedirectError.Redact), and a secret across the cut would leak its
+// first part.
 func cleanLocation(req *http.Request, loc string) string {
 	u, err := url.Parse(loc)
 	if err != nil {
@@ -87,9 +109,8 @@ func cleanLocation(req *http.Request, loc string) string {
 		u = req.URL.ResolveReference(u)
 	}
 	loc = u.Redacted() // escapes what is not printable, hides a password
-	const most = 200
-	if len(loc) > most {
-		loc = loc[:most] + "..."
+	if len(loc) > MaxLocation {
+		loc = strings.ToValidUTF8(loc[:MaxLocation], "") + "..."
 	}
 	return loc
 }

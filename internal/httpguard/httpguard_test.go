@@ -92,3 +92,38 @@ func TestRedirected(t *testing.T) {
 		}
 	}
 }
+
+// A key in a long Location, across where a message cuts it, is redacted
+// whole: Redirected keeps the Location whole and Error cuts it only after
+// Redact. (The Location used to be cut to 200 bytes first, so a caller's
+// redaction missed the key and its first part reached the log.)
+func TestRedirectKeyAcrossTheCut(t *testing.T) {
+	const key = "sk-straddling-key-0123456789"
+	// Resolved, the Location is http://127.0.0.1:8000/aaa…: the key starts
+	// a few bytes before Error's cut.
+	loc := "/" + strings.Repeat("a", 170) + "?k=" + key
+	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:8000/health", nil)
+	resp := &http.Response{StatusCode: 302, Header: http.Header{"Location": {loc}}, Request: req}
+	re := Redirected(resp)
+	if re == nil {
+		t.Fatal("Redirected(302) = nil")
+	}
+	if !strings.HasSuffix(re.Location, "?k="+key) {
+		t.Errorf("Location %q lost the end of the server's Location", re.Location)
+	}
+	re.Redact = func(s string) string { return strings.ReplaceAll(s, key, "[redacted]") }
+	msg := re.Error()
+	if strings.Contains(msg, "?k=sk") || !strings.Contains(msg, "?k=[re") {
+		t.Errorf("the message holds part of the key, or not its redaction: %q", msg)
+	}
+
+	// Error still shows a bounded Location; Redirected keeps MaxLocation.
+	long := "/" + strings.Repeat("b", 3*MaxLocation)
+	re = Redirected(&http.Response{StatusCode: 302, Header: http.Header{"Location": {long}}, Request: req})
+	if len(re.Location) > MaxLocation+3 {
+		t.Errorf("Location kept %d bytes, want at most %d", len(re.Location), MaxLocation+3)
+	}
+	if n := len(re.Error()); n > 600 {
+		t.Errorf("message is %d bytes: %q", n, re.Error())
+	}
+}

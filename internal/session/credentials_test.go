@@ -491,3 +491,51 @@ func TestRunRedirectEchoesKey(t *testing.T) {
 		}
 	})
 }
+
+// A redirect whose Location carries the key just where a message cuts the
+// Location short (about 200 bytes in) has the key redacted whole: none of
+// it reaches the log or the error. (The Location used to be cut first, and
+// the key's first bytes escaped the redaction.)
+func TestRunRedirectKeyAcrossTheCut(t *testing.T) {
+	pad := strings.Repeat("a", 160) // the key starts a few bytes before the cut
+	redirect := func(path string) func(w http.ResponseWriter, r *http.Request) bool {
+		return func(w http.ResponseWriter, r *http.Request) bool {
+			if r.URL.Path != path {
+				return false
+			}
+			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+			http.Redirect(w, r, "/elsewhere"+pad+"?k="+key, http.StatusFound)
+			return true
+		}
+	}
+	leaked := func(s string) bool { return strings.Contains(s, "?k=sk") || strings.Contains(s, testKey) }
+	t.Run("identity", func(t *testing.T) {
+		k := newKeyed(t, testKey, http.StatusUnauthorized)
+		k.setRoute(redirect("/version"))
+		cfg, scenarios := externalKeyed(t, k.URL, "")
+		var log bytes.Buffer
+		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
+			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
+			Phases:    run.NewPhases(&log, false), Log: &log,
+		})
+		if err != nil {
+			t.Fatalf("Run = %v\n%s", err, log.String())
+		}
+		if !strings.Contains(log.String(), "warning: identity: GET "+k.URL+"/version answered 302") || leaked(log.String()) {
+			t.Errorf("log lacks the redirect, or holds part of the key:\n%s", log.String())
+		}
+	})
+	t.Run("health", func(t *testing.T) {
+		k := newKeyed(t, testKey, http.StatusUnauthorized)
+		k.setRoute(redirect("/health"))
+		cfg, scenarios := externalKeyed(t, k.URL, "")
+		var log bytes.Buffer
+		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
+			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
+			Clock:     &jumpClock{now: time.Unix(1_000_000, 0)}, Phases: run.NewPhases(&log, false), Log: &log,
+		})
+		if err == nil || !strings.Contains(err.Error(), "/elsewhere"+pad) || leaked(err.Error()+log.String()) {
+			t.Errorf("Run = %v, want the redirect without any of the key\n%s", err, log.String())
+		}
+	})
+}

@@ -223,7 +223,12 @@ func (s *session) startStack(ctx context.Context) error {
 		var problems []error
 		s.server, problems = stack.Identify(ctx, stack.HeaderClient(s.headers.Values), s.cfg.Target.BaseURL, st.Engine)
 		for _, p := range problems {
-			// A redirect's error quotes the server's Location.
+			// A redirect's error quotes the server's Location: redacted
+			// whole, before its message cuts it short.
+			var re *httpguard.RedirectError
+			if errors.As(p, &re) {
+				re.Redact = s.headers.Redactor()
+			}
 			s.detail("warning: identity: %s", s.headers.Redact(p.Error()))
 		}
 		models, err := s.client.ListModels(ctx)

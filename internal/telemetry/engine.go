@@ -22,6 +22,7 @@ import (
 	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // Page is one scrape of an engine's metrics page.
@@ -169,12 +170,20 @@ func (s *EngineScraper) scrape(req *http.Request) (*Page, error) {
 		at = s.Now()
 	}
 	if re := httpguard.Redirected(resp); re != nil {
+		re.Redact = s.Redact // whole, before Error cuts the Location
 		return nil, fmt.Errorf("engine metrics: %w", re)
 	}
 	if resp.StatusCode != http.StatusOK {
 		msg := fmt.Sprintf("engine metrics GET %s: %s", s.URL, resp.Status)
-		if body, _ := io.ReadAll(io.LimitReader(resp.Body, 200)); len(bytes.TrimSpace(body)) > 0 {
-			msg += fmt.Sprintf(" (%q)", bytes.TrimSpace(body))
+		// Read more than is shown, and redact before the cut, so that a key
+		// the server echoes across the cut cannot show in part.
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 8<<10))
+		text := string(bytes.TrimSpace(body))
+		if s.Redact != nil {
+			text = s.Redact(text)
+		}
+		if text != "" {
+			msg += fmt.Sprintf(" (%q)", textsafe.Cut(text, 200))
 		}
 		if resp.StatusCode == http.StatusNotFound || resp.StatusCode == http.StatusNotImplemented {
 			msg += ": " + notServedHint

@@ -43,4 +43,16 @@ func TestEngineScraperSendsHeaderAndRedacts(t *testing.T) {
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), key, "the echoed key is redacted")
 	assert.Contains(t, err.Error(), "[redacted]")
+
+	// A key echoed across the 200-character cut of the body shown shows
+	// no part of itself.
+	long := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusUnauthorized)
+		_, _ = w.Write([]byte(strings.Repeat("a", 185) + " " + r.Header.Get("Authorization")))
+	}))
+	defer long.Close()
+	cut := &EngineScraper{URL: long.URL + "/metrics", Header: map[string]string{"Authorization": "Bearer " + key}, Redact: redact}
+	_, err = cut.Scrape(context.Background())
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), key[:6], "no part of the key before the cut")
 }

@@ -432,7 +432,7 @@ func TestScenarioNames(t *testing.T) {
 // valid JSON, and no csv cell begins a formula, leading whitespace or not.
 func FuzzOddValues(f *testing.F) {
 	f.Add(1.0, 2.0, 3.0, "chat")
-	f.Add(math.NaN(), math.Inf(1), -0.0, "=x")
+	f.Add(math.NaN(), math.Inf(1), math.Copysign(0, -1), "=x")
 	f.Add(1e308, -1e308, 5e-324, "a\x00\u202e")
 	f.Add(math.MaxFloat64, math.MaxFloat64, 1.0, "\t=HYPERLINK(\"http://x\",\"y\")")
 	base, err := result.Read(filepath.Join("testdata", "result.json"))

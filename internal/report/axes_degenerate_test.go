@@ -76,7 +76,7 @@ func TestLogTicksOfDegenerateRanges(t *testing.T) {
 		{1, math.Inf(1), nil},
 	} {
 		got := logTicks(c.lo, c.hi)
-		if c.want != nil && len(c.want) > 0 {
+		if len(c.want) > 0 {
 			assert.Equal(t, c.want, got, "logTicks(%v, %v)", c.lo, c.hi)
 		}
 		checkLogTicks(t, c.lo, c.hi, got)

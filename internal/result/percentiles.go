@@ -1,6 +1,7 @@
 package result
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -157,15 +158,7 @@ func (v *checker) checkPercentiles(field string, s Stats) {
 	if s.Count == 0 || len(s.Percentiles) == 0 {
 		return // the five fields alone are as older perfgates wrote them
 	}
-	slices.SortStableFunc(all, func(a, b pv) int {
-		switch {
-		case a.pct < b.pct:
-			return -1
-		case a.pct > b.pct:
-			return 1
-		}
-		return 0
-	})
+	slices.SortStableFunc(all, func(a, b pv) int { return cmp.Compare(a.pct, b.pct) })
 	path := func(name string) string {
 		if s.field(name) != nil {
 			return field + "." + strings.ReplaceAll(name, ".", "_")

@@ -442,52 +442,56 @@ func TestRunOnlyModelIDEchoesKey(t *testing.T) {
 	}
 }
 
+// redirectRun runs against a server whose path answers with a redirect to
+// /elsewhere<pad>?k=<the key it was sent>, and returns the run's log,
+// the server's URL and the run's error. A health check that redirects fails the
+// run; an identity endpoint that does is a warning.
+func redirectRun(t *testing.T, path, pad string) (log, url string, err error) {
+	t.Helper()
+	k := newKeyed(t, testKey, http.StatusUnauthorized)
+	k.setRoute(func(w http.ResponseWriter, r *http.Request) bool {
+		if r.URL.Path != path {
+			return false
+		}
+		key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
+		http.Redirect(w, r, "/elsewhere"+pad+"?k="+key, http.StatusFound)
+		return true
+	})
+	cfg, scenarios := externalKeyed(t, k.URL, "")
+	var buf bytes.Buffer
+	o := Options{
+		LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
+		Phases:    run.NewPhases(&buf, false), Log: &buf,
+	}
+	if path == "/health" {
+		o.Clock = &jumpClock{now: time.Unix(1_000_000, 0)}
+	}
+	_, err = Run(context.Background(), cfg, tolerant(scenarios), o)
+	return buf.String(), k.URL, err
+}
+
 // A redirect to a URL that carries the key (?k=<key>), from an identity
 // endpoint or the health check, is reported with the key redacted.
 func TestRunRedirectEchoesKey(t *testing.T) {
-	redirect := func(path string) func(w http.ResponseWriter, r *http.Request) bool {
-		return func(w http.ResponseWriter, r *http.Request) bool {
-			if r.URL.Path != path {
-				return false
-			}
-			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-			http.Redirect(w, r, "/elsewhere?k="+key, http.StatusFound)
-			return true
-		}
-	}
 	t.Run("identity", func(t *testing.T) {
-		k := newKeyed(t, testKey, http.StatusUnauthorized)
-		k.setRoute(redirect("/version"))
-		cfg, scenarios := externalKeyed(t, k.URL, "")
-		var log bytes.Buffer
-		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
-			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
-			Phases:    run.NewPhases(&log, false), Log: &log,
-		})
+		log, url, err := redirectRun(t, "/version", "")
 		if err != nil {
-			t.Fatalf("Run = %v\n%s", err, log.String())
+			t.Fatalf("Run = %v\n%s", err, log)
 		}
-		if !strings.Contains(log.String(), "warning: identity: GET "+k.URL+"/version answered 302, a redirect to "+k.URL+"/elsewhere?k=[redacted]") {
-			t.Errorf("log lacks the redacted redirect:\n%s", log.String())
+		if !strings.Contains(log, "warning: identity: GET "+url+"/version answered 302, a redirect to "+url+"/elsewhere?k=[redacted]") {
+			t.Errorf("log lacks the redacted redirect:\n%s", log)
 		}
-		if strings.Contains(log.String(), testKey) {
-			t.Errorf("the log holds the key:\n%s", log.String())
+		if strings.Contains(log, testKey) {
+			t.Errorf("the log holds the key:\n%s", log)
 		}
 	})
 	t.Run("health", func(t *testing.T) {
-		k := newKeyed(t, testKey, http.StatusUnauthorized)
-		k.setRoute(redirect("/health"))
-		cfg, scenarios := externalKeyed(t, k.URL, "")
-		var log bytes.Buffer
-		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
-			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
-			Clock:     &jumpClock{now: time.Unix(1_000_000, 0)}, Phases: run.NewPhases(&log, false), Log: &log,
-		})
+		log, _, err := redirectRun(t, "/health", "")
 		if err == nil || !strings.Contains(err.Error(), "/elsewhere?k=[redacted]") {
 			t.Errorf("Run = %v, want the redirect with the key redacted", err)
 		}
-		if strings.Contains(fmt.Sprint(err), testKey) || strings.Contains(log.String(), testKey) {
-			t.Errorf("the error or log holds the key: %v\n%s", err, log.String())
+		if strings.Contains(fmt.Sprint(err), testKey) || strings.Contains(log, testKey) {
+			t.Errorf("the error or log holds the key: %v\n%s", err, log)
 		}
 	})
 }
@@ -498,44 +502,20 @@ func TestRunRedirectEchoesKey(t *testing.T) {
 // the key's first bytes escaped the redaction.)
 func TestRunRedirectKeyAcrossTheCut(t *testing.T) {
 	pad := strings.Repeat("a", 160) // the key starts a few bytes before the cut
-	redirect := func(path string) func(w http.ResponseWriter, r *http.Request) bool {
-		return func(w http.ResponseWriter, r *http.Request) bool {
-			if r.URL.Path != path {
-				return false
-			}
-			key := strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
-			http.Redirect(w, r, "/elsewhere"+pad+"?k="+key, http.StatusFound)
-			return true
-		}
-	}
 	leaked := func(s string) bool { return strings.Contains(s, "?k=sk") || strings.Contains(s, testKey) }
 	t.Run("identity", func(t *testing.T) {
-		k := newKeyed(t, testKey, http.StatusUnauthorized)
-		k.setRoute(redirect("/version"))
-		cfg, scenarios := externalKeyed(t, k.URL, "")
-		var log bytes.Buffer
-		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
-			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
-			Phases:    run.NewPhases(&log, false), Log: &log,
-		})
+		log, url, err := redirectRun(t, "/version", pad)
 		if err != nil {
-			t.Fatalf("Run = %v\n%s", err, log.String())
+			t.Fatalf("Run = %v\n%s", err, log)
 		}
-		if !strings.Contains(log.String(), "warning: identity: GET "+k.URL+"/version answered 302") || leaked(log.String()) {
-			t.Errorf("log lacks the redirect, or holds part of the key:\n%s", log.String())
+		if !strings.Contains(log, "warning: identity: GET "+url+"/version answered 302") || leaked(log) {
+			t.Errorf("log lacks the redirect, or holds part of the key:\n%s", log)
 		}
 	})
 	t.Run("health", func(t *testing.T) {
-		k := newKeyed(t, testKey, http.StatusUnauthorized)
-		k.setRoute(redirect("/health"))
-		cfg, scenarios := externalKeyed(t, k.URL, "")
-		var log bytes.Buffer
-		_, err := Run(context.Background(), cfg, tolerant(scenarios), Options{
-			LookupEnv: env(map[string]string{"PERFGATE_TEST_KEY": testKey}),
-			Clock:     &jumpClock{now: time.Unix(1_000_000, 0)}, Phases: run.NewPhases(&log, false), Log: &log,
-		})
-		if err == nil || !strings.Contains(err.Error(), "/elsewhere"+pad) || leaked(err.Error()+log.String()) {
-			t.Errorf("Run = %v, want the redirect without any of the key\n%s", err, log.String())
+		log, _, err := redirectRun(t, "/health", pad)
+		if err == nil || !strings.Contains(err.Error(), "/elsewhere"+pad) || leaked(err.Error()+log) {
+			t.Errorf("Run = %v, want the redirect without any of the key\n%s", err, log)
 		}
 	})
 }

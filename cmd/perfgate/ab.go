@@ -154,7 +154,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		}
 	}
 	load := func(path string) (*config.Config, []run.Scenario, error) {
-		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet, quick: o.quick, configSet: true, percentiles: o.percentiles})
+		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet, quick: o.quick, configSet: true, percentiles: o.percentiles, ab: true})
 	}
 	baseCfg, baseScenarios, err := load(o.basePath)
 	if err != nil {

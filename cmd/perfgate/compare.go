@@ -122,7 +122,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 	}
 	// As perfgate gate tests a run (and validate and compare --aa count):
 	// alpha split across the scenarios with gates, Holm within each.
-	v, err := compare.PerScenario(bases, cand, opts)
+	v, err := gating.Compare(bases, cand, opts)
 	if err != nil {
 		return exit.UsageError(err)
 	}
@@ -208,7 +208,7 @@ func runCalibrate(o compareOptions, files []string, stdout io.Writer) error {
 			alpha = cfg.Compare.Alpha
 		}
 	}
-	cal, err := compare.Calibrate(results, alpha, gates)
+	cal, err := gating.Calibrate(results, alpha, gates)
 	if err != nil {
 		return exit.UsageError(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
@@ -110,8 +111,8 @@ func TestInitGolden(t *testing.T) {
 	if cfg.Target.Headers["Authorization"] != "Bearer ${MY_KEY}" {
 		t.Errorf("Authorization = %q in the config, want the ${MY_KEY} reference", cfg.Target.Headers["Authorization"])
 	}
-	if len(cfg.Undecidable) > 0 {
-		t.Errorf("the written config's gates cannot decide: %v", cfg.Undecidable)
+	if undecided := gating.Check(cfg, gating.TwoSamples); len(undecided) > 0 {
+		t.Errorf("the written config's gates cannot decide: %v", undecided)
 	}
 	var vout, verr bytes.Buffer
 	if err := Main(context.Background(), []string{"validate", "-c", out}, &vout, &verr); err != nil {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	gating "github.com/perfgate/perfgate/internal/gate"
 )
 
 // The quick run's flags a command takes (addQuickFlags).
@@ -195,14 +196,16 @@ func addNoConfigFlag(f *pflag.FlagSet, o *runOptions) {
 	f.BoolVar(&o.noConfig, "no-config", false, "build the config from the flags alone; do not read perfgate.yaml (under --workdir where the command has it) even where it exists")
 }
 
-// quickWarnings are the warnings of cfg worth showing: a run of a config
-// built from flags alone is a look, not a gate, so that its repetitions
-// cannot decide a gate is not news.
+// quickWarnings are the warnings of cfg worth showing: the config's own,
+// and, for perfgate run and gate, repetitions too few for its gates to
+// decide as perfgate gate tests them (gate.Check; perfgate validate refuses
+// them, perfgate ab checks its rounds itself). A run of a config built from
+// flags alone is a look, not a gate, so that its repetitions cannot decide
+// a gate is not news.
 func quickWarnings(o *runOptions, cfg *config.Config, built bool) []config.Problem {
-	if !built || o.gating {
-		return cfg.Warnings
+	out := slices.Clone(cfg.Warnings)
+	if o.ab || (built && !o.gating) {
+		return out
 	}
-	return slices.DeleteFunc(slices.Clone(cfg.Warnings), func(w config.Problem) bool {
-		return slices.Contains(cfg.Undecidable, w)
-	})
+	return append(out, gating.Check(cfg, gating.TwoSamples)...)
 }

@@ -27,10 +27,12 @@ type runOptions struct {
 	format     string
 	// quick are the quick run's flags (quickflags.go); configSet says -c
 	// was given, noConfig --no-config, gating that the command is gate.
-	quick       config.Quick
-	configSet   bool
-	noConfig    bool
-	gating      bool
+	quick     config.Quick
+	configSet bool
+	noConfig  bool
+	gating    bool
+	// ab is set for perfgate ab's arms, whose rounds ab.Check judges.
+	ab          bool
 	percentiles percentilesFlag
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -13,6 +12,7 @@ import (
 	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/workload"
 )
@@ -20,6 +20,7 @@ import (
 func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var configPath string
 	var evals []string
+	var ab bool
 	cmd := &cobra.Command{
 		Use:   "validate [flags] [workload.jsonl ...]",
 		Short: "Check the config, its workload and eval files and any files named, reporting every problem",
@@ -35,19 +36,23 @@ A config whose repetitions are too few for its gates to decide is refused:
 with alpha split across the scenarios that have gates and Holm's correction
 across each scenario's gates, a gate that could be neither a regression nor a
 pass would only ever be inconclusive. The problem says the repetitions that
-decide (docs/gating.md, "The repetitions rule").`,
+decide (docs/gating.md, "The repetitions rule"). With --ab the config is
+checked as perfgate ab's candidate, whose repetitions are rounds tested pair
+by pair (a paired test needs more of them), as perfgate ab checks it before
+it starts anything.`,
 		Example: `  perfgate validate -c perfgate.yaml
   perfgate validate -c perfgate.yaml workloads/extra.jsonl --eval evals/new.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(configPath, args, evals, stdout, stderr)
+			return runValidate(configPath, args, evals, ab, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "perfgate.yaml", "config file")
 	cmd.Flags().StringSliceVar(&evals, "eval", nil, "also check this eval suite (repeatable, or comma-separated)")
+	cmd.Flags().BoolVar(&ab, "ab", false, "check the config as perfgate ab's candidate: its repetitions are rounds, tested pair by pair")
 	return cmd
 }
 
-func runValidate(configPath string, files, evals []string, stdout, stderr io.Writer) error {
+func runValidate(configPath string, files, evals []string, ab bool, stdout, stderr io.Writer) error {
 	var problems []error
 	checked := 0
 	cfg, err := config.LoadFile(configPath)
@@ -56,13 +61,16 @@ func runValidate(configPath string, files, evals []string, stdout, stderr io.Wri
 	} else {
 		checked++
 		for _, w := range cfg.Warnings {
-			if !slices.Contains(cfg.Undecidable, w) {
-				fmt.Fprintln(stderr, "warning: "+w.Error())
-			}
+			fmt.Fprintln(stderr, "warning: "+w.Error())
 		}
 		// Repetitions too few for a gate to reach either verdict: every
-		// gate would be inconclusive whatever is measured.
-		for _, p := range cfg.Undecidable {
+		// gate would be inconclusive whatever is measured. As perfgate ab's
+		// candidate (--ab), the repetitions are rounds tested pair by pair.
+		design := gating.TwoSamples
+		if ab {
+			design = gating.Rounds
+		}
+		for _, p := range gating.Check(cfg, design) {
 			problems = append(problems, p)
 		}
 		for _, s := range cfg.Scenarios {

@@ -140,11 +140,32 @@ func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Sc
 	if base.Target.API != candidate.Target.API {
 		add("target.api: %s → %s", base.Target.API, candidate.Target.API)
 	}
-	if len(diffs) == 0 {
-		return nil
+	if len(diffs) > 0 {
+		return exit.UsageError(fmt.Errorf("the base and candidate configs do not measure the same thing; only the stack, the target's address and model, and the warm-up may differ:\n  %s",
+			strings.Join(diffs, "\n  ")))
 	}
-	return exit.UsageError(fmt.Errorf("the base and candidate configs do not measure the same thing; only the stack, the target's address and model, and the warm-up may differ:\n  %s",
-		strings.Join(diffs, "\n  ")))
+	// Rounds too few for the paired test to ever decide: every gate would
+	// be inconclusive after the whole A/B, so nothing is started.
+	var undecided []string
+	for _, u := range Policy(candidate, candScenarios).Undecidable() {
+		undecided = append(undecided, u.Msg)
+	}
+	if len(undecided) > 0 {
+		return exit.UsageError(fmt.Errorf("%s: the candidate config's rounds cannot decide (perfgate ab tests the rounds pair by pair):\n  %s",
+			candidate.Path, strings.Join(undecided, "\n  ")))
+	}
+	return nil
+}
+
+// Policy is the A/B's rule of evidence (gate.Policy with the Rounds
+// design): the candidate config's repetitions are the rounds, and the
+// scenarios measured that have gates share alpha.
+func Policy(candidate *config.Config, scenarios []run.Scenario) gate.Policy {
+	measured := map[string]bool{}
+	for _, sc := range scenarios {
+		measured[sc.Config.Name] = true
+	}
+	return gate.ConfigPolicy(candidate, gate.Rounds, func(name string) bool { return measured[name] })
 }
 
 // withSuites is the scenarios that carry eval suites.
@@ -235,11 +256,8 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 			fmt.Fprintf(log, "warning: %s\n", w)
 		}
 	}
-	r.seq = &compare.Sequential{
-		Options: compare.Options{Alpha: candCfg.Compare.Alpha, OnInconclusive: candCfg.Compare.OnInconclusive,
-			Gates: gate.GatesFrom(candCfg), QualityGates: candCfg.QualityGates(), AB: r.info},
-		Min: candCfg.Repetitions.Min, Max: candCfg.Repetitions.Max, Scenarios: len(candScenarios),
-	}
+	r.seq = Policy(candCfg, candScenarios).Sequential(compare.Options{OnInconclusive: candCfg.Compare.OnInconclusive,
+		Gates: gate.GatesFrom(candCfg), QualityGates: candCfg.QualityGates(), AB: r.info})
 	defer r.stopAll()
 	if mode == config.ABCoResident {
 		// Both up before anything is measured: a stack that cannot
@@ -265,40 +283,30 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	return &Outcome{Base: baseRes, Candidate: candRes, Verdict: v}, nil
 }
 
-// Warnings are what the candidate config's A/B cannot do or do well: a
-// scenario whose rounds cannot show a regression at all (n pairs give a
-// p-value of 2^-n at the least, so m gates need 2^-n·m below the level of
-// the look), a first look that cannot decide, GPU gates in co-resident mode
-// (each arm's GPU figures include the other engine, resident on the same
-// GPUs), and fresh_stack, which an A/B does not apply.
+// Warnings are what the candidate config's A/B cannot do well: a first
+// look that cannot decide (rounds too few to decide at all are refused by
+// Check), GPU gates in co-resident mode (each arm's GPU figures include the
+// other engine, resident on the same GPUs), and fresh_stack, which an A/B
+// does not apply.
 func Warnings(cfg *config.Config, scenarios []run.Scenario, mode string) []string {
-	seq := compare.Sequential{Min: cfg.Repetitions.Min, Max: cfg.Repetitions.Max, Scenarios: len(scenarios),
-		Options: compare.Options{Alpha: cfg.Compare.Alpha}}
-	level := seq.FirstLevel()
+	policy := Policy(cfg, scenarios)
+	level := policy.FirstLevel()
+	size := map[string]int{}
+	for _, f := range policy.Families {
+		size[f.Scenario] = f.Gates
+	}
 	var out []string
 	for _, sc := range scenarios {
-		m := 0
-		for _, s := range sc.Suites {
-			m += cfg.SuiteGates(s.Continuous())
-		}
 		var gpu []string
 		for _, g := range cfg.GatesOf(sc.Config) {
-			if g.Metric != "cold_start" {
-				m++
-			}
 			if info, err := metric.Lookup(g.Metric); err == nil && info.Group == metric.GroupGPU && mode == config.ABCoResident {
 				gpu = append(gpu, g.Metric)
 			}
 		}
-		if m > 0 {
+		if m := size[sc.Config.Name]; m > 0 && policy.Min < policy.Max && !policy.Reach(policy.Min, m, level).Decides() {
 			need := stat.RoundsToReach(level / float64(m))
-			if cfg.Repetitions.Max < need {
-				out = append(out, fmt.Sprintf("scenario %s: %d rounds cannot show a regression on %d gates (a pair's test needs >= %d rounds at level %.3g): every gate will be inconclusive; raise repetitions or gate fewer metrics",
-					sc.Config.Name, cfg.Repetitions.Max, m, need, level/float64(m)))
-			} else if cfg.Repetitions.Min < need {
-				out = append(out, fmt.Sprintf("scenario %s: the first look, at %d rounds, cannot decide its %d gates (a pair's test needs >= %d rounds at level %.3g); raise repetitions.min to %d to save a look",
-					sc.Config.Name, cfg.Repetitions.Min, m, need, level/float64(m), need))
-			}
+			out = append(out, fmt.Sprintf("scenario %s: the first look, at %d rounds, cannot decide its %d gates (a pair's test needs >= %d rounds at level %.3g); raise repetitions.min to %d to save a look",
+				sc.Config.Name, policy.Min, m, need, level/float64(m), need))
 		}
 		if len(gpu) > 0 {
 			out = append(out, fmt.Sprintf("scenario %s: in co-resident mode both engines sit on the GPUs each arm samples, so %s count both; use --mode swap to gate them",

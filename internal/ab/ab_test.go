@@ -18,7 +18,6 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
@@ -337,35 +336,49 @@ func TestHoldable(t *testing.T) {
 	}
 }
 
-// Rounds too few for the pairs' test to ever decide are warned of, and so is
-// a first look that cannot decide.
+// Rounds too few for the pairs' test to ever decide are refused before
+// anything starts, with the rounds that would decide (perfgate ab tested
+// them only to end inconclusive on every gate); a first look that cannot
+// decide is warned of.
 func TestUndetectable(t *testing.T) {
 	addr := freeAddr(t)
 	sevenGates := `
-gates: {}
 scenarios:
   - name: chat
     synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
     load: {type: closed, concurrency: 3}
+  - name: ungated
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 3}
 `
 	tests := []struct {
-		reps string
-		want string
+		reps           string
+		refused, warns string
 	}{
-		{"repetitions: 6\n", "scenario chat: 6 rounds cannot show a regression on"},
-		{"repetitions: {min: 6, max: 16}\n", "scenario chat: the first look, at 6 rounds, cannot decide"},
-		{"repetitions: 10\n", ""},
+		{reps: "repetitions: 6\n", refused: "6 rounds cannot show a significant difference on the 7 gates of scenario chat: Holm's first step needs p < 0.00714 (alpha 0.05), and the signed-rank test's smallest p with 6 pairs is 0.0156: every gate would be inconclusive, neither a regression nor a pass. Set repetitions: 8 or more, or gate fewer metrics"},
+		{reps: "repetitions: {min: 6, max: 16}\n", warns: "scenario chat: the first look, at 6 rounds, cannot decide"},
+		{reps: "repetitions: 8\n"},
 	}
 	for _, tt := range tests {
-		cfg, sc := armConfig(t, addr, tt.reps+strings.Replace(sevenGates, "gates: {}\n", "", 1))
+		cfg, sc := armConfig(t, addr, tt.reps+sevenGates)
 		cfg.Gates = nil // the defaults: 7 gates besides cold start
+		cfg.Scenarios[1].Gates = map[string]string{"ttft.p95": "off", "ttft.p99": "off", "tpot.p99": "off", "e2e.p99": "off",
+			"output_throughput": "off", "goodput": "off", "error_rate": "off", "cold_start": "off"}
+		err := Check(cfg, cfg, sc, sc)
+		if tt.refused != "" {
+			require.Error(t, err, tt.reps)
+			assert.Equal(t, exit.Usage, exit.Code(err), tt.reps)
+			assert.Contains(t, err.Error(), tt.refused, "the ungated scenario takes no share of alpha")
+			continue
+		}
+		require.NoError(t, err, tt.reps)
 		got := Warnings(cfg, sc, config.ABSwap)
-		if tt.want == "" {
+		if tt.warns == "" {
 			assert.Empty(t, got, tt.reps)
 			continue
 		}
 		require.Len(t, got, 1, tt.reps)
-		assert.Contains(t, got[0], tt.want)
+		assert.Contains(t, got[0], tt.warns)
 	}
 }
 
@@ -375,24 +388,21 @@ scenarios:
 // rate: 11 gates, 0.05/11 = 0.0045) decide; two continuous ones (13) do not.
 func TestUndetectableCountsScoreOnlyForContinuousSuites(t *testing.T) {
 	addr := freeAddr(t)
-	cfg, sc := armConfig(t, addr, `repetitions: 8
-scenarios:
-  - name: chat
-    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
-    load: {type: closed, concurrency: 3}
-`)
-	cfg.Gates = nil
-	suite := func(scorer, expected string) *quality.Suite {
-		s, err := quality.Parse(strings.NewReader(`{"id":"a","prompt":"Say hi","scorer":"`+scorer+`","expected":`+expected+`}`+"\n"), "s.jsonl")
-		require.NoError(t, err)
-		return s
+	dir := t.TempDir()
+	suite := func(name, scorer, expected string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(`{"id":"a","prompt":"Say hi","scorer":"`+scorer+`","expected":`+expected+`}`+"\n"), 0o644))
+		return p
 	}
-	sc[0].Suites = []*quality.Suite{suite("exact", `"hi"`), suite("numeric", "2")}
-	assert.Empty(t, Warnings(cfg, sc, config.ABSwap))
-	sc[0].Suites = []*quality.Suite{suite("reference", `"hi"`), suite("reference", `"yo"`)}
-	got := Warnings(cfg, sc, config.ABSwap)
-	require.Len(t, got, 1)
-	assert.Contains(t, got[0], "8 rounds cannot show a regression on 13 gates")
+	check := func(a, b string) error {
+		cfg, sc := armConfig(t, addr, fmt.Sprintf("repetitions: 8\nquality: {suites: [%q, %q]}\n", a, b))
+		cfg.Gates = nil
+		return Check(cfg, cfg, sc, sc)
+	}
+	assert.NoError(t, check(suite("exact.jsonl", "exact", `"hi"`), suite("numeric.jsonl", "numeric", "2")))
+	err := check(suite("ref1.jsonl", "reference", `"hi"`), suite("ref2.jsonl", "reference", `"yo"`))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "8 rounds cannot show a significant difference on the 13 gates")
 }
 
 // Quality suites are answered by both arms, mixed into the rounds' load

@@ -257,7 +257,7 @@ func TestABSequential(t *testing.T) {
 			r := rand.New(rand.NewPCG(23, uint64(10*c.slowdown)))
 			baseTTFT, candTTFT := driftingArms(r, 16, 0.5, c.slowdown)
 			o := abOptions(16)
-			seq := &Sequential{Options: o, Min: 8, Max: 16, Scenarios: 1}
+			seq := &Sequential{Options: o, Min: 8, Max: 16, Share: 0.05}
 			undecided, level, err := seq.Look(fakeResult("chat", baseTTFT[:8]...), &fakeResult("chat", candTTFT[:8]...).Scenarios[0])
 			require.NoError(t, err)
 			assert.InDelta(t, first, level, 1e-12, "the first look's level")
@@ -277,7 +277,7 @@ func TestABSequential(t *testing.T) {
 	}
 
 	// A look whose base arm holds a different number of rounds is refused.
-	seq := &Sequential{Options: abOptions(16), Min: 8, Max: 16, Scenarios: 1}
+	seq := &Sequential{Options: abOptions(16), Min: 8, Max: 16, Share: 0.05}
 	_, _, err := seq.Look(fakeResult("chat", seqValues(9)...), &fakeResult("chat", seqValues(8)...).Scenarios[0])
 	assert.ErrorContains(t, err, "the base arm has 9 repetitions and the candidate 8")
 }

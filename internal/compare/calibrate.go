@@ -76,8 +76,11 @@ type CalibrationMetric struct {
 
 // Calibrate analyses A/A results: results of one configuration measured
 // without any change between them. gates gives each scenario's gates (nil:
-// the ones recorded in the results).
-func Calibrate(results []*result.Result, alpha float64, gates func(string) []config.Gate) (*Calibration, error) {
+// the ones recorded in the results); levels gives each family (gate counts
+// by scenario) its level, as perfgate gate tests it (internal/gate's
+// policy: gate.Calibrate).
+func Calibrate(results []*result.Result, alpha float64, gates func(string) []config.Gate,
+	levels func(alpha float64, families map[string]int) map[string]float64) (*Calibration, error) {
 	if len(results) == 0 {
 		return nil, fmt.Errorf("calibration needs at least one result")
 	}
@@ -115,10 +118,11 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 		if err != nil {
 			return nil, fmt.Errorf("A/A comparison of %s: %w", p.what, err)
 		}
-		mergeFamilies(family, probe)
+		for name, n := range FamilySizes(probe) {
+			family[name] = max(family[name], n) // a scenario in several pairs: the largest
+		}
 	}
-	share := alpha / float64(max(1, len(family)))
-	o.Levels = ScenarioLevels(alpha, family)
+	o.Levels = levels(alpha, family)
 	var verdicts []*Verdict
 	for _, p := range pairs {
 		v, err := Compare([]*result.Result{p.base}, p.cand, o)
@@ -160,7 +164,7 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 			cal.Notes = append(cal.Notes, "scenario "+s.Name+": "+w)
 		}
 		cs.Gates = family[s.Name]
-		level := share / float64(max(1, cs.Gates))
+		level := o.Levels[s.Name] / float64(max(1, cs.Gates))
 		cs.Level = Num(level)
 		for _, g := range gs {
 			m, err := metric.Lookup(g.Metric)
@@ -217,10 +221,10 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 	return cal, nil
 }
 
-// familySizes is the size of each scenario's gate family in v: the gates
+// FamilySizes is the size of each scenario's gate family in v: the gates
 // it tested (tail gates among them) and its quality gates; scenarios with
-// none are left out.
-func familySizes(v *Verdict) map[string]int {
+// none are left out. internal/gate's policy gives each its share of alpha.
+func FamilySizes(v *Verdict) map[string]int {
 	out := map[string]int{}
 	for _, sc := range v.Scenarios {
 		n := len(sc.Gates)

@@ -20,6 +20,17 @@ func twoScenarios(r *rand.Rand) *result.Result {
 	return a
 }
 
+// evenLevels gives every family alpha over their number, as internal/gate's
+// policy does (gate.Calibrate; its tests check that compare, gate and
+// compare --aa agree).
+func evenLevels(alpha float64, families map[string]int) map[string]float64 {
+	out := map[string]float64{}
+	for name := range families {
+		out[name] = alpha / float64(len(families))
+	}
+	return out
+}
+
 // compare --aa counts the gates compare and gate test, not the gates
 // configured: the default cold-start gate has no starts to test here, so
 // each scenario's family is 7 gates, as compare's verdict shows, and Holm's
@@ -29,7 +40,7 @@ func TestCalibrateFamilyIsCompares(t *testing.T) {
 	results := []*result.Result{twoScenarios(r), twoScenarios(r), twoScenarios(r)}
 	v, err := Compare(results[:1], results[1], Options{})
 	require.NoError(t, err)
-	cal, err := Calibrate(results, 0.05, nil)
+	cal, err := Calibrate(results, 0.05, nil, evenLevels)
 	require.NoError(t, err)
 	require.Len(t, cal.Scenarios, 2)
 	for i, cs := range cal.Scenarios {
@@ -44,7 +55,7 @@ func TestCalibrateFamilyIsCompares(t *testing.T) {
 // validation reads (stat.LookLevels).
 func TestSequentialSpendsLookLevels(t *testing.T) {
 	for _, r := range [][2]int{{6, 6}, {6, 12}, {5, 10}, {4, 20}} {
-		s := &Sequential{Options: Options{Alpha: 0.05}, Min: r[0], Max: r[1], Scenarios: 2}
+		s := &Sequential{Options: Options{Alpha: 0.05}, Min: r[0], Max: r[1], Share: 0.025}
 		var got []float64
 		for _, n := range Looks(r[0], r[1]) {
 			sc := &result.ScenarioResult{Name: "chat", Repetitions: make([]result.Repetition, n)}
@@ -55,46 +66,13 @@ func TestSequentialSpendsLookLevels(t *testing.T) {
 	}
 }
 
-// compare, gate and compare --aa test one config with the same families at
-// the same levels: alpha over the two scenarios with gates, Holm within
-// each scenario's 7 gates.
-func TestCompareGateAndCalibrateAgree(t *testing.T) {
-	r := rand.New(rand.NewPCG(5, 6))
-	results := []*result.Result{twoScenarios(r), twoScenarios(r)}
-	cmp, err := PerScenario(results[:1], results[1], Options{Alpha: 0.05})
-	require.NoError(t, err)
-	assert.False(t, cmp.Sequential, "compare takes no looks")
-	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 6, Scenarios: 2}
-	gate, err := seq.Final(results[:1], results[1], false)
-	require.NoError(t, err)
-	cal, err := Calibrate(results, 0.05, nil)
-	require.NoError(t, err)
-	require.Len(t, cal.Scenarios, 2)
-	for i, cs := range cal.Scenarios {
-		c, g := cmp.Scenarios[i], gate.Scenarios[i]
-		require.Equal(t, cs.Name, c.Name)
-		assert.Equal(t, 0.025, c.Level, "compare: scenario %s at its share", c.Name)
-		assert.Equal(t, g.Level, c.Level, "compare and gate: scenario %s", c.Name)
-		assert.Len(t, c.Gates, cs.Gates, "compare and --aa: family of %s", c.Name)
-		assert.Len(t, g.Gates, cs.Gates, "gate and --aa: family of %s", c.Name)
-		assert.InDelta(t, c.Level/float64(len(c.Gates)), float64(cs.Level), 1e-15, "Holm's first step of %s", c.Name)
-		for j := range c.Gates {
-			assert.Equal(t, g.Gates[j].PAdjusted, c.Gates[j].PAdjusted, "%s %s: Holm within the scenario", c.Name, c.Gates[j].Metric)
-		}
-	}
-	// The single family of a plain Compare adjusts over 14 gates, not 7.
-	one, err := Compare(results[:1], results[1], Options{Alpha: 0.05})
-	require.NoError(t, err)
-	assert.Equal(t, 0.05, one.Scenarios[0].Level)
-}
-
 // A scenario first seen in a later result has its family and level: the
 // families come from every pair, not the first.
 func TestCalibrateScenarioInLaterResultsOnly(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	chatOnly := fakeResult("chat", noisy(r, 6, 100, 0.02)...)
 	results := []*result.Result{chatOnly, twoScenarios(r), twoScenarios(r)}
-	cal, err := Calibrate(results, 0.05, nil)
+	cal, err := Calibrate(results, 0.05, nil, evenLevels)
 	require.NoError(t, err)
 	require.Len(t, cal.Scenarios, 2)
 	assert.Equal(t, "bursty", cal.Scenarios[1].Name)

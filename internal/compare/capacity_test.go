@@ -206,18 +206,18 @@ func TestCapacitySearchMismatch(t *testing.T) {
 func TestSequentialCapacityOneLook(t *testing.T) {
 	base := capacityResult(result.CapacityBracketed, near150)
 	cand := capacityResult(result.CapacityBracketed, near150)
-	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 18, Scenarios: 2}
+	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 18, Share: 0.025}
 	_, level, err := seq.Look(base, &cand.Scenarios[0])
 	require.NoError(t, err)
 	assert.InDelta(t, 0.025, level, 1e-12, "Look(capacity scenario) level")
 
-	fresh := &Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 18, Scenarios: 2}
+	fresh := &Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 18, Share: 0.025}
 	v, err := fresh.Final([]*result.Result{base}, cand, false)
 	require.NoError(t, err)
 	assert.InDelta(t, 0.025, v.Scenarios[0].Level, 1e-12, "Final(capacity scenario) level")
 
 	plain := fakeResult("chat", 1, 2, 3, 4, 5, 6)
-	_, level, err = (&Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 18, Scenarios: 2}).Look(plain, &plain.Scenarios[0])
+	_, level, err = (&Sequential{Options: Options{Alpha: 0.05}, Min: 6, Max: 18, Share: 0.025}).Look(plain, &plain.Scenarios[0])
 	require.NoError(t, err)
 	assert.Less(t, level, 0.02, "a scenario at one load at 6 of 18 repetitions spends a part of its share")
 }

@@ -169,7 +169,7 @@ func TestSequentialSpendsAlphaAndFreezes(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	base := fakeResult("chat", noisy(r, 15, 100, 0.02)...)
 	all := noisy(r, 15, 100, 0.02)
-	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 5, Max: 15, Scenarios: 1}
+	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 5, Max: 15, Share: 0.05}
 	spent := 0.0
 	for _, n := range Looks(5, 15) {
 		partial := fakeResult("chat", all[:n]...).Scenarios[0]

@@ -19,9 +19,9 @@ func Looks(min, max int) []int { return stat.Looks(min, max) }
 // gate is inconclusive, and the false-regression rate is kept within Alpha
 // however many looks are taken.
 //
-// The correction: alpha is split evenly across the scenarios that are
-// compared (Bonferroni across scenarios, which run one after another), and
-// each scenario spends its share over its looks with the Pocock-type
+// The correction: each scenario gets a share of alpha (Share: alpha split
+// evenly across the scenarios with gates, by internal/gate's Policy, which
+// builds a Sequential), and spends it over its looks with the Pocock-type
 // spending function alpha·ln(1+(e−1)·t), t = repetitions/max. A look tests at
 // the alpha it spends (the increment since the previous look), with Holm
 // across the scenario's gates, and its intervals are at the matching level.
@@ -34,8 +34,10 @@ type Sequential struct {
 	Options Options
 	// Min and Max are the scenario's repetitions.
 	Min, Max int
-	// Scenarios is how many scenarios are compared: each gets Alpha/Scenarios.
-	Scenarios int
+	// Share is each scenario's share of alpha, spent over its looks
+	// (gate.Policy.Share: alpha over the scenarios with gates); 0 takes all
+	// of Options.Alpha.
+	Share float64
 
 	looked  map[string]int
 	levels  map[string]float64
@@ -104,9 +106,17 @@ func (s *Sequential) Final(baselines []*result.Result, res *result.Result, allow
 // share spends at repetitions.min (all of it when the repetitions are
 // fixed). It records nothing.
 func (s *Sequential) FirstLevel() float64 {
-	share := s.Options.Alpha / float64(max(1, s.Scenarios))
+	share := s.share()
 	first := Looks(s.Min, s.Max)[0]
 	return stat.LookLevel(share, 0, float64(first)/float64(max(s.Max, first)))
+}
+
+// share is each scenario's share of alpha.
+func (s *Sequential) share() float64 {
+	if s.Share > 0 {
+		return s.Share
+	}
+	return s.Options.Alpha
 }
 
 // spend records a look at a scenario's repetitions so far and returns its
@@ -118,7 +128,7 @@ func (s *Sequential) spend(sc *result.ScenarioResult) float64 {
 		s.looked, s.levels, s.decided = map[string]int{}, map[string]float64{}, map[string]map[string]Gate{}
 	}
 	name, n := sc.Name, len(sc.Repetitions)
-	share := s.Options.Alpha / float64(max(1, s.Scenarios))
+	share := s.share()
 	maxN := float64(max(s.Max, n))
 	if sc.Capacity != nil {
 		maxN = float64(max(1, n))

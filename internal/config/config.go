@@ -65,14 +65,29 @@ type Config struct {
 	// Path is the file the config was loaded from.
 	Path string `yaml:"-" json:"-"`
 	// Warnings are things that are allowed but probably not meant, found
-	// while loading (too few repetitions to reach significance, say); the CLI
-	// shows them. They are not part of the config.
+	// while loading (a percentile beyond what a repetition's requests can
+	// show, say); the CLI shows them. They are not part of the config.
+	// Whether the gates can decide at the configured repetitions is not a
+	// matter of the file alone but of how it is compared: internal/gate's
+	// Check says it.
 	Warnings []Problem `yaml:"-" json:"-"`
-	// Undecidable are the Warnings that say a scenario's gates cannot reach
-	// a verdict at the configured repetitions (every gate would be
-	// inconclusive, whatever is measured): perfgate validate refuses the
-	// config for them (exit 2); run and gate warn.
-	Undecidable []Problem `yaml:"-" json:"-"`
+
+	// src is where the file put each field, for problems found after
+	// loading (ProblemAt); nil for a config built in code.
+	src *source
+}
+
+// ProblemAt is a problem with the field at path (repetitions,
+// scenarios[1].capacity.repetitions), placed at the line and column the
+// file gives it (or its nearest parent) when the config was loaded from a
+// file: for the checks made outside this package, on a config already
+// loaded (internal/gate's decidability rule).
+func (c *Config) ProblemAt(path, format string, args ...any) Problem {
+	src := c.src
+	if src == nil {
+		src = newSource(c.Path)
+	}
+	return src.problem(path, format, args...)
 }
 
 // Target says where and how to send requests.

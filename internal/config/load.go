@@ -72,7 +72,7 @@ func Parse(data []byte, path string) (*Config, error) {
 			return nil, src.errors([]Problem{src.decodeProblem(err)})
 		}
 	}
-	c.Path, c.Dir = path, dir
+	c.Path, c.Dir, c.src = path, dir, src
 	applyDefaults(c, src.isSet)
 	probs, c.Warnings = validate(c, src)
 	if len(probs) > 0 {

@@ -104,12 +104,10 @@ func TestSetPercentiles(t *testing.T) {
 	require.NoError(t, c.Validate())
 }
 
-// compare.tail takes any percentile, and counts the tail gates of the
-// measured ones.
+// compare.tail takes any percentile (internal/gate counts the tail gates
+// it adds).
 func TestTailOfConfiguredPercentile(t *testing.T) {
 	q, err := ParseTail("p99.99")
 	require.NoError(t, err)
 	assert.InDelta(t, 0.9999, q, 1e-12)
-	n := tailGates([]Gate{{Metric: "ttft.p99.99"}, {Metric: "ttft.p99"}, {Metric: "itl.p75"}, {Metric: "ttft.mean"}}, "p99.9")
-	assert.Equal(t, 1, n)
 }

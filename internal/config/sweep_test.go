@@ -2,7 +2,6 @@ package config
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -303,8 +302,6 @@ func TestSweepAndCapacityWarnings(t *testing.T) {
 	for _, tc := range []struct{ yaml, want string }{
 		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, probes: 6}"),
 			"p.yaml:6:65: scenarios[0].capacity.probes: 6 probes may not reach the resolution: from 10 to 640 at 5% the search may need 8 (it reports the interval it reached)"},
-		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 3}"),
-			"p.yaml:6:70: scenarios[0].capacity.repetitions: 3 repetitions give 3 capacity samples a side, which cannot show a significant difference (the U test needs >= 4)"},
 		{scenarioYAML("    load: {type: poisson}", "    requests: 200", "    capacity: {slo: {tpot.p99: 3ms}, min: 0.5, max: 64}"),
 			"p.yaml:2:3: scenarios[0].duration: a probe repetition at the lowest load takes 400s (requests 200 at 0.5 req/s): set duration to cap it"},
 	} {
@@ -379,34 +376,4 @@ func TestQualityScenarioMayBeAPoint(t *testing.T) {
 	assert.Equal(t, "chat.rate-2", c.QualityScenario())
 	_, err = Parse([]byte("quality: {suites: [sweep_test.go], scenario: chat.rate-3}\n"+scenarioYAML("    load: {type: poisson, rate: [1, 2]}")), "p.yaml")
 	assert.EqualError(t, err, `p.yaml:1:46: quality.scenario: no scenario is named "chat.rate-3"`)
-}
-
-// The run's repetitions warn only for scenarios they sample: ungated sweep
-// points need none, and a capacity scenario's samples are its own
-// capacity.repetitions.
-func TestSignificanceWarningCountsGatedSamples(t *testing.T) {
-	parse := func(capReps int) []string {
-		t.Helper()
-		c, err := Parse([]byte(fmt.Sprintf(`repetitions: 3
-scenarios:
-  - name: chat
-    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
-    load: {type: poisson, rate: [10, 20]}
-  - name: cap
-    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
-    load: {type: poisson}
-    capacity: {slo: {tpot.p99: 50ms}, min: 10, max: 640, repetitions: %d}
-`, capReps)), "perfgate.yaml")
-		require.NoError(t, err)
-		var out []string
-		for _, w := range c.Warnings {
-			out = append(out, w.Error())
-		}
-		return out
-	}
-	for _, w := range parse(6) {
-		assert.NotContains(t, w, "cannot show a significant difference", "repetitions 3 of ungated points, 6 capacity samples")
-	}
-	ws := strings.Join(parse(3), "\n")
-	assert.Contains(t, ws, "capacity.repetitions: 3 repetitions give 3 capacity samples a side")
 }

@@ -4,8 +4,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/perfgate/perfgate/internal/compare/stat"
-	"github.com/perfgate/perfgate/internal/metric"
 	"maps"
 	"net/url"
 	"os"
@@ -16,10 +14,6 @@ import (
 	"strings"
 	"time"
 )
-
-// minSignificantReps is the fewest samples a side with which benchmath's
-// Mann-Whitney U test can reach p < 0.05 (a capacity search's warning).
-const minSignificantReps = 4
 
 // namePattern is what a scenario name may be: it is used in file names.
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
@@ -32,9 +26,6 @@ type validator struct {
 	src   *source
 	probs []Problem
 	warns []Problem
-	// undecidable are the problems of repetitions too few to decide
-	// (significance): warnings here, refused by perfgate validate.
-	undecidable []Problem
 }
 
 // Validate checks a config that was built or changed in code (flags that
@@ -77,7 +68,6 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	}
 	v.pointNames()
 	sortProblems(v.probs)
-	c.Undecidable = v.undecidable
 	return v.probs, v.warns
 }
 
@@ -92,167 +82,7 @@ func (v *validator) repetitions() {
 		v.add("repetitions.max", "must be >= min (%d), got %d", r.Min, r.Max)
 	case r.Max > MaxRepetitions:
 		v.intIn("repetitions.max", r.Max, r.Min, MaxRepetitions, "")
-	default:
-		v.significance(r)
 	}
-}
-
-// family is one scenario's gate family as perfgate gate tests it: its
-// gates, compare.tail's tail gates and, for the quality scenario, the
-// suites' gates, under one Holm adjustment at the scenario's share of
-// alpha.
-type family struct {
-	scenario string
-	gates    int
-	capacity bool // a capacity search: its own samples and rules (validate_capacity)
-}
-
-// families are the gate families of the measured scenarios that have a
-// gate, in order. A gate on a metric measured once per stack start (cold
-// start) is not in them: with one start a side it is shown, not tested.
-func (v *validator) families() []family {
-	var out []family
-	for _, s := range v.c.Measured() {
-		k := 0
-		gates := v.c.GatesOf(s)
-		for _, g := range gates {
-			if m, err := metric.Lookup(g.Metric); err == nil && !m.PerStart {
-				k++
-			}
-		}
-		if s.Capacity == nil {
-			k += tailGates(gates, v.c.Compare.Tail) // in the same family
-		}
-		if v.c.Quality.Enabled() && s.Name == v.c.QualityScenario() {
-			for _, path := range v.c.SuitePaths() {
-				k += v.c.SuiteGates(SuiteContinuous(path))
-			}
-		}
-		if k > 0 {
-			out = append(out, family{scenario: s.Name, gates: k, capacity: s.Capacity != nil})
-		}
-	}
-	return out
-}
-
-// significance refuses a config whose gates cannot decide: one in which,
-// at its repetitions, a gate could be neither a regression (however far
-// beyond its tolerance the candidate) nor a pass (however well within it).
-// Such a config can only ever be inconclusive, so it is an error that
-// perfgate validate refuses (Config.Undecidable), and a warning for run
-// and gate (whose tests gate at 2 repetitions for an inconclusive verdict
-// whatever the machine's timing).
-//
-// The rule is perfgate gate's: alpha is split evenly across the scenarios
-// that have gates (Bonferroni), each scenario spends its share over its
-// looks (stat.LookLevels; one look at the whole share for a fixed count),
-// and each look tests the scenario's family with Holm. A scenario decides
-// when at one of its looks stat.Reachable, which runs the gate's own
-// decision on the extreme cases, finds both outcomes within reach. A
-// capacity scenario's samples are its capacity.repetitions, and
-// validate_capacity checks them; a scenario without gates (a sweep's
-// points, by default) needs none.
-func (v *validator) significance(r Repetitions) {
-	alpha := v.c.Compare.Alpha
-	if !(alpha > 0 && alpha < 0.5) {
-		return // compare() reports it
-	}
-	fams := v.families()
-	share := alpha / float64(max(1, len(fams)))
-	levels, looks := stat.LookLevels(share, r.Min, r.Max), stat.Looks(r.Min, r.Max)
-	// One problem for the scenarios of one family size: they need the same.
-	var sizes []int
-	names := map[int][]string{}
-	for _, f := range fams {
-		if f.capacity || decides(looks, levels, f.gates) {
-			continue
-		}
-		if names[f.gates] == nil {
-			sizes = append(sizes, f.gates)
-		}
-		names[f.gates] = append(names[f.gates], f.scenario)
-	}
-	for _, m := range sizes {
-		p := v.src.problem("repetitions", "%s", undecidable(r, names[m], m, len(fams), alpha, share))
-		v.undecidable = append(v.undecidable, p)
-		v.warns = append(v.warns, p)
-	}
-}
-
-// decides says whether a family of m gates reaches both outcomes at one of
-// its looks.
-func decides(looks []int, levels []float64, m int) bool {
-	for i, n := range looks {
-		if stat.Reachable(n, n, m, levels[i]).Decides() {
-			return true
-		}
-	}
-	return false
-}
-
-// undecidable says why the scenarios named, each a family of m gates,
-// cannot decide at repetitions r, and the repetitions they need: the
-// smallest fixed count and, for a range, the smallest repetitions.max with
-// which the range decides.
-func undecidable(r Repetitions, scenarios []string, m, gated int, alpha, share float64) string {
-	n, levels := r.Max, stat.LookLevels(share, r.Min, r.Max)
-	last := levels[len(levels)-1]
-	what := "neither a regression nor a pass"
-	if stat.Reachable(n, n, m, last).Regression {
-		what = "never a pass"
-	}
-	of := "scenario " + scenarios[0]
-	if len(scenarios) > 1 {
-		of = "each of scenarios " + strings.Join(scenarios, ", ")
-	}
-	alphaIs := fmt.Sprintf("alpha %g", alpha)
-	if gated > 1 {
-		alphaIs = fmt.Sprintf("alpha %g shared by %d scenarios with gates", alpha, gated)
-	}
-	step := fmt.Sprintf("Holm's first step needs p < %.3g (%s)", share/float64(m), alphaIs)
-	if !r.Fixed() {
-		step = fmt.Sprintf("at the last look, %d, Holm's first step needs p < %.3g (%s, spent over %d looks)",
-			n, last/float64(m), alphaIs, len(levels))
-	}
-	msg := fmt.Sprintf("%s repetitions cannot show a significant difference on the %d gates of %s: %s, and the U test's smallest p with %d a side is %.3g: every gate would be inconclusive, %s.",
-		r, m, of, step, n, stat.MinP(n, n), what)
-	need := stat.SamplesToDecide(r.Max, MaxRepetitions, m, share)
-	if need > MaxRepetitions {
-		return msg + " Gate fewer metrics, or raise compare.alpha"
-	}
-	if !r.Fixed() {
-		// The range with the same first look and the fewest more at its
-		// last that decides: the looks spend alpha, so it may need more
-		// than the fixed count.
-		for hi := r.Max + 1; hi <= min(MaxRepetitions, 4*need); hi++ {
-			if decides(stat.Looks(r.Min, hi), stat.LookLevels(share, r.Min, hi), m) {
-				return msg + fmt.Sprintf(" Set repetitions: {min: %d, max: %d} or repetitions: %d, or gate fewer metrics", r.Min, hi, need)
-			}
-		}
-	}
-	return msg + fmt.Sprintf(" Set repetitions: %d or more, or gate fewer metrics", need)
-}
-
-// tailGates is how many tail gates compare.tail adds beside gates: one
-// beside each latency percentile gate (ttft, tpot, itl, e2e) at or above
-// its percentile; none when it is off or not a percentile (compare
-// reports that).
-func tailGates(gates []Gate, tail string) int {
-	lowest, err := ParseTail(tail)
-	if err != nil || lowest <= 0 {
-		return 0
-	}
-	n := 0
-	for _, g := range gates {
-		_, st, ok := metric.LatencyPercentile(g.Metric)
-		if !ok {
-			continue
-		}
-		if q, err := ParseTail(st); err == nil && q >= lowest-1e-12 {
-			n++
-		}
-	}
-	return n
 }
 
 func (v *validator) compare() {

@@ -158,9 +158,6 @@ func (v *validator) capacity(p string, s *Scenario) {
 		v.intIn(cp+".repetitions", c.Repetitions, 1, MaxRepetitions, "")
 	case c.Holds == HoldsBound && c.Repetitions < 3:
 		v.add(cp+".repetitions", "holds: bound needs at least 3 repetitions a probe (a t bound on 2 has one degree of freedom), got %d", c.Repetitions)
-	case c.Repetitions < minSignificantReps && len(v.c.GatesOf(*s)) > 0:
-		v.warn(cp+".repetitions", "%d repetitions give %d capacity samples a side, which cannot show a significant difference (the U test needs >= %d)",
-			c.Repetitions, c.Repetitions, minSignificantReps)
 	}
 	if c.Probes != 0 || v.set(cp+".probes", false) {
 		// 0 unstated: min, max or resolution made no worst case to

@@ -49,6 +49,9 @@ type Gate struct {
 	// Sequential is the sequential test of the scenarios that have a
 	// baseline; More looks with it and Verdict ends it.
 	Sequential *compare.Sequential
+	// Policy is the rule Sequential applies: the families, their shares of
+	// alpha and their looks.
+	Policy Policy
 	// AllowMismatch compares even when hardware, workload or load shape
 	// differ (--allow-mismatch).
 	AllowMismatch bool
@@ -68,7 +71,6 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 	// that measured something else, should cost no GPU time.
 	bases := map[string]*result.Result{}
 	var missing []string
-	gated := 0 // scenarios with a baseline and a gate: each spends a share of alpha
 	for _, sc := range scenarios {
 		b, err := store.Load(sc.Config.Name)
 		if errors.Is(err, os.ErrNotExist) {
@@ -101,26 +103,18 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 			}
 		}
 		bases[sc.Config.Name] = b
-		if len(cfg.GatesOf(sc.Config)) > 0 || (cfg.Quality.Enabled() && sc.Config.Name == cfg.QualityScenario()) {
-			gated++
-		}
 	}
 	if len(bases) == 0 {
 		return nil, exit.UsageError(fmt.Errorf("no baseline in %s for %s: run `perfgate run` on the base branch and `perfgate baseline promote result.json` first",
 			store.Dir, strings.Join(missing, ", ")))
 	}
 
-	// Sequential looks (see compare.Sequential for the alpha spending).
-	seq := &compare.Sequential{
-		Options: compare.Options{Alpha: cfg.Compare.Alpha, OnInconclusive: cfg.Compare.OnInconclusive, Gates: GatesFrom(cfg),
-			QualityGates: cfg.QualityGates(), Tail: cfg.Compare.Tail},
-		Min: cfg.Repetitions.Min,
-		Max: cfg.Repetitions.Max,
-		// Only scenarios with gates share alpha: the ungated points of a
-		// sweep (a curve, not a test) must not dilute the others.
-		Scenarios: max(1, gated),
-	}
-	return &Gate{Store: store, Baselines: bases, Missing: missing, Sequential: seq, AllowMismatch: allowMismatch}, nil
+	// Sequential looks at the policy's levels: the scenarios compared (those
+	// with a baseline) that have gates share alpha, each over its looks.
+	policy := ConfigPolicy(cfg, TwoSamples, func(name string) bool { return bases[name] != nil })
+	seq := policy.Sequential(compare.Options{OnInconclusive: cfg.Compare.OnInconclusive, Gates: GatesFrom(cfg),
+		QualityGates: cfg.QualityGates(), Tail: cfg.Compare.Tail})
+	return &Gate{Store: store, Baselines: bases, Missing: missing, Sequential: seq, Policy: policy, AllowMismatch: allowMismatch}, nil
 }
 
 // More says whether the scenario measured so far (partial) needs another

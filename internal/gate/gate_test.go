@@ -199,8 +199,8 @@ func TestPrepareSequential(t *testing.T) {
 		t.Fatal(err)
 	}
 	seq := g.Sequential
-	if seq.Min != 3 || seq.Max != 9 || seq.Scenarios != 1 || seq.Options.Alpha != cfg.Compare.Alpha {
-		t.Errorf("Sequential = min %d, max %d, %d scenarios, alpha %v; want 3, 9, 1, %v", seq.Min, seq.Max, seq.Scenarios, seq.Options.Alpha, cfg.Compare.Alpha)
+	if seq.Min != 3 || seq.Max != 9 || seq.Share != cfg.Compare.Alpha || seq.Options.Alpha != cfg.Compare.Alpha {
+		t.Errorf("Sequential = min %d, max %d, share %v, alpha %v; want 3, 9, %v (one scenario with a baseline), %v", seq.Min, seq.Max, seq.Share, seq.Options.Alpha, cfg.Compare.Alpha, cfg.Compare.Alpha)
 	}
 	if got := seq.Options.Gates("chat"); len(got) != 1 || got[0].Metric != "ttft.p99" {
 		t.Errorf("Sequential's gates of chat = %+v, want ttft.p99 alone", got)
@@ -456,8 +456,8 @@ scenarios:
 	if err != nil {
 		t.Fatalf("Prepare with the config's own search: %v", err)
 	}
-	if g.Sequential.Scenarios != 1 {
-		t.Errorf("Sequential.Scenarios = %d, want 1: only the capacity scenario has gates", g.Sequential.Scenarios)
+	if len(g.Policy.Families) != 1 || g.Sequential.Share != cfg.Compare.Alpha {
+		t.Errorf("%d families, share %v; want 1, %v: only the capacity scenario has gates", len(g.Policy.Families), g.Sequential.Share, cfg.Compare.Alpha)
 	}
 
 	other := *scenarios[3].Config.Capacity

@@ -60,6 +60,40 @@ func Reachable(n1, n2, m int, level float64) Reach {
 	}
 }
 
+// ReachableRounds is Reachable for n rounds tested as pairs (DecideRounds:
+// the signed-rank test and the Walsh-average interval), as perfgate ab
+// tests them: it runs DecideRounds on the same two extreme families, every
+// pair a hundred times the tolerance worse, and every pair alike within a
+// millionth of it. A family of m gates can show a regression only when
+// 2^−n·m < level, and a pass only then and when the interval at
+// 1 − 2·level is finite.
+func ReachableRounds(n, m int, level float64) Reach {
+	if n <= 0 || m <= 0 {
+		return Reach{}
+	}
+	probe := func(base, cand []float64) Outcome {
+		gates := make([]Gate, m)
+		gates[0] = Gate{Baseline: base, Candidate: cand, Relative: true, Tolerance: 0.1}
+		out, _ := DecideRounds(gates, nil, level)
+		return out[0].Outcome
+	}
+	const baseAt, eps = 1000.0, 1e-4
+	base := make([]float64, n)
+	worse := make([]float64, n)
+	same := make([]float64, n)
+	for i := range n {
+		base[i] = baseAt + eps*float64(i)
+		worse[i] = baseAt*11 + eps*float64(i)
+		// Alike, but not equal (a zero difference is dropped), and in
+		// both directions so that the interval straddles zero.
+		same[i] = base[i] + eps*(0.25+0.5*float64(i%2)-0.5)
+	}
+	return Reach{
+		Regression: probe(base, worse) == Regression,
+		Pass:       probe(base, same) == Pass,
+	}
+}
+
 // SamplesToDecide returns the smallest n >= from for which a gate of a
 // family of m gates at level, with n values a side, can reach both a
 // regression and a pass (Reachable(n, n, m, level).Decides()), searching

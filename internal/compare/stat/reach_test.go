@@ -64,3 +64,21 @@ func TestLooksAndLevels(t *testing.T) {
 	assert.InDelta(t, 0.025, sum, 1e-12, "the looks spend the whole share")
 	assert.InDelta(t, Spend(0.025, 0.5), levels[0], 1e-15)
 }
+
+// ReachableRounds runs DecideRounds on extreme pairs; its answers must be
+// the closed forms: a regression needs 2^−n·m < level, a pass that and a
+// finite Walsh-average interval at 1 − 2·level.
+func TestReachableRoundsMatchesTheRules(t *testing.T) {
+	for _, level := range []float64{0.05, 0.025, 0.0155, 0.00317} {
+		for m := 1; m <= 12; m++ {
+			for n := 1; n <= 16; n++ {
+				regression := wilcoxonAllWorse(n)*float64(m) < level
+				_, _, interval := signedRankCutoff(n, 1-2*level)
+				want := Reach{Regression: regression, Pass: regression && interval}
+				assert.Equal(t, want, ReachableRounds(n, m, level), "ReachableRounds(%d, %d, %g)", n, m, level)
+			}
+		}
+	}
+	assert.Equal(t, Reach{}, ReachableRounds(0, 7, 0.05), "no rounds")
+	assert.Equal(t, Reach{}, ReachableRounds(8, 0, 0.05), "no gates")
+}

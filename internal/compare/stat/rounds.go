@@ -133,6 +133,12 @@ func RoundsToReach(level float64) int {
 	return itemsToReach(wilcoxonAllWorse, level)
 }
 
+// MinPRounds is the smallest one-sided p-value the signed-rank test can
+// give with n pairs: 2^−n, every pair worse. It is MinP's counterpart for
+// rounds: a family of m gates can show a regression only when
+// MinPRounds(n)·m < level.
+func MinPRounds(n int) float64 { return wilcoxonAllWorse(n) }
+
 // roundsForInterval returns the smallest number of rounds for which
 // SignedRankShift has a finite interval at confidence; 1000 when none up to
 // it has (a confidence >= 1 or NaN).

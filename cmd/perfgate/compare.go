@@ -119,6 +119,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 		}
 		opts.OnInconclusive = cfg.Compare.OnInconclusive
 		opts.Tail = cfg.Compare.Tail
+		opts.Estimator = cfg.Compare.Estimator
 	}
 	// As perfgate gate tests a run (and validate and compare --aa count):
 	// alpha split across the scenarios with gates, Holm within each.

@@ -257,7 +257,7 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 		}
 	}
 	r.seq = Policy(candCfg, candScenarios).Sequential(compare.Options{OnInconclusive: candCfg.Compare.OnInconclusive,
-		Gates: gate.GatesFrom(candCfg), QualityGates: candCfg.QualityGates(), AB: r.info})
+		Gates: gate.GatesFrom(candCfg), QualityGates: candCfg.QualityGates(), Estimator: candCfg.Compare.Estimator, AB: r.info})
 	defer r.stopAll()
 	if mode == config.ABCoResident {
 		// Both up before anything is measured: a stack that cannot

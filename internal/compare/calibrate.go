@@ -1,6 +1,7 @@
 package compare
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -89,6 +90,13 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 	}
 	cal := &Calibration{Alpha: alpha, Results: len(results)}
 	o := Options{Alpha: alpha, OnInconclusive: config.InconclusivePass, Gates: gates}
+	// The values are those the comparisons test: the last result's
+	// estimator, as each comparison takes the candidate's.
+	estimator, err := o.estimator(results[len(results)-1])
+	if err != nil {
+		return nil, err
+	}
+	o.Estimator = estimator
 
 	// The A/A comparisons: every pair, or one result split in halves.
 	type pair struct {
@@ -174,13 +182,9 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 			if m.PerStart {
 				continue // one value per start: no noise between repetitions
 			}
-			var all []float64
-			for _, ps := range pooled {
-				v, err := ps.Values(m.Name)
-				if err != nil {
-					return nil, err
-				}
-				all = append(all, v...)
+			all, err := pooledValues(pooled, m.Name, estimator)
+			if err != nil {
+				return nil, err
 			}
 			cm := CalibrationMetric{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Tolerance: g.Tolerance.Text, N: len(all)}
 			sorted := slices.Sorted(slices.Values(all))
@@ -219,6 +223,24 @@ func Calibrate(results []*result.Result, alpha float64, gates func(string) []con
 		cal.Scenarios = append(cal.Scenarios, cs)
 	}
 	return cal, nil
+}
+
+// pooledValues is every repetition's value of a gated metric over the
+// scenarios, as the comparisons test them (GateValues); when one of them
+// kept no usable histogram, every one's as recorded, as Compare falls back.
+func pooledValues(pooled []*result.ScenarioResult, name, estimator string) ([]float64, error) {
+	var all []float64
+	for _, ps := range pooled {
+		v, err := GateValues(ps, name, estimator)
+		if errors.Is(err, errNoHistogram) {
+			return pooledValues(pooled, name, config.EstimatorSample)
+		}
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, v...)
+	}
+	return all, nil
 }
 
 // FamilySizes is the size of each scenario's gate family in v: the gates

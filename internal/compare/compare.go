@@ -48,6 +48,10 @@ type Options struct {
 	// run at Alpha (perfgate compare, gate and validate all use per-scenario
 	// levels).
 	Levels map[string]float64
+	// Estimator is compare.estimator: how a gate takes a latency
+	// percentile of each repetition (GateValues); "" takes the
+	// candidate's, else config.DefaultEstimator.
+	Estimator string
 	// Tail is compare.tail: the lowest latency percentile whose gates get
 	// a tail test of their requests beside the per-repetition test (p99),
 	// or off; "" takes the candidate's, else config.DefaultTail. Not in an
@@ -76,6 +80,10 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	if err != nil {
 		return nil, err
 	}
+	estimator, err := o.estimator(candidate)
+	if err != nil {
+		return nil, err
+	}
 	// An A/B has no tail gates: its design is the pairing of round r's
 	// repetitions, and the tail test permutes repetitions as exchangeable,
 	// which drift across rounds (what the pairing cancels) is not. A
@@ -84,7 +92,7 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	if o.AB != nil {
 		tailLowest = 0
 	}
-	v := &Verdict{OnInconclusive: o.OnInconclusive, Alpha: o.Alpha, Sequential: o.Levels != nil}
+	v := &Verdict{OnInconclusive: o.OnInconclusive, Alpha: o.Alpha, Sequential: o.Levels != nil, Estimator: estimator}
 	if o.AB != nil {
 		ab := *o.AB
 		ab.Order = slices.Clone(ab.Order)
@@ -161,18 +169,25 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 		}
 		gates, notGated := o.gatesOf(p.cand)
 		sc.Warnings = append(sc.Warnings, notGated...)
+		var recorded []string // gates whose percentiles could not be estimated
+		var recordedWhy string
 		for _, g := range gates {
 			m, err := metric.Lookup(g.Metric)
 			if err != nil {
 				return nil, fmt.Errorf("scenario %s: %w", p.cand.Name, err)
 			}
-			bv, err := p.base.Values(m.Name)
-			if err != nil {
-				return nil, fmt.Errorf("baseline scenario %s: %w%s", p.base.Name, err, unavailable(p.baseRes, m))
+			bv, cv, note, baseErr, candErr := sideValues(p.base, p.cand, m, estimator)
+			if baseErr != nil {
+				return nil, fmt.Errorf("baseline scenario %s: %w%s", p.base.Name, baseErr, unavailable(p.baseRes, m))
 			}
-			cv, err := p.cand.Values(m.Name)
-			if err != nil {
-				return nil, fmt.Errorf("candidate scenario %s: %w%s", p.cand.Name, err, unavailable(candidate, m))
+			if candErr != nil {
+				return nil, fmt.Errorf("candidate scenario %s: %w%s", p.cand.Name, candErr, unavailable(candidate, m))
+			}
+			if note != "" {
+				if len(recorded) == 0 {
+					recordedWhy = note
+				}
+				recorded = append(recorded, m.Title)
 			}
 			if m.PerStart && o.AB != nil {
 				if len(bv) == 0 || len(cv) == 0 {
@@ -220,6 +235,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				tailQ[ts] = q
 				families[key] = append(families[key], ts)
 			}
+		}
+		if len(recorded) > 0 {
+			sc.Warnings = append(sc.Warnings, recordedNote(recorded, recordedWhy))
 		}
 		suites, warnings := compareSuites(p.base, p.cand, o.QualityGates)
 		sc.Warnings = append(sc.Warnings, warnings...)

@@ -37,6 +37,9 @@ type Verdict struct {
 	// were measured interleaved on one runner and compared pair by pair;
 	// nil for a comparison with a stored baseline.
 	AB *AB `json:"ab,omitempty"`
+	// Estimator is how the gates took each repetition's latency
+	// percentiles: harrell-davis or sample (compare.estimator).
+	Estimator string `json:"estimator,omitempty"`
 	// Scenarios holds one comparison per scenario of the candidate.
 	Scenarios []Scenario `json:"scenarios"`
 	// Changes lists identity differences that a pull request is expected to

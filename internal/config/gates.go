@@ -78,7 +78,20 @@ type Compare struct {
 	// ttft.p95 does not), or off (DefaultTail). It is how the results are
 	// compared, not what is measured: it is not hashed.
 	Tail string `yaml:"tail" json:"tail,omitempty"`
+	// Estimator is how a gate takes a latency percentile of each
+	// repetition: harrell-davis (DefaultEstimator), a weighted mean of
+	// every order statistic that moves far less between repetitions of
+	// an unchanged server, or sample, the one order statistic the
+	// repetition's summary shows. It is how the results are compared,
+	// not what is measured: it is not hashed.
+	Estimator string `yaml:"estimator" json:"estimator,omitempty"`
 }
+
+// The estimators of compare.estimator.
+const (
+	EstimatorHarrellDavis = "harrell-davis"
+	EstimatorSample       = "sample"
+)
 
 // TailOff as compare.tail turns the tail tests off.
 const TailOff = "off"

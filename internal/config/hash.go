@@ -49,6 +49,7 @@ func (c *Config) Hash() string {
 	// gates get a tail test.
 	cc.AB = AB{}
 	cc.Compare.Tail = ""
+	cc.Compare.Estimator = ""
 	// Nor which percentiles are taken of the requests measured.
 	cc.Percentiles = nil
 	// How long an external server is given to answer is not what is

@@ -45,7 +45,7 @@ func ResultGates(gates []Gate) []result.Gate {
 
 // Result is the comparison settings as a result records them.
 func (c Compare) Result() result.CompareSettings {
-	return result.CompareSettings{Alpha: c.Alpha, OnInconclusive: c.OnInconclusive, Baselines: c.Baselines, Tail: c.Tail}
+	return result.CompareSettings{Alpha: c.Alpha, OnInconclusive: c.OnInconclusive, Baselines: c.Baselines, Tail: c.Tail, Estimator: c.Estimator}
 }
 
 // Result is the price as a result records it.

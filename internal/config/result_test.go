@@ -40,8 +40,8 @@ func TestResultKeepsTheConfigsFields(t *testing.T) {
 	}{
 		{Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh},
 			Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh}.Result()},
-		{Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95"},
-			Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95"}.Result()},
+		{Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95", Estimator: EstimatorSample},
+			Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95", Estimator: EstimatorSample}.Result()},
 		{Cost{USDPerGPUHour: 2.5, GPUs: 8}, Cost{USDPerGPUHour: 2.5, GPUs: 8}.Result()},
 	}
 	// A sweep never reaches a result: Measured expands it into one scenario

@@ -96,6 +96,9 @@ func (v *validator) compare() {
 	if strings.TrimSpace(cp.Baselines) == "" {
 		v.add("compare.baselines", "must not be empty")
 	}
+	if cp.Estimator != EstimatorHarrellDavis && cp.Estimator != EstimatorSample {
+		v.add("compare.estimator", "must be %s or %s, got %q", EstimatorHarrellDavis, EstimatorSample, cp.Estimator)
+	}
 	if _, err := ParseTail(cp.Tail); err != nil {
 		v.add("compare.tail", "%v", err)
 	}

@@ -113,7 +113,7 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 	// with a baseline) that have gates share alpha, each over its looks.
 	policy := ConfigPolicy(cfg, TwoSamples, func(name string) bool { return bases[name] != nil })
 	seq := policy.Sequential(compare.Options{OnInconclusive: cfg.Compare.OnInconclusive, Gates: GatesFrom(cfg),
-		QualityGates: cfg.QualityGates(), Tail: cfg.Compare.Tail})
+		QualityGates: cfg.QualityGates(), Tail: cfg.Compare.Tail, Estimator: cfg.Compare.Estimator})
 	return &Gate{Store: store, Baselines: bases, Missing: missing, Sequential: seq, Policy: policy, AllowMismatch: allowMismatch}, nil
 }
 

@@ -66,7 +66,8 @@ type Family struct {
 //   - whether a family can decide: at one of its looks a candidate far
 //     beyond the tolerance would be a regression and one well within it a
 //     pass (stat.Reachable, stat.ReachableRounds run the decision itself
-//     on those extremes).
+//     on those extremes), with a stored baseline of repetitions.max (what
+//     perfgate run measures) against the look's candidate.
 //
 // A Policy is built from a config (ConfigPolicy) or from the families a
 // comparison found (families of results, for compare without a config).
@@ -209,10 +210,18 @@ func (p Policy) Decides(f Family) bool {
 }
 
 // decides says whether a family of m gates reaches both outcomes at one of
-// looks, tested at levels.
+// looks, tested at levels. Against a stored baseline, the baseline holds
+// the last look's count (perfgate run measures repetitions.max) while the
+// candidate's grows look by look; in an A/B both arms have the look's
+// rounds.
 func (p Policy) decides(looks []int, levels []float64, m int) bool {
+	last := looks[len(looks)-1]
 	for i, n := range looks {
-		if p.Reach(n, m, levels[i]).Decides() {
+		reach := p.Reach(n, m, levels[i])
+		if p.Design == TwoSamples {
+			reach = stat.Reachable(last, n, m, levels[i])
+		}
+		if reach.Decides() {
 			return true
 		}
 	}

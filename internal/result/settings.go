@@ -88,6 +88,10 @@ type CompareSettings struct {
 	// (p99), or off; "" in results from before the tail test, which
 	// compare as the default does.
 	Tail string `json:"tail,omitempty"`
+	// Estimator is how a gate takes a latency percentile of each
+	// repetition: harrell-davis or sample; "" in results from before the
+	// setting, which compare as the default does.
+	Estimator string `json:"estimator,omitempty"`
 }
 
 // Price is what the deployment measured costs: the price each repetition's

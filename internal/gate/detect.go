@@ -1,0 +1,424 @@
+package gate
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/baseline"
+	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// AAMiss is the share of A/A comparisons a whole run's gates may fail
+// together: each of a run's G gates may fail an unchanged candidate in
+// AAMiss/G of them (Bonferroni), so that an unchanged pull request passes
+// at least 95% of the time.
+const AAMiss = 0.05
+
+// minHistoryRuns is the fewest identical runs in history from which the
+// run-to-run noise is estimated.
+const minHistoryRuns = 3
+
+// Detectability is what one gate can confirm at a config's repetitions,
+// from the noise of a baseline: whether an unchanged candidate would pass
+// it, and what would make it.
+type Detectability struct {
+	Scenario string
+	Metric   string
+	// Title ("TTFT p99") and Unit describe the metric.
+	Title, Unit string
+	// Tolerance is the gate's, as written, and its value (a fraction when
+	// relative).
+	Tolerance metric.Tolerance
+	// Sign is the bad direction's: + where lower is better, - where higher
+	// is; Points is set for a share, whose absolute changes are in
+	// percentage points.
+	Sign   string
+	Points bool
+	// Noise is the metric's noise, from the baseline's repetitions
+	// (Within) and the history of identical runs (Between).
+	Noise stat.Noise
+	// Repetitions is the baseline's repetitions the noise is estimated
+	// from; HistoryRuns the identical runs history held (0: Between is
+	// not known and taken as 0).
+	Repetitions, HistoryRuns int
+	// Change is the detectable change at the config's looks
+	// (stat.DetectableChange): a fraction for a relative tolerance,
+	// else in the metric's unit; +Inf when the repetitions cannot decide.
+	Change float64
+	// Confirmable says the tolerance is at least Change: an unchanged
+	// candidate passes the gate in all but AAMiss/G of runs.
+	Confirmable bool
+	// Advice is what would confirm the tolerance, each a short phrase
+	// ("600 requests", "ttft.p95", "+30%"); empty when it is confirmable.
+	Advice []string
+}
+
+// Sentence says it as a warning does: "TTFT p99 of chat-c8 varies ±14%
+// between repetitions; +15% cannot be confirmed at 6 repetitions of 200
+// requests (an unchanged candidate needs about +27%): use 600 requests,
+// ttft.p95, or +30%".
+func (d Detectability) Sentence() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s of %s varies %s between repetitions", d.Title, d.Scenario, d.spread(d.Noise.Within))
+	if d.Noise.Between > 0 {
+		fmt.Fprintf(&b, " and %s from run to run (%d identical runs in history)", d.spread(d.Noise.Between), d.HistoryRuns)
+	}
+	if d.Confirmable {
+		fmt.Fprintf(&b, "; %s is confirmable (an unchanged candidate needs about %s)", d.Tolerance.Text, d.show(d.Change))
+		return b.String()
+	}
+	if math.IsInf(d.Change, 1) {
+		fmt.Fprintf(&b, "; no tolerance can be confirmed at these repetitions")
+	} else {
+		fmt.Fprintf(&b, "; %s cannot be confirmed (an unchanged candidate needs about %s)", d.Tolerance.Text, d.show(d.Change))
+	}
+	if len(d.Advice) > 0 {
+		fmt.Fprintf(&b, ": use %s", orList(d.Advice))
+	}
+	return b.String()
+}
+
+// spread writes a noise: ±14% when relative, ±0.5 points for a share,
+// ±3.2 ms otherwise.
+func (d Detectability) spread(sd float64) string {
+	return "±" + d.amount(sd, true)
+}
+
+// show writes a change in the tolerance's terms, with the bad direction's
+// sign: +27%, -6%, +0.5 points, +3.2 ms.
+func (d Detectability) show(v float64) string {
+	return d.Sign + d.amount(v, false)
+}
+
+// amount writes a magnitude: a percentage (a log spread as the percentage
+// it multiplies by, when spread), points, or the metric's unit.
+func (d Detectability) amount(v float64, spread bool) string {
+	switch {
+	case d.Noise.Relative && spread:
+		return strconv.FormatFloat(100*(math.Exp(v)-1), 'f', 0, 64) + "%"
+	case d.Noise.Relative:
+		return strconv.FormatFloat(100*v, 'f', 0, 64) + "%"
+	case d.Points:
+		return strconv.FormatFloat(100*v, 'g', 2, 64) + " points"
+	}
+	return strconv.FormatFloat(v, 'g', 3, 64) + unitSuffix(d.Unit)
+}
+
+func unitSuffix(unit string) string {
+	if unit == "" {
+		return ""
+	}
+	return " " + unit
+}
+
+// orList joins phrases as "a, b, or c".
+func orList(xs []string) string {
+	switch len(xs) {
+	case 0:
+		return ""
+	case 1:
+		return xs[0]
+	case 2:
+		return xs[0] + " or " + xs[1]
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + ", or " + xs[len(xs)-1]
+}
+
+// Detect estimates, for every gate of the config's scenarios that have a
+// baseline, what it can confirm at the policy's looks: the noise from the
+// baseline's repetitions and from history (entries of the same scenario
+// and identity as the baseline: identical runs), the detectable change,
+// and when the tolerance is below it what would confirm it. baselines are
+// by scenario name; history may be nil. Gates that are not tested per
+// repetition (cold start), capacity gates, quality gates and tail gates
+// are not estimated.
+func (p Policy) Detect(cfg *config.Config, baselines map[string]*result.Result, history []baseline.Entry) []Detectability {
+	total := 0
+	fams := map[string]Family{}
+	for _, f := range p.Families {
+		total += f.Gates
+		fams[f.Scenario] = f
+	}
+	var out []Detectability
+	for _, s := range cfg.Measured() {
+		f, ok := fams[s.Name]
+		b := baselines[s.Name]
+		if !ok || b == nil || f.Samples > 0 {
+			continue
+		}
+		bs := scenarioOf(b, s.Name)
+		if bs == nil {
+			continue
+		}
+		for _, g := range cfg.GatesOf(s) {
+			if d, ok := p.detect(cfg, s, f, total, g, b, bs, history); ok {
+				out = append(out, d)
+			}
+		}
+	}
+	return out
+}
+
+// scenarioOf is the scenario of r named name, or nil.
+func scenarioOf(r *result.Result, name string) *result.ScenarioResult {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Name == name {
+			return &r.Scenarios[i]
+		}
+	}
+	return nil
+}
+
+// detect is Detect for one gate g of scenario s (family f of a run of
+// total gates), its baseline scenario bs of result b.
+func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total int, g config.Gate, b *result.Result, bs *result.ScenarioResult,
+	history []baseline.Entry) (Detectability, bool) {
+	m, err := metric.Lookup(g.Metric)
+	if err != nil || m.PerStart || m.Group == metric.GroupCapacity || strings.HasSuffix(g.Metric, ".tail") {
+		return Detectability{}, false
+	}
+	values, err := compare.GateValues(bs, m.Name, cfg.Compare.Estimator)
+	if err != nil || len(values) < 2 {
+		return Detectability{}, false
+	}
+	d := Detectability{Scenario: s.Name, Metric: m.Name, Title: m.Title, Unit: m.Unit(), Tolerance: g.Tolerance, Repetitions: len(values),
+		Sign: "+", Points: m.Points()}
+	if m.HigherIsBetter {
+		d.Sign = "-"
+	}
+	var ok bool
+	d.Noise, ok = withinNoise(values, g.Tolerance.Relative)
+	if !ok {
+		return Detectability{}, false
+	}
+	d.Noise.Between, d.HistoryRuns = betweenNoise(history, s.Name, b.Identity.Digest(), m.Name, d.Noise, len(values))
+	miss := AAMiss / float64(max(1, total))
+	change := func(n stat.Noise, reps Policy) float64 {
+		return stat.DetectableChange(n, reps.looks(len(values)), f.Gates, miss)
+	}
+	d.Change = change(d.Noise, p)
+	d.Confirmable = g.Tolerance.Value >= d.Change
+	if d.Confirmable {
+		return d, true
+	}
+
+	// What would confirm it: more requests a repetition (the noise within
+	// a run falls as their square root; the run-to-run part does not),
+	// more repetitions, a steadier percentile, or the tolerance it needs.
+	if n := moreRequests(s, func(factor float64) bool {
+		w := d.Noise
+		w.Within /= math.Sqrt(factor)
+		return change(w, p) <= g.Tolerance.Value
+	}); n != "" {
+		d.Advice = append(d.Advice, n)
+	}
+	if r := p.moreRepetitions(func(q Policy) bool { return change(d.Noise, q) <= g.Tolerance.Value }); r > 0 {
+		d.Advice = append(d.Advice, fmt.Sprintf("repetitions: %d", r))
+	}
+	if lower := steadierPercentile(m.Name); lower != "" {
+		if lv, err := compare.GateValues(bs, lower, cfg.Compare.Estimator); err == nil {
+			if ln, ok := withinNoise(lv, g.Tolerance.Relative); ok && change(ln, p) <= g.Tolerance.Value {
+				d.Advice = append(d.Advice, lower)
+			}
+		}
+	}
+	if !math.IsInf(d.Change, 1) && !math.IsNaN(d.Change) && g.Tolerance.Value > 0 {
+		d.Advice = append(d.Advice, d.niceTolerance())
+	}
+	return d, true
+}
+
+// looks are the policy's looks for a baseline of nBase repetitions: the
+// candidate's count grows look by look.
+func (p Policy) looks(nBase int) []stat.Look {
+	levels := p.LookLevels()
+	var out []stat.Look
+	for i, n := range p.Looks() {
+		out = append(out, stat.Look{Baseline: nBase, Candidate: n, Level: levels[i]})
+	}
+	return out
+}
+
+// withinNoise is the spread of one run's repetitions: the standard
+// deviation of the log values (relative) or of the values.
+func withinNoise(values []float64, relative bool) (stat.Noise, bool) {
+	xs := slices.Clone(values)
+	if relative {
+		for i, v := range xs {
+			if !(v > 0) || math.IsInf(v, 0) {
+				return stat.Noise{}, false
+			}
+			xs[i] = math.Log(v)
+		}
+	}
+	sd := stdDev(xs)
+	if math.IsNaN(sd) {
+		return stat.Noise{}, false
+	}
+	return stat.Noise{Within: sd, Relative: relative}, true
+}
+
+// betweenNoise is the spread of a run's level from one run to the next,
+// beyond what the spread within a run explains: from the medians history
+// keeps of the scenario's identical runs (the same identity digest), at
+// least minHistoryRuns of them. The variance of a median of n values is
+// about π/2·within²/n; what the medians vary by beyond that is the runs'
+// own. 0 and the runs found when there are too few, or the metric is not
+// kept.
+func betweenNoise(history []baseline.Entry, scenario, identity, name string, within stat.Noise, n int) (float64, int) {
+	var meds []float64
+	for _, e := range history {
+		if e.Scenario != scenario || e.Identity != identity {
+			continue
+		}
+		s, ok := e.Metrics[name]
+		if !ok || math.IsNaN(s.Median) {
+			continue
+		}
+		v := s.Median
+		if within.Relative {
+			if !(v > 0) {
+				continue
+			}
+			v = math.Log(v)
+		}
+		meds = append(meds, v)
+	}
+	if len(meds) < minHistoryRuns {
+		return 0, len(meds)
+	}
+	sd := stdDev(meds)
+	between := sd*sd - math.Pi/2*within.Within*within.Within/float64(max(1, n))
+	if !(between > 0) {
+		return 0, len(meds)
+	}
+	return math.Sqrt(between), len(meds)
+}
+
+// stdDev is the sample standard deviation (n−1), NaN for fewer than two.
+func stdDev(xs []float64) float64 {
+	if len(xs) < 2 {
+		return math.NaN()
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// maxAdvisedFactor bounds the more requests (or longer repetitions) advice:
+// beyond ten times as many, the run-to-run noise or the tail's own
+// roughness is what is left, and the advice would mislead.
+const maxAdvisedFactor = 10
+
+// moreRequests advises a repetition of more requests (or a longer one)
+// when one at most maxAdvisedFactor times the size confirms: "600
+// requests", "duration: 4m". ok(factor) says whether factor times as many
+// would. "" when none does, or the scenario's size is not a count or a
+// duration.
+func moreRequests(s config.Scenario, ok func(factor float64) bool) string {
+	if !ok(maxAdvisedFactor) {
+		return ""
+	}
+	lo, hi := 1.0, float64(maxAdvisedFactor)
+	for range 20 {
+		mid := math.Sqrt(lo * hi)
+		if ok(mid) {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	switch {
+	case s.Requests > 0:
+		return fmt.Sprintf("%d requests", roundUpNice(float64(s.Requests)*hi))
+	case s.Duration > 0:
+		secs := roundUpNice(s.Duration.Seconds() * hi)
+		if secs%60 == 0 {
+			return fmt.Sprintf("duration: %dm", secs/60)
+		}
+		return fmt.Sprintf("duration: %ds", secs)
+	}
+	return ""
+}
+
+// moreRepetitions is the fewest repetitions (a fixed count, up to 30) with
+// which ok says the gate confirms; 0 when none does.
+func (p Policy) moreRepetitions(ok func(Policy) bool) int {
+	for n := p.Max + 1; n <= 30; n++ {
+		q := p
+		q.Min, q.Max = n, n
+		if ok(q) {
+			return n
+		}
+	}
+	return 0
+}
+
+// steadierPercentile is the lower percentile of a latency percentile gate
+// that a user would gate instead (p95 for p99 and above, p90 for p95), ""
+// for other metrics.
+func steadierPercentile(name string) string {
+	lat, pct, ok := metric.LatencyPercentile(name)
+	if !ok {
+		return ""
+	}
+	q, err := config.ParseTail(pct)
+	if err != nil {
+		return ""
+	}
+	switch {
+	case q >= 0.99:
+		return lat + ".p95"
+	case q >= 0.95:
+		return lat + ".p90"
+	}
+	return ""
+}
+
+// niceTolerance writes the tolerance the change needs, rounded up, as a
+// config would: to a whole percent below 10%, to 5% above; points and
+// units to two significant digits.
+func (d Detectability) niceTolerance() string {
+	switch {
+	case d.Noise.Relative:
+		pct := 100 * d.Change
+		step := 1.0
+		if pct > 10 {
+			step = 5
+		}
+		return d.Sign + strconv.FormatFloat(math.Ceil(pct/step)*step, 'f', 0, 64) + "%"
+	case d.Points:
+		return d.Sign + strconv.FormatFloat(ceilSig(100*d.Change, 2), 'g', -1, 64) + " points"
+	}
+	v := strconv.FormatFloat(ceilSig(d.Change, 2), 'g', -1, 64)
+	if d.Unit == "ms" {
+		return d.Sign + v + "ms" // a duration, as config writes it: +20ms
+	}
+	return d.Sign + v + unitSuffix(d.Unit)
+}
+
+// roundUpNice rounds up to two significant digits, at least 1.
+func roundUpNice(x float64) int { return max(1, int(ceilSig(x, 2))) }
+
+// ceilSig rounds x > 0 up to digits significant digits.
+func ceilSig(x float64, digits int) float64 {
+	if !(x > 0) {
+		return x
+	}
+	scale := math.Pow(10, float64(digits)-math.Ceil(math.Log10(x)))
+	return math.Ceil(x*scale-1e-9) / scale
+}

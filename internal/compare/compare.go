@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -48,6 +49,10 @@ type Options struct {
 	// run at Alpha (perfgate compare, gate and validate all use per-scenario
 	// levels).
 	Levels map[string]float64
+	// Detectable, if set, gives each per-repetition gate its detectable
+	// change (Gate.Detectable), as a final verdict's report shows it; the
+	// looks of a sequential gate leave it out (it costs a simulation).
+	Detectable bool
 	// Estimator is compare.estimator: how a gate takes a latency
 	// percentile of each repetition (GateValues); "" takes the
 	// candidate's, else config.DefaultEstimator.
@@ -146,7 +151,6 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 
 	// Build the gates of each scenario, and the families they are tested
 	// in: a slot is a latency gate (suite < 0) or a quality gate of a suite.
-	type slot struct{ scenario, suite, gate int }
 	families := map[string][]slot{} // family key → its gates
 	var inputs = map[slot]stat.Gate{}
 	var pairedInputs = map[slot]stat.PairedGate{}
@@ -328,6 +332,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			scenarios[s.scenario].Level = level
 		}
 	}
+	if o.Detectable {
+		detectable(scenarios, families, inputs, o)
+	}
 	for i := range scenarios {
 		sc := &scenarios[i]
 		if sc.Level == 0 {
@@ -349,6 +356,149 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	v.Outcome = overall(v.Scenarios)
 	return v, nil
 }
+
+// detectable sets the detectable change of every per-repetition gate of the
+// families (stat.DetectableChange): the noise the gate's own samples show
+// (their spread within each side, pooled; in an A/B, the spread of the
+// pairs' differences), at the family's level and size, for an unchanged
+// candidate to pass in all but AAMiss over the run's gates.
+func detectable(scenarios []Scenario, families map[string][]slot, inputs map[slot]stat.Gate, o Options) {
+	total := 0
+	for _, slots := range families {
+		total += len(slots)
+	}
+	miss := AAMiss / float64(max(1, total))
+	for key, slots := range families {
+		level, err := o.familyLevel(key)
+		if err != nil {
+			continue
+		}
+		for _, s := range slots {
+			in, ok := inputs[s]
+			if !ok {
+				continue // a tail or quality gate
+			}
+			g := &scenarios[s.scenario].Gates[s.gate]
+			noise, ok := sampleNoise(in, o.AB != nil)
+			if !ok {
+				continue
+			}
+			looks := []stat.Look{{Baseline: len(in.Baseline), Candidate: len(in.Candidate), Level: level}}
+			d := Num(stat.DetectableChange(noise, looks, len(slots), miss))
+			g.Detectable = &d
+			if float64(d) > in.Tolerance && !math.IsInf(float64(d), 1) && g.Outcome != stat.Regression {
+				g.Warnings = append(g.Warnings, fmt.Sprintf("at these samples an unchanged candidate passes this gate reliably only from a tolerance of %s: %s is within its noise (more requests a repetition, more repetitions, or a steadier statistic would confirm it)",
+					toleranceTerms(float64(d), in, g.Tolerance), g.Tolerance))
+			}
+		}
+	}
+}
+
+// toleranceTerms writes a detectable change d as the gate's tolerance
+// (written tol) is written: a percentage, points or the metric's unit,
+// with the bad direction's sign; "none" when nothing can be confirmed.
+func toleranceTerms(d float64, in stat.Gate, tol string) string {
+	if math.IsInf(d, 1) || math.IsNaN(d) {
+		return "none"
+	}
+	sign := "+"
+	if strings.HasPrefix(strings.TrimSpace(tol), "-") {
+		sign = "-"
+	}
+	switch {
+	case in.Relative:
+		return sign + strconv.FormatFloat(100*d, 'f', 1, 64) + "%"
+	case in.Points:
+		return sign + strconv.FormatFloat(100*d, 'f', 2, 64) + " points"
+	}
+	return sign + strconv.FormatFloat(d, 'g', 3, 64)
+}
+
+// AAMiss is the share of A/A comparisons a whole run's gates may fail
+// together, for a detectable change: each of a run's G gates may fail an
+// unchanged candidate in AAMiss/G of them (Bonferroni), so that an
+// unchanged pull request passes at least 95% of the time.
+const AAMiss = 0.05
+
+// sampleNoise is the noise of a gate's samples: the pooled spread of each
+// side about its own mean (of the log values, for a relative tolerance),
+// or, paired, the spread of the pairs' differences (log-ratios). ok is
+// false when it cannot be had (a value <= 0 under a relative tolerance,
+// too few values).
+func sampleNoise(in stat.Gate, paired bool) (stat.Noise, bool) {
+	tr := func(v float64) (float64, bool) {
+		if !in.Relative {
+			return v, true
+		}
+		if !(v > 0) {
+			return 0, false
+		}
+		return math.Log(v), true
+	}
+	n := stat.Noise{Relative: in.Relative, Paired: paired}
+	if paired {
+		if len(in.Baseline) != len(in.Candidate) || len(in.Baseline) < 2 {
+			return n, false
+		}
+		d := make([]float64, len(in.Baseline))
+		for i := range d {
+			b, ok1 := tr(in.Baseline[i])
+			c, ok2 := tr(in.Candidate[i])
+			if !ok1 || !ok2 {
+				return n, false
+			}
+			d[i] = c - b
+		}
+		n.Within = sd(d, 1)
+		return n, !math.IsNaN(n.Within)
+	}
+	var ss float64
+	df := 0
+	for _, side := range [][]float64{in.Baseline, in.Candidate} {
+		xs := make([]float64, len(side))
+		for i, v := range side {
+			x, ok := tr(v)
+			if !ok {
+				return n, false
+			}
+			xs[i] = x
+		}
+		if len(xs) < 2 {
+			continue
+		}
+		s := sd(xs, 1)
+		ss += s * s * float64(len(xs)-1)
+		df += len(xs) - 1
+	}
+	if df == 0 {
+		return n, false
+	}
+	n.Within = math.Sqrt(ss / float64(df))
+	return n, true
+}
+
+// sd is the standard deviation of xs with ddof degrees of freedom taken
+// (1: the sample's), NaN for too few.
+func sd(xs []float64, ddof int) float64 {
+	if len(xs) <= ddof {
+		return math.NaN()
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)-ddof))
+}
+
+// slot places a gate of a comparison: a latency gate of scenario's Gates
+// (suite < 0; tailSuite for a tail gate) or a quality gate of one of its
+// suites.
+type slot struct{ scenario, suite, gate int }
 
 // tailSuite marks a tail gate's slot: a gate of the scenario's Gates
 // (suite < 0, like a latency gate) decided by the tail test.

@@ -67,7 +67,7 @@ func TestCompareOutcomes(t *testing.T) {
 			assert.Equal(t, tt.code, v.ExitCode())
 			assert.Equal(t, 10, v.Scenarios[0].BaselineN)
 			assert.Equal(t, len(tt.cand), v.Scenarios[0].CandidateN)
-			assert.Equal(t, "+15%", ttft.Tolerance, "the default tolerance")
+			assert.Equal(t, "+20%", ttft.Tolerance, "the default tolerance")
 			// Regressions come first.
 			for i := 1; i < len(v.Scenarios[0].Gates); i++ {
 				assert.LessOrEqual(t, rank(v.Scenarios[0].Gates[i-1].Outcome), rank(v.Scenarios[0].Gates[i].Outcome))
@@ -278,4 +278,42 @@ func TestSaltMismatch(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, v.Scenarios, 1)
 	assert.Contains(t, strings.Join(v.Scenarios[0].Warnings, "\n"), "the baseline was measured by a perfgate from before prompt salting")
+}
+
+// A final verdict gives each per-repetition gate the change its own noise
+// lets it tell apart; a sequential gate's looks leave it out.
+func TestDetectableInVerdict(t *testing.T) {
+	r := rand.New(rand.NewPCG(9, 10))
+	base, cand := fakeResult("chat", noisy(r, 10, 100, 0.05)...), fakeResult("chat", noisy(r, 10, 100, 0.05)...)
+	v, err := Compare([]*result.Result{base}, cand, Options{Alpha: 0.05, Detectable: true})
+	require.NoError(t, err)
+	g := gateOf(t, v.Scenarios[0], "ttft.p99")
+	require.NotNil(t, g.Detectable)
+	in := stat.Gate{Baseline: numsToFloats(g.Baseline.Values), Candidate: numsToFloats(g.Candidate.Values), Relative: true}
+	noise, ok := sampleNoise(in, false)
+	require.True(t, ok)
+	assert.InDelta(t, 0.05, noise.Within, 0.03, "about the noise drawn")
+	assert.Greater(t, float64(*g.Detectable), 0.02)
+	assert.Less(t, float64(*g.Detectable), 0.15)
+	tput := gateOf(t, v.Scenarios[0], "output_throughput")
+	require.NotNil(t, tput.Detectable)
+	assert.Zero(t, float64(*tput.Detectable), "a constant throughput: any change is told apart")
+
+	seq := &Sequential{Options: Options{Alpha: 0.05}, Min: 5, Max: 10, Share: 0.05}
+	_, _, err = seq.Look(base, &cand.Scenarios[0])
+	require.NoError(t, err)
+	final, err := seq.Final([]*result.Result{base}, cand, false)
+	require.NoError(t, err)
+	assert.NotNil(t, gateOf(t, final.Scenarios[0], "ttft.p99").Detectable, "the final verdict has it")
+	plain, err := Compare([]*result.Result{base}, cand, Options{Alpha: 0.05})
+	require.NoError(t, err)
+	assert.Nil(t, gateOf(t, plain.Scenarios[0], "ttft.p99").Detectable, "a look has none")
+}
+
+func numsToFloats(ns []Num) []float64 {
+	out := make([]float64, len(ns))
+	for i, n := range ns {
+		out[i] = float64(n)
+	}
+	return out
 }

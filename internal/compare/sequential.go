@@ -90,6 +90,7 @@ func (s *Sequential) Final(baselines []*result.Result, res *result.Result, allow
 	}
 	o := s.Options
 	o.AllowMismatch = allowMismatch
+	o.Detectable = true
 	o.Levels = s.levels
 	if o.Levels == nil {
 		o.Levels = map[string]float64{}
@@ -168,6 +169,7 @@ func (s *Sequential) apply(v *Verdict) *Verdict {
 		sc := &v.Scenarios[i]
 		for j, g := range sc.Gates {
 			if d, ok := s.decided[sc.Name][g.Metric]; ok {
+				d.Detectable = g.Detectable // the final comparison's, at every sample measured
 				sc.Gates[j] = d
 			}
 		}

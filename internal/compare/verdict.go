@@ -135,6 +135,15 @@ type Gate struct {
 	// and this is how many a side an interval needs.
 	IntervalNeeds int `json:"interval_needs,omitempty"`
 
+	// Detectable is the change this gate can tell apart from its own
+	// noise at its samples and level (stat.DetectableChange): the
+	// smallest tolerance at which an unchanged candidate would pass it in
+	// all but 5% over the run's gates of comparisons. A fraction for a
+	// relative tolerance, else in the metric's unit (a fraction for
+	// points); +Inf (null) when the samples cannot decide at all; absent
+	// (nil) at a sequential gate's looks and for tail and per-start gates.
+	Detectable *Num `json:"detectable,omitempty"`
+
 	// P is the one-sided p-value in the bad direction; PAdjusted is after
 	// Holm's correction; Level is what PAdjusted is compared with.
 	P         Num `json:"p"`

@@ -15,12 +15,6 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 )
 
-// AAMiss is the share of A/A comparisons a whole run's gates may fail
-// together: each of a run's G gates may fail an unchanged candidate in
-// AAMiss/G of them (Bonferroni), so that an unchanged pull request passes
-// at least 95% of the time.
-const AAMiss = 0.05
-
 // minHistoryRuns is the fewest identical runs in history from which the
 // run-to-run noise is estimated.
 const minHistoryRuns = 3
@@ -53,7 +47,7 @@ type Detectability struct {
 	// else in the metric's unit; +Inf when the repetitions cannot decide.
 	Change float64
 	// Confirmable says the tolerance is at least Change: an unchanged
-	// candidate passes the gate in all but AAMiss/G of runs.
+	// candidate passes the gate in all but compare.AAMiss/G of runs.
 	Confirmable bool
 	// Advice is what would confirm the tolerance, each a short phrase
 	// ("600 requests", "ttft.p95", "+30%"); empty when it is confirmable.
@@ -199,7 +193,7 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 		return Detectability{}, false
 	}
 	d.Noise.Between, d.HistoryRuns = betweenNoise(history, s.Name, b.Identity.Digest(), m.Name, d.Noise, len(values))
-	miss := AAMiss / float64(max(1, total))
+	miss := compare.AAMiss / float64(max(1, total))
 	change := func(n stat.Noise, reps Policy) float64 {
 		return stat.DetectableChange(n, reps.looks(len(values)), f.Gates, miss)
 	}

@@ -397,6 +397,7 @@ func Compare(baselines []*result.Result, candidate *result.Result, o compare.Opt
 	}
 	o.Alpha = probe.Alpha // resolved from the candidate when unset
 	o.Levels = FromFamilies(o.Alpha, compare.FamilySizes(probe)).Levels()
+	o.Detectable = true
 	v, err := compare.Compare(baselines, candidate, o)
 	if err != nil {
 		return nil, err

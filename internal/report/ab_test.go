@@ -123,7 +123,7 @@ func TestRenderABReport(t *testing.T) {
 		assert.NotContains(t, c.out, "error rate ?", "%s: an unknown drift is not named", c.medium)
 		assert.NotContains(t, strings.ToLower(c.out), "baseline", "%s: an A/B has a base arm, not a baseline", c.medium)
 	}
-	assert.Contains(t, md.String(), "| metric | base | candidate | change | p | tolerance | outcome |")
+	assert.Contains(t, md.String(), "| metric | base | candidate | change | p | tolerance | detectable | outcome |")
 	assert.Contains(t, md.String(), "<details><summary>All percentiles and per-round values</summary>")
 	assert.Contains(t, md.String(), "| metric | base values | candidate values |")
 	assert.Contains(t, md.String(), "percentiles (ms): base bars, candidate line")

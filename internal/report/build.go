@@ -292,6 +292,7 @@ func gateTable(gates []compare.Gate, names sides) *table {
 		{Title: "change", Long: "change [interval]", Kind: colNumber},
 		{Title: "p", Long: "p (Holm)", Kind: colNumber},
 		{Title: "tolerance", Kind: colNumber},
+		{Title: "detectable", Long: "detectable change (the least tolerance an unchanged candidate passes)", Kind: colNumber},
 		{Title: "outcome"},
 	}}
 	for _, g := range gates {
@@ -302,6 +303,7 @@ func gateTable(gates []compare.Gate, names sides) *table {
 			textCell(changeText(g)),
 			plainCell(verdictPString(g.PAdjusted)),
 			textCell(untrusted(g.Tolerance)),
+			textCell(detectableText(g)),
 			{Kind: cellOutcome, Outcome: g.Outcome},
 		}})
 	}

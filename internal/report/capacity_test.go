@@ -22,7 +22,7 @@ import (
 // gates they recorded, as perfgate report --baseline makes it.
 func capacityDocument(t *testing.T, base, cand *result.Result) *Document {
 	t.Helper()
-	v, err := compare.Compare([]*result.Result{base}, cand, compare.Options{})
+	v, err := compare.Compare([]*result.Result{base}, cand, compare.Options{Detectable: true})
 	require.NoError(t, err)
 	d, err := NewDocument(v, []*result.Result{base}, cand, nil)
 	require.NoError(t, err)

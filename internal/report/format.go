@@ -61,6 +61,32 @@ func changeText(g compare.Gate) sentence {
 	return plain("—")
 }
 
+// detectableText is the change a gate can tell apart from its own noise
+// (compare.Gate.Detectable), in its tolerance's terms and with its bad
+// direction's sign: "+6.2%", "-0.8%", "+0.50 pts", "+3.10 ms"; "none"
+// when its samples cannot decide at all, "—" when it has none (a tail
+// gate, a verdict from before it).
+func detectableText(g compare.Gate) sentence {
+	if g.Detectable == nil {
+		return plain("—")
+	}
+	d := float64(*g.Detectable)
+	if math.IsNaN(d) || math.IsInf(d, 0) {
+		return plain("none")
+	}
+	if g.Better == "higher" {
+		d = -d
+	}
+	switch {
+	case g.Unit == shareUnit && !strings.HasSuffix(strings.TrimSpace(g.Tolerance), "%"):
+		return withUnit(verdictPoints(100*d), pointsUnit)
+	case strings.HasSuffix(strings.TrimSpace(g.Tolerance), "%"):
+		return plain(verdictPercent(d))
+	}
+	f, unit := verdictShiftFormat(g.Unit)
+	return withUnit(f(d), unit)
+}
+
 // tailChange is a tail gate's change: the candidate's share of requests
 // beyond the baseline's pooled percentile, as measured and after the
 // tolerance, against the share expected ("4.6% beyond (3.9% adjusted),

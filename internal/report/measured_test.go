@@ -34,7 +34,7 @@ func measuredDocument(t *testing.T, model string) *Document {
 	require.NoError(t, err)
 	other := entry
 	other.Identity, other.Commit, other.Date = "sha256:another", "ffffffffffff", promoted.Add(time.Hour)
-	v, err := compare.Compare([]*result.Result{base}, cand, compare.Options{})
+	v, err := compare.Compare([]*result.Result{base}, cand, compare.Options{Detectable: true})
 	require.NoError(t, err)
 	d, err := NewDocument(v, []*result.Result{base}, cand, []baseline.Entry{entry, other})
 	require.NoError(t, err)

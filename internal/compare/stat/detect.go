@@ -23,6 +23,10 @@ type Noise struct {
 	Between float64
 	// Relative is set for a relative tolerance.
 	Relative bool
+	// Paired is set for rounds tested pair by pair (DecideRounds): Within
+	// is then the spread of a pair's difference (of its log-ratio, when
+	// relative), what the pairing leaves, and Between does not apply.
+	Paired bool
 }
 
 // Look is one look of a gate: the samples of each side it compares and
@@ -63,7 +67,11 @@ func DetectableChange(noise Noise, looks []Look, m int, miss float64) float64 {
 	var usable []Look
 	nMax := 0
 	for _, l := range looks {
-		if l.Baseline >= 1 && l.Candidate >= 1 && l.Level > 0 && l.Level < 0.5 && Reachable(l.Baseline, l.Candidate, m, l.Level).Decides() {
+		reach := Reachable(l.Baseline, l.Candidate, m, l.Level)
+		if noise.Paired {
+			reach = ReachableRounds(min(l.Baseline, l.Candidate), m, l.Level)
+		}
+		if l.Baseline >= 1 && l.Candidate >= 1 && l.Level > 0 && l.Level < 0.5 && reach.Decides() {
 			usable = append(usable, l)
 			nMax = max(nMax, l.Baseline, l.Candidate)
 		}
@@ -75,6 +83,9 @@ func DetectableChange(noise Noise, looks []Look, m int, miss float64) float64 {
 		return 0
 	}
 	rng := rand.New(rand.NewPCG(0x5eed, uint64(nMax)))
+	if noise.Paired {
+		return pairedChange(rng, noise, usable, nMax, miss)
+	}
 	base := make([]float64, nMax)
 	cand := make([]float64, nMax)
 	bounds := make([]float64, detectDraws)
@@ -103,6 +114,36 @@ func DetectableChange(noise Noise, looks []Look, m int, miss float64) float64 {
 			bound := s.Hi
 			if noise.Relative {
 				bound /= math.Abs(SortedMedian(b))
+			}
+			best = min(best, bound)
+		}
+		bounds[d] = best
+	}
+	slices.Sort(bounds)
+	q := bounds[min(len(bounds)-1, int(math.Ceil((1-miss)*float64(len(bounds))))-1)]
+	return max(q, 0)
+}
+
+// pairedChange is DetectableChange for rounds: each draw is nMax pairs'
+// differences, and a look's bound is the Walsh-average interval's of its
+// first pairs (SignedRankShift), exp(·) − 1 of it for log-ratios.
+func pairedChange(rng *rand.Rand, noise Noise, looks []Look, nMax int, miss float64) float64 {
+	diffs := make([]float64, nMax)
+	bounds := make([]float64, detectDraws)
+	for d := range bounds {
+		for i := range diffs {
+			diffs[i] = noise.Within * rng.NormFloat64()
+		}
+		best := math.Inf(1)
+		for _, l := range looks {
+			n := min(l.Baseline, l.Candidate)
+			s := SignedRankShift(slices.Clone(diffs[:n]), 1-2*l.Level)
+			if !s.OK {
+				continue
+			}
+			bound := s.Hi
+			if noise.Relative {
+				bound = math.Expm1(bound)
 			}
 			best = min(best, bound)
 		}

@@ -67,3 +67,29 @@ func TestDetectableChangeScales(t *testing.T) {
 	assert.Equal(t, 0.0, DetectableChange(Noise{Relative: true}, looks, 7, 0.005), "no noise")
 	assert.True(t, math.IsNaN(DetectableChange(Noise{Within: -1}, looks, 7, 0.005)))
 }
+
+// For rounds, what DecideRounds does: pairs whose log-ratios spread by
+// Within pass at the detectable change in about 1 − miss of fresh A/As.
+func TestDetectableChangePaired(t *testing.T) {
+	const m, miss, n, level = 4, 0.05 / 4, 12, 0.025
+	noise := Noise{Within: 0.08, Relative: true, Paired: true}
+	d := DetectableChange(noise, []Look{{n, n, level}}, m, miss)
+	r := rand.New(rand.NewPCG(21, 22))
+	passed := 0
+	const draws = 3000
+	for range draws {
+		base, cand := make([]float64, n), make([]float64, n)
+		for i := range base {
+			level := 100 * math.Exp(0.5*r.NormFloat64()) // a drift the pairing cancels
+			base[i], cand[i] = level, level*math.Exp(noise.Within*r.NormFloat64())
+		}
+		gates := make([]Gate, m)
+		gates[0] = Gate{Baseline: base, Candidate: cand, Relative: true, Tolerance: d}
+		out, _ := DecideRounds(gates, nil, level)
+		if out[0].Outcome == Pass {
+			passed++
+		}
+	}
+	assert.InDelta(t, 1-miss, float64(passed)/draws, 0.01, "at the detectable change %.4g", d)
+	assert.Equal(t, math.Inf(1), DetectableChange(noise, []Look{{5, 5, level}}, m, miss), "5 pairs cannot reach 0.025/4")
+}

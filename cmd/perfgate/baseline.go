@@ -14,6 +14,7 @@ import (
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -94,6 +95,7 @@ current git HEAD. Commit the baselines directory afterwards.`,
 				fmt.Fprintf(stdout, "wrote %s\n", p)
 			}
 			fmt.Fprintf(stdout, "appended %d line(s) to %s\n", len(r.Scenarios), store.HistoryPath())
+			warnUnconfirmable(sys, dirs, r, store)
 			return nil
 		},
 	}
@@ -145,6 +147,26 @@ func storeError(err error) error {
 		return exit.UsageError(err)
 	}
 	return exit.RunError(err)
+}
+
+// warnUnconfirmable says, when the config is there to say how the new
+// baselines will be gated, which gates an unchanged pull request is
+// unlikely to pass against them: a tolerance within the noise of the
+// baseline's repetitions and of the history of identical runs.
+func warnUnconfirmable(sys *system, dirs baselineDirFlags, r *result.Result, store baseline.Store) {
+	if _, err := os.Stat(dirs.configPath); err != nil {
+		return
+	}
+	cfg, err := config.LoadFile(dirs.configPath)
+	if err != nil {
+		return // the baselines are written; the config's own problems are validate's to say
+	}
+	bases := map[string]*result.Result{}
+	for _, s := range r.Scenarios {
+		bases[s.Name] = r
+	}
+	history, _ := store.History()
+	sayDetectable(cfg, gating.TwoSamples, bases, history, nil, sys.stderr)
 }
 
 // historyInput is what promote and record start from: the result at path

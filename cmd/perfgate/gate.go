@@ -175,6 +175,13 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 		for _, name := range g.Missing {
 			fmt.Fprintf(stderr, "warning: scenario %s has no baseline in %s: it is measured but not compared\n", name, store.Dir)
 		}
+		// A tolerance within the baseline's own noise fails an unchanged
+		// pull request more often than not: say so before measuring.
+		for _, d := range g.Detect(cfg) {
+			if d.Warn() {
+				fmt.Fprintf(stderr, "warning: %s: %s\n", unconfirmed(d), d.Sentence())
+			}
+		}
 		g.Looks = stderr
 	}
 

@@ -4,16 +4,19 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/quality"
+	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -21,6 +24,7 @@ func newValidateCmd(stdout, stderr io.Writer) *cobra.Command {
 	var configPath string
 	var evals []string
 	var ab bool
+	var baselines string
 	cmd := &cobra.Command{
 		Use:   "validate [flags] [workload.jsonl ...]",
 		Short: "Check the config, its workload and eval files and any files named, reporting every problem",
@@ -39,20 +43,28 @@ pass would only ever be inconclusive. The problem says the repetitions that
 decide (docs/gating.md, "The repetitions rule"). With --ab the config is
 checked as perfgate ab's candidate, whose repetitions are rounds tested pair
 by pair (a paired test needs more of them), as perfgate ab checks it before
-it starts anything.`,
+it starts anything.
+
+With --baselines DIR it also reads the scenarios' baselines there and says,
+for every gate, what an unchanged candidate needs: a gate whose tolerance
+is within the noise of its baseline's repetitions (and of the history of
+identical runs) is unlikely to pass an A/A, and the warning says what would
+confirm it (more requests a repetition, more repetitions, a steadier
+percentile, or the tolerance the noise allows).`,
 		Example: `  perfgate validate -c perfgate.yaml
   perfgate validate -c perfgate.yaml workloads/extra.jsonl --eval evals/new.jsonl`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runValidate(configPath, args, evals, ab, stdout, stderr)
+			return runValidate(configPath, args, evals, ab, baselines, stdout, stderr)
 		},
 	}
 	cmd.Flags().StringVarP(&configPath, "config", "c", "perfgate.yaml", "config file")
 	cmd.Flags().StringSliceVar(&evals, "eval", nil, "also check this eval suite (repeatable, or comma-separated)")
 	cmd.Flags().BoolVar(&ab, "ab", false, "check the config as perfgate ab's candidate: its repetitions are rounds, tested pair by pair")
+	cmd.Flags().StringVarP(&baselines, "baselines", "b", "", "also say, from the baselines in this directory, which gates an unchanged candidate is unlikely to pass (their tolerance within the baseline's noise)")
 	return cmd
 }
 
-func runValidate(configPath string, files, evals []string, ab bool, stdout, stderr io.Writer) error {
+func runValidate(configPath string, files, evals []string, ab bool, baselines string, stdout, stderr io.Writer) error {
 	var problems []error
 	checked := 0
 	cfg, err := config.LoadFile(configPath)
@@ -109,6 +121,13 @@ func runValidate(configPath string, files, evals []string, ab bool, stdout, stde
 	}
 	check(files, func(f string) error { _, err := workload.Load(f); return err })
 	check(evals, func(f string) error { _, err := quality.Load(f); return err })
+	if cfg != nil && baselines != "" {
+		p, err := detectFromBaselines(cfg, baselines, ab, stdout, stderr)
+		if err != nil {
+			problems = append(problems, err)
+		}
+		checked += p
+	}
 	if len(problems) > 0 {
 		err := errors.Join(problems...)
 		n := countLines(err.Error())
@@ -160,4 +179,63 @@ func plural(n int) string {
 		return ""
 	}
 	return "s"
+}
+
+// detectFromBaselines reads the baselines in dir of cfg's scenarios and says
+// what each gate can confirm: a line for each on stdout, a warning for each
+// an unchanged candidate is unlikely to pass. It returns how many baselines
+// it read.
+func detectFromBaselines(cfg *config.Config, dir string, ab bool, stdout, stderr io.Writer) (int, error) {
+	store := baseline.Store{Dir: dir}
+	bases := map[string]*result.Result{}
+	for _, s := range cfg.Measured() {
+		b, err := store.Load(s.Name)
+		if errors.Is(err, os.ErrNotExist) {
+			fmt.Fprintf(stderr, "warning: scenario %s has no baseline in %s\n", s.Name, dir)
+			continue
+		}
+		if err != nil {
+			return len(bases), err
+		}
+		bases[s.Name] = b
+	}
+	if len(bases) == 0 {
+		return 0, fmt.Errorf("--baselines %s: no baseline of any scenario of %s", dir, cfg.Path)
+	}
+	design := gating.TwoSamples
+	if ab {
+		design = gating.Rounds
+	}
+	history, err := store.History()
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		fmt.Fprintf(stderr, "warning: %v: the run-to-run noise is not known\n", err)
+	}
+	sayDetectable(cfg, design, bases, history, stdout, stderr)
+	return len(bases), nil
+}
+
+// sayDetectable says, for every gate of cfg's scenarios with a baseline in
+// bases, what it can confirm under design (gate.Policy.Detect): a warning
+// on stderr for each an unchanged candidate is unlikely to pass and, when
+// stdout is not nil, a line for each of the others.
+func sayDetectable(cfg *config.Config, design gating.Design, bases map[string]*result.Result, history []baseline.Entry, stdout, stderr io.Writer) {
+	policy := gating.ConfigPolicy(cfg, design, func(name string) bool { return bases[name] != nil })
+	for _, d := range policy.Detect(cfg, bases, history) {
+		switch {
+		case d.Warn():
+			fmt.Fprintf(stderr, "warning: %s: %s\n", unconfirmed(d), d.Sentence())
+		case stdout != nil:
+			fmt.Fprintf(stdout, "%s\n", d.Sentence())
+		}
+	}
+}
+
+// unconfirmed is how a warning leads for a gate whose tolerance is within
+// its noise: as likely as not to fail an unchanged candidate, or only
+// sometimes.
+func unconfirmed(d gating.Detectability) string {
+	if d.Likely() {
+		return "an unchanged candidate may fail this gate"
+	}
+	return "an unchanged candidate is unlikely to pass"
 }

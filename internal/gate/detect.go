@@ -49,34 +49,61 @@ type Detectability struct {
 	// Confirmable says the tolerance is at least Change: an unchanged
 	// candidate passes the gate in all but compare.AAMiss/G of runs.
 	Confirmable bool
+	// PassRate is the share of runs in which an unchanged candidate
+	// passes the gate at its tolerance (stat.AAPassRate).
+	PassRate float64
 	// Advice is what would confirm the tolerance, each a short phrase
 	// ("600 requests", "ttft.p95", "+30%"); empty when it is confirmable.
 	Advice []string
 }
 
-// Sentence says it as a warning does: "TTFT p99 of chat-c8 varies ±14%
-// between repetitions; +15% cannot be confirmed at 6 repetitions of 200
-// requests (an unchanged candidate needs about +27%): use 600 requests,
-// ttft.p95, or +30%".
+// Sentence says it as a warning does: "TTFT p99 of chat-c8 varies ±26%
+// between repetitions; at +15% an unchanged candidate passes in about 20%
+// of runs (it needs about +98%): use ttft.p95 or +100%".
 func (d Detectability) Sentence() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s of %s varies %s between repetitions", d.Title, d.Scenario, d.spread(d.Noise.Within))
 	if d.Noise.Between > 0 {
 		fmt.Fprintf(&b, " and %s from run to run (%d identical runs in history)", d.spread(d.Noise.Between), d.HistoryRuns)
 	}
-	if d.Confirmable {
+	switch {
+	case d.Confirmable:
 		fmt.Fprintf(&b, "; %s is confirmable (an unchanged candidate needs about %s)", d.Tolerance.Text, d.show(d.Change))
 		return b.String()
-	}
-	if math.IsInf(d.Change, 1) {
+	case math.IsInf(d.Change, 1):
 		fmt.Fprintf(&b, "; no tolerance can be confirmed at these repetitions")
-	} else {
-		fmt.Fprintf(&b, "; %s cannot be confirmed (an unchanged candidate needs about %s)", d.Tolerance.Text, d.show(d.Change))
+	default:
+		fmt.Fprintf(&b, "; at %s an unchanged candidate passes in about %s of runs (it needs about %s)",
+			d.Tolerance.Text, passShare(d.PassRate), d.show(d.Change))
 	}
 	if len(d.Advice) > 0 {
 		fmt.Fprintf(&b, ": use %s", orList(d.Advice))
 	}
 	return b.String()
+}
+
+// Likely says whether an unchanged candidate passes the gate more often
+// than not.
+func (d Detectability) Likely() bool { return d.PassRate >= 0.5 }
+
+// Warn says whether the gate alone fails an unchanged candidate in more
+// than compare.AAMiss of runs: more than the whole run's budget, worth a
+// warning before anything is measured. A gate short of Confirmable but
+// within it (passing in 98% of runs, say) spends part of the budget, and
+// validate --baselines says so without a warning.
+func (d Detectability) Warn() bool { return !d.Confirmable && d.PassRate < 1-compare.AAMiss }
+
+// passShare writes a pass rate as a whole percentage, never 100% (it is
+// below the confirmable rate) nor 0% when some draws passed.
+func passShare(r float64) string {
+	pct := math.Round(100 * r)
+	switch {
+	case pct >= 100:
+		pct = 99
+	case pct <= 0 && r > 0:
+		return "1%"
+	}
+	return strconv.FormatFloat(pct, 'f', 0, 64) + "%"
 }
 
 // spread writes a noise: ±14% when relative, ±0.5 points for a share,
@@ -88,7 +115,11 @@ func (d Detectability) spread(sd float64) string {
 // show writes a change in the tolerance's terms, with the bad direction's
 // sign: +27%, -6%, +0.5 points, +3.2 ms.
 func (d Detectability) show(v float64) string {
-	return d.Sign + d.amount(v, false)
+	a := d.amount(v, false)
+	if strings.TrimLeft(a, "0.") == "" || strings.HasPrefix(strings.TrimLeft(a, "0."), "%") || strings.HasPrefix(strings.TrimLeft(a, "0."), " ") {
+		return a // no change at all: 0%, not -0%
+	}
+	return d.Sign + a
 }
 
 // amount writes a magnitude: a percentage (a log spread as the percentage
@@ -199,6 +230,7 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 	}
 	d.Change = change(d.Noise, p)
 	d.Confirmable = g.Tolerance.Value >= d.Change
+	d.PassRate = stat.AAPassRate(d.Noise, p.looks(len(values)), f.Gates, g.Tolerance.Value)
 	if d.Confirmable {
 		return d, true
 	}

@@ -217,3 +217,11 @@ func Source(resultPath string, gh *github.Action) report.Source {
 	}
 	return src
 }
+
+// Detect is what each gate of the run can confirm, from its baseline's
+// noise and the history of identical runs (Policy.Detect). A history that
+// cannot be read leaves the run-to-run noise unknown (taken as none).
+func (g *Gate) Detect(cfg *config.Config) []Detectability {
+	history, _ := g.Store.History()
+	return g.Policy.Detect(cfg, g.Baselines, history)
+}

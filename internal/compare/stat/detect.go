@@ -61,8 +61,42 @@ const detectDraws = 4000
 // median for relative noise. It is +Inf when no look can pass at all (too
 // few samples for the family), and 0 for a metric without noise.
 func DetectableChange(noise Noise, looks []Look, m int, miss float64) float64 {
-	if !(noise.Within >= 0) || !(noise.Between >= 0) || m < 1 || !(miss > 0 && miss < 1) {
+	if !(miss > 0 && miss < 1) {
 		return math.NaN()
+	}
+	bounds, ok := aaBounds(noise, looks, m)
+	if !ok {
+		return math.NaN()
+	}
+	if bounds == nil {
+		return math.Inf(1)
+	}
+	q := bounds[min(len(bounds)-1, int(math.Ceil((1-miss)*float64(len(bounds))))-1)]
+	return max(q, 0)
+}
+
+// AAPassRate is the share of unchanged candidates that pass a gate of
+// tolerance tol, in a family of m gates, for a metric with noise,
+// compared at looks: DetectableChange's draws, counted. 0 when no look
+// can pass at all; NaN for a bad argument.
+func AAPassRate(noise Noise, looks []Look, m int, tol float64) float64 {
+	bounds, ok := aaBounds(noise, looks, m)
+	if !ok || math.IsNaN(tol) {
+		return math.NaN()
+	}
+	if bounds == nil {
+		return 0
+	}
+	n, _ := slices.BinarySearch(bounds, math.Nextafter(tol, math.Inf(1)))
+	return float64(n) / float64(len(bounds))
+}
+
+// aaBounds draws detectDraws A/A comparisons and returns, sorted, each
+// one's smallest bad-side bound over the looks that can pass (see
+// DetectableChange); nil when none can, ok false for a bad argument.
+func aaBounds(noise Noise, looks []Look, m int) (bounds []float64, ok bool) {
+	if !(noise.Within >= 0) || !(noise.Between >= 0) || m < 1 {
+		return nil, false
 	}
 	var usable []Look
 	nMax := 0
@@ -77,18 +111,26 @@ func DetectableChange(noise Noise, looks []Look, m int, miss float64) float64 {
 		}
 	}
 	if len(usable) == 0 {
-		return math.Inf(1)
+		return nil, true
 	}
+	bounds = make([]float64, detectDraws)
 	if noise.Within == 0 && noise.Between == 0 {
-		return 0
+		return bounds, true // every draw at 0
 	}
 	rng := rand.New(rand.NewPCG(0x5eed, uint64(nMax)))
 	if noise.Paired {
-		return pairedChange(rng, noise, usable, nMax, miss)
+		pairedBounds(rng, noise, usable, nMax, bounds)
+	} else {
+		twoSampleBounds(rng, noise, usable, nMax, bounds)
 	}
+	slices.Sort(bounds)
+	return bounds, true
+}
+
+// twoSampleBounds fills bounds with draws of two independent samples.
+func twoSampleBounds(rng *rand.Rand, noise Noise, looks []Look, nMax int, bounds []float64) {
 	base := make([]float64, nMax)
 	cand := make([]float64, nMax)
-	bounds := make([]float64, detectDraws)
 	const level = 100.0 // a metric's level; relative bounds do not depend on it
 	value := func(x float64) float64 {
 		if noise.Relative {
@@ -103,7 +145,7 @@ func DetectableChange(noise Noise, looks []Look, m int, miss float64) float64 {
 			cand[i] = value(cRun + noise.Within*rng.NormFloat64())
 		}
 		best := math.Inf(1)
-		for _, l := range usable {
+		for _, l := range looks {
 			b, c := sortedCopy(base[:l.Baseline]), cand[:l.Candidate]
 			s := HodgesLehmann(b, c, 1-2*l.Level)
 			if !s.OK {
@@ -119,17 +161,13 @@ func DetectableChange(noise Noise, looks []Look, m int, miss float64) float64 {
 		}
 		bounds[d] = best
 	}
-	slices.Sort(bounds)
-	q := bounds[min(len(bounds)-1, int(math.Ceil((1-miss)*float64(len(bounds))))-1)]
-	return max(q, 0)
 }
 
-// pairedChange is DetectableChange for rounds: each draw is nMax pairs'
-// differences, and a look's bound is the Walsh-average interval's of its
-// first pairs (SignedRankShift), exp(·) − 1 of it for log-ratios.
-func pairedChange(rng *rand.Rand, noise Noise, looks []Look, nMax int, miss float64) float64 {
+// pairedBounds fills bounds with draws of nMax pairs' differences; a
+// look's bound is the Walsh-average interval's of its first pairs
+// (SignedRankShift), exp(·) − 1 of it for log-ratios.
+func pairedBounds(rng *rand.Rand, noise Noise, looks []Look, nMax int, bounds []float64) {
 	diffs := make([]float64, nMax)
-	bounds := make([]float64, detectDraws)
 	for d := range bounds {
 		for i := range diffs {
 			diffs[i] = noise.Within * rng.NormFloat64()
@@ -149,7 +187,4 @@ func pairedChange(rng *rand.Rand, noise Noise, looks []Look, nMax int, miss floa
 		}
 		bounds[d] = best
 	}
-	slices.Sort(bounds)
-	q := bounds[min(len(bounds)-1, int(math.Ceil((1-miss)*float64(len(bounds))))-1)]
-	return max(q, 0)
 }

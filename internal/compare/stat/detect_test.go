@@ -93,3 +93,21 @@ func TestDetectableChangePaired(t *testing.T) {
 	assert.InDelta(t, 1-miss, float64(passed)/draws, 0.01, "at the detectable change %.4g", d)
 	assert.Equal(t, math.Inf(1), DetectableChange(noise, []Look{{5, 5, level}}, m, miss), "5 pairs cannot reach 0.025/4")
 }
+
+// AAPassRate counts the draws DetectableChange takes its quantile of: at
+// the detectable change it is about 1 − miss, and it rises with the
+// tolerance.
+func TestAAPassRate(t *testing.T) {
+	looks := []Look{{6, 6, 0.025}}
+	noise := Noise{Within: 0.05, Relative: true}
+	d := DetectableChange(noise, looks, 7, 0.01)
+	assert.InDelta(t, 0.99, AAPassRate(noise, looks, 7, d), 0.001)
+	prev := 0.0
+	for _, tol := range []float64{0, 0.02, 0.05, 0.1, 0.2} {
+		r := AAPassRate(noise, looks, 7, tol)
+		assert.GreaterOrEqual(t, r, prev, "tolerance %g", tol)
+		prev = r
+	}
+	assert.Equal(t, 0.0, AAPassRate(noise, []Look{{3, 3, 0.05}}, 7, 1), "no look can pass")
+	assert.Equal(t, 1.0, AAPassRate(Noise{Relative: true}, looks, 7, 0), "no noise")
+}

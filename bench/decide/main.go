@@ -1,41 +1,43 @@
 // Command decide measures whether perfgate's example configs decide on the
-// simulator: for each config (the README's perfgate.yaml example and every
-// examples/*.yaml that gates), how often an A/A comparison passes (exit 0)
-// and how often a candidate made 1.3x slower (perfgate sim --slowdown 1.3)
-// is a regression (exit 1); and how long warm-up takes at Poisson 2 req/s
-// over examples/workloads/chat.jsonl.
+// simulator, at their own settings: for each config (the README's
+// perfgate.yaml example, every examples/*.yaml that gates, and the config
+// perfgate init writes), how often an A/A pull request passes (perfgate
+// gate's exit 0) and how often a candidate made 1.3x slower (perfgate sim
+// --slowdown 1.3) is a regression; and how long warm-up takes at Poisson
+// 2 req/s over examples/workloads/chat.jsonl.
 //
-// Each config runs as a generated copy: its scenarios, load types, gates and
-// repetitions as they are, with requests cut (-requests; a scenario that
-// gives a duration gets the request count instead, so that every repetition
-// sends the same requests on the same schedule, as a long one would) and a
-// short warm-up (windows of 1s, at most 5s, warn when not steady), so that
-// a run takes about a minute or less. The server is always a
-// simulator perfgate starts (a process stack): a config's own simulator
-// command keeps its flags, with a port of the bench's own, --seed set per
-// run and --truth left out; a config that measures an external server (the
-// README's, examples/perfgate.yaml) gets `perfgate sim --step-base 4ms
-// --per-prefill-token 20us`: a third of the default step, so that a
-// repetition is short, and four times the demo's, so that the client's
-// timing noise on a busy machine (a millisecond or two) is small beside a
-// token's time.
+// It does what a team does. For each config it measures -baselines
+// baselines as the main branch would (perfgate run, every repetition the
+// config's repetitions.max allows, then promoted into a baselines
+// directory of its own), and then, for each of -n tries, runs perfgate
+// gate twice against baseline (try mod -baselines): once on the simulator
+// as it is (A/A) and once on one 1.3x slower, each stopping when its
+// sequential looks have decided every gate, as a pull request's gate
+// does. Every run is a fresh simulator with a seed of its own. A try's
+// A/A passes when gate exits 0; its slowdown is found when the verdict is
+// a regression (not an inconclusive gate).
 //
-// Per config it measures N+1 runs of the simulator as it is (seeds 0..N)
-// and N of the slower one (seeds 1..N), with `perfgate run`, and then
-// decides offline as `perfgate gate` would (internal/gate: the baseline
-// promoted, the looks of a sequential gate replayed on the candidate's
-// repetitions, the verdict at the last): try s compares run s (A/A) and
-// slow run s (1.3x) with run s−1 as the baseline. A/A passes when the
-// verdict is a pass (gate's exit 0); the slowdown is found when it is a
-// regression (exit 1 for a regression, not an inconclusive gate).
+// Each config runs as a generated copy: its scenarios, load shapes,
+// requests, durations, gates, warm-up and repetitions as they are, against
+// a simulator perfgate starts on a port of the bench's own (a config's own
+// perfgate sim command keeps its flags, with --seed set per run and
+// --truth left out; a config that measures an external server, as the
+// README's and examples/perfgate.yaml do, gets perfgate sim at its
+// defaults). -cut measures the old quick copies instead (at most
+// -requests requests a repetition, 1 s warm-up windows up to 5 s, a
+// simulator of 4 ms steps for an external target): figures for a quick
+// look, not for the table.
 //
-// Capacity configs (examples/capacity*.yaml) are skipped: their sweep points
-// have no gates, and their capacity gate's own benchmark is
-// CapacityRegression (bench/capacity_test.go). demo-slower.yaml is
-// demo.yaml's candidate and is not a config of its own.
+// Runs mostly wait on the simulator's clock, so many can be measured at
+// once (-parallel); each config's baselines are measured before its tries.
+// Capacity configs (examples/capacity*.yaml) are skipped: their capacity
+// gate's own benchmark is CapacityRegression (bench/capacity_test.go).
+// demo-slower.yaml is demo.yaml's candidate and is not a config of its
+// own. Results are kept in -out (default demo-out/decide/, ignored by git)
+// and reused by a later invocation.
 //
 //	go build -o bin/perfgate ./cmd/perfgate
-//	go run ./bench/decide -n 40 -warmup-seeds 20             # the full measurement
+//	go run ./bench/decide -n 40 -parallel 12 -warmup-seeds 20   # the full measurement
 //	go run ./bench/decide -n 3 -configs readme,demo -warmup-seeds 0
 package main
 
@@ -44,7 +46,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -60,39 +61,50 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare/stat"
-	"github.com/perfgate/perfgate/internal/config"
-	"github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
-	"github.com/perfgate/perfgate/internal/run"
 )
 
 type options struct {
-	n           int
-	configs     string
-	out         string
-	perfgate    string
-	slowdown    float64
-	requests    int
-	warmupSeeds int
-	parallel    int
-	root        string
+	n, baselines int
+	configs      string
+	out          string
+	perfgate     string
+	slowdown     float64
+	cut          bool
+	requests     int
+	warmupSeeds  int
+	parallel     int
+	root         string
 }
 
 func main() {
 	var o options
-	flag.IntVar(&o.n, "n", 40, "tries per config (A/A and slowdown each)")
-	flag.StringVar(&o.configs, "configs", "all", "comma-separated: readme and the names of examples/*.yaml without .yaml (demo, perfgate, ...), or all, or none")
+	flag.IntVar(&o.n, "n", 40, "tries per config (an A/A gate and a slowed gate each)")
+	flag.IntVar(&o.baselines, "baselines", 10, "baselines per config, measured as the main branch would; try s gates against baseline s mod this")
+	flag.StringVar(&o.configs, "configs", "all", "comma-separated: readme, init and the names of examples/*.yaml without .yaml (demo, perfgate, ...), or all, or none")
 	flag.StringVar(&o.out, "out", "demo-out/decide", "directory for the generated configs, results and logs")
 	flag.StringVar(&o.perfgate, "perfgate", "bin/perfgate", "the perfgate binary (go build -o bin/perfgate ./cmd/perfgate)")
 	flag.Float64Var(&o.slowdown, "slowdown", 1.3, "the slower candidate's --slowdown")
-	flag.IntVar(&o.requests, "requests", 24, "requests per repetition at most (a scenario's own, if fewer; replaces a duration)")
+	flag.BoolVar(&o.cut, "cut", false, "measure quick cut copies (at most -requests a repetition, a short warm-up), not the configs' own settings")
+	flag.IntVar(&o.requests, "requests", 24, "with -cut: requests per repetition at most (a scenario's own, if fewer; replaces a duration)")
 	flag.IntVar(&o.warmupSeeds, "warmup-seeds", 20, "seeds of the warm-up measurement at Poisson 2 req/s (0 skips it)")
-	flag.IntVar(&o.parallel, "parallel", 1, "runs measured at once (a run mostly waits on the simulator's clock: a few at once cost little CPU, but each adds timing noise on a small machine)")
+	flag.IntVar(&o.parallel, "parallel", 1, "runs measured at once (a run mostly waits on the simulator's clock: several at once cost little CPU, but each adds timing noise on a small machine)")
 	flag.Parse()
 	if err := mainErr(o); err != nil {
 		fmt.Fprintln(os.Stderr, "decide:", err)
 		os.Exit(1)
 	}
+}
+
+// outcome is one gate run's: the verdict's outcome (or why there was
+// none), the gates that were not a pass, and what the run took.
+type outcome struct {
+	verdict stat.Outcome
+	why     string
+	reps    int // the candidate's repetitions, summed over its scenarios
+	took    time.Duration
+	err     error
 }
 
 func mainErr(o options) error {
@@ -121,113 +133,91 @@ func mainErr(o options) error {
 	type row struct {
 		name               string
 		aaPass, slowReg, n int
-		perRun             time.Duration
+		baseTime, aaTime   time.Duration
+		aaReps             float64
 		aaOther, slowOther []string
 	}
 	var rows []row
 	for _, name := range names {
-		src, err := loadSource(root, name)
+		src, err := loadSource(root, o, name)
 		if err != nil {
 			return err
 		}
 		dir := filepath.Join(o.out, name)
+		if o.cut {
+			dir += "-cut"
+		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return err
 		}
-		var (
-			mu      sync.Mutex
-			runs    int
-			runTime time.Duration
-		)
-		failed := map[string]error{} // runs that exited non-zero, by file
-		measure := func(seed int, slowdown float64) (string, error) {
-			tag := "aa"
-			if slowdown != 1 {
-				tag = "slow"
+		// The baselines, as the main branch measures and promotes them.
+		baseTimes := make([]time.Duration, o.baselines)
+		baseErrs := make([]error, o.baselines)
+		parallel(o.parallel, o.baselines, func(b int) {
+			baseTimes[b], baseErrs[b] = o.measureBaseline(src, dir, b)
+		})
+		// The tries: an A/A gate and a slowed gate against baseline
+		// try mod baselines.
+		aa := make([]outcome, o.n)
+		slow := make([]outcome, o.n)
+		parallel(o.parallel, 2*o.n, func(j int) {
+			s, slowed := j/2, j%2 == 1
+			b := s % o.baselines
+			if baseErrs[b] != nil {
+				out := outcome{err: fmt.Errorf("baseline %d failed: %w", b, baseErrs[b])}
+				if slowed {
+					slow[s] = out
+				} else {
+					aa[s] = out
+				}
+				return
 			}
-			mu.Lock()
-			ferr := failed[fmt.Sprintf("%s-%d", tag, seed)]
-			mu.Unlock()
-			if ferr != nil {
-				return "", ferr
+			if slowed {
+				slow[s] = o.gate(src, dir, "slow", s+1, 200+s, o.slowdown, b)
+			} else {
+				aa[s] = o.gate(src, dir, "aa", s+1, 100+s, 1, b)
 			}
-			file := filepath.Join(dir, fmt.Sprintf("%s-%d.json", tag, seed))
-			if _, err := os.Stat(file); err == nil {
-				return file, nil // kept from an earlier invocation
+		})
+		r := row{name: name, n: o.n}
+		var bt time.Duration
+		nb := 0
+		for b, t := range baseTimes {
+			if baseErrs[b] == nil {
+				bt += t
+				nb++
 			}
-			conf, err := o.generate(src, dir, fmt.Sprintf("%s-%d", tag, seed), seed, slowdown)
-			if err != nil {
-				return "", err
-			}
-			t0 := time.Now()
-			if err := o.perfgateRun(conf, file, filepath.Join(dir, tag+"-"+strconv.Itoa(seed)+".log")); err != nil {
-				// A run that fails (exit 3: an overloaded or failing
-				// server, say) is a try that did not decide, not the
-				// end of the measurement.
-				err = fmt.Errorf("%s %s seed %d: %w", name, tag, seed, err)
-				mu.Lock()
-				failed[fmt.Sprintf("%s-%d", tag, seed)] = err
-				mu.Unlock()
-				os.Remove(file)
-				fmt.Fprintf(os.Stderr, "decide: %v\n", err)
-				return "", err
-			}
-			took := time.Since(t0)
-			mu.Lock()
-			runs++
-			runTime += took
-			mu.Unlock()
-			fmt.Fprintf(os.Stderr, "decide: %s %s seed %d measured in %.1fs\n", name, tag, seed, took.Seconds())
-			return file, nil
 		}
-		measureAll(o.parallel, o.n, o.slowdown, measure)
-		r := row{name: name}
-		// try compares cand with base, an error of either run counting as
-		// a try that did not decide.
-		try := func(base string, baseErr error, cand string, candErr error, store string) (stat.Outcome, string, error) {
-			switch {
-			case baseErr != nil:
-				return stat.Inconclusive, "baseline run failed: " + baseErr.Error(), nil
-			case candErr != nil:
-				return stat.Inconclusive, "candidate run failed: " + candErr.Error(), nil
-			}
-			return decide(filepath.Join(dir, "aa-0.yaml"), base, cand, store)
+		if nb > 0 {
+			r.baseTime = bt / time.Duration(nb)
 		}
-		prev, prevErr := measure(0, 1)
-		for s := 1; s <= o.n; s++ {
-			aa, aaErr := measure(s, 1)
-			slow, slowErr := measure(s, o.slowdown)
-			aaOut, aaWhy, err := try(prev, prevErr, aa, aaErr, filepath.Join(dir, fmt.Sprintf("store-aa-%d", s)))
-			if err != nil {
-				return fmt.Errorf("%s A/A try %d: %w", name, s, err)
-			}
-			slowOut, slowWhy, err := try(prev, prevErr, slow, slowErr, filepath.Join(dir, fmt.Sprintf("store-slow-%d", s)))
-			if err != nil {
-				return fmt.Errorf("%s slowdown try %d: %w", name, s, err)
-			}
-			r.n++
-			if aaOut == stat.Pass {
+		reps, measured := 0, 0
+		for s := range o.n {
+			if a := aa[s]; a.err == nil && a.verdict == stat.Pass {
 				r.aaPass++
 			} else {
-				r.aaOther = append(r.aaOther, fmt.Sprintf("try %d %s: %s", s, aaOut, aaWhy))
+				r.aaOther = append(r.aaOther, fmt.Sprintf("try %d %s", s+1, a.describe()))
 			}
-			if slowOut == stat.Regression {
+			if a := aa[s]; a.err == nil {
+				r.aaTime += a.took
+				reps += a.reps
+				measured++
+			}
+			if sl := slow[s]; sl.err == nil && sl.verdict == stat.Regression {
 				r.slowReg++
 			} else {
-				r.slowOther = append(r.slowOther, fmt.Sprintf("try %d %s: %s", s, slowOut, slowWhy))
+				r.slowOther = append(r.slowOther, fmt.Sprintf("try %d %s", s+1, sl.describe()))
 			}
-			fmt.Fprintf(os.Stderr, "decide: %s try %d: A/A %s, %gx %s\n", name, s, aaOut, o.slowdown, slowOut)
-			prev, prevErr = aa, aaErr
 		}
-		if runs > 0 {
-			r.perRun = runTime / time.Duration(runs)
+		if measured > 0 {
+			r.aaTime /= time.Duration(measured)
+			r.aaReps = float64(reps) / float64(measured)
 		}
 		rows = append(rows, r)
 	}
 
-	fmt.Printf("%-16s %6s %14s %14s %10s\n", "config", "tries", "A/A exit 0", fmt.Sprintf("%gx regression", o.slowdown), "s a run")
+	fmt.Printf("%-16s %6s %12s %16s %12s %12s %14s\n", "config", "tries", "A/A pass", fmt.Sprintf("%gx regression", o.slowdown), "s a baseline", "s an A/A gate", "A/A repetitions")
 	for _, r := range rows {
-		fmt.Printf("%-16s %6d %9d/%-4d %9d/%-4d %10.1f\n", r.name, r.n, r.aaPass, r.n, r.slowReg, r.n, r.perRun.Seconds())
+		fmt.Printf("%-16s %6d %7d/%-4d %11d/%-4d %12.0f %12.0f %14.1f\n", r.name, r.n, r.aaPass, r.n, r.slowReg, r.n, r.baseTime.Seconds(), r.aaTime.Seconds(), r.aaReps)
 		for _, w := range r.aaOther {
 			fmt.Printf("    A/A not a pass: %s\n", w)
 		}
@@ -241,29 +231,157 @@ func mainErr(o options) error {
 	return nil
 }
 
-// measureAll measures every run a config's tries need (seeds 0..n at speed,
-// 1..n slowed), parallel at a time, so that the tries then find them all
-// measured. A run that fails is left for its tries to report.
-func measureAll(parallel, n int, slowdown float64, measure func(seed int, slowdown float64) (string, error)) {
-	type job struct {
-		seed     int
-		slowdown float64
+// describe says what a gate run gave: its verdict and the gates that did
+// not pass, or why it gave none.
+func (c outcome) describe() string {
+	if c.err != nil {
+		return "failed: " + c.err.Error()
 	}
-	jobs := []job{{0, 1}}
-	for s := 1; s <= n; s++ {
-		jobs = append(jobs, job{s, 1}, job{s, slowdown})
+	if c.why == "" {
+		return string(c.verdict)
 	}
-	sem := make(chan struct{}, max(parallel, 1))
+	return string(c.verdict) + ": " + c.why
+}
+
+// parallel calls f(0..n-1), at most width at a time.
+func parallel(width, n int, f func(int)) {
+	sem := make(chan struct{}, max(width, 1))
 	var wg sync.WaitGroup
-	for _, j := range jobs {
+	for i := range n {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			measure(j.seed, j.slowdown) //nolint:errcheck // its tries report it
+			f(i)
 		}()
 	}
 	wg.Wait()
+}
+
+// measureBaseline measures baseline b of a config (perfgate run, every
+// repetition) and promotes it into the baselines directory store-b; a
+// baseline kept from an earlier invocation is reused.
+func (o options) measureBaseline(src map[string]any, dir string, b int) (time.Duration, error) {
+	tag := fmt.Sprintf("base-%d", b)
+	file := filepath.Join(dir, tag+".json")
+	store := baseline.Store{Dir: filepath.Join(dir, "store-"+strconv.Itoa(b))}
+	if _, err := os.Stat(file); err == nil {
+		return took(file), promoteOnce(store, file)
+	}
+	conf, err := o.generate(src, dir, tag, b, 1)
+	if err != nil {
+		return 0, err
+	}
+	t0 := time.Now()
+	if err := o.perfgateCmd(filepath.Join(dir, tag+".log"), "run", "-c", conf, "-o", file); err != nil {
+		err = fmt.Errorf("baseline %d: %w", b, err)
+		fmt.Fprintf(os.Stderr, "decide: %v\n", err)
+		return 0, err
+	}
+	d := time.Since(t0)
+	writeTook(file, d)
+	fmt.Fprintf(os.Stderr, "decide: %s measured in %.0fs\n", file, d.Seconds())
+	return d, promoteOnce(store, file)
+}
+
+// promoteOnce makes the result in file the baseline of store, unless it
+// already is.
+func promoteOnce(store baseline.Store, file string) error {
+	if _, err := os.Stat(store.HistoryPath()); err == nil {
+		return nil
+	}
+	r, err := result.Read(file)
+	if err != nil {
+		return err
+	}
+	_, err = store.Promote(r, baseline.Meta{Commit: "base", Date: r.FinishedAt})
+	return err
+}
+
+// gate runs perfgate gate for one candidate (tag aa or slow, try s, the
+// simulator's seed, its slowdown) against baseline b, as a pull request
+// does, and reads its verdict from the report; one kept from an earlier
+// invocation is reused.
+func (o options) gate(src map[string]any, dir, tag string, s, seed int, slowdown float64, b int) outcome {
+	name := fmt.Sprintf("%s-%d", tag, s)
+	reportFile := filepath.Join(dir, name+".report.json")
+	resultFile := filepath.Join(dir, name+".json")
+	if _, err := os.Stat(reportFile); err != nil {
+		conf, err := o.generate(src, dir, name, seed, slowdown)
+		if err != nil {
+			return outcome{err: err}
+		}
+		t0 := time.Now()
+		err = o.perfgateCmd(filepath.Join(dir, name+".log"), "gate", "-c", conf, "--baselines", filepath.Join(dir, "store-"+strconv.Itoa(b)),
+			"-o", resultFile, "--report", reportFile)
+		var ee *exec.ExitError
+		if err != nil && !(errors.As(err, &ee) && ee.ExitCode() == 1) {
+			fmt.Fprintf(os.Stderr, "decide: %s: %v\n", name, err)
+			return outcome{err: err}
+		}
+		writeTook(resultFile, time.Since(t0))
+		fmt.Fprintf(os.Stderr, "decide: %s gated in %.0fs\n", name, time.Since(t0).Seconds())
+	}
+	doc, err := report.ReadDocument(reportFile)
+	if err != nil {
+		return outcome{err: err}
+	}
+	out := outcome{verdict: doc.Verdict.Outcome, took: took(resultFile)}
+	var why []string
+	for _, sc := range doc.Verdict.Scenarios {
+		out.reps += sc.CandidateN
+		for _, g := range sc.Gates {
+			if g.Outcome != stat.Pass {
+				why = append(why, fmt.Sprintf("%s %s %s (%s)", sc.Name, g.Metric, g.Outcome, g.Reason))
+			}
+		}
+		for _, q := range sc.Quality {
+			for _, g := range q.Gates {
+				if g.Outcome != stat.Pass {
+					why = append(why, fmt.Sprintf("%s %s %s %s (%s)", sc.Name, q.Name, g.Metric, g.Outcome, g.Reason))
+				}
+			}
+		}
+	}
+	out.why = strings.Join(why, "; ")
+	return out
+}
+
+// writeTook and took keep how long the run of a result file took beside
+// it, so that a later invocation that reuses the file can report it.
+func writeTook(file string, d time.Duration) {
+	_ = os.WriteFile(file+".took", []byte(d.String()), 0o644)
+}
+
+func took(file string) time.Duration {
+	b, err := os.ReadFile(file + ".took")
+	if err != nil {
+		return 0
+	}
+	d, _ := time.ParseDuration(string(b))
+	return d
+}
+
+// perfgateCmd runs perfgate with args in the repository root, its output
+// to log.
+func (o options) perfgateCmd(log string, args ...string) error {
+	f, err := os.Create(log)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	cmd := exec.Command(o.perfgate, args...)
+	cmd.Dir = o.root
+	cmd.Stdout, cmd.Stderr = f, f
+	if err := cmd.Run(); err != nil {
+		tail, _ := os.ReadFile(log)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 1 {
+			return err // a verdict: the caller reads it
+		}
+		return fmt.Errorf("perfgate %s: %w\n%s", strings.Join(args, " "), err, lastLines(string(tail), 15))
+	}
+	return nil
 }
 
 // repoRoot is the module's root: this program runs from it or below.
@@ -302,7 +420,7 @@ func configNames(root, list string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	names := []string{"readme"}
+	names := []string{"readme", "init"}
 	for _, f := range files {
 		name := strings.TrimSuffix(filepath.Base(f), ".yaml")
 		if why, skip := skipped[name]; skip {
@@ -319,11 +437,27 @@ func configNames(root, list string) ([]string, error) {
 var readmeExample = regexp.MustCompile("(?s)### perfgate.yaml\n.*?```yaml\n(.*?)```")
 
 // loadSource reads a config as a YAML map: "readme" is the README's
-// example, anything else examples/<name>.yaml. Relative paths in it resolve
-// against examples/.
-func loadSource(root, name string) (map[string]any, error) {
+// example, "init" the config perfgate init writes (offline, for the
+// simulator's model), anything else examples/<name>.yaml. Relative paths
+// in it resolve against examples/.
+func loadSource(root string, o options, name string) (map[string]any, error) {
 	var data []byte
-	if name == "readme" {
+	switch name {
+	case "init":
+		tmp, err := os.MkdirTemp("", "decide-init")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		path := filepath.Join(tmp, "perfgate.yaml")
+		out, err := exec.Command(o.perfgate, "init", "--target", "http://127.0.0.1:8000", "--model", "perfgate-sim-8b", "-o", path).CombinedOutput()
+		if err != nil {
+			return nil, fmt.Errorf("perfgate init: %w\n%s", err, out)
+		}
+		if data, err = os.ReadFile(path); err != nil {
+			return nil, err
+		}
+	case "readme":
 		doc, err := os.ReadFile(filepath.Join(root, "README.md"))
 		if err != nil {
 			return nil, err
@@ -333,7 +467,7 @@ func loadSource(root, name string) (map[string]any, error) {
 			return nil, errors.New("README.md has no perfgate.yaml example")
 		}
 		data = m[1]
-	} else {
+	default:
 		var err error
 		data, err = os.ReadFile(filepath.Join(root, "examples", name+".yaml"))
 		if err != nil {
@@ -347,8 +481,9 @@ func loadSource(root, name string) (map[string]any, error) {
 	return m, nil
 }
 
-// generate writes the cut copy of src for one run (the simulator's seed and
-// slowdown) into dir as <tag>.yaml and returns its path.
+// generate writes the copy of src for one run (the simulator's seed and
+// slowdown; with -cut, the quick cut) into dir as <tag>.yaml and returns
+// its path.
 func (o options) generate(src map[string]any, dir, tag string, seed int, slowdown float64) (string, error) {
 	var c map[string]any
 	b, err := json.Marshal(src) // a deep copy
@@ -392,7 +527,7 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 			}
 			args = append(args, a)
 		}
-	} else {
+	} else if o.cut {
 		args = []string{"--step-base", "4ms", "--per-prefill-token", "20us"}
 	}
 	args = append(args, "--addr", addr, "--seed", strconv.Itoa(seed))
@@ -408,16 +543,18 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 		"process": map[string]any{"command": cmd, "dir": o.root},
 	}
 
-	w, _ := c["warmup"].(map[string]any)
-	if w == nil {
-		w = map[string]any{}
+	if o.cut {
+		w, _ := c["warmup"].(map[string]any)
+		if w == nil {
+			w = map[string]any{}
+		}
+		w["window"] = "1s"
+		w["windows"] = 3
+		w["max"] = "5s"
+		w["on_unsteady"] = "warn"
+		delete(w, "min")
+		c["warmup"] = w
 	}
-	w["window"] = "1s"
-	w["windows"] = 3
-	w["max"] = "5s"
-	w["on_unsteady"] = "warn"
-	delete(w, "min")
-	c["warmup"] = w
 
 	scenarios, _ := c["scenarios"].([]any)
 	for _, s := range scenarios {
@@ -427,6 +564,9 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 		}
 		if wl, ok := sc["workload"].(string); ok && !filepath.IsAbs(wl) {
 			sc["workload"] = filepath.Join(examples, wl)
+		}
+		if !o.cut {
+			continue
 		}
 		req := o.requests
 		if v, ok := sc["requests"]; ok {
@@ -466,98 +606,9 @@ func freePort() (int, error) {
 	return l.Addr().(*net.TCPAddr).Port, nil
 }
 
-// perfgateRun runs `perfgate run` on conf, writing the result to out and its
-// output to log.
-func (o options) perfgateRun(conf, out, log string) error {
-	f, err := os.Create(log)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	cmd := exec.Command(o.perfgate, "run", "-c", conf, "-o", out)
-	cmd.Dir = o.root
-	cmd.Stdout, cmd.Stderr = f, f
-	if err := cmd.Run(); err != nil {
-		tail, _ := os.ReadFile(log)
-		return fmt.Errorf("perfgate run -c %s: %w\n%s", conf, err, lastLines(string(tail), 15))
-	}
-	return nil
-}
-
 func lastLines(s string, n int) string {
 	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
 	return strings.Join(lines[max(0, len(lines)-n):], "\n")
-}
-
-// decide compares cand with base as perfgate gate does: the baseline
-// promoted to a store of its own, the gate prepared from the config, the
-// looks of a sequential gate replayed on the candidate's first
-// repetitions (as many as the gate would have measured), and the verdict.
-// It returns the verdict's outcome and, when it is not what an A/A or a
-// slowdown should give, the gates that made it.
-func decide(cfgPath, baseFile, candFile, storeDir string) (stat.Outcome, string, error) {
-	cfg, err := config.LoadFile(cfgPath)
-	if err != nil {
-		return "", "", err
-	}
-	base, err := result.Read(baseFile)
-	if err != nil {
-		return "", "", err
-	}
-	cand, err := result.Read(candFile)
-	if err != nil {
-		return "", "", err
-	}
-	_ = os.RemoveAll(storeDir)
-	store := baseline.Store{Dir: storeDir}
-	if _, err := store.Promote(base, baseline.Meta{Commit: "base"}); err != nil {
-		return "", "", err
-	}
-	scenarios, err := run.Prepare(cfg, nil)
-	if err != nil {
-		return "", "", err
-	}
-	g, err := gate.Prepare(cfg, scenarios, store, false)
-	if err != nil {
-		return "", "", err
-	}
-	g.Looks = io.Discard
-	res := *cand
-	res.Scenarios = slices.Clone(cand.Scenarios)
-	for i := range res.Scenarios {
-		sc := &res.Scenarios[i]
-		all := sc.Repetitions
-		n := cfg.Repetitions.Min
-		for n < len(all) {
-			partial := *sc
-			partial.Repetitions = all[:n]
-			if !g.More(&partial) {
-				break
-			}
-			n++
-		}
-		sc.Repetitions = all[:min(n, len(all))]
-	}
-	v, err := g.Verdict(&res)
-	if err != nil {
-		return "", "", err
-	}
-	var why []string
-	for _, sc := range v.Scenarios {
-		for _, gt := range sc.Gates {
-			if gt.Outcome != stat.Pass {
-				why = append(why, fmt.Sprintf("%s %s %s (%s)", sc.Name, gt.Metric, gt.Outcome, gt.Reason))
-			}
-		}
-		for _, q := range sc.Quality {
-			for _, gt := range q.Gates {
-				if gt.Outcome != stat.Pass {
-					why = append(why, fmt.Sprintf("%s %s %s %s (%s)", sc.Name, q.Name, gt.Metric, gt.Outcome, gt.Reason))
-				}
-			}
-		}
-	}
-	return v.Outcome, strings.Join(why, "; "), nil
 }
 
 // warmup measures how long warm-up takes to reach steady state at Poisson
@@ -600,7 +651,7 @@ scenarios:
 		}
 		out := filepath.Join(dir, fmt.Sprintf("seed-%d.json", seed))
 		if _, err := os.Stat(out); err != nil {
-			if err := o.perfgateRun(conf, out, filepath.Join(dir, fmt.Sprintf("seed-%d.log", seed))); err != nil {
+			if err := o.perfgateCmd(filepath.Join(dir, fmt.Sprintf("seed-%d.log", seed)), "run", "-c", conf, "-o", out); err != nil {
 				return err
 			}
 		}

@@ -345,7 +345,8 @@ func renderInit(v initValues) ([]byte, error) {
 	data := struct {
 		initValues
 		Gates                     []string
-		Repetitions, Seed         int
+		Repetitions               config.Repetitions
+		Seed                      int
 		Alpha                     float64
 		OnInconclusive, Baselines string
 	}{v, gates, config.DefaultRepetitions, config.DefaultSeed, config.DefaultAlpha, config.DefaultOnInconclusive, config.DefaultBaselines}
@@ -403,10 +404,12 @@ warmup:
   max: 5m
 
 # Each scenario is measured this many times: one sample a repetition for
-# the gates. {{.Repetitions}} a side is the fewest with which the default gates of a
-# few scenarios can reach significance; {min: 6, max: 15} measures more only
-# while a gate is undecided (docs/gating.md).
-repetitions: {{.Repetitions}}
+# the gates. A baseline (perfgate run on the main branch) measures max; a
+# pull request's gate measures min, compares, and measures more only while
+# a gate is undecided. Before you gate, perfgate validate -c perfgate.yaml
+# --baselines baselines/ says what each gate can confirm against your
+# baseline's noise (docs/gating.md).
+repetitions: {min: {{.Repetitions.Min}}, max: {{.Repetitions.Max}}}
 # The same seed sends the same requests at the same times.
 seed: {{.Seed}}
 

@@ -134,7 +134,7 @@ func (positiveDuration) Type() string { return "duration" }
 // under --workdir where the command has it) exists, unless --no-config
 // says to build from the flags alone; every quick flag, --target included,
 // overrides the file's field. A gate built from flags alone measures
-// config.DefaultRepetitions repetitions unless --repetitions says, enough to
+// config.QuickGateRepetitions repetitions unless --repetitions says, enough to
 // decide; a run, config.DefaultQuickRepetitions.
 func loadConfig(o *runOptions) (cfg *config.Config, built bool, err error) {
 	q := o.quick
@@ -160,7 +160,7 @@ func loadConfig(o *runOptions) (cfg *config.Config, built bool, err error) {
 		return cfg, false, nil
 	}
 	if o.gating && q.Repetitions == 0 {
-		q.Repetitions = config.DefaultRepetitions
+		q.Repetitions = config.QuickGateRepetitions
 	}
 	cfg, err = q.Build(filepath.Dir(o.configPath))
 	if err != nil {

@@ -66,7 +66,7 @@ const (
 	DefaultQuickRequests = 100
 	// DefaultQuickRepetitions 1: a quick run is a look, and --requests is
 	// then the whole run. A gate without a config wants --repetitions 6
-	// (DefaultRepetitions) or more to decide.
+	// (QuickGateRepetitions) or more to decide.
 	DefaultQuickRepetitions = 1
 	// DefaultQuickWarmupWindow, DefaultQuickWarmupMax: a short warm-up of
 	// the scenario's own load (three 1 s windows that agree, 20 s at most)

@@ -28,6 +28,7 @@ type abOptions struct {
 	basePath      string
 	candPath      string
 	mode          string
+	rewarm        string
 	output        string
 	baseOutput    string
 	scenarios     []string
@@ -60,7 +61,12 @@ target's address and model, and the warm-up.
 
 Round r measures one repetition of each scenario on each arm: base then
 candidate in odd rounds, candidate then base in even ones (ABBA), each arm
-warmed up to steady state before its repetition. Repetition r of the two arms
+warmed up before its repetition: to steady state after every start of its
+stack, and with a short re-warm (one warmup.window of the load, not judged)
+where its stack stayed up since its last warm-up (--rewarm short, the
+default, or ab.rewarm; --rewarm full warms up to steady state every round).
+Every warm-up is salted apart, so no prompt cache answers it from an earlier
+one; round r sends the same text on both arms. Repetition r of the two arms
 is a pair, and each gate tests the paired differences: the one-sided Wilcoxon
 signed-rank test, the Hodges-Lehmann estimate of the paired change with its
 interval, Holm across the gates, the same three outcomes as perfgate gate.
@@ -89,6 +95,7 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	f.StringVar(&o.basePath, "base", "", "the base arm's config (the base branch's perfgate.yaml)")
 	f.StringVarP(&o.candPath, "config", "c", "perfgate.yaml", "the candidate arm's config")
 	f.StringVar(&o.mode, "mode", "", "how the two stacks are held: co-resident or swap (default: ab.mode of the candidate config)")
+	f.StringVar(&o.rewarm, "rewarm", "", "how a round warms up an arm whose stack stayed up since its last warm-up: short or full (default: ab.rewarm of the candidate config, short)")
 	f.StringVarP(&o.output, "output", "o", "result.json", "the candidate arm's result file")
 	f.StringVar(&o.baseOutput, "base-output", "base-result.json", "the base arm's result file")
 	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "measure only these scenarios (repeatable, or comma-separated)")
@@ -119,6 +126,8 @@ func (o *abOptions) check() error {
 		return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
 	case o.mode != "" && o.mode != config.ABCoResident && o.mode != config.ABSwap:
 		return exit.UsageError(fmt.Errorf("--mode: want %s or %s, got %q", config.ABCoResident, config.ABSwap, o.mode))
+	case o.rewarm != "" && o.rewarm != config.RewarmShort && o.rewarm != config.RewarmFull:
+		return exit.UsageError(fmt.Errorf("--rewarm: want %s or %s, got %q", config.RewarmShort, config.RewarmFull, o.rewarm))
 	case o.output == o.baseOutput:
 		return exit.UsageError(fmt.Errorf("--output and --base-output are both %s: give each arm its own result file", o.output))
 	}
@@ -168,7 +177,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		return err
 	}
 
-	opts := ab.Options{Mode: o.mode, BaseName: names[0], CandidateName: names[1], AllowMismatch: o.allowMismatch}
+	opts := ab.Options{Mode: o.mode, Rewarm: o.rewarm, BaseName: names[0], CandidateName: names[1], AllowMismatch: o.allowMismatch}
 	if !o.quiet {
 		opts.Session = session.Options{Log: stderr,
 			Phases:   run.NewPhases(stderr, o.sys.getenv("GITHUB_ACTIONS") == "true"),

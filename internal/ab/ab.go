@@ -16,6 +16,15 @@
 // swap, one at a time, the running one stopped and the other started at
 // every change of arm, so that every start is a cold-start sample.
 //
+// An arm's stack warms a scenario up fully after every start; where it
+// stayed up since its last warm-up of the scenario (co-resident mode after
+// round 1, swap mode where ABBA leaves the arm running across a round's
+// boundary) a round gives it a short re-warm instead (config.AB.Rewarm).
+// Every warm-up's passes are salted for its arm and round, so that no
+// prompt cache answers one from an earlier warm-up or repetition; the
+// repetitions of round r are salted alike on both arms, as repetition r of
+// any run, so that the pair sends the same text.
+//
 //	if err := ab.Check(base, candidate, baseScenarios, candScenarios); err != nil { ... }
 //	out, err := ab.Run(ctx, base, candidate, baseScenarios, candScenarios, ab.Options{Mode: config.ABSwap})
 //	// out.Base, out.Candidate: each arm's result; out.Verdict: the paired verdict
@@ -59,6 +68,10 @@ type Options struct {
 	// Mode is config.ABCoResident or config.ABSwap; empty takes the
 	// candidate config's ab.mode.
 	Mode string
+	// Rewarm is config.RewarmShort or config.RewarmFull, how a round warms
+	// up an arm whose stack stayed up since its last warm-up; empty takes
+	// the candidate config's ab.rewarm.
+	Rewarm string
 	// BaseName and CandidateName name the configs in the verdict (the paths
 	// the user gave).
 	BaseName, CandidateName string
@@ -211,6 +224,16 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	if mode != config.ABCoResident && mode != config.ABSwap {
 		return nil, exit.UsageError(fmt.Errorf("mode: want %s or %s, got %q", config.ABCoResident, config.ABSwap, mode))
 	}
+	rewarm := o.Rewarm
+	if rewarm == "" {
+		rewarm = candCfg.AB.Rewarm
+	}
+	if rewarm == "" {
+		rewarm = config.DefaultABRewarm // a config built in code
+	}
+	if rewarm != config.RewarmShort && rewarm != config.RewarmFull {
+		return nil, exit.UsageError(fmt.Errorf("rewarm: want %s or %s, got %q", config.RewarmShort, config.RewarmFull, rewarm))
+	}
 	if err := holdable(baseCfg, candCfg, mode); err != nil {
 		return nil, err
 	}
@@ -220,6 +243,7 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 			return nil, err
 		}
 	}
+	o.Session.Rewarm = rewarm
 	r := &abRun{
 		o: o, mode: mode,
 		base: &arm{name: Base, cfg: baseCfg, scenarios: baseScenarios},
@@ -557,13 +581,14 @@ func (r *abRun) finish(ctx context.Context) (baseRes, candRes *result.Result, er
 			return nil, nil, err
 		}
 	}
-	results := make([]*result.Result, 2)
-	for i, a := range []*arm{r.base, r.cand} {
-		res := a.open.Result()
-		res.AB = &result.ABArm{Arm: a.name, Mode: r.mode, First: a.first}
-		results[i] = res
-	}
-	return results[0], results[1], nil
+	return r.result(r.base), r.result(r.cand), nil
+}
+
+// result is arm a's result, marked with its arm.
+func (r *abRun) result(a *arm) *result.Result {
+	res := a.open.Result()
+	res.AB = &result.ABArm{Arm: a.name, Mode: r.mode, First: a.first}
+	return res
 }
 
 // stopAll stops whatever is still running.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -83,7 +87,13 @@ gated once there are enough starts for the paired test.
 It writes both arms' results (-o for the candidate, --base-output for the
 base, which can be promoted as a baseline) and the same outputs as gate: the
 verdict, --report, --html, --comment, the step summary. A crash of either
-stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
+stack fails the run (exit 3) with both stopped. Exit codes as gate's.
+
+A run that fails or is interrupted (Ctrl-C, a cancelled job) after a round
+began writes no -o or --base-output, and no verdict, but keeps what it
+measured beside them, as result.partial.json and base-result.partial.json
+(".partial" before the extension of each), marked incomplete: compare, gate,
+baseline promote and record, and export refuse them. Exit 3.`,
 		Example: `  perfgate ab --base base/perfgate.yaml --config perfgate.yaml
   perfgate ab --base base.yaml --config perfgate.yaml --mode swap --html ab.html --comment`,
 		Args: cobra.NoArgs,
@@ -130,8 +140,22 @@ func (o *abOptions) check() error {
 		return exit.UsageError(fmt.Errorf("--rewarm: want %s or %s, got %q", config.RewarmShort, config.RewarmFull, o.rewarm))
 	case o.output == o.baseOutput:
 		return exit.UsageError(fmt.Errorf("--output and --base-output are both %s: give each arm its own result file", o.output))
+	case o.output == partialPath(o.baseOutput) || o.baseOutput == partialPath(o.output):
+		return exit.UsageError(fmt.Errorf("--output %s and --base-output %s: one is the other's partial result file (an interrupted run writes NAME.partial.json); give each arm a name of its own", o.output, o.baseOutput))
 	}
 	return nil
+}
+
+// partialPath is where an A/B that did not finish writes what it measured
+// in place of the result file at path: ".partial" before its extension
+// (result.json → result.partial.json); "" for an output that is not a
+// regular file (/dev/null), which has no such place.
+func partialPath(path string) string {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return ""
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".partial" + ext
 }
 
 // abRun is perfgate ab: both configs loaded and checked, the rounds
@@ -154,7 +178,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	}
 	// A failed A/B must not leave older files behind that a later step
 	// could mistake for this run's.
-	for _, p := range []string{o.output, o.baseOutput, o.reportPath, o.html} {
+	for _, p := range []string{o.output, o.baseOutput, partialPath(o.output), partialPath(o.baseOutput), o.reportPath, o.html} {
 		if p == "" {
 			continue
 		}
@@ -186,6 +210,11 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	}
 	res, err := ab.Run(ctx, baseCfg, candCfg, baseScenarios, candScenarios, opts)
 	if err != nil {
+		if res != nil {
+			if werr := writePartial(stderr, o, res); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
 		return err
 	}
 	for _, w := range []struct {
@@ -221,6 +250,41 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		return oerr
 	}
 	return err
+}
+
+// writePartial writes what an A/B that failed measured (ab.Run's Outcome
+// with its error): each arm's incomplete result at the partial path of its
+// output, and a line saying so. Its error, when it could not write one,
+// has the exit code of a failed run, as the A/B's own has.
+func writePartial(stderr io.Writer, o *abOptions, res *ab.Outcome) error {
+	var written []string
+	var errs []error
+	for _, w := range []struct {
+		arm, path string
+		res       *result.Result
+	}{{"candidate", partialPath(o.output), res.Candidate}, {"base", partialPath(o.baseOutput), res.Base}} {
+		if w.res == nil || w.path == "" {
+			continue
+		}
+		if err := result.Write(w.path, w.res); err != nil {
+			errs = append(errs, exit.RunError(fmt.Errorf("the %s arm's partial result: %w", w.arm, err)))
+			continue
+		}
+		written = append(written, fmt.Sprintf("%s (%s)", w.path, w.arm))
+	}
+	if len(written) > 0 {
+		rounds := 0
+		if r := cmp.Or(res.Candidate, res.Base); r.Incomplete != nil {
+			rounds = r.Incomplete.Rounds
+		}
+		plural := "s"
+		if rounds == 1 {
+			plural = ""
+		}
+		fmt.Fprintf(stderr, "the A/B did not finish: wrote what it measured (%d complete round%s) to %s, marked incomplete; no verdict, and compare, gate, baseline promote and export refuse them\n",
+			rounds, plural, strings.Join(written, " and "))
+	}
+	return errors.Join(errs...)
 }
 
 // abOverloadExit is overloadExit over both arms' results, naming the arm:

@@ -86,7 +86,11 @@ type Options struct {
 }
 
 // Outcome is what an A/B produced: each arm's result and the verdict.
+// After a failure it holds what was measured before it (see Run): Verdict
+// is nil, and each result is marked Incomplete.
 type Outcome struct {
+	// Base and Candidate are the arms' results; after a failure, nil for
+	// an arm that measured nothing.
 	Base, Candidate *result.Result
 	Verdict         *compare.Verdict
 }
@@ -216,6 +220,12 @@ type arm struct {
 // that cannot start fails it with exit.RunError; in co-resident mode both
 // stacks are started before the first round, and a second stack that cannot
 // start beside the first (a port in use, out of memory) says to try swap.
+//
+// A run that fails or is interrupted (ctx cancelled: "interrupted: ...")
+// once a round has begun returns its error and an Outcome too: no verdict,
+// and each arm's result so far (its repetitions and warm-ups; nil for an
+// arm that measured nothing), marked Incomplete with the reason and the
+// rounds both arms completed.
 func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, candScenarios []run.Scenario, o Options) (*Outcome, error) {
 	mode := o.Mode
 	if mode == "" {
@@ -276,11 +286,11 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 		}
 	}
 	if err := r.rounds(ctx); err != nil {
-		return nil, err
+		return r.partial(err), err
 	}
 	baseRes, candRes, err := r.finish(ctx)
 	if err != nil {
-		return nil, err
+		return r.partial(err), err
 	}
 	v, err := r.seq.Final([]*result.Result{baseRes}, candRes, o.AllowMismatch)
 	if err != nil {
@@ -405,6 +415,7 @@ type abRun struct {
 	base, cand *arm
 	info       *compare.AB
 	seq        *compare.Sequential
+	done       int // rounds both arms completed
 }
 
 // rounds measures the rounds: each scenario still undecided, one
@@ -429,6 +440,7 @@ func (r *abRun) rounds(ctx context.Context) error {
 				return err
 			}
 		}
+		r.done = round
 		r.look(round, open)
 	}
 	return nil
@@ -589,6 +601,35 @@ func (r *abRun) result(a *arm) *result.Result {
 	res := a.open.Result()
 	res.AB = &result.ABArm{Arm: a.name, Mode: r.mode, First: a.first}
 	return res
+}
+
+// partial is what the A/B measured before it failed with err: each arm's
+// result so far, marked Incomplete; nil when no round began on either arm.
+// A scenario that a round began is in its arm's result, with the
+// repetitions measured and every warm-up, the one that failed included.
+func (r *abRun) partial(err error) *Outcome {
+	reason, _, _ := strings.Cut(err.Error(), "\n")
+	const maxReason = 500
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
+	}
+	out := &Outcome{}
+	for _, a := range []*arm{r.base, r.cand} {
+		if a.open == nil || len(a.open.Result().Scenarios) == 0 {
+			continue
+		}
+		res := r.result(a)
+		res.Incomplete = &result.Incomplete{Reason: reason, Rounds: r.done}
+		if a == r.base {
+			out.Base = res
+		} else {
+			out.Candidate = res
+		}
+	}
+	if out.Base == nil && out.Candidate == nil {
+		return nil
+	}
+	return out
 }
 
 // stopAll stops whatever is still running.

@@ -3,6 +3,7 @@ package ab
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
+	"github.com/perfgate/perfgate/internal/stack"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -212,6 +214,86 @@ func TestRewarmKinds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An A/B that is interrupted, or fails, after some rounds returns its error
+// and what it measured: each arm's result so far, marked incomplete with
+// the reason and the rounds both arms completed, with no verdict; both
+// stacks stopped.
+func TestInterruptedKeepsWhatWasMeasured(t *testing.T) {
+	tests := []struct {
+		name string
+		// stop is called at the first measured record of the candidate's
+		// round 2 (in ABBA order, the candidate measures first in it).
+		stop func(cancel context.CancelFunc, st *simStarter, baseAddr string)
+		code int
+		want string
+	}{
+		{"interrupted", func(cancel context.CancelFunc, _ *simStarter, _ string) { cancel() }, exit.RunFailed, "interrupted"},
+		{"the idle base stack crashed", func(_ context.CancelFunc, st *simStarter, baseAddr string) { go st.Running(baseAddr).Crash() },
+			exit.RunFailed, "the base stack"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			baseAddr, candAddr := freeAddr(t), freeAddr(t)
+			st := newSimStarter()
+			long := `
+scenarios:
+  - name: chat
+    synth: {requests: 100000, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 2}
+    duration: 1s
+`
+			baseCfg, baseSc := armConfig(t, baseAddr, long)
+			candCfg, candSc := armConfig(t, candAddr, long)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var once sync.Once
+			out, err := Run(ctx, baseCfg, candCfg, baseSc, candSc, Options{
+				Session: session.Options{RunID: "t", StartStack: st.Start,
+					OnRecord: func(r *result.Record) {
+						if strings.HasPrefix(r.RequestID, "t-candidate-") && r.Repetition == 2 {
+							once.Do(func() { tt.stop(cancel, st, baseAddr) })
+						}
+					}},
+			})
+			require.Error(t, err)
+			assert.Equal(t, tt.code, exit.Code(err), "err: %v", err)
+			assert.Contains(t, err.Error(), tt.want)
+			require.NotNil(t, out, "what was measured comes back with the error")
+			assert.Nil(t, out.Verdict)
+			for _, res := range []*result.Result{out.Base, out.Candidate} {
+				require.NotNil(t, res)
+				require.NotNil(t, res.Incomplete, "%s arm", res.AB.Arm)
+				assert.Equal(t, 1, res.Incomplete.Rounds, "round 1 was complete on both arms")
+				assert.Contains(t, res.Incomplete.Reason, tt.want)
+				assert.NotContains(t, res.Incomplete.Reason, "\n")
+				var inc *result.IncompleteError
+				assert.True(t, errors.As(res.CheckComplete(), &inc))
+				require.Len(t, res.Scenarios, 1)
+				assert.Len(t, res.Scenarios[0].Repetitions, 1, "%s arm: round 1's repetition, not the one cut short", res.AB.Arm)
+				assert.NoError(t, res.Validate(), "a partial result is a valid result file")
+			}
+			assert.Len(t, out.Candidate.Scenarios[0].Warmups, 2, "the candidate's round-2 re-warm is kept")
+			for _, addr := range []string{baseAddr, candAddr} {
+				assert.True(t, st.Running(addr).Stopped(), "the stack at %s is still running", addr)
+			}
+			var crash *stack.CrashError
+			assert.Equal(t, tt.name != "interrupted", errors.As(err, &crash))
+		})
+	}
+}
+
+// An A/B that fails before any round begins has nothing to keep.
+func TestNothingMeasuredNothingKept(t *testing.T) {
+	baseAddr, candAddr := freeAddr(t), freeAddr(t)
+	st := newSimStarter()
+	st.Refuse(candAddr, errors.New("CUDA out of memory"))
+	baseCfg, baseSc := armConfig(t, baseAddr, "")
+	candCfg, candSc := armConfig(t, candAddr, "")
+	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.Start}})
+	require.Error(t, err)
+	assert.Nil(t, out)
 }
 
 // ab.rewarm, given in code, must be one of its two values.

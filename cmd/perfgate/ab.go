@@ -230,6 +230,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		if err := report.Summary(stderr, res.Candidate); err != nil {
 			return err
 		}
+		report.Notes(stderr, res.Base) // the base arm's summary is not shown; its warnings are
 		fmt.Fprintf(stderr, "wrote %s (candidate) and %s (base)\n\n", o.output, o.baseOutput)
 	}
 	v := res.Verdict

@@ -604,9 +604,11 @@ func (r *abRun) result(a *arm) *result.Result {
 }
 
 // partial is what the A/B measured before it failed with err: each arm's
-// result so far, marked Incomplete; nil when no round began on either arm.
-// A scenario that a round began is in its arm's result, with the
-// repetitions measured and every warm-up, the one that failed included.
+// result so far, marked Incomplete; none for an arm that measured nothing
+// (not a repetition, not a warm-up), and nil when neither measured
+// anything. A scenario that a round began is in its arm's result, with
+// the repetitions measured and every warm-up, the one that failed
+// included.
 func (r *abRun) partial(err error) *Outcome {
 	reason, _, _ := strings.Cut(err.Error(), "\n")
 	const maxReason = 500
@@ -615,10 +617,13 @@ func (r *abRun) partial(err error) *Outcome {
 	}
 	out := &Outcome{}
 	for _, a := range []*arm{r.base, r.cand} {
-		if a.open == nil || len(a.open.Result().Scenarios) == 0 {
+		if a.open == nil {
 			continue
 		}
 		res := r.result(a)
+		if !slices.ContainsFunc(res.Scenarios, func(s result.ScenarioResult) bool { return len(s.Repetitions) > 0 || len(s.Warmups) > 0 }) {
+			continue // it measured nothing, not even a warm-up
+		}
 		res.Incomplete = &result.Incomplete{Reason: reason, Rounds: r.done}
 		if a == r.base {
 			out.Base = res

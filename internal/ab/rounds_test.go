@@ -284,16 +284,52 @@ scenarios:
 	}
 }
 
-// An A/B that fails before any round begins has nothing to keep.
+// cancelAt is a progress log that cancels the A/B the first time a phase
+// line containing marker is written.
+type cancelAt struct {
+	marker string
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	buf    bytes.Buffer
+}
+
+func (w *cancelAt) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if strings.Contains(w.buf.String(), w.marker) {
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// An A/B that fails before it measured anything, not even a warm-up, has
+// nothing to keep: a co-resident stack that cannot start beside the
+// other, or an interrupt during the first warm-up.
 func TestNothingMeasuredNothingKept(t *testing.T) {
-	baseAddr, candAddr := freeAddr(t), freeAddr(t)
-	st := newSimStarter()
-	st.Refuse(candAddr, errors.New("CUDA out of memory"))
-	baseCfg, baseSc := armConfig(t, baseAddr, "")
-	candCfg, candSc := armConfig(t, candAddr, "")
-	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.Start}})
-	require.Error(t, err)
-	assert.Nil(t, out)
+	t.Run("refused", func(t *testing.T) {
+		baseAddr, candAddr := freeAddr(t), freeAddr(t)
+		st := newSimStarter()
+		st.Refuse(candAddr, errors.New("CUDA out of memory"))
+		baseCfg, baseSc := armConfig(t, baseAddr, "")
+		candCfg, candSc := armConfig(t, candAddr, "")
+		out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.Start}})
+		require.Error(t, err)
+		assert.Nil(t, out)
+	})
+	t.Run("interrupted in the first warm-up", func(t *testing.T) {
+		baseAddr, candAddr := freeAddr(t), freeAddr(t)
+		st := newSimStarter()
+		baseCfg, baseSc := armConfig(t, baseAddr, "")
+		candCfg, candSc := armConfig(t, candAddr, "")
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		log := &cancelAt{marker: "==> base: chat round 1: warming up", cancel: cancel}
+		out, err := Run(ctx, baseCfg, candCfg, baseSc, candSc, Options{Session: session.Options{StartStack: st.Start, Phases: run.NewPhases(log, false)}})
+		require.Error(t, err)
+		assert.Contains(t, err.Error(), "interrupted")
+		assert.Nil(t, out)
+	})
 }
 
 // ab.rewarm, given in code, must be one of its two values.

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -28,6 +32,7 @@ type abOptions struct {
 	basePath      string
 	candPath      string
 	mode          string
+	rewarm        string
 	output        string
 	baseOutput    string
 	scenarios     []string
@@ -60,7 +65,12 @@ target's address and model, and the warm-up.
 
 Round r measures one repetition of each scenario on each arm: base then
 candidate in odd rounds, candidate then base in even ones (ABBA), each arm
-warmed up to steady state before its repetition. Repetition r of the two arms
+warmed up before its repetition: to steady state after every start of its
+stack, and with a short re-warm (one warmup.window of the load, not judged)
+where its stack stayed up since its last warm-up (--rewarm short, the
+default, or ab.rewarm; --rewarm full warms up to steady state every round).
+Every warm-up is salted apart, so no prompt cache answers it from an earlier
+one; round r sends the same text on both arms. Repetition r of the two arms
 is a pair, and each gate tests the paired differences: the one-sided Wilcoxon
 signed-rank test, the Hodges-Lehmann estimate of the paired change with its
 interval, Holm across the gates, the same three outcomes as perfgate gate.
@@ -77,7 +87,13 @@ gated once there are enough starts for the paired test.
 It writes both arms' results (-o for the candidate, --base-output for the
 base, which can be promoted as a baseline) and the same outputs as gate: the
 verdict, --report, --html, --comment, the step summary. A crash of either
-stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
+stack fails the run (exit 3) with both stopped. Exit codes as gate's.
+
+A run that fails or is interrupted (Ctrl-C, a cancelled job) after a round
+began writes no -o or --base-output, and no verdict, but keeps what it
+measured beside them, as result.partial.json and base-result.partial.json
+(".partial" before the extension of each), marked incomplete: compare, gate,
+baseline promote and record, and export refuse them. Exit 3.`,
 		Example: `  perfgate ab --base base/perfgate.yaml --config perfgate.yaml
   perfgate ab --base base.yaml --config perfgate.yaml --mode swap --html ab.html --comment`,
 		Args: cobra.NoArgs,
@@ -89,6 +105,7 @@ stack fails the run (exit 3) with both stopped. Exit codes as gate's.`,
 	f.StringVar(&o.basePath, "base", "", "the base arm's config (the base branch's perfgate.yaml)")
 	f.StringVarP(&o.candPath, "config", "c", "perfgate.yaml", "the candidate arm's config")
 	f.StringVar(&o.mode, "mode", "", "how the two stacks are held: co-resident or swap (default: ab.mode of the candidate config)")
+	f.StringVar(&o.rewarm, "rewarm", "", "how a round warms up an arm whose stack stayed up since its last warm-up: short or full (default: ab.rewarm of the candidate config, short)")
 	f.StringVarP(&o.output, "output", "o", "result.json", "the candidate arm's result file")
 	f.StringVar(&o.baseOutput, "base-output", "base-result.json", "the base arm's result file")
 	f.StringSliceVarP(&o.scenarios, "scenario", "s", nil, "measure only these scenarios (repeatable, or comma-separated)")
@@ -119,10 +136,26 @@ func (o *abOptions) check() error {
 		return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
 	case o.mode != "" && o.mode != config.ABCoResident && o.mode != config.ABSwap:
 		return exit.UsageError(fmt.Errorf("--mode: want %s or %s, got %q", config.ABCoResident, config.ABSwap, o.mode))
+	case o.rewarm != "" && o.rewarm != config.RewarmShort && o.rewarm != config.RewarmFull:
+		return exit.UsageError(fmt.Errorf("--rewarm: want %s or %s, got %q", config.RewarmShort, config.RewarmFull, o.rewarm))
 	case o.output == o.baseOutput:
 		return exit.UsageError(fmt.Errorf("--output and --base-output are both %s: give each arm its own result file", o.output))
+	case o.output == partialPath(o.baseOutput) || o.baseOutput == partialPath(o.output):
+		return exit.UsageError(fmt.Errorf("--output %s and --base-output %s: one is the other's partial result file (an interrupted run writes NAME.partial.json); give each arm a name of its own", o.output, o.baseOutput))
 	}
 	return nil
+}
+
+// partialPath is where an A/B that did not finish writes what it measured
+// in place of the result file at path: ".partial" before its extension
+// (result.json → result.partial.json); "" for an output that is not a
+// regular file (/dev/null), which has no such place.
+func partialPath(path string) string {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return ""
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".partial" + ext
 }
 
 // abRun is perfgate ab: both configs loaded and checked, the rounds
@@ -145,7 +178,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	}
 	// A failed A/B must not leave older files behind that a later step
 	// could mistake for this run's.
-	for _, p := range []string{o.output, o.baseOutput, o.reportPath, o.html} {
+	for _, p := range []string{o.output, o.baseOutput, partialPath(o.output), partialPath(o.baseOutput), o.reportPath, o.html} {
 		if p == "" {
 			continue
 		}
@@ -168,7 +201,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		return err
 	}
 
-	opts := ab.Options{Mode: o.mode, BaseName: names[0], CandidateName: names[1], AllowMismatch: o.allowMismatch}
+	opts := ab.Options{Mode: o.mode, Rewarm: o.rewarm, BaseName: names[0], CandidateName: names[1], AllowMismatch: o.allowMismatch}
 	if !o.quiet {
 		opts.Session = session.Options{Log: stderr,
 			Phases:   run.NewPhases(stderr, o.sys.getenv("GITHUB_ACTIONS") == "true"),
@@ -177,6 +210,11 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	}
 	res, err := ab.Run(ctx, baseCfg, candCfg, baseScenarios, candScenarios, opts)
 	if err != nil {
+		if res != nil {
+			if werr := writePartial(stderr, o, res); werr != nil {
+				return errors.Join(err, werr)
+			}
+		}
 		return err
 	}
 	for _, w := range []struct {
@@ -192,6 +230,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		if err := report.Summary(stderr, res.Candidate); err != nil {
 			return err
 		}
+		report.Notes(stderr, res.Base) // the base arm's summary is not shown; its warnings are
 		fmt.Fprintf(stderr, "wrote %s (candidate) and %s (base)\n\n", o.output, o.baseOutput)
 	}
 	v := res.Verdict
@@ -212,6 +251,41 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 		return oerr
 	}
 	return err
+}
+
+// writePartial writes what an A/B that failed measured (ab.Run's Outcome
+// with its error): each arm's incomplete result at the partial path of its
+// output, and a line saying so. Its error, when it could not write one,
+// has the exit code of a failed run, as the A/B's own has.
+func writePartial(stderr io.Writer, o *abOptions, res *ab.Outcome) error {
+	var written []string
+	var errs []error
+	for _, w := range []struct {
+		arm, path string
+		res       *result.Result
+	}{{"candidate", partialPath(o.output), res.Candidate}, {"base", partialPath(o.baseOutput), res.Base}} {
+		if w.res == nil || w.path == "" {
+			continue
+		}
+		if err := result.Write(w.path, w.res); err != nil {
+			errs = append(errs, exit.RunError(fmt.Errorf("the %s arm's partial result: %w", w.arm, err)))
+			continue
+		}
+		written = append(written, fmt.Sprintf("%s (%s)", w.path, w.arm))
+	}
+	if len(written) > 0 {
+		rounds := 0
+		if r := cmp.Or(res.Candidate, res.Base); r.Incomplete != nil {
+			rounds = r.Incomplete.Rounds
+		}
+		plural := "s"
+		if rounds == 1 {
+			plural = ""
+		}
+		fmt.Fprintf(stderr, "the A/B did not finish: wrote what it measured (%d complete round%s) to %s, marked incomplete; no verdict, and compare, gate, baseline promote and export refuse them\n",
+			rounds, plural, strings.Join(written, " and "))
+	}
+	return errors.Join(errs...)
 }
 
 // abOverloadExit is overloadExit over both arms' results, naming the arm:

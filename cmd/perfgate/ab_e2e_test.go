@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -150,4 +151,122 @@ func TestABCrashOfEitherArmFailsTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// cancelOn is a stderr that cancels a run's context the first time what
+// was written to it contains marker: the run is stopped at a point it
+// reached, not after a while.
+type cancelOn struct {
+	marker string
+	cancel context.CancelFunc
+	mu     sync.Mutex
+	buf    bytes.Buffer
+	done   bool
+}
+
+func (w *cancelOn) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf.Write(p)
+	if !w.done && strings.Contains(w.buf.String(), w.marker) {
+		w.done = true
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+func (w *cancelOn) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}
+
+// An A/B interrupted in its second round (Ctrl-C, a cancelled job) exits 3,
+// writes no result file and no verdict, and keeps what it measured beside
+// them: result.partial.json and base-result.partial.json, each with round
+// 1's repetition and every warm-up, marked incomplete; compare, baseline
+// promote and export refuse them (exit 2), naming the file. Neither stack
+// is left running.
+func TestABInterruptedWritesPartialResults(t *testing.T) {
+	baseConf, baseLog := abArm(t, nil, abScenario)
+	candConf, candLog := abArm(t, nil, abScenario)
+	dir := t.TempDir()
+	out, baseOut := filepath.Join(dir, "result.json"), filepath.Join(dir, "base-result.json")
+	partial, basePartial := filepath.Join(dir, "result.partial.json"), filepath.Join(dir, "base-result.partial.json")
+	// An earlier run's partial file is replaced.
+	require.NoError(t, os.WriteFile(basePartial, []byte("stale"), 0o644))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	// ABBA: the candidate measures first in round 2.
+	stderr := &cancelOn{marker: "==> candidate: chat: measuring round 2", cancel: cancel}
+	var stdout bytes.Buffer
+	err := Main(ctx, []string{"ab", "--base", baseConf, "--config", candConf, "-o", out, "--base-output", baseOut}, &stdout, stderr)
+	require.Error(t, err)
+	assert.Equal(t, exit.RunFailed, exit.Code(err), "err: %v\n%s", err, stderr.String())
+	assert.Contains(t, err.Error(), "interrupted")
+	assert.NoFileExists(t, out)
+	assert.NoFileExists(t, baseOut)
+	assert.Empty(t, stdout.String(), "no verdict")
+	assert.Contains(t, stderr.String(), "the A/B did not finish: wrote what it measured (1 complete round) to "+partial+" (candidate) and "+basePartial+" (base), marked incomplete")
+	for _, p := range []struct {
+		path, arm string
+	}{{partial, "candidate"}, {basePartial, "base"}} {
+		r := readResult(t, p.path)
+		require.NotNil(t, r.Incomplete, p.path)
+		assert.Equal(t, 1, r.Incomplete.Rounds)
+		assert.Contains(t, r.Incomplete.Reason, "interrupted")
+		require.NotNil(t, r.AB)
+		assert.Equal(t, p.arm, r.AB.Arm)
+		require.Len(t, r.Scenarios, 1)
+		assert.Len(t, r.Scenarios[0].Repetitions, 1, "%s: round 1's repetition", p.arm)
+		require.NotEmpty(t, r.Scenarios[0].Warmups)
+		assert.Equal(t, result.WarmupFull, r.Scenarios[0].Warmups[0].Kind)
+	}
+
+	// A complete result beside them: the partial candidate without its mark.
+	whole := readResult(t, partial)
+	whole.Incomplete = nil
+	complete := filepath.Join(dir, "complete.json")
+	require.NoError(t, result.Write(complete, whole))
+	for _, tc := range []struct {
+		args []string
+		file string
+	}{
+		{[]string{"compare", "-b", complete, "-r", partial}, partial},
+		{[]string{"compare", "-b", basePartial, "-r", complete}, basePartial},
+		{[]string{"baseline", "promote", basePartial, "--baselines", filepath.Join(dir, "baselines")}, basePartial},
+		{[]string{"export", "--format", "csv", partial}, partial},
+	} {
+		var o, e bytes.Buffer
+		err := Main(context.Background(), tc.args, &o, &e)
+		require.Error(t, err, "%v", tc.args)
+		assert.Equal(t, exit.Usage, exit.Code(err), "%v: %v", tc.args, err)
+		assert.Contains(t, err.Error(), tc.file+": an incomplete result: the run stopped after 1 complete round (", "%v", tc.args)
+	}
+	assert.NoDirExists(t, filepath.Join(dir, "baselines"), "nothing promoted")
+	requireGroupGone(t, stackGroup(t, baseLog))
+	requireGroupGone(t, stackGroup(t, candLog))
+}
+
+// An A/B that did not finish writes each arm's result beside its output,
+// ".partial" before the extension; an output that is not a regular file
+// has no such place; two outputs that would meet there are refused.
+func TestPartialPath(t *testing.T) {
+	for _, tt := range []struct{ in, want string }{
+		{"result.json", "result.partial.json"},
+		{"out/base-result.json", "out/base-result.partial.json"},
+		{"results.d/result", "results.d/result.partial"},
+		{"/dev/null", ""},
+	} {
+		assert.Equal(t, tt.want, partialPath(tt.in), tt.in)
+	}
+	o := abOptions{basePath: "base.yaml", format: "text", output: "a.json", baseOutput: "a.partial.json"}
+	err := o.check()
+	require.Error(t, err)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	assert.Contains(t, err.Error(), "one is the other's partial result file")
+	o = abOptions{basePath: "base.yaml", format: "text", output: "r.json", baseOutput: "b.json", rewarm: "warm"}
+	err = o.check()
+	require.Error(t, err)
+	assert.Equal(t, `--rewarm: want short or full, got "warm"`, err.Error())
 }

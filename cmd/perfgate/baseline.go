@@ -174,7 +174,7 @@ func warnUnconfirmable(sys *system, dirs baselineDirFlags, r *result.Result, sto
 // or holds numbers that cannot be true is bad input, exit 2), the baselines
 // store, and the commit and date to record.
 func historyInput(ctx context.Context, sys *system, path string, dirs baselineDirFlags, commit string) (*result.Result, baseline.Store, baseline.Meta, error) {
-	r, err := result.Read(path)
+	r, err := readComplete(path)
 	if err != nil {
 		return nil, baseline.Store{}, baseline.Meta{}, exit.UsageError(err)
 	}

@@ -95,7 +95,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 	if len(o.baselines) == 0 {
 		return exit.UsageError(errors.New("--baselines is required (a result file or a baselines directory)"))
 	}
-	cand, err := result.Read(o.result)
+	cand, err := readComplete(o.result)
 	if err != nil {
 		return exit.UsageError(err)
 	}
@@ -145,7 +145,7 @@ func loadBaselines(paths []string, cand *result.Result) ([]*result.Result, error
 			return nil, exit.UsageError(fmt.Errorf("--baselines: %w", err))
 		}
 		if !st.IsDir() {
-			r, err := result.Read(p)
+			r, err := readComplete(p)
 			if err != nil {
 				return nil, exit.UsageError(err)
 			}
@@ -165,6 +165,21 @@ func loadBaselines(paths []string, cand *result.Result) ([]*result.Result, error
 		}
 	}
 	return out, nil
+}
+
+// readComplete is result.Read of path, refusing a result that a run wrote
+// although it did not finish (an interrupted perfgate ab's partial files):
+// nothing judges or records it. The error names path and wraps
+// result.ErrInvalid.
+func readComplete(path string) (*result.Result, error) {
+	r, err := result.Read(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.CheckComplete(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return r, nil
 }
 
 func writeVerdict(w io.Writer, v *compare.Verdict, format string) error {
@@ -191,7 +206,7 @@ func runCalibrate(o compareOptions, files []string, stdout io.Writer) error {
 	}
 	var results []*result.Result
 	for _, f := range files {
-		r, err := result.Read(f)
+		r, err := readComplete(f)
 		if err != nil {
 			return exit.UsageError(err)
 		}

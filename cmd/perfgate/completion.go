@@ -32,6 +32,7 @@ func formatsOf() map[string][]string {
 var valuesOf = map[string][]string{
 	"metric":  baseline.Headline,
 	"mode":    {config.ABCoResident, config.ABSwap},
+	"rewarm":  {config.RewarmShort, config.RewarmFull},
 	"from":    traceimport.Formats,
 	"fail-on": exit.FailOnValues,
 }

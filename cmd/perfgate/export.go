@@ -126,7 +126,7 @@ func runExport(o exportOptions, path string, stdout io.Writer) error {
 	if o.perSet && o.format != string(export.CSV) {
 		return exit.UsageError(fmt.Errorf("--per applies to --format csv only, not %s", o.format))
 	}
-	r, err := result.Read(path)
+	r, err := readComplete(path) // a dashboard records whole runs only
 	if err != nil {
 		return exit.UsageError(err)
 	}

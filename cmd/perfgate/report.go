@@ -15,7 +15,6 @@ import (
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/report"
-	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
 )
 
@@ -135,7 +134,7 @@ func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
 // compareResult is the report of result file path against --baselines, with
 // the gates the result recorded.
 func compareResult(path string, o reportOptions) (*report.Document, error) {
-	cand, err := result.Read(path)
+	cand, err := readComplete(path)
 	if err != nil {
 		return nil, err
 	}

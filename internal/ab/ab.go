@@ -16,6 +16,15 @@
 // swap, one at a time, the running one stopped and the other started at
 // every change of arm, so that every start is a cold-start sample.
 //
+// An arm's stack warms a scenario up fully after every start; where it
+// stayed up since its last warm-up of the scenario (co-resident mode after
+// round 1, swap mode where ABBA leaves the arm running across a round's
+// boundary) a round gives it a short re-warm instead (config.AB.Rewarm).
+// Every warm-up's passes are salted for its arm and round, so that no
+// prompt cache answers one from an earlier warm-up or repetition; the
+// repetitions of round r are salted alike on both arms, as repetition r of
+// any run, so that the pair sends the same text.
+//
 //	if err := ab.Check(base, candidate, baseScenarios, candScenarios); err != nil { ... }
 //	out, err := ab.Run(ctx, base, candidate, baseScenarios, candScenarios, ab.Options{Mode: config.ABSwap})
 //	// out.Base, out.Candidate: each arm's result; out.Verdict: the paired verdict
@@ -59,6 +68,10 @@ type Options struct {
 	// Mode is config.ABCoResident or config.ABSwap; empty takes the
 	// candidate config's ab.mode.
 	Mode string
+	// Rewarm is config.RewarmShort or config.RewarmFull, how a round warms
+	// up an arm whose stack stayed up since its last warm-up; empty takes
+	// the candidate config's ab.rewarm.
+	Rewarm string
 	// BaseName and CandidateName name the configs in the verdict (the paths
 	// the user gave).
 	BaseName, CandidateName string
@@ -73,7 +86,11 @@ type Options struct {
 }
 
 // Outcome is what an A/B produced: each arm's result and the verdict.
+// After a failure it holds what was measured before it (see Run): Verdict
+// is nil, and each result is marked Incomplete.
 type Outcome struct {
+	// Base and Candidate are the arms' results; after a failure, nil for
+	// an arm that measured nothing.
 	Base, Candidate *result.Result
 	Verdict         *compare.Verdict
 }
@@ -224,6 +241,12 @@ type arm struct {
 // that cannot start fails it with exit.RunError; in co-resident mode both
 // stacks are started before the first round, and a second stack that cannot
 // start beside the first (a port in use, out of memory) says to try swap.
+//
+// A run that fails or is interrupted (ctx cancelled: "interrupted: ...")
+// once a round has begun returns its error and an Outcome too: no verdict,
+// and each arm's result so far (its repetitions and warm-ups; nil for an
+// arm that measured nothing), marked Incomplete with the reason and the
+// rounds both arms completed.
 func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, candScenarios []run.Scenario, o Options) (*Outcome, error) {
 	mode := o.Mode
 	if mode == "" {
@@ -231,6 +254,16 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	}
 	if mode != config.ABCoResident && mode != config.ABSwap {
 		return nil, exit.UsageError(fmt.Errorf("mode: want %s or %s, got %q", config.ABCoResident, config.ABSwap, mode))
+	}
+	rewarm := o.Rewarm
+	if rewarm == "" {
+		rewarm = candCfg.AB.Rewarm
+	}
+	if rewarm == "" {
+		rewarm = config.DefaultABRewarm // a config built in code
+	}
+	if rewarm != config.RewarmShort && rewarm != config.RewarmFull {
+		return nil, exit.UsageError(fmt.Errorf("rewarm: want %s or %s, got %q", config.RewarmShort, config.RewarmFull, rewarm))
 	}
 	if err := holdable(baseCfg, candCfg, mode); err != nil {
 		return nil, err
@@ -241,6 +274,7 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 			return nil, err
 		}
 	}
+	o.Session.Rewarm = rewarm
 	r := &abRun{
 		o: o, mode: mode,
 		base: &arm{name: Base, cfg: baseCfg, scenarios: baseScenarios},
@@ -270,11 +304,11 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 		}
 	}
 	if err := r.rounds(ctx); err != nil {
-		return nil, err
+		return r.partial(err), err
 	}
 	baseRes, candRes, err := r.finish(ctx)
 	if err != nil {
-		return nil, err
+		return r.partial(err), err
 	}
 	v, err := r.seq.Final([]*result.Result{baseRes}, candRes, o.AllowMismatch)
 	if err != nil {
@@ -389,6 +423,7 @@ type abRun struct {
 	base, cand *arm
 	info       *compare.AB
 	seq        *compare.Sequential
+	done       int // rounds both arms completed
 }
 
 // rounds measures the rounds: each scenario still undecided, one
@@ -413,6 +448,7 @@ func (r *abRun) rounds(ctx context.Context) error {
 				return err
 			}
 		}
+		r.done = round
 		r.look(round, open)
 	}
 	return nil
@@ -565,13 +601,48 @@ func (r *abRun) finish(ctx context.Context) (baseRes, candRes *result.Result, er
 			return nil, nil, err
 		}
 	}
-	results := make([]*result.Result, 2)
-	for i, a := range []*arm{r.base, r.cand} {
-		res := a.open.Result()
-		res.AB = &result.ABArm{Arm: a.name, Mode: r.mode, First: a.first}
-		results[i] = res
+	return r.result(r.base), r.result(r.cand), nil
+}
+
+// result is arm a's result, marked with its arm.
+func (r *abRun) result(a *arm) *result.Result {
+	res := a.open.Result()
+	res.AB = &result.ABArm{Arm: a.name, Mode: r.mode, First: a.first}
+	return res
+}
+
+// partial is what the A/B measured before it failed with err: each arm's
+// result so far, marked Incomplete; none for an arm that measured nothing
+// (not a repetition, not a warm-up), and nil when neither measured
+// anything. A scenario that a round began is in its arm's result, with
+// the repetitions measured and every warm-up, the one that failed
+// included.
+func (r *abRun) partial(err error) *Outcome {
+	reason, _, _ := strings.Cut(err.Error(), "\n")
+	const maxReason = 500
+	if len(reason) > maxReason {
+		reason = strings.ToValidUTF8(reason[:maxReason], "") + "…"
 	}
-	return results[0], results[1], nil
+	out := &Outcome{}
+	for _, a := range []*arm{r.base, r.cand} {
+		if a.open == nil {
+			continue
+		}
+		res := r.result(a)
+		if !slices.ContainsFunc(res.Scenarios, func(s result.ScenarioResult) bool { return len(s.Repetitions) > 0 || len(s.Warmups) > 0 }) {
+			continue // it measured nothing, not even a warm-up
+		}
+		res.Incomplete = &result.Incomplete{Reason: reason, Rounds: r.done}
+		if a == r.base {
+			out.Base = res
+		} else {
+			out.Candidate = res
+		}
+	}
+	if out.Base == nil && out.Candidate == nil {
+		return nil
+	}
+	return out
 }
 
 // stopAll stops whatever is still running.

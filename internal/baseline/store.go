@@ -72,9 +72,9 @@ func (e *notFound) Unwrap() error { return fs.ErrNotExist }
 // Load reads the promoted baseline of one scenario: a Result holding that one
 // scenario. A missing file is an error that wraps fs.ErrNotExist and says how
 // to promote one; a corrupt file (bad or truncated JSON, another schema, no
-// scenario of that name, no repetitions) is an error naming the file and what
-// is wrong with it, for a baseline that cannot be read must stop a gate rather
-// than pass it.
+// scenario of that name, no repetitions, an incomplete run's) is an error
+// naming the file and what is wrong with it, for a baseline that cannot be
+// read must stop a gate rather than pass it.
 func (s Store) Load(scenario string) (*result.Result, error) {
 	if err := checkName(scenario); err != nil {
 		return nil, err
@@ -90,6 +90,9 @@ func (s Store) Load(scenario string) (*result.Result, error) {
 	r, err := result.Read(path) // its errors name path
 	if err != nil {
 		return nil, fmt.Errorf("baseline for scenario %s: %w", scenario, err)
+	}
+	if err := r.CheckComplete(); err != nil {
+		return nil, fmt.Errorf("baseline %s: %w", path, err)
 	}
 	var names []string
 	for i := range r.Scenarios {
@@ -129,7 +132,7 @@ type Meta struct {
 // turns: the baselines are all from the last, and it is last in the history.
 // A result that cannot be a baseline (another schema, a scenario without
 // repetitions, two scenarios of one name, numbers that cannot be true:
-// Result.Validate) is refused before anything is written, with an error that
+// Result.Validate; an incomplete run's: Result.CheckComplete) is refused before anything is written, with an error that
 // wraps result.ErrInvalid. On an error, the paths returned are those already
 // replaced.
 func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
@@ -226,9 +229,13 @@ func (s Store) Record(r *result.Result, meta Meta) error {
 }
 
 // historyLines are the history.jsonl lines of r's scenarios: one Entry
-// each. A scenario whose name cannot name a file, that appears twice or has
-// no repetitions is an error that wraps result.ErrInvalid.
+// each. An incomplete result (Result.CheckComplete), and a scenario whose
+// name cannot name a file, that appears twice or has no repetitions, is an
+// error that wraps result.ErrInvalid.
 func historyLines(r *result.Result, meta Meta) ([]byte, error) {
+	if err := r.CheckComplete(); err != nil {
+		return nil, err
+	}
 	if len(r.Scenarios) == 0 {
 		return nil, &result.Problem{Field: "scenarios", Msg: "the result has no scenarios"}
 	}

@@ -163,11 +163,27 @@ const (
 	ABSwap = "swap"
 )
 
+// How perfgate ab warms a scenario up in a round when its arm's stack has
+// not been restarted since its last warm-up of the scenario (AB.Rewarm).
+// An arm whose stack was (re)started always gets a full warm-up.
+const (
+	// RewarmShort sends the scenario's load for one warmup.window, judges
+	// nothing, and drains: the stack was steady at that load and stayed up.
+	RewarmShort = "short"
+	// RewarmFull warms up to steady state again, as after a start.
+	RewarmFull = "full"
+)
+
 // AB configures perfgate ab: base and candidate measured interleaved on one
 // runner.
 type AB struct {
 	// Mode is co-resident (the default) or swap; --mode overrides it.
 	Mode string `yaml:"mode" json:"mode"`
+	// Rewarm is short (the default) or full: how a round warms up a
+	// scenario on an arm whose stack stayed up since its last warm-up of
+	// it (co-resident mode after round 1; swap mode where ABBA leaves an
+	// arm running across a round's boundary). --rewarm overrides it.
+	Rewarm string `yaml:"rewarm" json:"rewarm"`
 }
 
 // Load shape types.

@@ -49,6 +49,11 @@ const (
 	// DefaultABMode co-resident: both stacks up at once, no restarts
 	// between rounds; a stack that cannot co-reside says to use swap.
 	DefaultABMode = ABCoResident
+	// DefaultABRewarm short: a stack that stayed up since it was steady
+	// needs no second warm-up to steady state (on llama-server, a full
+	// warm-up every round took 895 of an A/B's 1,002 s), only a window of
+	// its load after the other arm's turn.
+	DefaultABRewarm = RewarmShort
 	// DefaultBaselines is the directory `perfgate baseline promote` writes
 	// and `perfgate gate` reads, beside perfgate.yaml.
 	DefaultBaselines = "baselines"
@@ -238,7 +243,7 @@ func Defaults() Config {
 		},
 		Repetitions: DefaultRepetitions,
 		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines, Tail: DefaultTail, Estimator: DefaultEstimator},
-		AB:          AB{Mode: DefaultABMode},
+		AB:          AB{Mode: DefaultABMode, Rewarm: DefaultABRewarm},
 		Telemetry:   Telemetry{Metrics: DefaultTelemetryMetrics, Interval: DefaultTelemetryInterval, GPU: DefaultTelemetryGPU},
 		Seed:        DefaultSeed,
 	}
@@ -324,6 +329,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	}
 	if unset("ab.mode", c.AB.Mode == "") {
 		c.AB.Mode = d.AB.Mode
+	}
+	if unset("ab.rewarm", c.AB.Rewarm == "") {
+		c.AB.Rewarm = d.AB.Rewarm
 	}
 	if q := &c.Quality; q.Enabled() {
 		if unset("quality.mode", q.Mode == "") {

@@ -77,6 +77,8 @@ func TestDocsDefaults(t *testing.T) {
 		"compare.alpha":                   fmtFloat(d.Compare.Alpha),
 		"compare.on_inconclusive":         d.Compare.OnInconclusive,
 		"compare.baselines":               d.Compare.Baselines,
+		"ab.mode":                         d.AB.Mode,
+		"ab.rewarm":                       d.AB.Rewarm,
 		"seed":                            strconv.FormatInt(d.Seed, 10),
 		"salt":                            strconv.FormatBool(DefaultSalt),
 		"scenarios[].load.type":           DefaultLoadType,

@@ -105,6 +105,9 @@ func (v *validator) compare() {
 	if m := v.c.AB.Mode; m != ABCoResident && m != ABSwap {
 		v.add("ab.mode", "must be %s or %s, got %q", ABCoResident, ABSwap, m)
 	}
+	if r := v.c.AB.Rewarm; r != RewarmShort && r != RewarmFull {
+		v.add("ab.rewarm", "must be %s or %s, got %q", RewarmShort, RewarmFull, r)
+	}
 }
 
 func (v *validator) add(path, format string, args ...any) {

@@ -43,7 +43,7 @@ func Summary(w io.Writer, r *result.Result) error {
 	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintln(w)
-		if err := scenario(w, &s, r.Cost, r.PercentileNames()); err != nil {
+		if err := scenario(w, &s, r.AB, r.Cost, r.PercentileNames()); err != nil {
 			return err
 		}
 	}
@@ -57,8 +57,9 @@ func Summary(w io.Writer, r *result.Result) error {
 }
 
 // scenario writes one scenario's summary; its latency table has the mean
-// and percentiles, the result's measured percentiles.
-func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price, percentiles []string) error {
+// and percentiles, the result's measured percentiles. ab is the result's
+// A/B arm, nil outside an A/B: its notes name the arm and round.
+func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *result.Price, percentiles []string) error {
 	reps := s.Repetitions
 	load, at := describeLoad(s.Load), ""
 	if s.Capacity != nil {
@@ -202,28 +203,35 @@ func scenario(w io.Writer, s *result.ScenarioResult, cost *result.Price, percent
 			return err
 		}
 	}
-	for _, note := range notes(s) {
+	for _, note := range notes(s, ab) {
 		fmt.Fprintln(w, "note: "+note)
 	}
 	return nil
 }
 
-// notes are the warnings a reader must not miss.
-func notes(s *result.ScenarioResult) []string {
+// notes are the warnings a reader must not miss. ab, the result's A/B
+// arm (nil outside an A/B), makes each name its arm and round rather than
+// its repetition: an A/B's summary and notes are of one arm, and round r
+// measured repetition r on both.
+func notes(s *result.ScenarioResult, ab *result.ABArm) []string {
 	var out []string
 	for _, r := range s.Repetitions {
+		rep := fmt.Sprintf("repetition %d", r.Index)
+		if ab != nil {
+			rep = fmt.Sprintf("the %s arm, round %d", clean(ab.Arm, 20), r.Index)
+		}
 		if r.Schedule != nil && !r.Schedule.Achieved {
-			out = append(out, fmt.Sprintf("repetition %d did not keep to its schedule (achieved %.2f of %.2f req/s, p99 send lag %.1f ms): the client or a max_in_flight cap fell behind, and latency from the actual send hides it — read the 'from schedule' rows",
-				r.Index, r.Schedule.AchievedRate, r.Schedule.ScheduledRate, r.Schedule.SendLag.P99))
+			out = append(out, fmt.Sprintf("%s did not keep to its schedule (achieved %.2f of %.2f req/s, p99 send lag %.1f ms): the client or a max_in_flight cap fell behind, and latency from the actual send hides it — read the 'from schedule' rows",
+				rep, r.Schedule.AchievedRate, r.Schedule.ScheduledRate, r.Schedule.SendLag.P99))
 		}
 		if r.UsageRefused > 0 {
-			out = append(out, fmt.Sprintf("repetition %d: the server's usage was not believed for %d request%s (a count that cannot be true, or far from what the stream showed): their tokens were counted from the stream; the records say why", r.Index, r.UsageRefused, plural(r.UsageRefused)))
+			out = append(out, fmt.Sprintf("%s: the server's usage was not believed for %d request%s (a count that cannot be true, or far from what the stream showed): their tokens were counted from the stream; the records say why", rep, r.UsageRefused, plural(r.UsageRefused)))
 		}
 		if r.Retries > 0 {
-			out = append(out, fmt.Sprintf("repetition %d: %d request%s sent again on a new connection, because the server had closed the reused one before answering (not errors; latency is the retry's)", r.Index, r.Retries, plural(r.Retries)))
+			out = append(out, fmt.Sprintf("%s: %d request%s sent again on a new connection, because the server had closed the reused one before answering (not errors; latency is the retry's)", rep, r.Retries, plural(r.Retries)))
 		}
 		if r.TokensFrom != "usage" && r.Completed > 0 {
-			out = append(out, fmt.Sprintf("repetition %d: token counts from %s, not the server's usage: counts are content chunks, which may differ from tokens", r.Index, r.TokensFrom))
+			out = append(out, fmt.Sprintf("%s: token counts from %s, not the server's usage: counts are content chunks, which may differ from tokens", rep, r.TokensFrom))
 		}
 		if len(r.Errors) > 0 {
 			kinds := make([]string, 0, len(r.Errors))
@@ -231,10 +239,23 @@ func notes(s *result.ScenarioResult) []string {
 				kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
 			}
 			slices.Sort(kinds)
-			out = append(out, fmt.Sprintf("repetition %d: %d of %d requests failed (%s)", r.Index, r.Failed, r.Sent, strings.Join(kinds, ", ")))
+			out = append(out, fmt.Sprintf("%s: %d of %d requests failed (%s)", rep, r.Failed, r.Sent, strings.Join(kinds, ", ")))
 		}
 	}
 	return out
+}
+
+// Notes writes the notes of every scenario of r, as Summary writes them
+// under each scenario but each led by its scenario's name ("note: chat,
+// the base arm, round 3: ..."): what perfgate ab prints of the arm whose
+// summary it does not print.
+func Notes(w io.Writer, r *result.Result) {
+	for i := range r.Scenarios {
+		s := &r.Scenarios[i]
+		for _, note := range notes(s, r.AB) {
+			fmt.Fprintf(w, "note: %s, %s\n", clean(s.Name, 80), note)
+		}
+	}
 }
 
 // preparation describes how the scenario's stack got to where it was
@@ -245,6 +266,9 @@ func preparation(s *result.ScenarioResult) string {
 		parts = append(parts, fmt.Sprintf("cold start %.2f s", s.ColdStartMS/1000))
 	}
 	if w := warmupText(s.Warmup); w != "" {
+		parts = append(parts, w)
+	}
+	if w := roundWarmupsText(s.Warmups); w != "" {
 		parts = append(parts, w)
 	}
 	if s.Salt == result.SaltOff {

@@ -83,3 +83,44 @@ func TestSummaryGolden(t *testing.T) {
 		t.Errorf("summary passes a terminal escape from the server through")
 	}
 }
+
+// An A/B arm's summary names the arm and the round in its notes ("the
+// candidate arm, round 3: ...", not "repetition 3", which reads as a
+// run's), and counts its warm-ups over the rounds; Notes gives the other
+// arm's notes, each led by its scenario.
+func TestSummaryOfAnABArm(t *testing.T) {
+	retried := rep(3, 30)
+	retried.Retries = 1
+	drain := result.Seconds(0.5)
+	arm := func(name string) *result.Result {
+		return &result.Result{Schema: result.Schema, AB: &result.ABArm{Arm: name, Mode: config.ABCoResident, First: []bool{true, false, true}},
+			Scenarios: []result.ScenarioResult{{Name: "chat", Load: result.Load{Type: config.LoadClosed, Concurrency: 4},
+				Warmup: &result.Warmup{Method: "windows", Duration: 20, Requests: 300, Steady: true, Drain: &drain},
+				Warmups: []result.RoundWarmup{
+					{Round: 1, Kind: result.WarmupFull, Warmup: &result.Warmup{Method: "windows", Duration: 20, Requests: 300, Steady: true, Drain: &drain}},
+					{Round: 2, Kind: result.WarmupShort, Warmup: &result.Warmup{Method: result.WarmupShort, Duration: 5, Requests: 40, Drain: &drain}},
+					{Round: 3, Kind: result.WarmupShort, Warmup: &result.Warmup{Method: result.WarmupShort, Duration: 5, Requests: 41, Drain: &drain}},
+				},
+				Repetitions: []result.Repetition{rep(1, 30), rep(2, 31), retried}}}}
+	}
+	var buf bytes.Buffer
+	if err := Summary(&buf, arm("candidate")); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"note: the candidate arm, round 3: 1 request sent again on a new connection",
+		"3 warm-ups over the rounds: 1 full, 2 short; 31.5 s in all, drains included",
+	} {
+		if !bytes.Contains(buf.Bytes(), []byte(want)) {
+			t.Errorf("summary lacks %q:\n%s", want, buf.String())
+		}
+	}
+	if bytes.Contains(buf.Bytes(), []byte("repetition 3:")) {
+		t.Errorf("an A/B arm's note says repetition:\n%s", buf.String())
+	}
+	buf.Reset()
+	Notes(&buf, arm("base"))
+	if got, want := buf.String(), "note: chat, the base arm, round 3: 1 request sent again on a new connection, because the server had closed the reused one before answering (not errors; latency is the retry's)\n"; got != want {
+		t.Errorf("Notes = %q, want %q", got, want)
+	}
+}

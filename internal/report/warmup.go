@@ -39,6 +39,31 @@ func warmupText(w *result.Warmup) string {
 	return out
 }
 
+// roundWarmupsText is an A/B arm's warm-ups over its rounds in a few
+// words: "8 warm-ups over the rounds: 1 full, 7 short; 42.0 s in all,
+// drains included"; "" for fewer than two (outside an A/B, or one round).
+func roundWarmupsText(ws []result.RoundWarmup) string {
+	if len(ws) < 2 {
+		return ""
+	}
+	full, short := 0, 0
+	var total float64
+	for _, rw := range ws {
+		if rw.Kind == result.WarmupShort {
+			short++
+		} else {
+			full++
+		}
+		if w := rw.Warmup; w != nil {
+			total += float64(w.Duration)
+			if w.Drain != nil {
+				total += float64(*w.Drain)
+			}
+		}
+	}
+	return fmt.Sprintf("%d warm-ups over the rounds: %d full, %d short; %.1f s in all, drains included", len(ws), full, short, total)
+}
+
 // cutWhen says when a drain cancelled requests: at once for the backlog of
 // a server that could not keep up, else at the drain's bound.
 func cutWhen(w *result.Warmup) string {

@@ -110,6 +110,21 @@ func TestReadRefusesImpossibleNumbers(t *testing.T) {
 		{"warm-up error kind not a word", func(m map[string]any) {
 			m["scenarios"].([]any)[0].(map[string]any)["warmup"] = map[string]any{"method": "windows", "failed": 1, "errors": map[string]any{"http\n::error::pwned": 1}}
 		}, "", `scenarios[0].warmup.errors: want error kinds that are lowercase words of at most 32 letters, digits and '_' (http, stream, timeout, ...), got "http\n::error::pwned"`},
+		{"round warm-up of round 0", func(m map[string]any) {
+			m["scenarios"].([]any)[0].(map[string]any)["warmups"] = []any{map[string]any{"round": 0, "kind": "full", "warmup": map[string]any{"method": "windows"}}}
+		}, "", "scenarios[0].warmups[0].round: want a round >= 1, got 0"},
+		{"round warm-up of no kind", func(m map[string]any) {
+			m["scenarios"].([]any)[0].(map[string]any)["warmups"] = []any{map[string]any{"round": 2, "kind": "lukewarm", "warmup": map[string]any{"method": "short"}}}
+		}, "", `scenarios[0].warmups[0].kind: want full or short, got "lukewarm"`},
+		{"round warm-up without its record", func(m map[string]any) {
+			m["scenarios"].([]any)[0].(map[string]any)["warmups"] = []any{map[string]any{"round": 1, "kind": "full"}}
+		}, "", "scenarios[0].warmups[0].warmup: missing"},
+		{"round warm-up's record checked", func(m map[string]any) {
+			m["scenarios"].([]any)[0].(map[string]any)["warmups"] = []any{map[string]any{"round": 1, "kind": "short", "warmup": map[string]any{"method": "short", "requests": -3}}}
+		}, "", "scenarios[0].warmups[0].warmup.requests: want a count >= 0, got -3"},
+		{"incomplete with negative rounds", func(m map[string]any) {
+			m["incomplete"] = map[string]any{"reason": "interrupted", "rounds": -1}
+		}, "", "incomplete.rounds: want a count >= 0, got -1"},
 		{"failed item passes", func(m map[string]any) {
 			withItem(m, map[string]any{"id": "a", "pass": true, "score": 1, "error": "http 500: boom", "error_kind": "http"})
 		}, "", "scenarios[0].quality[0].items[0].pass: the item's request failed (http), so it cannot pass"},
@@ -176,4 +191,28 @@ func TestReadRefusesWhatIsNotAFile(t *testing.T) {
 	_, err = Read(big)
 	assert.EqualError(t, err, "read result: "+big+": the file is larger than 64 MiB, the most perfgate reads for a result")
 	assert.True(t, errors.Is(err, ErrInvalid))
+}
+
+// A result that a run wrote although it did not finish reads, every
+// round's warm-up with it, and CheckComplete refuses it (an ErrInvalid
+// that says why and how many rounds it holds); a finished run's passes.
+func TestCheckComplete(t *testing.T) {
+	r := &Result{Schema: Schema, Scenarios: []ScenarioResult{{Name: "s",
+		Warmups: []RoundWarmup{{Round: 1, Kind: WarmupFull, Warmup: &Warmup{Method: "windows", Steady: true}},
+			{Round: 2, Kind: WarmupShort, Warmup: &Warmup{Method: WarmupShort, Requests: 3}}}}},
+		Incomplete: &Incomplete{Reason: "interrupted: context canceled", Rounds: 1}}
+	path := filepath.Join(t.TempDir(), "r.partial.json")
+	require.NoError(t, Write(path, r))
+	got, err := Read(path)
+	require.NoError(t, err, "an incomplete result reads: it can be looked at")
+	assert.Equal(t, r.Scenarios[0].Warmups, got.Scenarios[0].Warmups)
+	err = got.CheckComplete()
+	require.Error(t, err)
+	assert.ErrorIs(t, err, ErrInvalid)
+	var inc *IncompleteError
+	require.True(t, errors.As(err, &inc))
+	assert.Equal(t, "an incomplete result: the run stopped after 1 complete round (interrupted: context canceled); it holds what was measured before it stopped, which no comparison or baseline takes: measure again", err.Error())
+
+	got.Incomplete = nil
+	assert.NoError(t, got.CheckComplete())
 }

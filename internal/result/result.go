@@ -56,6 +56,53 @@ type Result struct {
 	// is metric.DefaultPercentiles, as in results from before the key. Use
 	// PercentileNames.
 	Percentiles []string `json:"percentiles,omitempty"`
+	// Incomplete is set on a result written by a run that did not finish:
+	// an interrupted or failed perfgate ab writes each arm's results so far
+	// (as <name>.partial.json). What it holds was measured, but it is not a
+	// whole run, so whatever judges or records results refuses it
+	// (CheckComplete). Nil on every finished run's result.
+	Incomplete *Incomplete `json:"incomplete,omitempty"`
+}
+
+// Incomplete says why a result is not a whole run's.
+type Incomplete struct {
+	// Reason is the first line of the error the run stopped with
+	// ("interrupted: ...", "round 4, the base arm: ...").
+	Reason string `json:"reason"`
+	// Rounds is how many rounds of the A/B both arms had measured when it
+	// stopped. The arm that went first in the round it stopped in may hold
+	// one repetition more.
+	Rounds int `json:"rounds"`
+}
+
+// IncompleteError is CheckComplete's refusal of an incomplete result. It
+// wraps ErrInvalid: such a file is bad input to a comparison or a
+// baseline, exit 2.
+type IncompleteError struct {
+	Incomplete Incomplete
+}
+
+// Error says the result is incomplete, why, and what may be done with it.
+func (e *IncompleteError) Error() string {
+	rounds := "rounds"
+	if e.Incomplete.Rounds == 1 {
+		rounds = "round"
+	}
+	return fmt.Sprintf("an incomplete result: the run stopped after %d complete %s (%s); it holds what was measured before it stopped, which no comparison or baseline takes: measure again",
+		e.Incomplete.Rounds, rounds, e.Incomplete.Reason)
+}
+
+// Unwrap makes an IncompleteError an ErrInvalid.
+func (e *IncompleteError) Unwrap() error { return ErrInvalid }
+
+// CheckComplete refuses a result that Incomplete marks (an *IncompleteError),
+// for compare, gate, baseline promote and record, and export: a run that
+// did not finish is never a verdict's evidence nor a baseline.
+func (r *Result) CheckComplete() error {
+	if r.Incomplete == nil {
+		return nil
+	}
+	return &IncompleteError{Incomplete: *r.Incomplete}
 }
 
 // ABArm says which arm of an A/B a result is, and how the A/B ran.
@@ -163,8 +210,16 @@ type ScenarioResult struct {
 	// (an A/B in swap mode restarts its stacks at every change of arm): the
 	// cold_start gate's samples. Empty otherwise.
 	ColdStartsMS []float64 `json:"cold_starts_ms,omitempty"`
-	// Warmup is how the scenario was brought to steady state.
+	// Warmup is how the scenario was brought to steady state. On an arm of
+	// an A/B, which warms each scenario up in every round, it is the first
+	// full warm-up, or the first full one that was not steady (Warmups
+	// holds every round's).
 	Warmup *Warmup `json:"warmup,omitempty"`
+	// Warmups are every warm-up of the scenario on one arm of an A/B
+	// (perfgate ab), in round order, each with its round and its kind: a
+	// full warm-up to steady state, or a short re-warm of a stack that
+	// stayed up since its last warm-up. Empty outside an A/B.
+	Warmups []RoundWarmup `json:"warmups,omitempty"`
 	// Gates are the gates configured for the scenario when it was run, so
 	// that `perfgate compare` needs no config.
 	// An empty list (every gate off) is kept apart from a missing one
@@ -199,7 +254,8 @@ type ScenarioResult struct {
 // Warmup records a scenario's warm-up: never measured, but the evidence that
 // measurement began at steady state.
 type Warmup struct {
-	// Method is windows, mser5 or none.
+	// Method is windows, mser5 or none; short for a short re-warm of an
+	// A/B's round (see RoundWarmup).
 	Method string `json:"method"`
 	// Duration is how long warm-up ran.
 	Duration Seconds `json:"duration_s"`
@@ -239,6 +295,30 @@ type Warmup struct {
 	// and the scenario's overload verdict counts it (see
 	// ScenarioResult.Overload).
 	Overload *Overload `json:"overload,omitempty"`
+}
+
+// The kinds of warm-up a round of an A/B gives a scenario
+// (RoundWarmup.Kind).
+const (
+	// WarmupFull is a warm-up to steady state, as a run's: the first of a
+	// stack's after every start.
+	WarmupFull = "full"
+	// WarmupShort is a short re-warm of a stack that has not been
+	// restarted since its last warm-up of the scenario: one
+	// warmup.window of the scenario's load, not judged, then the drain
+	// (config.RewarmShort). It is also the Method of its record.
+	WarmupShort = "short"
+)
+
+// RoundWarmup is one round's warm-up of a scenario on one arm of an A/B.
+type RoundWarmup struct {
+	// Round is the round whose repetition it preceded, from 1.
+	Round int `json:"round"`
+	// Kind is full or short (WarmupFull, WarmupShort).
+	Kind string `json:"kind"`
+	// Warmup is its record. A short re-warm's has Method short, Steady
+	// false (it is not judged) and at most one window.
+	Warmup *Warmup `json:"warmup"`
 }
 
 // WarmupWindow is one window of the warm-up series.

@@ -81,6 +81,9 @@ func (r *Result) Validate() error {
 		v.count("cost.gpus", c.GPUs)
 	}
 	v.percentileList(r.Percentiles)
+	if in := r.Incomplete; in != nil {
+		v.count("incomplete.rounds", in.Rounds)
+	}
 	for i := range r.Scenarios {
 		v.scenario(fmt.Sprintf("scenarios[%d]", i), &r.Scenarios[i])
 	}
@@ -173,6 +176,19 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 	v.count(p+".load.max_in_flight", s.Load.MaxInFlight)
 	v.loadOverload(p, s.Load)
 	v.warmup(p+".warmup", s.Warmup)
+	for j, rw := range s.Warmups {
+		wp := fmt.Sprintf("%s.warmups[%d]", p, j)
+		if rw.Round < 1 {
+			v.add(wp+".round", "want a round >= 1, got %d", rw.Round)
+		}
+		if rw.Kind != WarmupFull && rw.Kind != WarmupShort {
+			v.add(wp+".kind", "want %s or %s, got %s", WarmupFull, WarmupShort, quote(rw.Kind))
+		}
+		if rw.Warmup == nil {
+			v.add(wp+".warmup", "missing")
+		}
+		v.warmup(wp+".warmup", rw.Warmup)
+	}
 	for j := range s.Repetitions {
 		v.repetition(fmt.Sprintf("%s.repetitions[%d]", p, j), &s.Repetitions[j])
 	}

@@ -66,6 +66,23 @@ type Warmup struct {
 	Seed int64
 	// RunID makes warm-up request ids unique in the run (X-Request-Id).
 	RunID string
+	// SaltTag, when not empty, is mixed into the salts of the warm-up's
+	// passes, and into nothing else: a stack that warms one scenario up
+	// more than once (perfgate ab, once a round on each arm) gives each
+	// warm-up a tag of its own, so that no warm-up sends the text an
+	// earlier one sent and a prompt cache cannot answer it. Empty: the
+	// salts of a run's one warm-up of the scenario, which a baseline and a
+	// candidate run with one seed share. A warm-up's salts are never a
+	// measured repetition's, tagged or not (SaltSeed's rep is 0).
+	SaltTag string
+	// Short makes Run a short re-warm of a stack that has not been
+	// restarted since it was warmed up to steady state: it sends the
+	// scenario's load for one Config.Window (a closed loop's users each
+	// send at least one request, all at once), judges nothing, then drains
+	// as after any warm-up. Its record has Method result.WarmupShort and
+	// Steady false; it returns no *UnsteadyError, *FailingError or overload
+	// evidence, since the repetition after it judges the server.
+	Short bool
 	// OnWindow, if set, is called for every window as it becomes final and is
 	// judged (for progress; that is some time after its end, and possibly for
 	// several windows at once), with that window and whether the series so far
@@ -287,10 +304,13 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	}()
 
 	rec := &result.Warmup{Method: cfg.Method}
-	var samples []windowSample           // what each judged window keeps for judging
-	var waiting []*float64               // the engine's waiting queue at each boundary
-	windows := int(cfg.Max / cfg.Window) // the windows that fit in Max
-	finished := false                    // the dispatch has ended: every record is in
+	if w.Short {
+		rec.Method = result.WarmupShort
+	}
+	var samples []windowSample               // what each judged window keeps for judging
+	var waiting []*float64                   // the engine's waiting queue at each boundary
+	windows := int(w.sendFor() / cfg.Window) // the windows that fit in Max (one for Short)
+	finished := false                        // the dispatch has ended: every record is in
 	for k := 0; k < windows && !rec.Steady && !finished; k++ {
 		boundary := time.Duration(k+1) * cfg.Window
 		if clk.SleepUntil(sleepCtx, start.Add(boundary+grace)) != nil {
@@ -316,8 +336,11 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 			}
 			rec.Windows = append(rec.Windows, win)
 			samples = append(samples, sample)
-			steady, from := judge(rec.Windows, samples)
-			steady = steady && time.Duration(j+1)*cfg.Window >= cfg.Min
+			steady, from := false, 0
+			if !w.Short {
+				steady, from = judge(rec.Windows, samples)
+				steady = steady && time.Duration(j+1)*cfg.Window >= cfg.Min
+			}
 			if w.OnWindow != nil {
 				w.OnWindow(win, steady)
 			}
@@ -343,7 +366,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	// timeout. Such a backlog is cut at once; the engine's own queue is
 	// still waited for, as after any drain.
 	var overload *result.Overload
-	if !rec.Steady && s.Config.Load.Type != config.LoadClosed {
+	if !rec.Steady && !w.Short && s.Config.Load.Type != config.LoadClosed {
 		overload = st.overload()
 	}
 	drain := ctx.Err() == nil
@@ -378,7 +401,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 		return rec, failing
 	}
 	rec.Overload = overload // judged before the drain: a backlog cut short is not the server's
-	if rec.Steady || cfg.OnUnsteady == "warn" || rec.Overload != nil && rec.Overload.Overloaded {
+	if rec.Steady || w.Short || cfg.OnUnsteady == "warn" || rec.Overload != nil && rec.Overload.Overloaded {
 		return rec, nil
 	}
 	return rec, &UnsteadyError{Scenario: name, Method: cfg.Method, Max: cfg.Max, Windows: rec.Windows,
@@ -401,6 +424,24 @@ func (w *Warmup) failing(s Scenario, rec *result.Warmup) *FailingError {
 		return nil
 	}
 	return &FailingError{Scenario: s.Config.Name, Failed: failed, Requests: ok, MaxErrorRate: s.Config.MaxErrorRate}
+}
+
+// sendFor is how long the warm-up may send: Config.Max, or one
+// Config.Window for a short re-warm.
+func (w *Warmup) sendFor() time.Duration {
+	if w.Short {
+		return w.Config.Window
+	}
+	return w.Config.Max
+}
+
+// saltName is the name the warm-up's salts derive from: the scenario's
+// (its SaltTag included), with the warm-up's SaltTag when it has one.
+func (w *Warmup) saltName(s *Scenario) string {
+	if w.SaltTag == "" {
+		return s.saltName()
+	}
+	return s.saltName() + "/warmup/" + w.SaltTag
 }
 
 // drainBound is how long a drain may take: Drain, or config.DefaultTimeout.
@@ -522,13 +563,14 @@ func (w *Warmup) clock() Clock {
 }
 
 // dispatch sends the scenario's load through d until ctx is cancelled or
-// Config.Max has passed since start. A trace may end before Max; it is then
-// replayed, pass after pass, with ids made unique by the pass number.
+// Config.Max (a short re-warm: Config.Window) has passed since start. A
+// trace may end before that; it is then replayed, pass after pass, with
+// ids made unique by the pass number.
 func (w *Warmup) dispatch(ctx context.Context, d *Dispatcher, clk Clock, start time.Time, s Scenario, st *warmupState) error {
 	name := s.Config.Name
 	for pass := 1; ; pass++ {
 		offset := clk.Now().Sub(start)
-		left := w.Config.Max - offset
+		left := w.sendFor() - offset
 		if left <= 0 {
 			return nil
 		}
@@ -542,7 +584,7 @@ func (w *Warmup) dispatch(ctx context.Context, d *Dispatcher, clk Clock, start t
 			Seed: planSeed(w.Seed, name, 0), RunID: runID,
 		}
 		if s.Salt {
-			p.Salt = SaltSeed(w.Seed, s.saltName(), 0, pass)
+			p.Salt = SaltSeed(w.Seed, w.saltName(&s), 0, pass)
 		}
 		if err := d.Run(ctx, p, func(r *result.Record) { st.add(r, offset) }); err != nil {
 			return err

@@ -21,7 +21,8 @@ import (
 //	a, err := session.Open(ctx, cfg, session.Options{Name: "base"})
 //	defer a.Stop()
 //	err = a.Round(ctx, sc, 1) // warm sc up to steady state, then measure repetition 1
-//	err = a.Restart(ctx)      // swap mode: a new cold start
+//	err = a.Round(ctx, sc, 2) // the stack stayed up: a short re-warm (Options.Rewarm), then repetition 2
+//	err = a.Restart(ctx)      // swap mode: a new cold start; the next round warms up fully
 //	err = a.Finish(ctx)       // answer the eval items the rounds did not carry
 //	res := a.Result()
 //
@@ -38,6 +39,10 @@ type Arm struct {
 	evals      map[string]*evalRun
 	prepared   map[string]run.Scenario
 	coldStarts []float64 // every start's, in milliseconds
+
+	rewarm   string         // Options.Rewarm
+	starts   int            // how many times the stack was started
+	warmedOn map[string]int // per scenario, the start its last warm-up was on
 
 	watch     context.Context
 	stopWatch func()
@@ -57,7 +62,7 @@ func Open(ctx context.Context, cfg *config.Config, o Options) (*Arm, error) {
 		return nil, exit.RunError(err)
 	}
 	s := newSession(cfg, o, headers)
-	a := &Arm{s: s, configHash: configHash, started: s.clock.Now(),
+	a := &Arm{s: s, configHash: configHash, started: s.clock.Now(), rewarm: o.Rewarm, warmedOn: map[string]int{},
 		scenarios: map[string]*result.ScenarioResult{}, evals: map[string]*evalRun{}, prepared: map[string]run.Scenario{}}
 	if err := a.start(ctx); err != nil {
 		a.Stop()
@@ -72,6 +77,7 @@ func (a *Arm) start(ctx context.Context) error {
 	if err := s.startStack(ctx); err != nil {
 		return interrupted(ctx, err)
 	}
+	a.starts++
 	if s.cfg.Stack.Kind != config.StackExternal {
 		a.coldStarts = append(a.coldStarts, ms(s.coldStart))
 	}
@@ -194,14 +200,24 @@ func (a *Arm) Stop() {
 	}
 }
 
-// Round warms sc up to steady state, as Run does before a scenario's
-// repetitions, then, after the cool-down, measures repetition rep of it (the same seeded arrivals
-// as repetition rep of any other run of sc, the other arm's among them).
-// Eval items, when sc carries them in interleaved mode, are mixed into the
-// load round after round until each has been sent once.
+// Round warms sc up, then, after the cool-down, measures repetition rep of
+// it (the same seeded arrivals and salted text as repetition rep of any
+// other run of sc, the other arm's among them). Eval items, when sc
+// carries them in interleaved mode, are mixed into the load round after
+// round until each has been sent once.
 //
-// A broken repetition (no request completed, or too many failed) or a
-// crash of the stack fails it: exit.RunError.
+// The warm-up is full, to steady state as Run's before a scenario's
+// repetitions, on a stack started (or restarted) since the scenario's last
+// warm-up; on one that stayed up it is a short re-warm when
+// Options.Rewarm says short (run.Warmup.Short). Either way its passes are
+// salted for this arm and round (run.Warmup.SaltTag), so that no warm-up
+// sends text an earlier warm-up or repetition of the arm sent, and its
+// request ids name the round. The scenario's result keeps every round's
+// warm-up (Warmups), and the first full one, or the first full one that
+// was not steady, as Warmup.
+//
+// A broken repetition (no request completed, or too many failed), a
+// warm-up that fails, or a crash of the stack fails it: exit.RunError.
 func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 	s := a.s
 	c := sc.Config
@@ -230,15 +246,27 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 		a.evals[c.Name] = s.evals(sc)
 	}
 	dispatcher := &run.Dispatcher{Sender: refused, Clock: s.clock}
-	wres, err := s.warmUp(ctx, sc, dispatcher)
+	kind := a.warmupKind(c.Name)
+	how := warming{title: fmt.Sprintf("%s round %d", c.Name, rep), saltTag: fmt.Sprintf("round-%d", rep),
+		runID: fmt.Sprintf("%s-round%d", s.runID, rep), short: kind == result.WarmupShort}
+	if s.name != "" {
+		how.saltTag = s.name + "/" + how.saltTag
+	}
+	wres, err := s.warmUpAs(ctx, sc, dispatcher, how)
+	if wres != nil {
+		// Every round's, even one that failed: an incomplete result
+		// shows why it stopped.
+		res.Warmups = append(res.Warmups, result.RoundWarmup{Round: rep, Kind: kind, Warmup: wres})
+		// The first full warm-up, or the first that never got steady,
+		// so that the comparison warns of it.
+		if kind == result.WarmupFull && (res.Warmup == nil || (res.Warmup.Steady && !wres.Steady)) {
+			res.Warmup = wres
+		}
+	}
 	if err != nil {
 		return fail(err)
 	}
-	// The result keeps the first warm-up, or the first that never got
-	// steady, so that the comparison warns of it.
-	if res.Warmup == nil || (res.Warmup.Steady && !wres.Steady) {
-		res.Warmup = wres
-	}
+	a.warmedOn[c.Name] = a.starts
 
 	s.begin(fmt.Sprintf("%s: measuring round %d", c.Name, rep))
 	m := s.measurement(dispatcher)
@@ -260,6 +288,17 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 	}
 	res.Repetitions = append(res.Repetitions, sum)
 	return nil
+}
+
+// warmupKind is the warm-up that scenario name gets next: short when
+// Options.Rewarm says so and the stack has not been started since the
+// scenario's last warm-up, else full (and always full with warmup.method
+// none, which sends nothing either way).
+func (a *Arm) warmupKind(name string) string {
+	if a.rewarm == config.RewarmShort && a.s.cfg.Warmup.Method != config.WarmupNone && a.warmedOn[name] == a.starts {
+		return result.WarmupShort
+	}
+	return result.WarmupFull
 }
 
 // Unanswered is how many eval items no round has carried yet: Finish

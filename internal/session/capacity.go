@@ -97,7 +97,7 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 	probe := func(ctx context.Context, load float64, phase string) ([]result.Repetition, *result.Warmup, error) {
 		n++
 		psc := atLoad(sc, spec.Metric, load, n)
-		w, err := s.warmUpAs(ctx, psc, d, fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, capacity.FormatLoad(load), unit))
+		w, err := s.warmUpAs(ctx, psc, d, warming{title: fmt.Sprintf("%s probe %d (%s) at %s %s", c.Name, n, phase, capacity.FormatLoad(load), unit)})
 		var unsteady *run.UnsteadyError
 		var failing *run.FailingError
 		if w != nil && psc.Config.Load.Type != config.LoadClosed && (errors.As(err, &unsteady) || errors.As(err, &failing)) {

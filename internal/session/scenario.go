@@ -107,22 +107,44 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 // warmUp warms sc up to steady state as the config says, with a line per
 // window and one for the outcome.
 func (s *session) warmUp(ctx context.Context, sc run.Scenario, d *run.Dispatcher) (*result.Warmup, error) {
-	return s.warmUpAs(ctx, sc, d, sc.Config.Name)
+	return s.warmUpAs(ctx, sc, d, warming{})
 }
 
-// warmUpAs is warmUp with the phase titled by name (a capacity probe's
-// "chat probe 3 (bisect) at 113 req/s") rather than the scenario's. With
-// an error it returns the warm-up's record too where Run did (a warm-up
-// that was not steady, or failed).
-func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatcher, name string) (*result.Warmup, error) {
+// warming is how one warm-up differs from a run's one warm-up of a
+// scenario: a capacity probe's, or a round's of perfgate ab.
+type warming struct {
+	// title names the phase (a capacity probe's "chat probe 3 (bisect) at
+	// 113 req/s"); empty: the scenario's name.
+	title string
+	// saltTag is run.Warmup.SaltTag, and runID the run id its request ids
+	// take (empty: the session's).
+	saltTag, runID string
+	// short makes it a short re-warm (run.Warmup.Short).
+	short bool
+}
+
+// warmUpAs is warmUp as how says. With an error it returns the warm-up's
+// record too where Run did (a warm-up that was not steady, or failed).
+func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatcher, how warming) (*result.Warmup, error) {
 	w := s.cfg.Warmup
-	if w.Method == config.WarmupNone {
+	name, runID := how.title, how.runID
+	if name == "" {
+		name = sc.Config.Name
+	}
+	if runID == "" {
+		runID = s.runID
+	}
+	switch {
+	case w.Method == config.WarmupNone:
 		s.begin(fmt.Sprintf("%s: no warm-up (warmup.method none)", name))
-	} else {
+	case how.short:
+		s.begin(fmt.Sprintf("%s: re-warming (one window of %s, not judged: the stack stayed up since its last warm-up)", name, w.Window))
+	default:
 		s.begin(fmt.Sprintf("%s: warming up (%s, windows of %s, up to %s)", name, w.Method, w.Window, w.Max))
 	}
 	warm := &run.Warmup{
-		Dispatcher: d, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: s.runID, Drain: s.cfg.Target.Timeout,
+		Dispatcher: d, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: runID, Drain: s.cfg.Target.Timeout,
+		SaltTag: how.saltTag, Short: how.short,
 		OnWindow: func(win result.WarmupWindow, steady bool) {
 			mark := ""
 			if steady {
@@ -148,6 +170,8 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 	}
 	switch {
 	case w.Method == config.WarmupNone:
+	case how.short:
+		s.detail("re-warmed for %s (%s)%s", wres.Duration.Dur().Round(100*time.Millisecond), warmupCounts(wres), drained(wres))
 	case wres.Steady:
 		s.detail("steady after %s (%s)%s", wres.Duration.Dur().Round(100*time.Millisecond), warmupCounts(wres), drained(wres))
 	case wres.Overload != nil && wres.Overload.Overloaded:

@@ -91,6 +91,12 @@ type Options struct {
 	// stack.log (perfgate ab gives two arms that name one file a file
 	// each), without changing the config or its hash.
 	StackLog string
+	// Rewarm is how an Arm (perfgate ab) warms a scenario up in a round
+	// when its stack has not been restarted since its last warm-up of the
+	// scenario: config.RewarmShort, a short re-warm, or config.RewarmFull
+	// (empty: full). A stack just started or restarted always gets a full
+	// warm-up. Run ignores it.
+	Rewarm string
 
 	// Phases prints where the run is; Progress the progress of each
 	// repetition; Log, the detail within a phase and the warnings. Each is

@@ -72,9 +72,8 @@ stack:
   log: %s
 warmup: {window: 1s, windows: 3, tolerance: 0.1, max: 60s}
 telemetry: {metrics: off, gpu: off}
-repetitions: 8
 seed: %d
-ab: {mode: %s, rewarm: %s}
+ab: {mode: %s, rewarm: %s, rounds: 8}
 gates: {ttft.p99: off, e2e.p99: off, goodput: off, cold_start: off, tpot.p99: off,
         ttft.p95: +10%%, tpot.p90: +10%%, output_throughput: -5%%, error_rate: +1 points}
 scenarios:

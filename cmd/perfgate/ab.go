@@ -74,9 +74,10 @@ one; round r sends the same text on both arms. Repetition r of the two arms
 is a pair, and each gate tests the paired differences: the one-sided Wilcoxon
 signed-rank test, the Hodges-Lehmann estimate of the paired change with its
 interval, Holm across the gates, the same three outcomes as perfgate gate.
-Rounds are the candidate config's repetitions: with {min: 8, max: 16} ab
+Rounds are the candidate config's ab.rounds (default {min: 8, max: 16}: ab
 measures 8 rounds, looks, and measures more while a gate is undecided, with
-alpha spent over the looks.
+alpha spent over the looks). Rounds too few for the paired test to decide
+are refused before any stack starts (exit 2), with the rounds that would.
 
 --mode co-resident (the default, or ab.mode in the candidate config) starts
 both stacks at once, on different ports, and switches the load between them.

@@ -20,7 +20,7 @@ import (
 // abScenario is the arms' common part: short warm-ups, fixed rounds, and two
 // gates, so that six pairs can decide (2^-6 · 2 gates < 0.05).
 const abScenario = `warmup: {window: 200ms, windows: 2, tolerance: 0.5, max: 20s}
-repetitions: 6
+ab: {rounds: 6}
 seed: 3
 gates: {ttft.p95: off, ttft.p99: off, tpot.p99: off, e2e.p99: off, goodput: off, error_rate: off, cold_start: off,
         tpot.p90: +10%, output_throughput: -5%}

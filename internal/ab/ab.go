@@ -30,8 +30,8 @@
 //	// out.Base, out.Candidate: each arm's result; out.Verdict: the paired verdict
 //
 // Rounds are sequential as perfgate gate's repetitions are: the
-// candidate's repetitions.min rounds, then more while a gate is
-// undecided, up to repetitions.max, with alpha spent over the looks
+// candidate's ab.rounds.min rounds, then more while a gate is
+// undecided, up to ab.rounds.max, with alpha spent over the looks
 // (compare.Sequential). Errors carry their exit codes (internal/exit).
 package ab
 
@@ -175,7 +175,7 @@ func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Sc
 }
 
 // Policy is the A/B's rule of evidence (gate.Policy with the Rounds
-// design): the candidate config's repetitions are the rounds, and the
+// design): the candidate config's ab.rounds are the rounds, and the
 // scenarios measured that have gates share alpha.
 func Policy(candidate *config.Config, scenarios []run.Scenario) gate.Policy {
 	measured := map[string]bool{}
@@ -339,7 +339,7 @@ func Warnings(cfg *config.Config, scenarios []run.Scenario, mode string) []strin
 		}
 		if m := size[sc.Config.Name]; m > 0 && policy.Min < policy.Max && !policy.Reach(policy.Min, m, level).Decides() {
 			need := stat.RoundsToReach(level / float64(m))
-			out = append(out, fmt.Sprintf("scenario %s: the first look, at %d rounds, cannot decide its %d gates (a pair's test needs >= %d rounds at level %.3g); raise repetitions.min to %d to save a look",
+			out = append(out, fmt.Sprintf("scenario %s: the first look, at %d rounds, cannot decide its %d gates (a pair's test needs >= %d rounds at level %.3g); raise ab.rounds.min to %d to save a look",
 				sc.Config.Name, policy.Min, m, need, level/float64(m), need))
 		}
 		if len(gpu) > 0 {

@@ -84,8 +84,12 @@ scenarios:
 	if !strings.Contains(extra, "seed:") {
 		yaml += "seed: 7\n"
 	}
-	if !strings.Contains(extra, "repetitions:") {
-		yaml += "repetitions: 6\n"
+	switch {
+	case strings.Contains(extra, "rounds:"):
+	case strings.Contains(yaml, "ab: {"):
+		yaml = strings.Replace(yaml, "ab: {", "ab: {rounds: 6, ", 1)
+	default:
+		yaml += "ab: {rounds: 6}\n"
 	}
 	path := filepath.Join(dir, "perfgate.yaml")
 	require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
@@ -143,8 +147,8 @@ func TestCoResidentFindsASlowerCandidate(t *testing.T) {
 func TestSwapRestartsAtEveryChangeOfArm(t *testing.T) {
 	baseAddr, candAddr := freeAddr(t), freeAddr(t)
 	st := newSimStarter()
-	baseCfg, baseSc := armConfig(t, baseAddr, "repetitions: 5\n")
-	candCfg, candSc := armConfig(t, candAddr, "repetitions: 5\nab: {mode: swap}\n")
+	baseCfg, baseSc := armConfig(t, baseAddr, "ab: {rounds: 5}\n")
+	candCfg, candSc := armConfig(t, candAddr, "ab: {mode: swap, rounds: 5}\n")
 	var log bytes.Buffer
 	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
 		Session: session.Options{StartStack: st.Start, Log: &log, Phases: run.NewPhases(&log, false)},
@@ -355,9 +359,9 @@ scenarios:
 		reps           string
 		refused, warns string
 	}{
-		{reps: "repetitions: 6\n", refused: "6 rounds cannot show a significant difference on the 7 gates of scenario chat: Holm's first step needs p < 0.00714 (alpha 0.05), and the signed-rank test's smallest p with 6 pairs is 0.0156: every gate would be inconclusive, neither a regression nor a pass. Set repetitions: 8 or more, or gate fewer metrics"},
-		{reps: "repetitions: {min: 6, max: 16}\n", warns: "scenario chat: the first look, at 6 rounds, cannot decide"},
-		{reps: "repetitions: 8\n"},
+		{reps: "ab: {rounds: 6}\n", refused: "6 rounds cannot show a significant difference on the 7 gates of scenario chat: Holm's first step needs p < 0.00714 (alpha 0.05), and the signed-rank test's smallest p with 6 pairs is 0.0156: every gate would be inconclusive, neither a regression nor a pass. Set ab.rounds: 8 or more, or gate fewer metrics"},
+		{reps: "ab: {rounds: {min: 6, max: 16}}\n", warns: "scenario chat: the first look, at 6 rounds, cannot decide"},
+		{reps: "ab: {rounds: 8}\n"},
 	}
 	for _, tt := range tests {
 		cfg, sc := armConfig(t, addr, tt.reps+sevenGates)
@@ -395,7 +399,7 @@ func TestUndetectableCountsScoreOnlyForContinuousSuites(t *testing.T) {
 		return p
 	}
 	check := func(a, b string) error {
-		cfg, sc := armConfig(t, addr, fmt.Sprintf("repetitions: 8\nquality: {suites: [%q, %q]}\n", a, b))
+		cfg, sc := armConfig(t, addr, fmt.Sprintf("ab: {rounds: 8}\nquality: {suites: [%q, %q]}\n", a, b))
 		cfg.Gates = nil
 		return Check(cfg, cfg, sc, sc)
 	}
@@ -442,7 +446,7 @@ func TestQualityAnsweredByBothArms(t *testing.T) {
 func TestSwapKeepsTelemetry(t *testing.T) {
 	baseAddr, candAddr := freeAddr(t), freeAddr(t)
 	st := newSimStarter()
-	extra := "repetitions: 4\nab: {mode: swap}\n"
+	extra := "ab: {mode: swap, rounds: 4}\n"
 	baseCfg, baseSc := armConfig(t, baseAddr, extra)
 	candCfg, candSc := armConfig(t, candAddr, extra)
 	for _, c := range []*config.Config{baseCfg, candCfg} {
@@ -479,7 +483,7 @@ func TestRoundsCoolDown(t *testing.T) {
 	baseAddr, candAddr := freeAddr(t), freeAddr(t)
 	st := newSimStarter()
 	const cooldown = 137 * time.Millisecond
-	extra := "repetitions: 2\ncooldown: 137ms\n"
+	extra := "ab: {rounds: 2}\ncooldown: 137ms\n"
 	baseCfg, baseSc := armConfig(t, baseAddr, extra)
 	candCfg, candSc := armConfig(t, candAddr, extra)
 	clk := &sleepLog{}

@@ -109,7 +109,7 @@ func TestRoundsSaltedApart(t *testing.T) {
 		t.Run(mode, func(t *testing.T) {
 			baseAddr, candAddr, plainAddr := freeAddr(t), freeAddr(t), freeAddr(t)
 			st := newSimStarter()
-			extra := "repetitions: 3\nab: {mode: " + mode + "}\n"
+			extra := "ab: {mode: " + mode + ", rounds: 3}\n"
 			baseCfg, baseSc := armConfig(t, baseAddr, extra)
 			candCfg, candSc := armConfig(t, candAddr, extra)
 			texts := &textLog{}
@@ -171,11 +171,11 @@ func TestRewarmKinds(t *testing.T) {
 		name, extra string
 		base, cand  []string
 	}{
-		{"co-resident, short", "repetitions: 3\n", []string{F, S, S}, []string{F, S, S}},
-		{"co-resident, full", "repetitions: 3\nab: {rewarm: full}\n", []string{F, F, F}, []string{F, F, F}},
+		{"co-resident, short", "ab: {rounds: 3}\n", []string{F, S, S}, []string{F, S, S}},
+		{"co-resident, full", "ab: {rewarm: full, rounds: 3}\n", []string{F, F, F}, []string{F, F, F}},
 		// AB BA AB BA: base starts in rounds 1, 2 (second), 4 (second); the
 		// candidate in 1 and 3; each runs on into the next round otherwise.
-		{"swap, short", "repetitions: 4\nab: {mode: swap}\n", []string{F, F, S, F}, []string{F, S, F, S}},
+		{"swap, short", "ab: {mode: swap, rounds: 4}\n", []string{F, F, S, F}, []string{F, S, F, S}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

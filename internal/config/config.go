@@ -184,6 +184,12 @@ type AB struct {
 	// it (co-resident mode after round 1; swap mode where ABBA leaves an
 	// arm running across a round's boundary). --rewarm overrides it.
 	Rewarm string `yaml:"rewarm" json:"rewarm"`
+	// Rounds are the A/B's rounds, as repetitions are a gate's: a number,
+	// or a range whose looks stop at the first that decides every gate.
+	// A paired test needs more rounds than two samples need repetitions
+	// (its smallest p-value with n pairs is 2^−n), so they are a key of
+	// their own (DefaultABRounds).
+	Rounds Repetitions `yaml:"rounds" json:"rounds"`
 }
 
 // Load shape types.

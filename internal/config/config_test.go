@@ -131,7 +131,7 @@ func TestGoodConfig(t *testing.T) {
 		},
 		Repetitions: Repetitions{Min: 6, Max: 6},
 		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines, Tail: DefaultTail, Estimator: DefaultEstimator},
-		AB:          AB{Mode: ABCoResident, Rewarm: RewarmShort},
+		AB:          AB{Mode: ABCoResident, Rewarm: RewarmShort, Rounds: DefaultABRounds},
 		Telemetry:   Telemetry{Metrics: TelemetryAuto, Interval: DefaultTelemetryInterval, GPU: TelemetryAuto},
 		Seed:        1,
 		Dir:         dir,

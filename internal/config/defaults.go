@@ -169,6 +169,13 @@ const (
 // "The defaults, measured").
 var DefaultRepetitions = Repetitions{Min: 4, Max: 12}
 
+// DefaultABRounds are perfgate ab's rounds when the candidate config does
+// not say (ab.rounds): {min: 8, max: 16}. Eight pairs are the fewest with
+// which the default gates of a scenario reach Holm's first step (2^−8·7
+// < 0.05); an A/B under drift on the simulator decided at 8 in most runs
+// (docs/gating.md, "A/B: the defaults, measured").
+var DefaultABRounds = Repetitions{Min: 8, Max: 16}
+
 // DefaultCapacityGates are the gates of a capacity scenario unless the
 // config changes them: the capacity may drop 5%, the default resolution of
 // the search (a smaller change is within one bisection step). Latency and
@@ -243,7 +250,7 @@ func Defaults() Config {
 		},
 		Repetitions: DefaultRepetitions,
 		Compare:     Compare{Alpha: DefaultAlpha, OnInconclusive: DefaultOnInconclusive, Baselines: DefaultBaselines, Tail: DefaultTail, Estimator: DefaultEstimator},
-		AB:          AB{Mode: DefaultABMode, Rewarm: DefaultABRewarm},
+		AB:          AB{Mode: DefaultABMode, Rewarm: DefaultABRewarm, Rounds: DefaultABRounds},
 		Telemetry:   Telemetry{Metrics: DefaultTelemetryMetrics, Interval: DefaultTelemetryInterval, GPU: DefaultTelemetryGPU},
 		Seed:        DefaultSeed,
 	}
@@ -332,6 +339,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	}
 	if unset("ab.rewarm", c.AB.Rewarm == "") {
 		c.AB.Rewarm = d.AB.Rewarm
+	}
+	if unset("ab.rounds", c.AB.Rounds == (Repetitions{})) {
+		c.AB.Rounds = d.AB.Rounds
 	}
 	if q := &c.Quality; q.Enabled() {
 		if unset("quality.mode", q.Mode == "") {

@@ -72,16 +72,22 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 }
 
 func (v *validator) repetitions() {
-	r := v.c.Repetitions
+	v.counts("repetitions", v.c.Repetitions)
+	v.counts("ab.rounds", v.c.AB.Rounds)
+}
+
+// counts checks a count of repetitions (or rounds) at path: a number from
+// 1 to MaxRepetitions, or a range within it.
+func (v *validator) counts(path string, r Repetitions) {
 	switch {
 	case r.Fixed() && (r.Min < 1 || r.Min > MaxRepetitions):
-		v.intIn("repetitions", r.Min, 1, MaxRepetitions, "")
+		v.intIn(path, r.Min, 1, MaxRepetitions, "")
 	case r.Min < 1:
-		v.add("repetitions.min", "must be >= 1, got %d", r.Min)
+		v.add(path+".min", "must be >= 1, got %d", r.Min)
 	case r.Max < r.Min:
-		v.add("repetitions.max", "must be >= min (%d), got %d", r.Min, r.Max)
+		v.add(path+".max", "must be >= min (%d), got %d", r.Min, r.Max)
 	case r.Max > MaxRepetitions:
-		v.intIn("repetitions.max", r.Max, r.Min, MaxRepetitions, "")
+		v.intIn(path+".max", r.Max, r.Min, MaxRepetitions, "")
 	}
 }
 

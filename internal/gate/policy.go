@@ -88,6 +88,9 @@ type Policy struct {
 // a baseline, the others being measured but not compared).
 func ConfigPolicy(cfg *config.Config, design Design, has func(scenario string) bool) Policy {
 	p := Policy{Alpha: cfg.Compare.Alpha, Min: cfg.Repetitions.Min, Max: cfg.Repetitions.Max, Design: design}
+	if design == Rounds {
+		p.Min, p.Max = cfg.AB.Rounds.Min, cfg.AB.Rounds.Max // an A/B's own
+	}
 	if p.Alpha == 0 {
 		p.Alpha = config.DefaultAlpha
 	}
@@ -313,6 +316,7 @@ func (p Policy) undecidable(fams []Family, m, samples int) string {
 		}
 		return msg + fmt.Sprintf(" Set capacity.repetitions: %d or more, or gate fewer metrics", need)
 	}
+	key := p.key()
 	levels := p.LookLevels()
 	n, last := p.Max, levels[len(levels)-1]
 	what := "neither a regression nor a pass"
@@ -337,11 +341,20 @@ func (p Policy) undecidable(fams []Family, m, samples int) string {
 		// than the fixed count.
 		for hi := p.Max + 1; hi <= min(config.MaxRepetitions, 4*need); hi++ {
 			if p.decides(stat.Looks(p.Min, hi), stat.LookLevels(p.Share(), p.Min, hi), m) {
-				return msg + fmt.Sprintf(" Set repetitions: {min: %d, max: %d} or repetitions: %d, or gate fewer metrics", p.Min, hi, need)
+				return msg + fmt.Sprintf(" Set %s: {min: %d, max: %d} or %s: %d, or gate fewer metrics", key, p.Min, hi, key, need)
 			}
 		}
 	}
-	return msg + fmt.Sprintf(" Set repetitions: %d or more, or gate fewer metrics", need)
+	return msg + fmt.Sprintf(" Set %s: %d or more, or gate fewer metrics", key, need)
+}
+
+// key is the config key of the policy's counts: repetitions, or ab.rounds
+// for an A/B's.
+func (p Policy) key() string {
+	if p.Design == Rounds {
+		return "ab.rounds"
+	}
+	return "repetitions"
 }
 
 // theGates is "the gate" or "the 7 gates".
@@ -363,7 +376,7 @@ func Check(cfg *config.Config, design Design) []config.Problem {
 	}
 	var out []config.Problem
 	for _, u := range p.Undecidable() {
-		path := "repetitions"
+		path := p.key()
 		if u.Capacity {
 			path = capacityPath(cfg, u.Families[0].Scenario)
 		}

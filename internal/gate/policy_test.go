@@ -47,17 +47,21 @@ func TestCheckSaysWhatDecides(t *testing.T) {
 	assert.Equal(t, []string{"p.yaml:1:14: repetitions: 3 repetitions cannot show a significant difference on the 7 gates of scenario s: Holm's first step needs p < 0.00714 (alpha 0.05), and the U test's smallest p with 3 a side is 0.05: every gate would be inconclusive, neither a regression nor a pass. Set repetitions: 5 or more, or gate fewer metrics"},
 		problems(c, TwoSamples))
 
-	// As rounds, tested pair by pair, 3 are fewer still: the smallest p
-	// is 2^-3.
+	// An A/B's rounds are ab.rounds, tested pair by pair: 3 are fewer
+	// still (the smallest p is 2^-3), 6 too few for 7 gates.
+	c = parsePolicyConfig(t, "ab: {rounds: 3}\n"+oneScenario, map[string]string{})
 	got := problems(c, Rounds)
 	require.Len(t, got, 1)
-	assert.Contains(t, got[0], "3 rounds cannot show a significant difference on the 7 gates of scenario s")
+	assert.Contains(t, got[0], "p.yaml:1:14: ab.rounds: 3 rounds cannot show a significant difference on the 7 gates of scenario s")
 	assert.Contains(t, got[0], "the signed-rank test's smallest p with 3 pairs is 0.125")
-	assert.Contains(t, got[0], "Set repetitions: 8 or more")
+	assert.Contains(t, got[0], "Set ab.rounds: 8 or more")
 
-	c = parsePolicyConfig(t, "repetitions: 6\n"+oneScenario, map[string]string{})
+	c = parsePolicyConfig(t, "repetitions: 6\nab: {rounds: 6}\n"+oneScenario, map[string]string{})
 	assert.Empty(t, problems(c, TwoSamples))
 	assert.NotEmpty(t, problems(c, Rounds), "6 rounds of 7 gates: 2^-6·7 > 0.05")
+	c = parsePolicyConfig(t, oneScenario, map[string]string{})
+	assert.Empty(t, problems(c, TwoSamples), "the default repetitions decide")
+	assert.Empty(t, problems(c, Rounds), "the default rounds decide")
 }
 
 // A range decides when one of its looks does, and the fix keeps its first
@@ -144,6 +148,7 @@ scenarios:
 func TestOneShareForEveryCommand(t *testing.T) {
 	cfg, scenarios := setup(t, onlyTTFT)
 	cfg.Scenarios[1].Gates = map[string]string{"ttft.p99": "off"}
+	cfg.AB.Rounds = cfg.Repetitions // the looks alike, to compare levels
 	gated := ConfigPolicy(cfg, TwoSamples, nil)
 	ab := ConfigPolicy(cfg, Rounds, nil)
 	require.Len(t, gated.Families, 1, "other has no gate")

@@ -29,7 +29,8 @@ import (
 // for both), and measures:
 //
 //   - BenchmarkABDriftAA: a baseline measured at the start (as if promoted
-//     then), an A/A perfgate ab of two identical stacks (rounds 8..16), and
+//     then), an A/A perfgate ab of two identical stacks (its default
+//     rounds, 8..16), and
 //     perfgate gate's comparison of a fresh measurement at the end with that
 //     baseline. It reports how often the A/A passed (target: >= 95%), and
 //     how often the gate against the stale baseline called a regression.
@@ -47,7 +48,8 @@ import (
 const abDrift = 1.5
 
 // abArmYAML is one arm's config: a process stack (started in-process by
-// simstack) at addr, quick warm-ups, rounds 8..16 and four gates.
+// simstack) at addr, quick warm-ups, perfgate ab's default rounds
+// (ab.rounds, 8..16), its default mode and re-warm, and four gates.
 const abArmYAML = `
 target: {base_url: "http://%s", model: auto}
 stack:
@@ -56,7 +58,6 @@ stack:
   log: %s
 warmup: {window: 100ms, windows: 2, tolerance: 0.3, max: 20s}
 telemetry: {metrics: off, gpu: off}
-repetitions: {min: 8, max: 16}
 seed: %d
 gates: {ttft.p99: off, e2e.p99: off, goodput: off, cold_start: off, tpot.p99: off,
         ttft.p95: +10%%, tpot.p90: +10%%, output_throughput: -5%%, error_rate: +1 points}

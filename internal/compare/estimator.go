@@ -119,3 +119,15 @@ func recordedNote(titles []string, why string) string {
 	return fmt.Sprintf("%s compared as recorded on both sides (each repetition's order statistic, not its Harrell-Davis estimate): %s",
 		strings.Join(titles, ", "), why)
 }
+
+// GateValuesOrRecorded is GateValues, or, where a repetition of s kept no
+// usable histogram, every value as recorded: as a comparison falls back
+// when a side has none, for what reads one side alone (the detectable
+// change of a baseline).
+func GateValuesOrRecorded(s *result.ScenarioResult, name, estimator string) ([]float64, error) {
+	v, err := GateValues(s, name, estimator)
+	if errors.Is(err, errNoHistogram) {
+		return s.Values(name)
+	}
+	return v, err
+}

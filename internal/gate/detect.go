@@ -209,7 +209,7 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 	if err != nil || m.PerStart || m.Group == metric.GroupCapacity || strings.HasSuffix(g.Metric, ".tail") {
 		return Detectability{}, false
 	}
-	values, err := compare.GateValues(bs, m.Name, cfg.Compare.Estimator)
+	values, err := compare.GateValuesOrRecorded(bs, m.Name, cfg.Compare.Estimator)
 	if err != nil || len(values) < 2 {
 		return Detectability{}, false
 	}
@@ -225,8 +225,15 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 	}
 	d.Noise.Between, d.HistoryRuns = betweenNoise(history, s.Name, b.Identity.Digest(), m.Name, d.Noise, len(values))
 	miss := compare.AAMiss / float64(max(1, total))
+	// change is the detectable change of noise n under the policy reps,
+	// against this baseline; another count of repetitions would measure
+	// a baseline of its own (perfgate run measures its max).
 	change := func(n stat.Noise, reps Policy) float64 {
-		return stat.DetectableChange(n, reps.looks(len(values)), f.Gates, miss)
+		base := len(values)
+		if reps.Max != p.Max {
+			base = reps.Max
+		}
+		return stat.DetectableChange(n, reps.looks(base), f.Gates, miss)
 	}
 	d.Change = change(d.Noise, p)
 	d.Confirmable = g.Tolerance.Value >= d.Change
@@ -249,7 +256,7 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 		d.Advice = append(d.Advice, fmt.Sprintf("repetitions: %d", r))
 	}
 	if lower := steadierPercentile(m.Name); lower != "" {
-		if lv, err := compare.GateValues(bs, lower, cfg.Compare.Estimator); err == nil {
+		if lv, err := compare.GateValuesOrRecorded(bs, lower, cfg.Compare.Estimator); err == nil {
 			if ln, ok := withinNoise(lv, g.Tolerance.Relative); ok && change(ln, p) <= g.Tolerance.Value {
 				d.Advice = append(d.Advice, lower)
 			}

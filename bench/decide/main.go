@@ -514,11 +514,18 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 		}
 	}
 	var args []string
+	answerSeed := "1" // the config's own --seed: one model's answers in every run
 	if len(command) > 1 {
 		for i := 2; i < len(command); i++ { // perfgate sim ...
 			a := fmt.Sprint(command[i])
 			switch a {
-			case "--addr", "--seed", "--slowdown", "--truth":
+			case "--seed":
+				if i+1 < len(command) {
+					answerSeed = fmt.Sprint(command[i+1])
+				}
+				i++
+				continue
+			case "--addr", "--slowdown", "--truth", "--answer-seed":
 				i++ // and its value
 				continue
 			}
@@ -530,7 +537,10 @@ func (o options) generate(src map[string]any, dir, tag string, seed int, slowdow
 	} else if o.cut {
 		args = []string{"--step-base", "4ms", "--per-prefill-token", "20us"}
 	}
-	args = append(args, "--addr", addr, "--seed", strconv.Itoa(seed))
+	// A seed of its own for the run's timing; the answers (which eval
+	// items are right) one model's, as greedy decoding of one model gives
+	// on every run: an A/A is the same model, a slower one answers alike.
+	args = append(args, "--addr", addr, "--seed", strconv.Itoa(seed), "--answer-seed", answerSeed)
 	if slowdown != 1 {
 		args = append(args, "--slowdown", strconv.FormatFloat(slowdown, 'g', -1, 64))
 	}

@@ -99,7 +99,11 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 				for _, su := range cfg.Answers {
 					n += len(su.Items)
 				}
-				fmt.Fprintf(stderr, "perfgate sim: answering %d eval items at accuracy %g, seed %d (to test perfgate's quality gates, not models)\n", n, cfg.Accuracy, cfg.Seed)
+				seed := cfg.Seed
+				if cfg.AnswerSeed != 0 {
+					seed = cfg.AnswerSeed
+				}
+				fmt.Fprintf(stderr, "perfgate sim: answering %d eval items at accuracy %g, seed %d (to test perfgate's quality gates, not models)\n", n, cfg.Accuracy, seed)
 			}
 			var crash <-chan time.Time
 			if exitAfter > 0 {

@@ -358,3 +358,22 @@ func TestAccuracyFlag(t *testing.T) {
 	require.NoError(t, fs.Parse([]string{"--accuracy", "0.3"}))
 	require.Equal(t, 0.3, c.Accuracy)
 }
+
+// --answer-seed draws which items are right in --seed's place: two
+// simulators of one model with seeds of their own answer alike.
+func TestAnswerSeed(t *testing.T) {
+	a, b := testConfig(), testConfig()
+	a.Seed, b.Seed = 3, 4
+	assert.Equal(t, int64(3), a.answerSeed(), "--seed, without --answer-seed")
+	a.AnswerSeed, b.AnswerSeed = 9, 9
+	assert.Equal(t, a.answerSeed(), b.answerSeed())
+	s := bigSuite(t, 200)
+	assert.Equal(t, rightSet(t, s, a.answerSeed(), 0.8), rightSet(t, s, b.answerSeed(), 0.8))
+
+	c := DefaultConfig()
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	RegisterFlags(fs, &c)
+	require.NoError(t, fs.Parse([]string{"--seed", "5", "--answer-seed", "9"}))
+	assert.Equal(t, int64(5), c.Seed)
+	assert.Equal(t, int64(9), c.answerSeed())
+}

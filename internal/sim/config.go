@@ -38,8 +38,13 @@ type Config struct {
 	// that an earlier prompt already computed skip prefill.
 	PrefixCache bool
 	// Seed seeds jitter, stalls, injected errors, the output text and which
-	// Answers items are answered right.
+	// Answers items are answered right (unless AnswerSeed says).
 	Seed int64
+	// AnswerSeed, when not 0, seeds which Answers items are answered right
+	// in Seed's place: simulators of one model whose timing differs (a seed
+	// each, as a benchmark's runs take) answer alike, as one model decoding
+	// greedily does; and a slower simulator still answers as the faster.
+	AnswerSeed int64
 	// Slowdown multiplies step time.
 	Slowdown float64
 	// APIKey, when set, is the key the /v1 endpoints demand, as
@@ -160,7 +165,8 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.DurationVar(&c.PerPrefillToken, "per-prefill-token", c.PerPrefillToken, "step time added per prompt token prefilled in the step (duration, e.g. 60us)")
 	fs.IntVar(&c.PrefillBudget, "prefill-budget", c.PrefillBudget, "chunked prefill: maximum prompt tokens scheduled per step (tokens)")
 	fs.BoolVar(&c.PrefixCache, "prefix-cache", c.PrefixCache, "cache 16-token prompt blocks so repeated prefixes skip prefill")
-	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for jitter, stalls, injected errors, output text and which --answers items are right")
+	fs.Int64Var(&c.Seed, "seed", c.Seed, "seed for jitter, stalls, injected errors, output text and which --answers items are right (unless --answer-seed)")
+	fs.Int64Var(&c.AnswerSeed, "answer-seed", c.AnswerSeed, "seed for which --answers items are right, in --seed's place (0: --seed): simulators of one model whose timing differs answer alike")
 	fs.BoolVar(&c.NoHealth, "no-health", c.NoHealth, "answer 404 on /health, as a hosted API that has none")
 	fs.StringVar(&c.APIKey, "api-key", c.APIKey, "demand \"Authorization: Bearer KEY\" on /v1 (401 otherwise), as vLLM's --api-key does; /health stays open")
 	fs.Float64Var(&c.Slowdown, "slowdown", c.Slowdown, "multiplies step time (factor, > 0; 1.2 = 20% slower)")
@@ -232,7 +238,7 @@ func (c Config) Validate() error {
 		bad("accuracy", "needs --answers (the eval suites to answer)")
 	}
 	if len(c.Answers) > 0 {
-		_, err := newAnswerer(c.Answers, c.Seed, c.Accuracy, filler{})
+		_, err := newAnswerer(c.Answers, c.answerSeed(), c.Accuracy, filler{})
 		if many, ok := err.(interface{ Unwrap() []error }); ok {
 			for _, e := range many.Unwrap() {
 				bad("answers", "%v", e)
@@ -242,4 +248,13 @@ func (c Config) Validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// answerSeed is the seed of which Answers items are answered right:
+// AnswerSeed, else Seed.
+func (c Config) answerSeed() int64 {
+	if c.AnswerSeed != 0 {
+		return c.AnswerSeed
+	}
+	return c.Seed
 }

@@ -46,7 +46,7 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	}
 	var gen generator = filler{}
 	if len(cfg.Answers) > 0 {
-		a, err := newAnswerer(cfg.Answers, cfg.Seed, cfg.Accuracy, gen)
+		a, err := newAnswerer(cfg.Answers, cfg.answerSeed(), cfg.Accuracy, gen)
 		if err != nil { // Validate has built it once already
 			return nil, fmt.Errorf("sim: invalid config: %w", err)
 		}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -51,6 +52,8 @@ import (
 // further apart than the same allowance; no monotone run of monotoneRun
 // windows in TTFT, nor in the engine's waiting queue where Queue reads it.
 // Method mser5 (see steadyMSER5) applies MSER-5 to the same two series.
+// Each judgement that is not steady says which rule refused it, with its
+// figures (OnWindow, UnsteadyError.Why).
 //
 // Warm-up then drains (see Run): it stops sending, lets what is in flight
 // end, and waits for the engine's queue to empty, so that no warm-up
@@ -68,10 +71,11 @@ type Warmup struct {
 	RunID string
 	// OnWindow, if set, is called for every window as it becomes final and is
 	// judged (for progress; that is some time after its end, and possibly for
-	// several windows at once), with that window and whether the series so far
+	// several windows at once), with that window, whether the series so far
 	// is steady (and past Config.Min, so the last call of a steady warm-up says
-	// true). It is called from the goroutine that called Run.
-	OnWindow func(w result.WarmupWindow, steadySoFar bool)
+	// true) and, when it is not, why: the rule that refused it, with its
+	// figures. It is called from the goroutine that called Run.
+	OnWindow func(w result.WarmupWindow, steadySoFar bool, why string)
 	// Drain bounds the drain after a warm-up that measurement follows
 	// (target.timeout): the requests still in flight then are cancelled.
 	// Zero is config.DefaultTimeout.
@@ -160,6 +164,9 @@ type UnsteadyError struct {
 	Max      time.Duration
 	// Windows is the whole series steadiness was judged on.
 	Windows []result.WarmupWindow
+	// Why is why the last series judged was not steady: the rule that
+	// refused it and its figures (see verdict); empty when no window was.
+	Why string
 	// Unfinal is how many more windows ended within Max but never became
 	// final: requests sent before their end were still in flight at the last
 	// window boundary within Max.
@@ -173,18 +180,21 @@ type UnsteadyError struct {
 // unsteadyShown is how many of the last windows an UnsteadyError prints.
 const unsteadyShown = 5
 
-// Error names the method, the maximum, the last windows' values and what to
-// change.
+// Error names the method, the maximum, the rule that refused the last
+// series judged, the last windows' values and what to change.
 func (e *UnsteadyError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %s warm-up: no steady state after warmup.max %s (method %s)", e.Scenario, e.Max, e.Method)
 	if len(e.Windows) == 0 {
 		b.WriteString(": no window was completed")
 	} else {
+		if e.Why != "" {
+			fmt.Fprintf(&b, "; at the last window judged, %s", e.Why)
+		}
 		from := max(len(e.Windows)-unsteadyShown, 0)
 		fmt.Fprintf(&b, "; last %d of %d windows (end s: requests, output tok/s, median TTFT ms):", len(e.Windows)-from, len(e.Windows))
 		for _, w := range e.Windows[from:] {
-			fmt.Fprintf(&b, " [%.2f: %d, %.1f, %.1f]", float64(w.End), w.Requests, w.OutputThroughput, w.TTFT)
+			fmt.Fprintf(&b, " [%.2f: %d, %.1f, %s]", float64(w.End), w.Requests, w.OutputThroughput, windowTTFT(w))
 		}
 	}
 	if e.Unfinal > 0 {
@@ -201,6 +211,15 @@ func (e *UnsteadyError) Error() string {
 	}
 	b.WriteString(", or warmup.on_unsteady: warn")
 	return b.String()
+}
+
+// windowTTFT is a window's median TTFT in ms ("41.5"), or "—" when no
+// request had its first token in it: it has none, not one of 0 ms.
+func windowTTFT(w result.WarmupWindow) string {
+	if w.Requests == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", w.TTFT)
 }
 
 // errWarmupStopped is the cause with which warm-up cancels its own dispatch:
@@ -291,6 +310,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	var waiting []*float64               // the engine's waiting queue at each boundary
 	windows := int(cfg.Max / cfg.Window) // the windows that fit in Max
 	finished := false                    // the dispatch has ended: every record is in
+	why := ""                            // why the last judged series was not steady
 	for k := 0; k < windows && !rec.Steady && !finished; k++ {
 		boundary := time.Duration(k+1) * cfg.Window
 		if clk.SleepUntil(sleepCtx, start.Add(boundary+grace)) != nil {
@@ -316,13 +336,16 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 			}
 			rec.Windows = append(rec.Windows, win)
 			samples = append(samples, sample)
-			steady, from := judge(rec.Windows, samples)
-			steady = steady && time.Duration(j+1)*cfg.Window >= cfg.Min
-			if w.OnWindow != nil {
-				w.OnWindow(win, steady)
+			v := judge(rec.Windows, samples)
+			if v.steady && time.Duration(j+1)*cfg.Window < cfg.Min {
+				v = verdict{why: fmt.Sprintf("steady, but before warmup.min %s", cfg.Min)}
 			}
-			if steady {
-				rec.Steady, rec.SteadyFrom = true, from
+			why = v.why
+			if w.OnWindow != nil {
+				w.OnWindow(win, v.steady, v.why)
+			}
+			if v.steady {
+				rec.Steady, rec.SteadyFrom = true, v.from
 				break
 			}
 		}
@@ -381,7 +404,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	if rec.Steady || cfg.OnUnsteady == "warn" || rec.Overload != nil && rec.Overload.Overloaded {
 		return rec, nil
 	}
-	return rec, &UnsteadyError{Scenario: name, Method: cfg.Method, Max: cfg.Max, Windows: rec.Windows,
+	return rec, &UnsteadyError{Scenario: name, Method: cfg.Method, Max: cfg.Max, Windows: rec.Windows, Why: why,
 		Unfinal: max(windows-len(rec.Windows), 0), Failed: rec.Failed, Errors: rec.Errors, FirstError: rec.FirstError}
 }
 
@@ -918,10 +941,20 @@ func quantile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-// judgeFunc says whether a window series is steady and, if so, the index of
-// its first steady window. samples holds what each window keeps for
-// judging, parallel to ws.
-type judgeFunc func(ws []result.WarmupWindow, samples []windowSample) (steady bool, from int)
+// verdict is the judgement of a window series: steady, from the window of
+// index from, or not steady, and why not: the rule that refused it with its
+// figures ("median TTFT rose in each of the last 5 windows, from ..."), for
+// the progress line and UnsteadyError, so that whoever reads it knows which
+// knob, or which fault of the server, it is about.
+type verdict struct {
+	steady bool
+	from   int
+	why    string
+}
+
+// judgeFunc judges a window series. samples holds what each window keeps
+// for judging, parallel to ws.
+type judgeFunc func(ws []result.WarmupWindow, samples []windowSample) verdict
 
 // newJudge returns the steadiness test of cfg.Method for load, after
 // checking the knobs it needs (Run may be given a config that was never
@@ -942,11 +975,11 @@ func newJudge(cfg config.Warmup, load config.Load) (judgeFunc, error) {
 			return nil, fmt.Errorf("warmup.tolerance must be > 0, got %v", cfg.Tolerance)
 		}
 		cv := countCV(load)
-		return func(ws []result.WarmupWindow, samples []windowSample) (bool, int) {
+		return func(ws []result.WarmupWindow, samples []windowSample) verdict {
 			return judgeWindows(ws, samples, cfg.Windows, cfg.Tolerance, cfg.Window, cv)
 		}, nil
 	case config.WarmupMSER5:
-		return func(ws []result.WarmupWindow, _ []windowSample) (bool, int) {
+		return func(ws []result.WarmupWindow, _ []windowSample) verdict {
 			return steadyMSER5(ws)
 		}, nil
 	default:
@@ -996,7 +1029,23 @@ type judged struct {
 	tput, tputSE   float64 // output tok/s, and its standard error (0: none)
 	ttft, ttftSE   float64 // median TTFT (ms), and its standard error (0: none)
 	waiting        *float64
-	firstRawWindow int // index in the series of its first window
+	firstRawWindow int     // index in the series of its first window
+	start, end     float64 // seconds from the start of warm-up
+	merged         int     // how many windows it is (0 counts as 1)
+}
+
+// span names g for a reason: "290–295s", or "275–295s (4 windows merged)".
+func (g judged) span() string {
+	s := fmt.Sprintf("%s–%ss", secText(g.start), secText(g.end))
+	if g.merged > 1 {
+		s += fmt.Sprintf(" (%d windows merged)", g.merged)
+	}
+	return s
+}
+
+// secText is x seconds to the millisecond, without trailing zeros: "0.3", "295".
+func secText(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1000)/1000, 'f', -1, 64)
 }
 
 // judgeWindows is method windows: it merges consecutive windows until each
@@ -1005,11 +1054,14 @@ type judged struct {
 // hold enough alone) that makes each of the last n groups of m windows
 // hold enough; groups are counted back from the last window. A series that
 // no m fits yet is not steady. width is a window's length and cv the
-// arrivals' count noise (see countCV). from is the index of the first
-// window of the first agreeing group.
-func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol float64, width time.Duration, cv float64) (steady bool, from int) {
+// arrivals' count noise (see countCV). A steady verdict's from is the
+// index of the first window of the first agreeing group.
+func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol float64, width time.Duration, cv float64) verdict {
 	if n < 1 || len(samples) != len(ws) {
-		return false, 0
+		return verdict{why: fmt.Sprintf("no series to judge (%d windows to agree, %d windows, %d samples)", n, len(ws), len(samples))}
+	}
+	if len(ws) < n {
+		return verdict{why: fmt.Sprintf("%d windows to judge, %d so far", n, len(ws))}
 	}
 	for m := 1; n*m <= len(ws); m++ {
 		groups := mergeWindows(ws, samples, m, width, cv)
@@ -1020,13 +1072,17 @@ func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol f
 		if !enough {
 			continue
 		}
-		steady, i := steadyWindows(groups, n, tol)
-		if !steady {
-			return false, 0
+		v := steadyWindows(groups, n, tol)
+		if v.steady {
+			v.from = groups[v.from].firstRawWindow
 		}
-		return true, groups[i].firstRawWindow
+		return v
 	}
-	return false, 0
+	why := fmt.Sprintf("fewer than %d requests a window in some of the last %d windows", minJudgeRequests, n)
+	if m := len(ws) / n; m > 1 {
+		why += fmt.Sprintf(", even merged %d at a time", m)
+	}
+	return verdict{why: why}
 }
 
 // mergeWindows merges ws into groups of m consecutive windows, counted back
@@ -1045,13 +1101,27 @@ func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width
 			tokSq += samples[i].tokSq
 		}
 		slices.Sort(ttfts)
+		end := float64(ws[lo+m-1].End)
 		out[g] = judged{
 			requests: len(ttfts), tput: tokens / secs, tputSE: cv * math.Sqrt(tokSq) / secs,
 			ttft: median(ttfts), ttftSE: medianSE(ttfts),
 			waiting: ws[lo+m-1].Waiting, firstRawWindow: lo,
+			start: end - secs, end: end, merged: m,
 		}
 	}
 	return out
+}
+
+// judgedMetric is one of the two series the windows rule judges.
+type judgedMetric struct {
+	name, unit string
+	value, se  func(judged) float64
+}
+
+// judgedMetrics are output throughput and median TTFT.
+var judgedMetrics = [...]judgedMetric{
+	{"output throughput", "tok/s", func(w judged) float64 { return w.tput }, func(w judged) float64 { return w.tputSE }},
+	{"median TTFT", "ms", func(w judged) float64 { return w.ttft }, func(w judged) float64 { return w.ttftSE }},
 }
 
 // steadyWindows is perf_analyzer's stability rule, made aware of sampling
@@ -1077,51 +1147,104 @@ func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width
 // time, is smooth and its se is 0. The monotone run is what no band
 // catches: a queue that grows without end (arrivals above capacity) climbs
 // by the same few seconds every window, a step that becomes small beside
-// the mean however long it runs, but never turns back. from is the index
-// in gs of the first of the n windows.
-func steadyWindows(gs []judged, n int, tol float64) (steady bool, from int) {
+// the mean however long it runs, but never turns back. A steady verdict's from is the index in gs of the first of the n
+// windows; one not steady names the first rule, in that order, that
+// refused them.
+func steadyWindows(gs []judged, n int, tol float64) verdict {
 	if n < 1 || len(gs) < n {
-		return false, 0
+		return verdict{why: fmt.Sprintf("%d windows to judge, %d so far", n, len(gs))}
 	}
-	from = len(gs) - n
+	from := len(gs) - n
 	last := gs[from:]
-	var tput, ttft float64
 	for _, w := range last {
 		if w.requests < 1 {
-			return false, 0
-		}
-		tput += w.tput
-		ttft += w.ttft
-	}
-	tput /= float64(n)
-	ttft /= float64(n)
-	for _, w := range last {
-		if math.Abs(w.tput-tput) > max(tol*tput, 2*w.tputSE) || math.Abs(w.ttft-ttft) > max(tol*ttft, 2*w.ttftSE) {
-			return false, 0
+			return verdict{why: fmt.Sprintf("no request had its first token in %s", w.span())}
 		}
 	}
-	// Nor a trend: a transient still settling climbs through the band
-	// (366, 390, 418 tok/s are each within 10% of their mean, and the
-	// simulator's 20 s transient was 8 s from its end).
-	first, end := last[0], last[n-1]
-	if math.Abs(end.tput-first.tput) > max(tol*tput, 2*math.Hypot(first.tputSE, end.tputSE)) ||
-		math.Abs(end.ttft-first.ttft) > max(tol*ttft, 2*math.Hypot(first.ttftSE, end.ttftSE)) {
-		return false, 0
+	for _, m := range judgedMetrics {
+		mean := 0.0
+		for _, w := range last {
+			mean += m.value(w)
+		}
+		mean /= float64(n)
+		for _, w := range last {
+			if why := m.offBand(w, mean, tol, n); why != "" {
+				return verdict{why: why}
+			}
+		}
+		// Nor a trend: a transient still settling climbs through the band
+		// (366, 390, 418 tok/s are each within 10% of their mean, and the
+		// simulator's 20 s transient was 8 s from its end).
+		if why := m.trend(last[0], last[n-1], mean, tol); why != "" {
+			return verdict{why: why}
+		}
 	}
 	if len(gs) >= monotoneRun {
 		run := gs[len(gs)-monotoneRun:]
-		if monotone(run, func(w judged) float64 { return w.ttft }) != 0 {
-			return false, 0
+		first, end := run[0], run[monotoneRun-1]
+		if dir := monotone(run, func(w judged) float64 { return w.ttft }); dir != 0 {
+			moved := "rose"
+			if dir < 0 {
+				moved = "fell"
+			}
+			return verdict{why: fmt.Sprintf("median TTFT %s in each of the last %d windows, from %.1f ms in %s to %.1f ms in %s",
+				moved, monotoneRun, first.ttft, first.span(), end.ttft, end.span())}
 		}
 		queued := true
 		for _, w := range run {
 			queued = queued && w.waiting != nil
 		}
 		if queued && monotone(run, func(w judged) float64 { return *w.waiting }) > 0 {
-			return false, 0
+			return verdict{why: fmt.Sprintf("the engine's waiting queue grew in each of the last %d windows, from %g at %ss to %g at %ss",
+				monotoneRun, *first.waiting, secText(first.end), *end.waiting, secText(end.end))}
 		}
 	}
-	return true, from
+	return verdict{steady: true, from: from}
+}
+
+// offBand is why window w's value lies outside the band around mean of the
+// last n windows (max(tol*mean, 2*se)), or "" when it lies within.
+func (m judgedMetric) offBand(w judged, mean, tol float64, n int) string {
+	v, se := m.value(w), m.se(w)
+	band := max(tol*mean, 2*se)
+	if math.Abs(v-mean) <= band {
+		return ""
+	}
+	side := "above"
+	if v < mean {
+		side = "below"
+	}
+	return fmt.Sprintf("%s %.1f %s in %s is %.1f%% %s the mean of the last %d windows (%.1f %s), beyond the band ±%.1f%% (%s)",
+		m.name, v, m.unit, w.span(), 100*math.Abs(v-mean)/mean, side, n, mean, m.unit, 100*band/mean, bandParts(tol, 2*se/mean))
+}
+
+// trend is why the last window's value lies further from the first's than
+// the band (max(tol*mean, 2*√(se_first² + se_last²))), or "" when it does
+// not.
+func (m judgedMetric) trend(first, last judged, mean, tol float64) string {
+	a, b := m.value(first), m.value(last)
+	se := math.Hypot(m.se(first), m.se(last))
+	band := max(tol*mean, 2*se)
+	if math.Abs(b-a) <= band {
+		return ""
+	}
+	dir := "rose"
+	if b < a {
+		dir = "fell"
+	}
+	return fmt.Sprintf("%s %s from %.1f %s in %s to %.1f %s in %s, by %.1f%% of the mean, beyond the band ±%.1f%% (%s): a trend",
+		m.name, dir, a, m.unit, first.span(), b, m.unit, last.span(), 100*math.Abs(b-a)/mean, 100*band/mean, bandParts(tol, 2*se/mean))
+}
+
+// bandParts is "tolerance 10%, sampling noise ±8.1%": what a band is the
+// larger of (noise, twice the standard error over the mean, left out when
+// there is no estimate of it).
+func bandParts(tol, noise float64) string {
+	s := fmt.Sprintf("tolerance %.4g%%", 100*tol)
+	if noise > 0 {
+		s += fmt.Sprintf(", sampling noise ±%.1f%%", 100*noise)
+	}
+	return s
 }
 
 // monotone is 1 when f rises strictly from each window of gs to the next,
@@ -1151,29 +1274,41 @@ const mserBatch = 5
 // of mserBatch windows, and it is steady when its MSER truncation point d*
 // lies inside the first half of its k batches (see mserTruncation), so that
 // the transient is over with more data after it than before. Every window from
-// the later of the two points on must also have completed a request. from is
-// mserBatch * max(d*).
-func steadyMSER5(ws []result.WarmupWindow) (steady bool, from int) {
+// the later of the two points on must also have completed a request. A steady
+// verdict's from is mserBatch * max(d*).
+func steadyMSER5(ws []result.WarmupWindow) verdict {
 	if len(ws) < config.MSER5MinWindows {
-		return false, 0
+		return verdict{why: fmt.Sprintf("MSER-5 judges %d windows or more, %d so far", config.MSER5MinWindows, len(ws))}
 	}
 	ttft := make([]float64, len(ws))
 	tput := make([]float64, len(ws))
 	for i, w := range ws {
 		ttft[i], tput[i] = w.TTFT, w.OutputThroughput
 	}
+	k := len(ws) / mserBatch
 	dt, okT := mserTruncation(batchMeans(ttft, mserBatch))
-	dp, okP := mserTruncation(batchMeans(tput, mserBatch))
-	if !okT || !okP {
-		return false, 0
+	if !okT {
+		return verdict{why: mserDrift("median TTFT", dt, k)}
 	}
-	from = mserBatch * max(dt, dp)
+	dp, okP := mserTruncation(batchMeans(tput, mserBatch))
+	if !okP {
+		return verdict{why: mserDrift("output throughput", dp, k)}
+	}
+	from := mserBatch * max(dt, dp)
 	for _, w := range ws[from:] {
 		if w.Requests < 1 {
-			return false, 0
+			return verdict{why: fmt.Sprintf("no request had its first token in the window ending at %ss, after MSER-5's truncation point",
+				secText(float64(w.End)))}
 		}
 	}
-	return true, from
+	return verdict{steady: true, from: from}
+}
+
+// mserDrift is why a series whose MSER-5 truncation point d lies on the
+// edge of the first half of its k batches is not steady.
+func mserDrift(name string, d, k int) string {
+	return fmt.Sprintf("%s: MSER-5 would truncate %d of %d batches of %d windows, the most it may (half): the series still drifts",
+		name, d, k, mserBatch)
 }
 
 // batchMeans returns the means of consecutive batches of size values of xs,

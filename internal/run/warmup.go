@@ -48,12 +48,14 @@ import (
 // Config.Windows windows, each holding at least minJudgeRequests requests
 // (consecutive windows are merged until they do), to agree and not to
 // trend: throughput and TTFT each within the larger of Config.Tolerance of
-// their mean and twice that window's standard error; first and last no
-// further apart than the same allowance; no monotone run of monotoneRun
-// windows in TTFT, nor in the engine's waiting queue where Queue reads it.
-// Method mser5 (see steadyMSER5) applies MSER-5 to the same two series.
-// Each judgement that is not steady says which rule refused it, with its
-// figures (OnWindow, UnsteadyError.Why).
+// their mean and twice that window's standard error (throughput's from the
+// arrivals of an open loop, from the window's own token stream in a closed
+// one: see tputNoise); first and last no further apart than the same
+// allowance; no monotone run of monotoneRun windows in TTFT, nor in the
+// engine's waiting queue where Queue reads it. Method mser5 (see
+// steadyMSER5) applies MSER-5 to the same two series. Each judgement that
+// is not steady says which rule refused it, with its figures (OnWindow,
+// UnsteadyError.Why).
 //
 // Warm-up then drains (see Run): it stops sending, lets what is in flight
 // end, and waits for the engine's queue to empty, so that no warm-up
@@ -789,20 +791,36 @@ type windowBins struct {
 	open   map[int]*bin
 	closed int // windows 0..closed-1 are closed
 	late   int // records that had something for a window already closed
+	next   int // the serial number of the next record added
 }
 
 type bin struct {
-	tokens float64   // output tokens that arrived in the window
-	tokSq  float64   // the sum over records of the square of their tokens in it
-	ttfts  []float64 // ms, of the records whose first token arrived in it
-	failed int       // records that failed in it (by their end)
+	tokens float64         // output tokens that arrived in the window
+	parts  []float64       // those of them that arrived in each of its tputParts equal parts
+	mine   map[int]float64 // each record's tokens in the window, by its serial
+	ttfts  []float64       // ms, of the records whose first token arrived in it
+	failed int             // records that failed in it (by their end)
 }
 
 // windowSample is what a closed window keeps, beyond its summary, for
 // judging it alone or merged with its neighbours.
 type windowSample struct {
 	ttfts []float64 // ms, of the requests whose first token came in it
-	tokSq float64   // Σ over requests of (its output tokens in the window)²
+	// parts are the output tokens that arrived in each of the window's
+	// tputParts equal parts, in order.
+	parts []float64
+	// records are the window's records' output tokens in it, in the order
+	// the records were added; a record's serial tells its tokens in
+	// neighbouring windows apart from another's, so that a merge adds
+	// them up.
+	records []recordTokens
+}
+
+// recordTokens is a record's output tokens in a window; rec is its serial
+// in windowBins.
+type recordTokens struct {
+	rec    int
+	tokens float64
 }
 
 func newWindowBins(width time.Duration) *windowBins {
@@ -818,10 +836,16 @@ func (b *windowBins) at(t time.Duration) *bin {
 	}
 	w := b.open[k]
 	if w == nil {
-		w = &bin{}
+		w = &bin{parts: make([]float64, tputParts), mine: map[int]float64{}}
 		b.open[k] = w
 	}
 	return w
+}
+
+// part is which of its window's tputParts parts time t lies in.
+func (b *windowBins) part(t time.Duration) int {
+	t = max(t, 0) % b.width
+	return min(int(int64(t)*int64(tputParts)/int64(b.width)), tputParts-1)
 }
 
 // add puts a successful record into the windows in which its parts arrived.
@@ -833,7 +857,8 @@ func (b *windowBins) at(t time.Duration) *bin {
 // already closed; that part is left out of the series, the rest is kept.
 func (b *windowBins) add(r *result.Record, offset time.Duration) bool {
 	late := false
-	mine := map[*bin]float64{} // this record's tokens in each window
+	serial := b.next
+	b.next++
 	put := func(t time.Duration, tokens float64) *bin {
 		w := b.at(t)
 		if w == nil {
@@ -841,14 +866,10 @@ func (b *windowBins) add(r *result.Record, offset time.Duration) bool {
 			return nil
 		}
 		w.tokens += tokens
-		mine[w] += tokens
+		w.parts[b.part(t)] += tokens
+		w.mine[serial] += tokens
 		return w
 	}
-	defer func() {
-		for w, tokens := range mine {
-			w.tokSq += tokens * tokens
-		}
-	}()
 	if r.FirstTokenNS <= 0 {
 		put(offset+time.Duration(r.EndNS), float64(r.OutputTokens))
 	} else {
@@ -895,7 +916,11 @@ func (b *windowBins) close(k int) (result.WarmupWindow, windowSample) {
 	out.OutputThroughput = w.tokens / b.width.Seconds()
 	out.TTFT = median(w.ttfts)
 	out.Failed = w.failed
-	return out, windowSample{ttfts: w.ttfts, tokSq: w.tokSq}
+	sample := windowSample{ttfts: w.ttfts, parts: w.parts, records: make([]recordTokens, 0, len(w.mine))}
+	for _, rec := range slices.Sorted(maps.Keys(w.mine)) {
+		sample.records = append(sample.records, recordTokens{rec: rec, tokens: w.mine[rec]})
+	}
+	return out, sample
 }
 
 // median of xs (which it sorts); 0 when empty.
@@ -974,9 +999,9 @@ func newJudge(cfg config.Warmup, load config.Load) (judgeFunc, error) {
 		if !(cfg.Tolerance > 0) {
 			return nil, fmt.Errorf("warmup.tolerance must be > 0, got %v", cfg.Tolerance)
 		}
-		cv := countCV(load)
+		noise := noiseOf(load)
 		return func(ws []result.WarmupWindow, samples []windowSample) verdict {
-			return judgeWindows(ws, samples, cfg.Windows, cfg.Tolerance, cfg.Window, cv)
+			return judgeWindows(ws, samples, cfg.Windows, cfg.Tolerance, cfg.Window, noise)
 		}, nil
 	case config.WarmupMSER5:
 		return func(ws []result.WarmupWindow, _ []windowSample) verdict {
@@ -988,13 +1013,32 @@ func newJudge(cfg config.Warmup, load config.Load) (judgeFunc, error) {
 	}
 }
 
+// tputNoise says how the sampling noise of a window's output throughput is
+// estimated for a load (see noiseOf).
+type tputNoise struct {
+	// cv scales the compound-Poisson noise of an open loop's arrivals
+	// (countCV); 0 for none.
+	cv float64
+	// closed estimates a closed loop's noise from the window's own token
+	// stream (closedNoise).
+	closed bool
+}
+
+// noiseOf is the throughput noise model of load: an open loop's windows
+// get however many arrivals they happen to get (countCV); a closed loop's
+// get the prefills and answers of the few requests its users happen to be
+// at (closedNoise); a trace's arrivals are fixed by the trace, and its
+// throughput keeps the plain tolerance.
+func noiseOf(load config.Load) tputNoise {
+	return tputNoise{cv: countCV(load), closed: load.Type == config.LoadClosed}
+}
+
 // countCV is the coefficient of variation of the gaps between the arrivals
 // of an open-loop load whose arrivals are drawn at random: 1 for Poisson,
 // 1/√burstiness for gamma. The count of arrivals in a window of a renewal
 // process varies with variance cv²·λ·W, so a window's output throughput
 // has sampling noise in proportion. It is 0 for a closed loop and a trace,
-// whose windows' counts are not drawn at random, so that their
-// throughput keeps the plain tolerance.
+// whose windows' counts are not drawn at random.
 func countCV(load config.Load) float64 {
 	switch load.Type {
 	case config.LoadPoisson:
@@ -1007,6 +1051,82 @@ func countCV(load config.Load) float64 {
 	default:
 		return 0
 	}
+}
+
+// se is the standard error of the output tokens of a window, or of
+// consecutive windows merged, from the tokens that arrived in each of its
+// parts and each record's tokens in it.
+func (n tputNoise) se(parts, records []float64) float64 {
+	switch {
+	case n.closed:
+		return closedNoise(parts)
+	case n.cv > 0:
+		sq := 0.0
+		for _, t := range records {
+			sq += t * t
+		}
+		return n.cv * math.Sqrt(sq)
+	default:
+		return 0
+	}
+}
+
+// tputParts is how many equal parts of a window closedNoise counts its
+// tokens in: a second each in the default 5 s windows.
+const tputParts = 5
+
+// closedNoise is the standard error of the output tokens of a closed loop's
+// window (or of windows merged), from the tokens that arrived in each of its
+// k parts: √(k·s²), s² the parts' sample variance, as batch means estimate
+// the variance of a sum over a stationary stream.
+//
+// A closed loop's users are always busy, so its windows' arrivals are not
+// drawn at random, but its tokens are far from smooth where prefill is
+// slow: while an engine prefills a prompt every user's decoding waits
+// (llama-server batches the prompt with each slot's next token; the
+// simulator's step is longer by every prompt token in it), and an engine
+// that serves one request at a time holds the others' first tokens back.
+// How many prompts, and how long ones, fall in a window moves its tokens.
+// A closed loop of 4 users over examples/workloads/chat.jsonl, answers of
+// 33 tokens on average, against a virtual-time model of an engine with one
+// slot gives the figures (2 requests and 64 tok/s a 5 s window,
+// median TTFT 1.6 s) and windows that vary by 12% from one to the next:
+// a plain 10% band refused the throughput of 7 in 10 of its series of
+// three windows, twice the standard error 1 in 4.
+//
+// The estimate has to come from the window's own token stream. In that
+// model (TestClosedNoiseIsTheWindowsSpread), √(k·s²) over fifths of the
+// window was 0.97 times the spread between windows; with four slots whose
+// prefill stalls every user (28% between windows) 0.98 times; with 16
+// users and the simulator's defaults (4.3%) 1.00 times; where long answers
+// are decoded steadily (1.1%) it was 1.8%, within the tolerance. Counting
+// each request's tokens as if it had arrived at random (√Σ tokens², the
+// open loop's estimate) was 3.0, 1.4, 4.5 and 43 times the spread: a long
+// answer decoded steadily adds about as much to every window. A
+// renewal-reward estimate from each request's tokens and time in flight in
+// the window, tried on the same model, was 0.2-0.5 times where prefill
+// stalls every user (it counts each user's wait apart, while one prompt
+// makes them all wait) and 1.9 times with one slot. Parts of a fifth
+// rather than a tenth keep a prompt's stall within one part more often
+// (tenths came to 0.7 times with the slowest prefill); windows merged from
+// m windows have 5m parts. A trend within the window widens s² a little:
+// throughput that changes by 20% across a window adds 3.5% to its
+// standard error.
+func closedNoise(parts []float64) float64 {
+	k := len(parts)
+	if k < 2 {
+		return 0
+	}
+	mean := 0.0
+	for _, x := range parts {
+		mean += x
+	}
+	mean /= float64(k)
+	ss := 0.0
+	for _, x := range parts {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(float64(k) * ss / float64(k-1))
 }
 
 // minJudgeRequests is the fewest requests a judged window holds: fewer
@@ -1053,10 +1173,10 @@ func secText(x float64) string {
 // steadyWindows. The merge is by the smallest factor m (1 when the windows
 // hold enough alone) that makes each of the last n groups of m windows
 // hold enough; groups are counted back from the last window. A series that
-// no m fits yet is not steady. width is a window's length and cv the
-// arrivals' count noise (see countCV). A steady verdict's from is the
+// no m fits yet is not steady. width is a window's length and noise how its
+// throughput's sampling noise is estimated. A steady verdict's from is the
 // index of the first window of the first agreeing group.
-func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol float64, width time.Duration, cv float64) verdict {
+func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol float64, width time.Duration, noise tputNoise) verdict {
 	if n < 1 || len(samples) != len(ws) {
 		return verdict{why: fmt.Sprintf("no series to judge (%d windows to agree, %d windows, %d samples)", n, len(ws), len(samples))}
 	}
@@ -1064,7 +1184,7 @@ func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol f
 		return verdict{why: fmt.Sprintf("%d windows to judge, %d so far", n, len(ws))}
 	}
 	for m := 1; n*m <= len(ws); m++ {
-		groups := mergeWindows(ws, samples, m, width, cv)
+		groups := mergeWindows(ws, samples, m, width, noise)
 		enough := true
 		for _, g := range groups[len(groups)-n:] {
 			enough = enough && g.requests >= minJudgeRequests
@@ -1087,23 +1207,33 @@ func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol f
 
 // mergeWindows merges ws into groups of m consecutive windows, counted back
 // from the last (a first incomplete group is left out), in order.
-func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width time.Duration, cv float64) []judged {
+func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width time.Duration, noise tputNoise) []judged {
 	k := len(ws) / m
 	out := make([]judged, k)
 	secs := float64(m) * width.Seconds()
 	for g := range k {
 		lo := len(ws) - (k-g)*m
-		var ttfts []float64
-		var tokens, tokSq float64
+		var ttfts, parts, records []float64
+		var tokens float64
+		index := map[int]int{} // a record's place in records
 		for i := lo; i < lo+m; i++ {
 			ttfts = append(ttfts, samples[i].ttfts...)
 			tokens += ws[i].OutputThroughput * width.Seconds()
-			tokSq += samples[i].tokSq
+			parts = append(parts, samples[i].parts...)
+			for _, r := range samples[i].records {
+				j, ok := index[r.rec]
+				if !ok {
+					j = len(records)
+					index[r.rec] = j
+					records = append(records, 0)
+				}
+				records[j] += r.tokens
+			}
 		}
 		slices.Sort(ttfts)
 		end := float64(ws[lo+m-1].End)
 		out[g] = judged{
-			requests: len(ttfts), tput: tokens / secs, tputSE: cv * math.Sqrt(tokSq) / secs,
+			requests: len(ttfts), tput: tokens / secs, tputSE: noise.se(parts, records) / secs,
 			ttft: median(ttfts), ttftSE: medianSE(ttfts),
 			waiting: ws[lo+m-1].Waiting, firstRawWindow: lo,
 			start: end - secs, end: end, merged: m,
@@ -1142,12 +1272,13 @@ var judgedMetrics = [...]judgedMetric{
 // wait for ever. Twice its standard error is the band that sampling noise
 // alone stays within about 19 times in 20, so what is out of it is a real
 // change: a transient that doubles TTFT is still far outside. Throughput
-// has the same allowance where its windows' counts are drawn at random (an
-// open loop: tputSE, see countCV); a closed loop's, counted by token arrival
-// time, is smooth and its se is 0. The monotone run is what no band
-// catches: a queue that grows without end (arrivals above capacity) climbs
-// by the same few seconds every window, a step that becomes small beside
-// the mean however long it runs, but never turns back. A steady verdict's from is the index in gs of the first of the n
+// has the same allowance (tputSE, see tputNoise): an open loop's windows
+// get however many arrivals they happen to get, a closed loop's the
+// prefills and answer lengths of the few requests in them. The monotone
+// run is what no band catches: a queue that grows without end (arrivals
+// above capacity) climbs by the same few seconds every window, a step that
+// becomes small beside the mean however long it runs, but never turns
+// back. A steady verdict's from is the index in gs of the first of the n
 // windows; one not steady names the first rule, in that order, that
 // refused them.
 func steadyWindows(gs []judged, n int, tol float64) verdict {

@@ -200,10 +200,10 @@ func TestSteadyWindowsWhy(t *testing.T) {
 			ws[i] = result.WarmupWindow{End: result.Seconds(i + 1), Requests: 1, OutputThroughput: 10, TTFT: 50}
 			samples[i] = windowSample{ttfts: []float64{50}}
 		}
-		v := judgeWindows(ws, samples, 3, 0.1, time.Second, 0)
+		v := judgeWindows(ws, samples, 3, 0.1, time.Second, tputNoise{})
 		assert.False(t, v.steady)
 		assert.Equal(t, "fewer than 5 requests a window in some of the last 3 windows, even merged 2 at a time", v.why)
-		v = judgeWindows(ws[:5], samples[:5], 3, 0.1, time.Second, 0)
+		v = judgeWindows(ws[:5], samples[:5], 3, 0.1, time.Second, tputNoise{})
 		assert.Equal(t, "fewer than 5 requests a window in some of the last 3 windows", v.why, "no merge fits in 5 windows")
 	})
 }
@@ -493,15 +493,25 @@ func TestWindowBins(t *testing.T) {
 	// window 1 a TTFT.
 	assert.True(t, b.add(chunked(130*ms, 80*ms, 0, 10*ms), 0))
 
+	// Each record's tokens in a window, by its serial (A 0, B 1, C 2, D 3, E 4).
+	mine := func(s windowSample) map[int]float64 {
+		out := map[int]float64{}
+		for _, r := range s.records {
+			out[r.rec] = r.tokens
+		}
+		return out
+	}
 	w0, s0 := b.close(0)
 	assert.Equal(t, result.WarmupWindow{End: 0.1, Requests: 1, OutputThroughput: 100, TTFT: 20}, w0)
 	assert.Equal(t, []float64{20}, s0.ttfts)
-	assert.InDelta(t, 100, s0.tokSq, 1e-9, "A's 10 tokens, squared")
+	assert.Equal(t, map[int]float64{0: 10}, mine(s0))
+	assert.Equal(t, []float64{0, 0, 10, 0, 0}, s0.parts, "A's first chunk, 50 ms into the window")
 	w1, s1 := b.close(1)
 	assert.Equal(t, 3, w1.Requests, "B, D and E had their first token in window 1")
 	assert.InDelta(t, 250, w1.OutputThroughput, 1e-9, "10 of A, 4 of B, 6 of C, 5 of D in 0.1 s")
 	assert.InDelta(t, 60, w1.TTFT, 1e-9, "median of 40, 60 and 80 ms")
-	assert.InDelta(t, 10*10+4*4+6*6+5*5, s1.tokSq, 1e-9, "each record's tokens in the window, squared")
+	assert.Equal(t, map[int]float64{0: 10, 1: 4, 2: 6, 3: 5, 4: 0}, mine(s1))
+	assert.Equal(t, []float64{5, 6, 10, 4, 0}, s1.parts, "D at 100 ms, C at 120, A at 150, B at 170")
 	w2, _ := b.close(2)
 	assert.Equal(t, result.WarmupWindow{End: 0.3, Requests: 0, OutputThroughput: 140, TTFT: 0}, w2,
 		"tokens arrived (10 of A, 4 of B), but no first token")

@@ -140,7 +140,7 @@ func TestWarmupDrainBound(t *testing.T) {
 			Tolerance: 0.5, Max: 10 * time.Second},
 		// Every request the server answers from now on hangs: those in
 		// flight when warm-up is steady never end on their own.
-		OnWindow: func(_ result.WarmupWindow, steady bool) { srv.hang.Store(steady) },
+		OnWindow: func(_ result.WarmupWindow, steady bool, _ string) { srv.hang.Store(steady) },
 		Queue: func(context.Context) (float64, float64, bool) {
 			polls.Add(1)
 			return 1, 2, true
@@ -168,7 +168,7 @@ func TestWarmupDrainWaitsForTheEngine(t *testing.T) {
 		Dispatcher: &Dispatcher{Sender: srv}, RunID: "run", Drain: 10 * time.Second,
 		Config: config.Warmup{Method: config.WarmupWindows, Window: 100 * time.Millisecond, Windows: 2,
 			Tolerance: 0.5, Max: 10 * time.Second},
-		OnWindow: func(_ result.WarmupWindow, steady bool) {
+		OnWindow: func(_ result.WarmupWindow, steady bool, _ string) {
 			if steady {
 				left.Store(3) // three polls of a busy engine
 			}

@@ -127,7 +127,7 @@ func TestShortRewarm(t *testing.T) {
 			var steadyCalls atomic.Int64
 			w := &Warmup{Dispatcher: &Dispatcher{Sender: steadySender(5*time.Millisecond, 10, false, &calls)}, Config: never,
 				Short: true, RunID: "r",
-				OnWindow: func(_ result.WarmupWindow, steady bool) {
+				OnWindow: func(_ result.WarmupWindow, steady bool, _ string) {
 					if steady {
 						steadyCalls.Add(1)
 					}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -47,10 +48,14 @@ import (
 // Config.Windows windows, each holding at least minJudgeRequests requests
 // (consecutive windows are merged until they do), to agree and not to
 // trend: throughput and TTFT each within the larger of Config.Tolerance of
-// their mean and twice that window's standard error; first and last no
-// further apart than the same allowance; no monotone run of monotoneRun
-// windows in TTFT, nor in the engine's waiting queue where Queue reads it.
-// Method mser5 (see steadyMSER5) applies MSER-5 to the same two series.
+// their mean and twice that window's standard error (throughput's from the
+// arrivals of an open loop, from the window's own token stream in a closed
+// one: see tputNoise); first and last no further apart than the same
+// allowance; no monotone run of monotoneRun windows in TTFT, nor in the
+// engine's waiting queue where Queue reads it. Method mser5 (see
+// steadyMSER5) applies MSER-5 to the same two series. Each judgement that
+// is not steady says which rule refused it, with its figures (OnWindow,
+// UnsteadyError.Why).
 //
 // Warm-up then drains (see Run): it stops sending, lets what is in flight
 // end, and waits for the engine's queue to empty, so that no warm-up
@@ -85,10 +90,11 @@ type Warmup struct {
 	Short bool
 	// OnWindow, if set, is called for every window as it becomes final and is
 	// judged (for progress; that is some time after its end, and possibly for
-	// several windows at once), with that window and whether the series so far
+	// several windows at once), with that window, whether the series so far
 	// is steady (and past Config.Min, so the last call of a steady warm-up says
-	// true). It is called from the goroutine that called Run.
-	OnWindow func(w result.WarmupWindow, steadySoFar bool)
+	// true) and, when it is not, why: the rule that refused it, with its
+	// figures. It is called from the goroutine that called Run.
+	OnWindow func(w result.WarmupWindow, steadySoFar bool, why string)
 	// Drain bounds the drain after a warm-up that measurement follows
 	// (target.timeout): the requests still in flight then are cancelled.
 	// Zero is config.DefaultTimeout.
@@ -177,6 +183,9 @@ type UnsteadyError struct {
 	Max      time.Duration
 	// Windows is the whole series steadiness was judged on.
 	Windows []result.WarmupWindow
+	// Why is why the last series judged was not steady: the rule that
+	// refused it and its figures (see verdict); empty when no window was.
+	Why string
 	// Unfinal is how many more windows ended within Max but never became
 	// final: requests sent before their end were still in flight at the last
 	// window boundary within Max.
@@ -190,18 +199,21 @@ type UnsteadyError struct {
 // unsteadyShown is how many of the last windows an UnsteadyError prints.
 const unsteadyShown = 5
 
-// Error names the method, the maximum, the last windows' values and what to
-// change.
+// Error names the method, the maximum, the rule that refused the last
+// series judged, the last windows' values and what to change.
 func (e *UnsteadyError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "scenario %s warm-up: no steady state after warmup.max %s (method %s)", e.Scenario, e.Max, e.Method)
 	if len(e.Windows) == 0 {
 		b.WriteString(": no window was completed")
 	} else {
+		if e.Why != "" {
+			fmt.Fprintf(&b, "; at the last window judged, %s", e.Why)
+		}
 		from := max(len(e.Windows)-unsteadyShown, 0)
 		fmt.Fprintf(&b, "; last %d of %d windows (end s: requests, output tok/s, median TTFT ms):", len(e.Windows)-from, len(e.Windows))
 		for _, w := range e.Windows[from:] {
-			fmt.Fprintf(&b, " [%.2f: %d, %.1f, %.1f]", float64(w.End), w.Requests, w.OutputThroughput, w.TTFT)
+			fmt.Fprintf(&b, " [%.2f: %d, %.1f, %s]", float64(w.End), w.Requests, w.OutputThroughput, windowTTFT(w))
 		}
 	}
 	if e.Unfinal > 0 {
@@ -218,6 +230,15 @@ func (e *UnsteadyError) Error() string {
 	}
 	b.WriteString(", or warmup.on_unsteady: warn")
 	return b.String()
+}
+
+// windowTTFT is a window's median TTFT in ms ("41.5"), or "—" when no
+// request had its first token in it: it has none, not one of 0 ms.
+func windowTTFT(w result.WarmupWindow) string {
+	if w.Requests == 0 {
+		return "—"
+	}
+	return fmt.Sprintf("%.1f", w.TTFT)
 }
 
 // errWarmupStopped is the cause with which warm-up cancels its own dispatch:
@@ -311,6 +332,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	var waiting []*float64                   // the engine's waiting queue at each boundary
 	windows := int(w.sendFor() / cfg.Window) // the windows that fit in Max (one for Short)
 	finished := false                        // the dispatch has ended: every record is in
+	why := ""                                // why the last judged series was not steady
 	for k := 0; k < windows && !rec.Steady && !finished; k++ {
 		boundary := time.Duration(k+1) * cfg.Window
 		if clk.SleepUntil(sleepCtx, start.Add(boundary+grace)) != nil {
@@ -336,16 +358,19 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 			}
 			rec.Windows = append(rec.Windows, win)
 			samples = append(samples, sample)
-			steady, from := false, 0
+			var v verdict // a short re-warm judges nothing
 			if !w.Short {
-				steady, from = judge(rec.Windows, samples)
-				steady = steady && time.Duration(j+1)*cfg.Window >= cfg.Min
+				v = judge(rec.Windows, samples)
+				if v.steady && time.Duration(j+1)*cfg.Window < cfg.Min {
+					v = verdict{why: fmt.Sprintf("steady, but before warmup.min %s", cfg.Min)}
+				}
 			}
+			why = v.why
 			if w.OnWindow != nil {
-				w.OnWindow(win, steady)
+				w.OnWindow(win, v.steady, v.why)
 			}
-			if steady {
-				rec.Steady, rec.SteadyFrom = true, from
+			if v.steady {
+				rec.Steady, rec.SteadyFrom = true, v.from
 				break
 			}
 		}
@@ -404,7 +429,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	if rec.Steady || w.Short || cfg.OnUnsteady == "warn" || rec.Overload != nil && rec.Overload.Overloaded {
 		return rec, nil
 	}
-	return rec, &UnsteadyError{Scenario: name, Method: cfg.Method, Max: cfg.Max, Windows: rec.Windows,
+	return rec, &UnsteadyError{Scenario: name, Method: cfg.Method, Max: cfg.Max, Windows: rec.Windows, Why: why,
 		Unfinal: max(windows-len(rec.Windows), 0), Failed: rec.Failed, Errors: rec.Errors, FirstError: rec.FirstError}
 }
 
@@ -808,20 +833,36 @@ type windowBins struct {
 	open   map[int]*bin
 	closed int // windows 0..closed-1 are closed
 	late   int // records that had something for a window already closed
+	next   int // the serial number of the next record added
 }
 
 type bin struct {
-	tokens float64   // output tokens that arrived in the window
-	tokSq  float64   // the sum over records of the square of their tokens in it
-	ttfts  []float64 // ms, of the records whose first token arrived in it
-	failed int       // records that failed in it (by their end)
+	tokens float64         // output tokens that arrived in the window
+	parts  []float64       // those of them that arrived in each of its tputParts equal parts
+	mine   map[int]float64 // each record's tokens in the window, by its serial
+	ttfts  []float64       // ms, of the records whose first token arrived in it
+	failed int             // records that failed in it (by their end)
 }
 
 // windowSample is what a closed window keeps, beyond its summary, for
 // judging it alone or merged with its neighbours.
 type windowSample struct {
 	ttfts []float64 // ms, of the requests whose first token came in it
-	tokSq float64   // Σ over requests of (its output tokens in the window)²
+	// parts are the output tokens that arrived in each of the window's
+	// tputParts equal parts, in order.
+	parts []float64
+	// records are the window's records' output tokens in it, in the order
+	// the records were added; a record's serial tells its tokens in
+	// neighbouring windows apart from another's, so that a merge adds
+	// them up.
+	records []recordTokens
+}
+
+// recordTokens is a record's output tokens in a window; rec is its serial
+// in windowBins.
+type recordTokens struct {
+	rec    int
+	tokens float64
 }
 
 func newWindowBins(width time.Duration) *windowBins {
@@ -837,10 +878,16 @@ func (b *windowBins) at(t time.Duration) *bin {
 	}
 	w := b.open[k]
 	if w == nil {
-		w = &bin{}
+		w = &bin{parts: make([]float64, tputParts), mine: map[int]float64{}}
 		b.open[k] = w
 	}
 	return w
+}
+
+// part is which of its window's tputParts parts time t lies in.
+func (b *windowBins) part(t time.Duration) int {
+	t = max(t, 0) % b.width
+	return min(int(int64(t)*int64(tputParts)/int64(b.width)), tputParts-1)
 }
 
 // add puts a successful record into the windows in which its parts arrived.
@@ -852,7 +899,8 @@ func (b *windowBins) at(t time.Duration) *bin {
 // already closed; that part is left out of the series, the rest is kept.
 func (b *windowBins) add(r *result.Record, offset time.Duration) bool {
 	late := false
-	mine := map[*bin]float64{} // this record's tokens in each window
+	serial := b.next
+	b.next++
 	put := func(t time.Duration, tokens float64) *bin {
 		w := b.at(t)
 		if w == nil {
@@ -860,14 +908,10 @@ func (b *windowBins) add(r *result.Record, offset time.Duration) bool {
 			return nil
 		}
 		w.tokens += tokens
-		mine[w] += tokens
+		w.parts[b.part(t)] += tokens
+		w.mine[serial] += tokens
 		return w
 	}
-	defer func() {
-		for w, tokens := range mine {
-			w.tokSq += tokens * tokens
-		}
-	}()
 	if r.FirstTokenNS <= 0 {
 		put(offset+time.Duration(r.EndNS), float64(r.OutputTokens))
 	} else {
@@ -914,7 +958,11 @@ func (b *windowBins) close(k int) (result.WarmupWindow, windowSample) {
 	out.OutputThroughput = w.tokens / b.width.Seconds()
 	out.TTFT = median(w.ttfts)
 	out.Failed = w.failed
-	return out, windowSample{ttfts: w.ttfts, tokSq: w.tokSq}
+	sample := windowSample{ttfts: w.ttfts, parts: w.parts, records: make([]recordTokens, 0, len(w.mine))}
+	for _, rec := range slices.Sorted(maps.Keys(w.mine)) {
+		sample.records = append(sample.records, recordTokens{rec: rec, tokens: w.mine[rec]})
+	}
+	return out, sample
 }
 
 // median of xs (which it sorts); 0 when empty.
@@ -960,10 +1008,20 @@ func quantile(sorted []float64, p float64) float64 {
 	return sorted[lo] + (h-float64(lo))*(sorted[lo+1]-sorted[lo])
 }
 
-// judgeFunc says whether a window series is steady and, if so, the index of
-// its first steady window. samples holds what each window keeps for
-// judging, parallel to ws.
-type judgeFunc func(ws []result.WarmupWindow, samples []windowSample) (steady bool, from int)
+// verdict is the judgement of a window series: steady, from the window of
+// index from, or not steady, and why not: the rule that refused it with its
+// figures ("median TTFT rose in each of the last 5 windows, from ..."), for
+// the progress line and UnsteadyError, so that whoever reads it knows which
+// knob, or which fault of the server, it is about.
+type verdict struct {
+	steady bool
+	from   int
+	why    string
+}
+
+// judgeFunc judges a window series. samples holds what each window keeps
+// for judging, parallel to ws.
+type judgeFunc func(ws []result.WarmupWindow, samples []windowSample) verdict
 
 // newJudge returns the steadiness test of cfg.Method for load, after
 // checking the knobs it needs (Run may be given a config that was never
@@ -983,12 +1041,12 @@ func newJudge(cfg config.Warmup, load config.Load) (judgeFunc, error) {
 		if !(cfg.Tolerance > 0) {
 			return nil, fmt.Errorf("warmup.tolerance must be > 0, got %v", cfg.Tolerance)
 		}
-		cv := countCV(load)
-		return func(ws []result.WarmupWindow, samples []windowSample) (bool, int) {
-			return judgeWindows(ws, samples, cfg.Windows, cfg.Tolerance, cfg.Window, cv)
+		noise := noiseOf(load)
+		return func(ws []result.WarmupWindow, samples []windowSample) verdict {
+			return judgeWindows(ws, samples, cfg.Windows, cfg.Tolerance, cfg.Window, noise)
 		}, nil
 	case config.WarmupMSER5:
-		return func(ws []result.WarmupWindow, _ []windowSample) (bool, int) {
+		return func(ws []result.WarmupWindow, _ []windowSample) verdict {
 			return steadyMSER5(ws)
 		}, nil
 	default:
@@ -997,13 +1055,32 @@ func newJudge(cfg config.Warmup, load config.Load) (judgeFunc, error) {
 	}
 }
 
+// tputNoise says how the sampling noise of a window's output throughput is
+// estimated for a load (see noiseOf).
+type tputNoise struct {
+	// cv scales the compound-Poisson noise of an open loop's arrivals
+	// (countCV); 0 for none.
+	cv float64
+	// closed estimates a closed loop's noise from the window's own token
+	// stream (closedNoise).
+	closed bool
+}
+
+// noiseOf is the throughput noise model of load: an open loop's windows
+// get however many arrivals they happen to get (countCV); a closed loop's
+// get the prefills and answers of the few requests its users happen to be
+// at (closedNoise); a trace's arrivals are fixed by the trace, and its
+// throughput keeps the plain tolerance.
+func noiseOf(load config.Load) tputNoise {
+	return tputNoise{cv: countCV(load), closed: load.Type == config.LoadClosed}
+}
+
 // countCV is the coefficient of variation of the gaps between the arrivals
 // of an open-loop load whose arrivals are drawn at random: 1 for Poisson,
 // 1/√burstiness for gamma. The count of arrivals in a window of a renewal
 // process varies with variance cv²·λ·W, so a window's output throughput
 // has sampling noise in proportion. It is 0 for a closed loop and a trace,
-// whose windows' counts are not drawn at random, so that their
-// throughput keeps the plain tolerance.
+// whose windows' counts are not drawn at random.
 func countCV(load config.Load) float64 {
 	switch load.Type {
 	case config.LoadPoisson:
@@ -1016,6 +1093,82 @@ func countCV(load config.Load) float64 {
 	default:
 		return 0
 	}
+}
+
+// se is the standard error of the output tokens of a window, or of
+// consecutive windows merged, from the tokens that arrived in each of its
+// parts and each record's tokens in it.
+func (n tputNoise) se(parts, records []float64) float64 {
+	switch {
+	case n.closed:
+		return closedNoise(parts)
+	case n.cv > 0:
+		sq := 0.0
+		for _, t := range records {
+			sq += t * t
+		}
+		return n.cv * math.Sqrt(sq)
+	default:
+		return 0
+	}
+}
+
+// tputParts is how many equal parts of a window closedNoise counts its
+// tokens in: a second each in the default 5 s windows.
+const tputParts = 5
+
+// closedNoise is the standard error of the output tokens of a closed loop's
+// window (or of windows merged), from the tokens that arrived in each of its
+// k parts: √(k·s²), s² the parts' sample variance, as batch means estimate
+// the variance of a sum over a stationary stream.
+//
+// A closed loop's users are always busy, so its windows' arrivals are not
+// drawn at random, but its tokens are far from smooth where prefill is
+// slow: while an engine prefills a prompt every user's decoding waits
+// (llama-server batches the prompt with each slot's next token; the
+// simulator's step is longer by every prompt token in it), and an engine
+// that serves one request at a time holds the others' first tokens back.
+// How many prompts, and how long ones, fall in a window moves its tokens.
+// A closed loop of 4 users over examples/workloads/chat.jsonl, answers of
+// 33 tokens on average, against a virtual-time model of an engine with one
+// slot gives the figures (2 requests and 64 tok/s a 5 s window,
+// median TTFT 1.6 s) and windows that vary by 12% from one to the next:
+// a plain 10% band refused the throughput of 7 in 10 of its series of
+// three windows, twice the standard error 1 in 4.
+//
+// The estimate has to come from the window's own token stream. In that
+// model (TestClosedNoiseIsTheWindowsSpread), √(k·s²) over fifths of the
+// window was 0.97 times the spread between windows; with four slots whose
+// prefill stalls every user (28% between windows) 0.98 times; with 16
+// users and the simulator's defaults (4.3%) 1.00 times; where long answers
+// are decoded steadily (1.1%) it was 1.8%, within the tolerance. Counting
+// each request's tokens as if it had arrived at random (√Σ tokens², the
+// open loop's estimate) was 3.0, 1.4, 4.5 and 43 times the spread: a long
+// answer decoded steadily adds about as much to every window. A
+// renewal-reward estimate from each request's tokens and time in flight in
+// the window, tried on the same model, was 0.2-0.5 times where prefill
+// stalls every user (it counts each user's wait apart, while one prompt
+// makes them all wait) and 1.9 times with one slot. Parts of a fifth
+// rather than a tenth keep a prompt's stall within one part more often
+// (tenths came to 0.7 times with the slowest prefill); windows merged from
+// m windows have 5m parts. A trend within the window widens s² a little:
+// throughput that changes by 20% across a window adds 3.5% to its
+// standard error.
+func closedNoise(parts []float64) float64 {
+	k := len(parts)
+	if k < 2 {
+		return 0
+	}
+	mean := 0.0
+	for _, x := range parts {
+		mean += x
+	}
+	mean /= float64(k)
+	ss := 0.0
+	for _, x := range parts {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(float64(k) * ss / float64(k-1))
 }
 
 // minJudgeRequests is the fewest requests a judged window holds: fewer
@@ -1038,7 +1191,23 @@ type judged struct {
 	tput, tputSE   float64 // output tok/s, and its standard error (0: none)
 	ttft, ttftSE   float64 // median TTFT (ms), and its standard error (0: none)
 	waiting        *float64
-	firstRawWindow int // index in the series of its first window
+	firstRawWindow int     // index in the series of its first window
+	start, end     float64 // seconds from the start of warm-up
+	merged         int     // how many windows it is (0 counts as 1)
+}
+
+// span names g for a reason: "290–295s", or "275–295s (4 windows merged)".
+func (g judged) span() string {
+	s := fmt.Sprintf("%s–%ss", secText(g.start), secText(g.end))
+	if g.merged > 1 {
+		s += fmt.Sprintf(" (%d windows merged)", g.merged)
+	}
+	return s
+}
+
+// secText is x seconds to the millisecond, without trailing zeros: "0.3", "295".
+func secText(x float64) string {
+	return strconv.FormatFloat(math.Round(x*1000)/1000, 'f', -1, 64)
 }
 
 // judgeWindows is method windows: it merges consecutive windows until each
@@ -1046,15 +1215,18 @@ type judged struct {
 // steadyWindows. The merge is by the smallest factor m (1 when the windows
 // hold enough alone) that makes each of the last n groups of m windows
 // hold enough; groups are counted back from the last window. A series that
-// no m fits yet is not steady. width is a window's length and cv the
-// arrivals' count noise (see countCV). from is the index of the first
-// window of the first agreeing group.
-func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol float64, width time.Duration, cv float64) (steady bool, from int) {
+// no m fits yet is not steady. width is a window's length and noise how its
+// throughput's sampling noise is estimated. A steady verdict's from is the
+// index of the first window of the first agreeing group.
+func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol float64, width time.Duration, noise tputNoise) verdict {
 	if n < 1 || len(samples) != len(ws) {
-		return false, 0
+		return verdict{why: fmt.Sprintf("no series to judge (%d windows to agree, %d windows, %d samples)", n, len(ws), len(samples))}
+	}
+	if len(ws) < n {
+		return verdict{why: fmt.Sprintf("%d windows to judge, %d so far", n, len(ws))}
 	}
 	for m := 1; n*m <= len(ws); m++ {
-		groups := mergeWindows(ws, samples, m, width, cv)
+		groups := mergeWindows(ws, samples, m, width, noise)
 		enough := true
 		for _, g := range groups[len(groups)-n:] {
 			enough = enough && g.requests >= minJudgeRequests
@@ -1062,38 +1234,66 @@ func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol f
 		if !enough {
 			continue
 		}
-		steady, i := steadyWindows(groups, n, tol)
-		if !steady {
-			return false, 0
+		v := steadyWindows(groups, n, tol)
+		if v.steady {
+			v.from = groups[v.from].firstRawWindow
 		}
-		return true, groups[i].firstRawWindow
+		return v
 	}
-	return false, 0
+	why := fmt.Sprintf("fewer than %d requests a window in some of the last %d windows", minJudgeRequests, n)
+	if m := len(ws) / n; m > 1 {
+		why += fmt.Sprintf(", even merged %d at a time", m)
+	}
+	return verdict{why: why}
 }
 
 // mergeWindows merges ws into groups of m consecutive windows, counted back
 // from the last (a first incomplete group is left out), in order.
-func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width time.Duration, cv float64) []judged {
+func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width time.Duration, noise tputNoise) []judged {
 	k := len(ws) / m
 	out := make([]judged, k)
 	secs := float64(m) * width.Seconds()
 	for g := range k {
 		lo := len(ws) - (k-g)*m
-		var ttfts []float64
-		var tokens, tokSq float64
+		var ttfts, parts, records []float64
+		var tokens float64
+		index := map[int]int{} // a record's place in records
 		for i := lo; i < lo+m; i++ {
 			ttfts = append(ttfts, samples[i].ttfts...)
 			tokens += ws[i].OutputThroughput * width.Seconds()
-			tokSq += samples[i].tokSq
+			parts = append(parts, samples[i].parts...)
+			for _, r := range samples[i].records {
+				j, ok := index[r.rec]
+				if !ok {
+					j = len(records)
+					index[r.rec] = j
+					records = append(records, 0)
+				}
+				records[j] += r.tokens
+			}
 		}
 		slices.Sort(ttfts)
+		end := float64(ws[lo+m-1].End)
 		out[g] = judged{
-			requests: len(ttfts), tput: tokens / secs, tputSE: cv * math.Sqrt(tokSq) / secs,
+			requests: len(ttfts), tput: tokens / secs, tputSE: noise.se(parts, records) / secs,
 			ttft: median(ttfts), ttftSE: medianSE(ttfts),
 			waiting: ws[lo+m-1].Waiting, firstRawWindow: lo,
+			start: end - secs, end: end, merged: m,
 		}
 	}
 	return out
+}
+
+// judgedMetric is one of the two series the windows rule judges.
+type judgedMetric struct {
+	name, unit string
+	value, se  func(judged) float64
+}
+
+// judgedMetrics are output throughput and median TTFT.
+var judgedMetrics = [...]judgedMetric{
+	{"output throughput", "tok/s", func(w judged) float64 { return w.tput }, func(w judged) float64 { return w.tputSE }},
+	{"median TTFT", "ms", func(w judged) float64 { return w.ttft }, func(w judged) float64 { return w.ttftSE }},
 }
 
 // steadyWindows is perf_analyzer's stability rule, made aware of sampling
@@ -1114,56 +1314,110 @@ func mergeWindows(ws []result.WarmupWindow, samples []windowSample, m int, width
 // wait for ever. Twice its standard error is the band that sampling noise
 // alone stays within about 19 times in 20, so what is out of it is a real
 // change: a transient that doubles TTFT is still far outside. Throughput
-// has the same allowance where its windows' counts are drawn at random (an
-// open loop: tputSE, see countCV); a closed loop's, counted by token arrival
-// time, is smooth and its se is 0. The monotone run is what no band
-// catches: a queue that grows without end (arrivals above capacity) climbs
-// by the same few seconds every window, a step that becomes small beside
-// the mean however long it runs, but never turns back. from is the index
-// in gs of the first of the n windows.
-func steadyWindows(gs []judged, n int, tol float64) (steady bool, from int) {
+// has the same allowance (tputSE, see tputNoise): an open loop's windows
+// get however many arrivals they happen to get, a closed loop's the
+// prefills and answer lengths of the few requests in them. The monotone
+// run is what no band catches: a queue that grows without end (arrivals
+// above capacity) climbs by the same few seconds every window, a step that
+// becomes small beside the mean however long it runs, but never turns
+// back. A steady verdict's from is the index in gs of the first of the n
+// windows; one not steady names the first rule, in that order, that
+// refused them.
+func steadyWindows(gs []judged, n int, tol float64) verdict {
 	if n < 1 || len(gs) < n {
-		return false, 0
+		return verdict{why: fmt.Sprintf("%d windows to judge, %d so far", n, len(gs))}
 	}
-	from = len(gs) - n
+	from := len(gs) - n
 	last := gs[from:]
-	var tput, ttft float64
 	for _, w := range last {
 		if w.requests < 1 {
-			return false, 0
-		}
-		tput += w.tput
-		ttft += w.ttft
-	}
-	tput /= float64(n)
-	ttft /= float64(n)
-	for _, w := range last {
-		if math.Abs(w.tput-tput) > max(tol*tput, 2*w.tputSE) || math.Abs(w.ttft-ttft) > max(tol*ttft, 2*w.ttftSE) {
-			return false, 0
+			return verdict{why: fmt.Sprintf("no request had its first token in %s", w.span())}
 		}
 	}
-	// Nor a trend: a transient still settling climbs through the band
-	// (366, 390, 418 tok/s are each within 10% of their mean, and the
-	// simulator's 20 s transient was 8 s from its end).
-	first, end := last[0], last[n-1]
-	if math.Abs(end.tput-first.tput) > max(tol*tput, 2*math.Hypot(first.tputSE, end.tputSE)) ||
-		math.Abs(end.ttft-first.ttft) > max(tol*ttft, 2*math.Hypot(first.ttftSE, end.ttftSE)) {
-		return false, 0
+	for _, m := range judgedMetrics {
+		mean := 0.0
+		for _, w := range last {
+			mean += m.value(w)
+		}
+		mean /= float64(n)
+		for _, w := range last {
+			if why := m.offBand(w, mean, tol, n); why != "" {
+				return verdict{why: why}
+			}
+		}
+		// Nor a trend: a transient still settling climbs through the band
+		// (366, 390, 418 tok/s are each within 10% of their mean, and the
+		// simulator's 20 s transient was 8 s from its end).
+		if why := m.trend(last[0], last[n-1], mean, tol); why != "" {
+			return verdict{why: why}
+		}
 	}
 	if len(gs) >= monotoneRun {
 		run := gs[len(gs)-monotoneRun:]
-		if monotone(run, func(w judged) float64 { return w.ttft }) != 0 {
-			return false, 0
+		first, end := run[0], run[monotoneRun-1]
+		if dir := monotone(run, func(w judged) float64 { return w.ttft }); dir != 0 {
+			moved := "rose"
+			if dir < 0 {
+				moved = "fell"
+			}
+			return verdict{why: fmt.Sprintf("median TTFT %s in each of the last %d windows, from %.1f ms in %s to %.1f ms in %s",
+				moved, monotoneRun, first.ttft, first.span(), end.ttft, end.span())}
 		}
 		queued := true
 		for _, w := range run {
 			queued = queued && w.waiting != nil
 		}
 		if queued && monotone(run, func(w judged) float64 { return *w.waiting }) > 0 {
-			return false, 0
+			return verdict{why: fmt.Sprintf("the engine's waiting queue grew in each of the last %d windows, from %g at %ss to %g at %ss",
+				monotoneRun, *first.waiting, secText(first.end), *end.waiting, secText(end.end))}
 		}
 	}
-	return true, from
+	return verdict{steady: true, from: from}
+}
+
+// offBand is why window w's value lies outside the band around mean of the
+// last n windows (max(tol*mean, 2*se)), or "" when it lies within.
+func (m judgedMetric) offBand(w judged, mean, tol float64, n int) string {
+	v, se := m.value(w), m.se(w)
+	band := max(tol*mean, 2*se)
+	if math.Abs(v-mean) <= band {
+		return ""
+	}
+	side := "above"
+	if v < mean {
+		side = "below"
+	}
+	return fmt.Sprintf("%s %.1f %s in %s is %.1f%% %s the mean of the last %d windows (%.1f %s), beyond the band ±%.1f%% (%s)",
+		m.name, v, m.unit, w.span(), 100*math.Abs(v-mean)/mean, side, n, mean, m.unit, 100*band/mean, bandParts(tol, 2*se/mean))
+}
+
+// trend is why the last window's value lies further from the first's than
+// the band (max(tol*mean, 2*√(se_first² + se_last²))), or "" when it does
+// not.
+func (m judgedMetric) trend(first, last judged, mean, tol float64) string {
+	a, b := m.value(first), m.value(last)
+	se := math.Hypot(m.se(first), m.se(last))
+	band := max(tol*mean, 2*se)
+	if math.Abs(b-a) <= band {
+		return ""
+	}
+	dir := "rose"
+	if b < a {
+		dir = "fell"
+	}
+	return fmt.Sprintf("%s %s from %.1f %s in %s to %.1f %s in %s, by %.1f%% of the mean, beyond the band ±%.1f%% (%s): a trend",
+		m.name, dir, a, m.unit, first.span(), b, m.unit, last.span(), 100*math.Abs(b-a)/mean, 100*band/mean, bandParts(tol, 2*se/mean))
+}
+
+// bandParts is "tolerance 10%, sampling noise ±8.1%": what a band is the
+// larger of (noise, twice the standard error over the mean, left out when
+// there is no estimate of it).
+func bandParts(tol, noise float64) string {
+	s := fmt.Sprintf("tolerance %.4g%%", 100*tol)
+	if noise > 0 {
+		s += fmt.Sprintf(", sampling noise ±%.1f%%", 100*noise)
+	}
+	return s
 }
 
 // monotone is 1 when f rises strictly from each window of gs to the next,
@@ -1193,29 +1447,41 @@ const mserBatch = 5
 // of mserBatch windows, and it is steady when its MSER truncation point d*
 // lies inside the first half of its k batches (see mserTruncation), so that
 // the transient is over with more data after it than before. Every window from
-// the later of the two points on must also have completed a request. from is
-// mserBatch * max(d*).
-func steadyMSER5(ws []result.WarmupWindow) (steady bool, from int) {
+// the later of the two points on must also have completed a request. A steady
+// verdict's from is mserBatch * max(d*).
+func steadyMSER5(ws []result.WarmupWindow) verdict {
 	if len(ws) < config.MSER5MinWindows {
-		return false, 0
+		return verdict{why: fmt.Sprintf("MSER-5 judges %d windows or more, %d so far", config.MSER5MinWindows, len(ws))}
 	}
 	ttft := make([]float64, len(ws))
 	tput := make([]float64, len(ws))
 	for i, w := range ws {
 		ttft[i], tput[i] = w.TTFT, w.OutputThroughput
 	}
+	k := len(ws) / mserBatch
 	dt, okT := mserTruncation(batchMeans(ttft, mserBatch))
-	dp, okP := mserTruncation(batchMeans(tput, mserBatch))
-	if !okT || !okP {
-		return false, 0
+	if !okT {
+		return verdict{why: mserDrift("median TTFT", dt, k)}
 	}
-	from = mserBatch * max(dt, dp)
+	dp, okP := mserTruncation(batchMeans(tput, mserBatch))
+	if !okP {
+		return verdict{why: mserDrift("output throughput", dp, k)}
+	}
+	from := mserBatch * max(dt, dp)
 	for _, w := range ws[from:] {
 		if w.Requests < 1 {
-			return false, 0
+			return verdict{why: fmt.Sprintf("no request had its first token in the window ending at %ss, after MSER-5's truncation point",
+				secText(float64(w.End)))}
 		}
 	}
-	return true, from
+	return verdict{steady: true, from: from}
+}
+
+// mserDrift is why a series whose MSER-5 truncation point d lies on the
+// edge of the first half of its k batches is not steady.
+func mserDrift(name string, d, k int) string {
+	return fmt.Sprintf("%s: MSER-5 would truncate %d of %d batches of %d windows, the most it may (half): the series still drifts",
+		name, d, k, mserBatch)
 }
 
 // batchMeans returns the means of consecutive batches of size values of xs,

@@ -31,7 +31,8 @@ func win(requests int, tput, ttft float64) result.WarmupWindow {
 func judgedOf(ws []result.WarmupWindow, se []float64) []judged {
 	out := make([]judged, len(ws))
 	for i, w := range ws {
-		out[i] = judged{requests: w.Requests, tput: w.OutputThroughput, ttft: w.TTFT, waiting: w.Waiting, firstRawWindow: i}
+		out[i] = judged{requests: w.Requests, tput: w.OutputThroughput, ttft: w.TTFT, waiting: w.Waiting, firstRawWindow: i,
+			start: float64(i), end: float64(i + 1)}
 		if i < len(se) {
 			out[i].ttftSE = se[i]
 		}
@@ -136,13 +137,75 @@ func TestSteadyWindows(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			steady, from := steadyWindows(judgedOf(tc.ws, tc.se), tc.n, tc.tol)
-			assert.Equal(t, tc.steady, steady)
+			v := steadyWindows(judgedOf(tc.ws, tc.se), tc.n, tc.tol)
+			assert.Equal(t, tc.steady, v.steady, v.why)
 			if tc.steady {
-				assert.Equal(t, tc.wantFrom, from)
+				assert.Equal(t, tc.wantFrom, v.from)
+				assert.Empty(t, v.why)
+			} else {
+				assert.NotEmpty(t, v.why, "an unsteady verdict says why")
 			}
 		})
 	}
+}
+
+// A verdict that is not steady names the rule that refused the series and
+// its figures; windows are named by their span (here window i is i to i+1 s).
+func TestSteadyWindowsWhy(t *testing.T) {
+	queue := func(ws []result.WarmupWindow) []result.WarmupWindow {
+		for i := range ws {
+			ws[i].Waiting = new(float64(i + 1))
+		}
+		return ws
+	}
+	tests := []struct {
+		name string
+		ws   []result.WarmupWindow
+		se   []float64
+		want string
+	}{
+		{"throughput off the band",
+			[]result.WarmupWindow{win(10, 100, 100), win(10, 100, 100), win(10, 125, 100)}, nil,
+			"output throughput 125.0 tok/s in 2–3s is 15.4% above the mean of the last 3 windows (108.3 tok/s), beyond the band ±10.0% (tolerance 10%)"},
+		{"TTFT off a band its noise widens",
+			[]result.WarmupWindow{win(10, 1000, 60), win(10, 1000, 140), win(10, 1000, 100)}, []float64{15, 15, 15},
+			"median TTFT 60.0 ms in 0–1s is 40.0% below the mean of the last 3 windows (100.0 ms), beyond the band ±30.0% (tolerance 10%, sampling noise ±30.0%)"},
+		{"a climb through the band",
+			[]result.WarmupWindow{win(24, 366, 90), win(22, 390, 90), win(26, 418, 90)}, nil,
+			"output throughput rose from 366.0 tok/s in 0–1s to 418.0 tok/s in 2–3s, by 13.3% of the mean, beyond the band ±10.0% (tolerance 10%): a trend"},
+		{"TTFT falling all the way",
+			[]result.WarmupWindow{win(10, 100, 104), win(10, 100, 103), win(10, 100, 102), win(10, 100, 101), win(10, 100, 100)}, nil,
+			"median TTFT fell in each of the last 5 windows, from 104.0 ms in 0–1s to 100.0 ms in 4–5s"},
+		{"a growing queue",
+			queue([]result.WarmupWindow{win(10, 100, 100), win(10, 100, 101), win(10, 100, 100), win(10, 100, 101), win(10, 100, 100)}), nil,
+			"the engine's waiting queue grew in each of the last 5 windows, from 1 at 1s to 5 at 5s"},
+		{"a window without a first token",
+			[]result.WarmupWindow{win(10, 100, 100), win(0, 0, 0), win(10, 100, 100)}, nil,
+			"no request had its first token in 1–2s"},
+		{"too few windows",
+			[]result.WarmupWindow{win(10, 100, 100), win(10, 100, 100)}, nil,
+			"3 windows to judge, 2 so far"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			v := steadyWindows(judgedOf(tc.ws, tc.se), 3, 0.1)
+			assert.False(t, v.steady)
+			assert.Equal(t, tc.want, v.why)
+		})
+	}
+	t.Run("fewer than 5 requests a window, even merged", func(t *testing.T) {
+		ws := make([]result.WarmupWindow, 7)
+		samples := make([]windowSample, 7)
+		for i := range ws {
+			ws[i] = result.WarmupWindow{End: result.Seconds(i + 1), Requests: 1, OutputThroughput: 10, TTFT: 50}
+			samples[i] = windowSample{ttfts: []float64{50}}
+		}
+		v := judgeWindows(ws, samples, 3, 0.1, time.Second, tputNoise{})
+		assert.False(t, v.steady)
+		assert.Equal(t, "fewer than 5 requests a window in some of the last 3 windows, even merged 2 at a time", v.why)
+		v = judgeWindows(ws[:5], samples[:5], 3, 0.1, time.Second, tputNoise{})
+		assert.Equal(t, "fewer than 5 requests a window in some of the last 3 windows", v.why, "no merge fits in 5 windows")
+	})
 }
 
 // mixedTTFTs draws n TTFTs (ms) of a heterogeneous workload against a steady
@@ -201,7 +264,7 @@ func TestSteadyWindowsSamplingNoise(t *testing.T) {
 			if !useSE {
 				se = nil
 			}
-			if ok, _ := steadyWindows(judgedOf(ws, se), 3, 0.1); ok {
+			if steadyWindows(judgedOf(ws, se), 3, 0.1).steady {
 				steady++
 			}
 		}
@@ -338,16 +401,17 @@ func TestSteadyMSER5(t *testing.T) {
 	tput := append(transient(10, 400, 1000), noisy(30, 1000, 0.03, 2)...)
 
 	t.Run("transient then steady", func(t *testing.T) {
-		steady, from := steadyMSER5(series(ttft, tput))
-		require.True(t, steady)
-		assert.GreaterOrEqual(t, from, 5, "the truncation point is past the first batch of the transient")
-		assert.LessOrEqual(t, from, 20)
-		assert.Zero(t, from%5, "a whole number of batches")
+		v := steadyMSER5(series(ttft, tput))
+		require.True(t, v.steady, v.why)
+		assert.GreaterOrEqual(t, v.from, 5, "the truncation point is past the first batch of the transient")
+		assert.LessOrEqual(t, v.from, 20)
+		assert.Zero(t, v.from%5, "a whole number of batches")
 	})
 	t.Run("fewer windows than MSER-5 can judge", func(t *testing.T) {
 		n := config.MSER5MinWindows - 1
-		steady, _ := steadyMSER5(series(noisy(n, 100, 0.01, 3), noisy(n, 1000, 0.01, 4)))
-		assert.False(t, steady)
+		v := steadyMSER5(series(noisy(n, 100, 0.01, 3), noisy(n, 1000, 0.01, 4)))
+		assert.False(t, v.steady)
+		assert.Equal(t, "MSER-5 judges 20 windows or more, 19 so far", v.why)
 	})
 	t.Run("still in the transient", func(t *testing.T) {
 		// 40 windows of which the first 35 decay: the truncation point is late.
@@ -358,8 +422,9 @@ func TestSteadyMSER5(t *testing.T) {
 			}
 			return out
 		}
-		steady, _ := steadyMSER5(series(slow(300, 100), slow(400, 1000)))
-		assert.False(t, steady)
+		v := steadyMSER5(series(slow(300, 100), slow(400, 1000)))
+		assert.False(t, v.steady)
+		assert.NotEmpty(t, v.why)
 	})
 	t.Run("still decaying at the minimum length", func(t *testing.T) {
 		// At 20 windows (4 batches) every searchable truncation point is in
@@ -371,22 +436,25 @@ func TestSteadyMSER5(t *testing.T) {
 			}
 			return out
 		}
-		steady, _ := steadyMSER5(series(decay(300, 100), decay(400, 1000)))
-		assert.False(t, steady)
+		v := steadyMSER5(series(decay(300, 100), decay(400, 1000)))
+		assert.False(t, v.steady)
+		assert.Equal(t, "median TTFT: MSER-5 would truncate 2 of 4 batches of 5 windows, the most it may (half): the series still drifts", v.why)
 	})
 	t.Run("one series steady, the other drifting", func(t *testing.T) {
 		drift := make([]float64, 40)
 		for i := range drift {
 			drift[i] = 100 + 5*float64(i)
 		}
-		steady, _ := steadyMSER5(series(drift, noisy(40, 1000, 0.02, 5)))
-		assert.False(t, steady)
+		v := steadyMSER5(series(drift, noisy(40, 1000, 0.02, 5)))
+		assert.False(t, v.steady)
+		assert.Contains(t, v.why, "median TTFT: MSER-5 would truncate")
 	})
 	t.Run("an empty window after the truncation point", func(t *testing.T) {
 		ws := series(ttft, tput)
 		ws[35] = win(0, 0, 0)
-		steady, _ := steadyMSER5(ws)
-		assert.False(t, steady)
+		v := steadyMSER5(ws)
+		assert.False(t, v.steady)
+		assert.Contains(t, v.why, "no request had its first token in the window ending at 0s, after MSER-5's truncation point")
 	})
 }
 
@@ -425,15 +493,25 @@ func TestWindowBins(t *testing.T) {
 	// window 1 a TTFT.
 	assert.True(t, b.add(chunked(130*ms, 80*ms, 0, 10*ms), 0))
 
+	// Each record's tokens in a window, by its serial (A 0, B 1, C 2, D 3, E 4).
+	mine := func(s windowSample) map[int]float64 {
+		out := map[int]float64{}
+		for _, r := range s.records {
+			out[r.rec] = r.tokens
+		}
+		return out
+	}
 	w0, s0 := b.close(0)
 	assert.Equal(t, result.WarmupWindow{End: 0.1, Requests: 1, OutputThroughput: 100, TTFT: 20}, w0)
 	assert.Equal(t, []float64{20}, s0.ttfts)
-	assert.InDelta(t, 100, s0.tokSq, 1e-9, "A's 10 tokens, squared")
+	assert.Equal(t, map[int]float64{0: 10}, mine(s0))
+	assert.Equal(t, []float64{0, 0, 10, 0, 0}, s0.parts, "A's first chunk, 50 ms into the window")
 	w1, s1 := b.close(1)
 	assert.Equal(t, 3, w1.Requests, "B, D and E had their first token in window 1")
 	assert.InDelta(t, 250, w1.OutputThroughput, 1e-9, "10 of A, 4 of B, 6 of C, 5 of D in 0.1 s")
 	assert.InDelta(t, 60, w1.TTFT, 1e-9, "median of 40, 60 and 80 ms")
-	assert.InDelta(t, 10*10+4*4+6*6+5*5, s1.tokSq, 1e-9, "each record's tokens in the window, squared")
+	assert.Equal(t, map[int]float64{0: 10, 1: 4, 2: 6, 3: 5, 4: 0}, mine(s1))
+	assert.Equal(t, []float64{5, 6, 10, 4, 0}, s1.parts, "D at 100 ms, C at 120, A at 150, B at 170")
 	w2, _ := b.close(2)
 	assert.Equal(t, result.WarmupWindow{End: 0.3, Requests: 0, OutputThroughput: 140, TTFT: 0}, w2,
 		"tokens arrived (10 of A, 4 of B), but no first token")
@@ -581,7 +659,7 @@ func TestWarmupInFlightHoldsWindows(t *testing.T) {
 		Config: config.Warmup{Method: config.WarmupWindows, Window: 100 * time.Millisecond, Windows: 3,
 			Tolerance: 0.5, Max: 3 * time.Second},
 		RunID:    "run",
-		OnWindow: func(win result.WarmupWindow, _ bool) { calls = append(calls, call{time.Since(start), win}) },
+		OnWindow: func(win result.WarmupWindow, _ bool, _ string) { calls = append(calls, call{time.Since(start), win}) },
 	}
 	start = time.Now()
 	got, err := w.Run(t.Context(), scenario("s", config.Load{Type: config.LoadClosed, Concurrency: 2}, warmRequests(4)))
@@ -657,7 +735,7 @@ func TestWarmupNoneSendsNothing(t *testing.T) {
 	w := &Warmup{
 		Dispatcher: &Dispatcher{Sender: steadySender(time.Millisecond, 1, false, &calls)},
 		Config:     config.Warmup{Method: config.WarmupNone},
-		OnWindow:   func(result.WarmupWindow, bool) { t.Error("OnWindow called for method none") },
+		OnWindow:   func(result.WarmupWindow, bool, string) { t.Error("OnWindow called for method none") },
 	}
 	got, err := w.Run(t.Context(), scenario("s", config.Load{Type: config.LoadClosed, Concurrency: 4}, warmRequests(3)))
 	require.NoError(t, err)
@@ -687,12 +765,16 @@ func TestWarmupSteadyLoadShapes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls atomic.Int64
 			var seen []result.WarmupWindow
+			var whys []string
 			w := &Warmup{
 				Dispatcher: &Dispatcher{Sender: steadySender(2*time.Millisecond, 10, false, &calls)},
 				Config: config.Warmup{Method: config.WarmupWindows, Window: 100 * time.Millisecond, Windows: 2,
 					Tolerance: 0.5, Min: 400 * time.Millisecond, Max: 5 * time.Second},
-				RunID:    "run",
-				OnWindow: func(w result.WarmupWindow, _ bool) { seen = append(seen, w) },
+				RunID: "run",
+				OnWindow: func(w result.WarmupWindow, _ bool, why string) {
+					seen = append(seen, w)
+					whys = append(whys, why)
+				},
 			}
 			got, err := w.Run(t.Context(), scenario("s", tc.load, tc.reqs))
 			require.NoError(t, err)
@@ -701,6 +783,10 @@ func TestWarmupSteadyLoadShapes(t *testing.T) {
 			assert.Less(t, got.Duration.Dur(), 2*time.Second, "stops once steady")
 			assert.Len(t, got.Windows, 4, "steady at the first window that ends at Min")
 			assert.Equal(t, got.Windows, seen, "OnWindow saw every window")
+			assert.Empty(t, whys[len(whys)-1], "the steady window has nothing to explain")
+			for i, why := range whys[:len(whys)-1] {
+				assert.NotEmpty(t, why, "window %d was not steady, and says why", i)
+			}
 			// The last two windows, or the last two pairs of windows where one
 			// held fewer than minJudgeRequests (a busy machine).
 			assert.Contains(t, []int{len(got.Windows) - 2, len(got.Windows) - 4}, got.SteadyFrom, "windows: %+v", got.Windows)
@@ -733,7 +819,9 @@ func TestWarmupAllFailing(t *testing.T) {
 	for _, w := range got.Windows {
 		assert.Zero(t, w.Requests)
 	}
-	assert.Contains(t, err.Error(), "[0.10: 0, 0.0, 0.0]")
+	assert.Contains(t, err.Error(), "[0.10: 0, 0.0, —]", "a window with no first token has no TTFT, not one of 0 ms")
+	assert.Contains(t, ue.Why, "fewer than 5 requests a window")
+	assert.Contains(t, err.Error(), "at the last window judged, fewer than 5 requests a window")
 }
 
 func TestWarmupErrors(t *testing.T) {
@@ -801,12 +889,17 @@ func TestWarmupCancelledWithCause(t *testing.T) {
 }
 
 func TestUnsteadyErrorMessage(t *testing.T) {
-	e := &UnsteadyError{Scenario: "chat", Method: config.WarmupWindows, Max: 20 * time.Second,
-		Windows: []result.WarmupWindow{{End: 19.5, Requests: 12, OutputThroughput: 812.25, TTFT: 41.5}}}
+	why := "median TTFT rose in each of the last 5 windows, from 30.0 ms in 17–17.5s to 41.5 ms in 19–19.5s"
+	e := &UnsteadyError{Scenario: "chat", Method: config.WarmupWindows, Max: 20 * time.Second, Why: why,
+		Windows: []result.WarmupWindow{{End: 19, OutputThroughput: 20}, {End: 19.5, Requests: 12, OutputThroughput: 812.25, TTFT: 41.5}}}
 	msg := e.Error()
-	for _, want := range []string{"scenario chat", "warmup.max 20s", "method windows", "[19.50: 12, 812.2, 41.5]", "warmup.max", "warmup.window", "warmup.tolerance"} {
+	for _, want := range []string{"scenario chat", "warmup.max 20s", "method windows", "[19.50: 12, 812.2, 41.5]", "warmup.max", "warmup.window", "warmup.tolerance",
+		"(method windows); at the last window judged, " + why + "; last 2 of 2 windows",
+		"[19.00: 0, 20.0, —]"} {
 		assert.Contains(t, msg, want)
 	}
+	e.Why = ""
+	assert.NotContains(t, e.Error(), "at the last window judged", "no reason where no window was judged")
 	assert.NotContains(t, msg, "never final")
 	e.Unfinal = 3
 	assert.Contains(t, e.Error(), "; 3 later windows were never final (requests sent before their end were still in flight)")
@@ -913,7 +1006,7 @@ func TestWarmupMSER5Steady(t *testing.T) {
 	w := &Warmup{
 		Dispatcher: &Dispatcher{Sender: steadySender(2*time.Millisecond, 10, false, &calls)},
 		Config:     config.Warmup{Method: config.WarmupMSER5, Window: window, Max: 5 * time.Second},
-		OnWindow:   func(_ result.WarmupWindow, steady bool) { steadyFlags = append(steadyFlags, steady) },
+		OnWindow:   func(_ result.WarmupWindow, steady bool, _ string) { steadyFlags = append(steadyFlags, steady) },
 	}
 	got, err := w.Run(t.Context(), scenario("s", config.Load{Type: config.LoadClosed, Concurrency: 4}, warmRequests(5)))
 	require.NoError(t, err)

@@ -145,13 +145,8 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 	warm := &run.Warmup{
 		Dispatcher: d, Config: w, Clock: s.clock, Seed: s.cfg.Seed, RunID: runID, Drain: s.cfg.Target.Timeout,
 		SaltTag: how.saltTag, Short: how.short,
-		OnWindow: func(win result.WarmupWindow, steady bool) {
-			mark := ""
-			if steady {
-				mark = "  steady"
-			}
-			s.detail("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %7.1f ms%s",
-				float64(win.End), win.Requests, win.OutputThroughput, win.TTFT, mark)
+		OnWindow: func(win result.WarmupWindow, steady bool, why string) {
+			s.detail("%s", windowLine(win, steady, why))
 		},
 	}
 	warm.OnDrain = func(elapsed time.Duration, inFlight int, engine *float64) {
@@ -181,6 +176,26 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 		s.detail("warning: not steady after %s (%s); measuring anyway (warmup.on_unsteady: warn)%s", w.Max, warmupCounts(wres), drained(wres))
 	}
 	return wres, nil
+}
+
+// windowLine is a warm-up window's progress line: its end, requests,
+// output throughput and median TTFT, then "steady" or why the series is
+// not steady yet ("not steady: median TTFT rose in each of the last 5
+// windows, ..."). A window in which no request had its first token has no
+// median TTFT, and says so rather than show 0 ms.
+func windowLine(win result.WarmupWindow, steady bool, why string) string {
+	ttft := fmt.Sprintf("%7.1f ms", win.TTFT)
+	if win.Requests == 0 {
+		ttft = fmt.Sprintf("%7s (no first token)", "—")
+	}
+	line := fmt.Sprintf("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %s", float64(win.End), win.Requests, win.OutputThroughput, ttft)
+	switch {
+	case steady:
+		line += "  steady"
+	case why != "":
+		line += "  not steady: " + why
+	}
+	return line
 }
 
 // warmupCounts is "138 warm-up requests, 104 failed: http ×60, stream ×44"

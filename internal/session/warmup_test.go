@@ -13,6 +13,7 @@ import (
 	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/workload"
 )
@@ -108,4 +109,33 @@ func TestRunTellsWarmupFailures(t *testing.T) {
 			t.Errorf("the run measured after a failing warm-up:\n%s", log)
 		}
 	})
+}
+
+// A warm-up window's progress line says steady, or why not yet; a window in
+// which no request had its first token shows no TTFT rather than 0 ms.
+func TestWindowLine(t *testing.T) {
+	why := "median TTFT rose in each of the last 5 windows, from 1033.0 ms in 270–275s to 1422.0 ms in 290–295s"
+	tests := []struct {
+		name   string
+		win    result.WarmupWindow
+		steady bool
+		why    string
+		want   string
+	}{
+		{"steady", result.WarmupWindow{End: 16, Requests: 11, OutputThroughput: 1180, TTFT: 33},
+			true, "", "  16.0s    11 requests    1180.0 output tok/s  TTFT p50    33.0 ms  steady"},
+		{"not steady, and why", result.WarmupWindow{End: 295, Requests: 8, OutputThroughput: 70.4, TTFT: 1033},
+			false, why, " 295.0s     8 requests      70.4 output tok/s  TTFT p50  1033.0 ms  not steady: " + why},
+		{"no first token", result.WarmupWindow{End: 5, OutputThroughput: 12.8},
+			false, "3 windows to judge, 1 so far", "   5.0s     0 requests      12.8 output tok/s  TTFT p50       — (no first token)  not steady: 3 windows to judge, 1 so far"},
+		{"nothing to say", result.WarmupWindow{End: 5, Requests: 3, OutputThroughput: 12.8, TTFT: 40},
+			false, "", "   5.0s     3 requests      12.8 output tok/s  TTFT p50    40.0 ms"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := windowLine(tc.win, tc.steady, tc.why); got != tc.want {
+				t.Errorf("windowLine =\n%q, want\n%q", got, tc.want)
+			}
+		})
+	}
 }

@@ -122,7 +122,7 @@ func runValidate(configPath string, files, evals []string, ab bool, baselines st
 	check(files, func(f string) error { _, err := workload.Load(f); return err })
 	check(evals, func(f string) error { _, err := quality.Load(f); return err })
 	if cfg != nil && baselines != "" {
-		p, err := detectFromBaselines(cfg, baselines, ab, stdout, stderr)
+		p, err := detectFromBaselines(cfg, baselines, stdout, stderr)
 		if err != nil {
 			problems = append(problems, err)
 		}
@@ -185,7 +185,7 @@ func plural(n int) string {
 // what each gate can confirm: a line for each on stdout, a warning for each
 // an unchanged candidate is unlikely to pass. It returns how many baselines
 // it read.
-func detectFromBaselines(cfg *config.Config, dir string, ab bool, stdout, stderr io.Writer) (int, error) {
+func detectFromBaselines(cfg *config.Config, dir string, stdout, stderr io.Writer) (int, error) {
 	store := baseline.Store{Dir: dir}
 	bases := map[string]*result.Result{}
 	for _, s := range cfg.Measured() {
@@ -202,15 +202,14 @@ func detectFromBaselines(cfg *config.Config, dir string, ab bool, stdout, stderr
 	if len(bases) == 0 {
 		return 0, fmt.Errorf("--baselines %s: no baseline of any scenario of %s", dir, cfg.Path)
 	}
-	design := gating.TwoSamples
-	if ab {
-		design = gating.Rounds
-	}
 	history, err := store.History()
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		fmt.Fprintf(stderr, "warning: %v: the run-to-run noise is not known\n", err)
 	}
-	sayDetectable(cfg, design, bases, history, stdout, stderr)
+	// A stored baseline is what perfgate gate compares with: its two
+	// samples' noise, whatever --ab says of the config's rounds (an A/B's
+	// pairs cancel the drift a baseline's repetitions cannot show).
+	sayDetectable(cfg, gating.TwoSamples, bases, history, stdout, stderr)
 	return len(bases), nil
 }
 

@@ -152,3 +152,36 @@ func TestValidateExamplesDecide(t *testing.T) {
 		assert.NotContains(t, stderr, "cannot show a significant difference", f)
 	}
 }
+
+// With the baselines, validate says what each gate can confirm, and warns
+// for a gate whose tolerance is within its baseline's noise; promote warns
+// of it as it writes the baseline.
+func TestValidateWithBaselines(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "perfgate.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte(`scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 4}
+repetitions: 6
+compare: {estimator: sample}
+`), 0o644))
+	res := filepath.Join(dir, "result.json")
+	// The README's chat-c8 TTFT p99 over one run: a spread no +20% survives.
+	writeResult(t, res, nil, 283, 287, 353, 187, 281, 284)
+	stdout, stderr, err := perfgate("baseline", "promote", res, "-c", conf, "-b", filepath.Join(dir, "baselines"), "--commit", "c")
+	require.NoError(t, err, stderr)
+	assert.Contains(t, stdout, "wrote")
+	assert.Contains(t, stderr, "warning: an unchanged candidate is unlikely to pass: TTFT p99 of chat varies ±")
+	assert.Contains(t, stderr, "at +20% an unchanged candidate passes in about")
+
+	stdout, stderr, err = perfgate("validate", "-c", conf, "--baselines", filepath.Join(dir, "baselines"))
+	require.NoError(t, err, "a warning, not a problem: %s", stderr)
+	assert.Contains(t, stderr, "TTFT p99 of chat varies")
+	assert.Contains(t, stdout, "output throughput of chat varies ±0% between repetitions; -5% is confirmable")
+	assert.Contains(t, stdout, "ok: 2 files checked", "the config and its one baseline")
+
+	_, _, err = perfgate("validate", "-c", conf, "--baselines", filepath.Join(dir, "none"))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no baseline of any scenario")
+}

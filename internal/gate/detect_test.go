@@ -123,3 +123,17 @@ func TestNiceFigures(t *testing.T) {
 	assert.Equal(t, "a or b", orList([]string{"a", "b"}))
 	assert.True(t, math.IsNaN(stdDev([]float64{1})))
 }
+
+// A prepared gate says, before it measures, what each of its gates can
+// confirm against the baseline it read.
+func TestGateDetect(t *testing.T) {
+	cfg, scenarios := setup(t, onlyTTFT)
+	store := baseline.Store{Dir: t.TempDir()}
+	promote(t, store, measured(cfg, scenarios[0], 283, 287, 353, 187, 281, 284, 290, 280, 300))
+	g, err := Prepare(cfg, scenarios, store, false)
+	require.NoError(t, err)
+	ds := g.Detect(cfg)
+	require.Len(t, ds, 1, "chat's one gate; other has no baseline")
+	assert.Equal(t, "ttft.p99", ds[0].Metric)
+	assert.True(t, ds[0].Warn(), ds[0].Sentence())
+}

@@ -144,6 +144,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	var pairedInputs = map[slot]stat.PairedGate{}
 	var tailInputs = map[slot]stat.TailGate{} // slot.suite is tailSuite
 	var tailQ = map[slot]float64{}
+	// pairings are the capacity gates' (pairCapacity), decided with their
+	// family's size and level.
+	var pairings = map[slot]*capacityPairing{}
 	var scenarios []Scenario
 	// starts are an A/B's per-start gates, gated once their families' sizes
 	// are known (see gateStarts).
@@ -197,6 +200,11 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			sc.Gates = append(sc.Gates, Gate{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Better: m.Better(), Tolerance: g.Tolerance.Text})
 			inputs[s] = stat.Gate{Baseline: bv, Candidate: cv, HigherIsBetter: m.HigherIsBetter,
 				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value, Points: m.Points()}
+			if o.AB == nil { // an A/B pairs every gate by its rounds
+				if pc := pairCapacity(m.Name, p.base, p.cand, inputs[s]); pc != nil {
+					pairings[s] = pc
+				}
+			}
 			families[key] = append(families[key], s)
 			if q, ok := tailQuantile(m, tailLowest); ok && p.cand.Capacity == nil {
 				name, title := m.Name+TailSuffix, m.Title+" tail"
@@ -281,6 +289,14 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				paired, pin = append(paired, s), append(pin, pairedInputs[s])
 			}
 		}
+		// A capacity gate's samples are pairs when both sides replayed
+		// the same requests and the pairs can reach the family's level.
+		notes := make([]string, len(latency))
+		for i, s := range latency {
+			if pc := pairings[s]; pc != nil {
+				notes[i] = pc.decide(&in[i], len(slots), level)
+			}
+		}
 		var decisions []stat.Decision
 		var pairedDecisions []stat.PairedDecision
 		var tailDecisions []stat.TailDecision
@@ -299,6 +315,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			g := &scenarios[s.scenario].Gates[s.gate]
 			fill(g, in[i], d)
 			withholdBounds(g, pairs[s.scenario].base, pairs[s.scenario].cand)
+			if notes[i] != "" {
+				g.Reason += "; " + notes[i]
+			}
 			if o.AB != nil {
 				g.Drift = drift(in[i].Baseline)
 			}
@@ -506,6 +525,7 @@ func fill(g *Gate, in stat.Gate, d stat.Decision) {
 		g.Change = Interval{Num(math.NaN()), Num(math.NaN()), Num(math.NaN())}
 		g.ChangePoints = &Interval{Num(100 * d.Shift.Estimate), Num(100 * d.Shift.Lo), Num(100 * d.Shift.Hi)}
 	}
+	g.Paired = d.Paired
 	g.Confidence = Num(d.Shift.Confidence)
 	g.IntervalNeeds = d.IntervalNeeds
 	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)

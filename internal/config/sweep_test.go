@@ -304,7 +304,13 @@ func TestSweepAndCapacityWarnings(t *testing.T) {
 		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, probes: 6}"),
 			"p.yaml:6:65: scenarios[0].capacity.probes: 6 probes may not reach the resolution: from 10 to 640 at 5% the search may need 8 (it reports the interval it reached)"},
 		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 3}"),
-			"p.yaml:6:70: scenarios[0].capacity.repetitions: 3 repetitions give 3 capacity samples a side, which cannot show a significant difference (the U test needs >= 4)"},
+			"p.yaml:6:70: scenarios[0].capacity.repetitions: 3 repetitions give 3 capacity samples a side, which cannot show a significant difference: Holm's first step needs p < 0.05 (alpha 0.05), and the smallest p is 0.125 as 3 pairs, 0.05 unpaired; every capacity gate would be inconclusive: set capacity.repetitions: 5 or more"},
+		// 4 unpaired samples a side reach 1/70, 4 pairs only 1/16.
+		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 4}"),
+			"p.yaml:6:70: scenarios[0].capacity.repetitions: 4 repetitions give 4 capacity samples a side: against a baseline of the same seed they are 4 pairs (repetition r replays the same requests on both sides), and Holm's first step needs p < 0.05 (alpha 0.05), below the smallest p of 4 pairs, 2^-4 = 0.0625; so the capacity gates test them unpaired, where an A/A seldom passes: set capacity.repetitions: 5 or more"},
+		// Two gates: 2/32 is not below 0.05.
+		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 5}", "    gates: {capacity_tokens: -5%}"),
+			"p.yaml:6:70: scenarios[0].capacity.repetitions: 5 repetitions give 5 capacity samples a side: against a baseline of the same seed they are 5 pairs (repetition r replays the same requests on both sides), and Holm's first step needs p < 0.025 (alpha 0.05, over 2 gates), below the smallest p of 5 pairs, 2^-5 = 0.0312; so the capacity gates test them unpaired, where an A/A seldom passes: set capacity.repetitions: 6 or more"},
 		{scenarioYAML("    load: {type: poisson}", "    requests: 200", "    capacity: {slo: {tpot.p99: 3ms}, min: 0.5, max: 64}"),
 			"p.yaml:2:3: scenarios[0].duration: a probe repetition at the lowest load takes 400s (requests 200 at 0.5 req/s): set duration to cap it"},
 	} {
@@ -409,4 +415,52 @@ scenarios:
 	}
 	ws := strings.Join(parse(3), "\n")
 	assert.Contains(t, ws, "capacity.repetitions: 3 repetitions give 3 capacity samples a side")
+}
+
+// capacity.repetitions are checked at the capacity scenario's share of
+// alpha, its gates as pairs: 5 pairs decide one gate at 0.05 (1/32), not
+// at half of it (two scenarios with gates), and 6 do; none of these warns
+// of the top-level repetitions, which the capacity scenario does not use.
+func TestCapacityRepetitionsShareAlpha(t *testing.T) {
+	parse := func(capReps int, gated bool) []string {
+		t.Helper()
+		plain := ""
+		if gated {
+			plain = `
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {concurrency: 2}`
+		}
+		c, err := Parse(fmt.Appendf(nil, `
+target: {base_url: "http://127.0.0.1:1"}
+repetitions: 10
+scenarios:%s
+  - name: cap
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {type: poisson}
+    capacity: {slo: {tpot.p99: 50ms}, min: 10, max: 640, repetitions: %d}
+`, plain, capReps), "perfgate.yaml")
+		require.NoError(t, err)
+		var out []string
+		for _, w := range c.Warnings {
+			out = append(out, w.Error())
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		reps  int
+		gated bool
+		want  string
+	}{
+		{5, false, ""},
+		{5, true, "Holm's first step needs p < 0.025 (alpha 0.05 shared by 2 scenarios with gates), below the smallest p of 5 pairs, 2^-5 = 0.0312; so the capacity gates test them unpaired, where an A/A seldom passes: set capacity.repetitions: 6 or more"},
+		{6, true, ""},
+	} {
+		ws := strings.Join(parse(tc.reps, tc.gated), "\n")
+		if tc.want == "" {
+			assert.NotContains(t, ws, "capacity.repetitions", "capacity.repetitions %d, gated %v", tc.reps, tc.gated)
+		} else {
+			assert.Contains(t, ws, tc.want, "capacity.repetitions %d, gated %v", tc.reps, tc.gated)
+		}
+	}
 }

@@ -17,10 +17,6 @@ import (
 	"time"
 )
 
-// minSignificantReps is the fewest samples a side with which benchmath's
-// Mann-Whitney U test can reach p < 0.05 (a capacity search's warning).
-const minSignificantReps = 4
-
 // namePattern is what a scenario name may be: it is used in file names.
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 

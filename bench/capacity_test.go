@@ -41,10 +41,16 @@ import (
 //     highest load that held) and the median capacity sample are within 10%
 //     of the truth (target 100%), and the probes a search made (the budget
 //     is 8).
-//   - BenchmarkCapacityRegression: for each seed, a baseline search, an A/A
+//   - BenchmarkCapacityRegression: for each run, a baseline search, an A/A
 //     search on another simulator seed and a search of a 1.3x slower
-//     simulator, gated capacity: -5%: how often the A/A passed and the
-//     slowdown was a regression (target 100%). Run them on an idle
+//     simulator, the three with the run's config seed (as a pull request
+//     keeps it: repetition r replays the same requests on every side),
+//     gated capacity: -5%: how often the A/A passed (target >= 90%) and the
+//     slowdown was a regression (target 100%), the samples tested as pairs
+//     by repetition, and the same samples unpaired (the U test: what a
+//     result from before the seed was recorded gets). PERFGATE_CAPACITY_OUT
+//     names a directory to keep the three results of each run in
+//     (base-1.json, aa-1.json, slow-1.json, ...). Run them on an idle
 //     machine: the simulator's steps are real sleeps, and a loaded machine
 //     lowers its capacity.
 //
@@ -382,33 +388,106 @@ func BenchmarkCapacitySearch(b *testing.B) {
 func BenchmarkCapacityRegression(b *testing.B) {
 	capacitySLOYAML = capacityTPOT(b)
 	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
+	out := os.Getenv("PERFGATE_CAPACITY_OUT")
 	for b.Loop() {
-		var aaPass, found int
+		var aaPass, found, aaPassU, foundU int
 		for i := range runs {
+			// One config seed for the run's three searches, as a pull
+			// request keeps it; the simulator's own seed differs, so the
+			// A/A is two servers that jitter apart.
 			seed := int64(3 * (i + 1))
 			_, base := capacitySearch(b, i+1, seed, 1)
 			cfg, aa := capacitySearch(b, i+1, seed+1, 1)
 			_, slow := capacitySearch(b, i+1, seed+2, capacitySlowdown)
+			if out != "" {
+				for name, r := range map[string]*result.Result{"base": base, "aa": aa, "slow": slow} {
+					if err := result.Write(filepath.Join(out, fmt.Sprintf("%s-%d.json", name, i+1)), r); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 			o := compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg)}
-			av, err := compare.Compare([]*result.Result{base}, aa, o)
-			if err != nil {
-				b.Fatalf("A/A comparison: %v", err)
-			}
-			sv, err := compare.Compare([]*result.Result{base}, slow, o)
-			if err != nil {
-				b.Fatalf("slowdown comparison: %v", err)
-			}
+			av, sv := capacityVerdicts(b, o, base, aa, slow, false)
+			avU, svU := capacityVerdicts(b, o, base, aa, slow, true)
 			if av.Outcome == stat.Pass {
 				aaPass++
 			}
 			if sv.Outcome == stat.Regression {
 				found++
 			}
-			b.Logf("run %d: baseline holds %.1f; A/A holds %.1f: %s (%s); 1.3x holds %.1f: %s (%s)", i+1,
-				base.Scenarios[0].Capacity.Holds, aa.Scenarios[0].Capacity.Holds, av.Outcome, gateChanges(av),
-				slow.Scenarios[0].Capacity.Holds, sv.Outcome, gateChanges(sv))
+			if avU.Outcome == stat.Pass {
+				aaPassU++
+			}
+			if svU.Outcome == stat.Regression {
+				foundU++
+			}
+			b.Logf("run %d: baseline holds %.1f; A/A holds %.1f: %s (%s; unpaired %s: %s); 1.3x holds %.1f: %s (%s; unpaired %s: %s)", i+1,
+				base.Scenarios[0].Capacity.Holds, aa.Scenarios[0].Capacity.Holds, av.Outcome, gateChanges(av), avU.Outcome, gateChanges(avU),
+				slow.Scenarios[0].Capacity.Holds, sv.Outcome, gateChanges(sv), svU.Outcome, gateChanges(svU))
+			b.Logf("run %d samples (req/s, ^ a lower bound, v an upper bound): baseline %s; A/A %s; 1.3x %s; A/A/baseline %s", i+1,
+				samplesString(base), samplesString(aa), samplesString(slow), ratiosString(base, aa))
 		}
 		b.ReportMetric(100*float64(aaPass)/float64(runs), "aa-pass-%")
 		b.ReportMetric(100*float64(found)/float64(runs), "slowdown-regression-%")
+		b.ReportMetric(100*float64(aaPassU)/float64(runs), "unpaired-aa-pass-%")
+		b.ReportMetric(100*float64(foundU)/float64(runs), "unpaired-slowdown-regression-%")
 	}
+}
+
+// capacityVerdicts compares the A/A and the slower search with the
+// baseline; unpaired forgets the candidates' seeds first, so that the
+// gate tests the same samples unpaired (as a result from before the seed
+// was recorded is).
+func capacityVerdicts(b *testing.B, o compare.Options, base, aa, slow *result.Result, unpaired bool) (av, sv *compare.Verdict) {
+	b.Helper()
+	if unpaired {
+		aa, slow = withoutSeed(aa), withoutSeed(slow)
+	}
+	av, err := compare.Compare([]*result.Result{base}, aa, o)
+	if err != nil {
+		b.Fatalf("A/A comparison: %v", err)
+	}
+	sv, err = compare.Compare([]*result.Result{base}, slow, o)
+	if err != nil {
+		b.Fatalf("slowdown comparison: %v", err)
+	}
+	return av, sv
+}
+
+// withoutSeed is a copy of r whose scenarios recorded no seed.
+func withoutSeed(r *result.Result) *result.Result {
+	c := *r
+	c.Scenarios = slices.Clone(r.Scenarios)
+	for i := range c.Scenarios {
+		c.Scenarios[i].Seed = nil
+	}
+	return &c
+}
+
+// samplesString is a search's capacity samples (achieved req/s) in
+// repetition order, a censored one marked: "171.2 168.9^ ...".
+func samplesString(r *result.Result) string {
+	var parts []string
+	for _, x := range r.Scenarios[0].Capacity.Samples {
+		mark := ""
+		switch x.Censored {
+		case result.CensoredAbove:
+			mark = "^"
+		case result.CensoredBelow:
+			mark = "v"
+		}
+		parts = append(parts, fmt.Sprintf("%.1f%s", x.RequestRate, mark))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ratiosString is the pairs' ratios candidate/baseline as changes, in
+// repetition order: "+1.2% -0.4% ...".
+func ratiosString(base, cand *result.Result) string {
+	bs, cs := base.Scenarios[0].Capacity.Samples, cand.Scenarios[0].Capacity.Samples
+	var parts []string
+	for i := range min(len(bs), len(cs)) {
+		parts = append(parts, fmt.Sprintf("%+.1f%%", 100*(cs[i].RequestRate/bs[i].RequestRate-1)))
+	}
+	return strings.Join(parts, " ")
 }

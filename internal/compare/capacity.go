@@ -142,18 +142,28 @@ func searchUnit(m string) string {
 }
 
 // capacityPairing is how a capacity gate's samples are tested. Repetition
-// r of a capacity search replays the same seeded requests at every probe,
-// and a baseline and a candidate that ran with the same seed replayed the
-// same ones as each other: their samples r are a pair, which differ by
-// what the engines did and not by what was sent, so the gate tests the
-// pairs (the signed-rank test and the Walsh-average interval, as an A/B
-// tests its rounds) rather than two independent samples. A pull request
-// keeps the seed, so this is the usual case.
+// r of a capacity search replays the same seeded requests at every probe.
+// Under load.arrivals: fresh each repetition draws arrivals of its own, and
+// a baseline and a candidate that ran with the same seed drew the same
+// ones, repetition by repetition: their samples r are a pair, measured on
+// one arrival sequence that the other pairs did not share, and the
+// difference within a pair cancels what the sequence did to the capacity.
+// The gate then tests the pairs (the signed-rank test and the
+// Walsh-average interval, as an A/B tests its rounds) rather than two
+// independent samples.
+//
+// Under load.arrivals: same (the default) every repetition replays one
+// schedule, on both sides: the samples of a side differ by the server's
+// noise alone, and sample r of the baseline shares nothing with sample r of
+// the candidate that the other samples do not. Pairing them would cancel
+// nothing and would spend the U test's power (5 pairs reach p = 1/32, 5
+// samples a side 1/252, and a pair's interval is wider), so they are
+// tested unpaired; bench/capacity_test.go measured both ways.
 type capacityPairing struct {
-	// pairable is set when both sides recorded the same seed and hold
-	// samples of the same repetitions (and, under a relative tolerance,
-	// values with a ratio); decide then pairs them if the pairs can reach
-	// the family's level.
+	// pairable is set when both sides recorded the same seed, drew fresh
+	// arrivals for each repetition, and hold samples of the same
+	// repetitions (and, under a relative tolerance, values with a ratio);
+	// decide then pairs them if the pairs can reach the family's level.
 	pairable bool
 	// seed is the seed both sides recorded, when pairable.
 	seed int64
@@ -170,6 +180,10 @@ func pairCapacity(metricName string, base, cand *result.ScenarioResult, in stat.
 	}
 	bs, cs := base.Seed, cand.Seed
 	bn, cn := len(base.Capacity.Samples), len(cand.Capacity.Samples)
+	fresh := base.Load.Arrivals == config.ArrivalsFresh && cand.Load.Arrivals == config.ArrivalsFresh
+	// An unknown seed first: a result from before seeds were recorded may
+	// also be from before load.arrivals, when every repetition drew fresh
+	// arrivals without saying so.
 	switch {
 	case bs == nil && cs == nil:
 		return &capacityPairing{why: "neither side recorded its seed (results from before perfgate recorded it)"}
@@ -177,8 +191,10 @@ func pairCapacity(metricName string, base, cand *result.ScenarioResult, in stat.
 		return &capacityPairing{why: "the baseline recorded no seed (a result from before perfgate recorded it)"}
 	case cs == nil:
 		return &capacityPairing{why: "the candidate recorded no seed"}
+	case !fresh:
+		return &capacityPairing{why: "every repetition replayed one arrival schedule (load.arrivals: same), so sample r shares nothing with the other side's sample r that the other samples do not"}
 	case *bs != *cs:
-		return &capacityPairing{why: fmt.Sprintf("the seeds differ (%d and %d), so repetition r sent other requests on each side", *bs, *cs)}
+		return &capacityPairing{why: fmt.Sprintf("the seeds differ (%d and %d), so repetition r drew other arrivals on each side", *bs, *cs)}
 	case bn != cn || len(in.Baseline) != bn || len(in.Candidate) != cn:
 		return &capacityPairing{why: fmt.Sprintf("the baseline has %d samples and the candidate %d", bn, cn)}
 	}
@@ -216,5 +232,5 @@ func (p *capacityPairing) decide(in *stat.Gate, m int, level float64) string {
 			n, p.seed, level, over, stat.PairsToDecide(n, config.MaxRepetitions, m, level))
 	}
 	in.Paired = true
-	return fmt.Sprintf("paired by repetition (the same seed %d)", p.seed)
+	return fmt.Sprintf("paired by repetition (fresh arrivals of the same seed %d)", p.seed)
 }

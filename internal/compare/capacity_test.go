@@ -135,8 +135,9 @@ func TestCapacityGateWithholdsBounds(t *testing.T) {
 			base: append(at(149, 150, 151, 150.5), bounds(above, at(149.5, 150.2))...), cand: near130,
 			controlWant: stat.Regression, want: stat.Regression, reasonNot: []string{"withheld"}},
 	}
-	// Unpaired (results that recorded no seed) and paired (the same seed on
-	// both sides): the bounds withhold the same outcomes either way.
+	// Unpaired (results that recorded no seed) and paired (fresh arrivals of
+	// the same seed on both sides): the bounds withhold the same outcomes
+	// either way.
 	for _, seed := range []*int64{nil, new(int64(42))} {
 		for _, tt := range tests {
 			name := tt.name + ", unpaired"
@@ -157,7 +158,7 @@ func TestCapacityGateWithholdsBounds(t *testing.T) {
 					assert.NotContains(t, reason, s)
 				}
 				if seed != nil {
-					assert.True(t, strings.HasSuffix(reason, "; paired by repetition (the same seed 42)"), reason)
+					assert.True(t, strings.HasSuffix(reason, "; paired by repetition (fresh arrivals of the same seed 42)"), reason)
 				} else {
 					assert.True(t, strings.HasSuffix(reason, "; unpaired: neither side recorded its seed (results from before perfgate recorded it)"), reason)
 				}
@@ -166,11 +167,23 @@ func TestCapacityGateWithholdsBounds(t *testing.T) {
 	}
 }
 
-// seeded sets the seed r's scenarios recorded (nil: none, as before
-// perfgate recorded it) and returns r.
+// seeded makes r's scenarios draw arrivals of their own for each
+// repetition (load.arrivals: fresh) with the seed given (nil: none
+// recorded, as before perfgate recorded it): the samples of two results
+// seeded alike are pairs. It returns r.
 func seeded(r *result.Result, seed *int64) *result.Result {
 	for i := range r.Scenarios {
 		r.Scenarios[i].Seed = seed
+		r.Scenarios[i].Load.Arrivals = "fresh"
+	}
+	return r
+}
+
+// sameArrivals makes r's scenarios replay one schedule in every repetition
+// (load.arrivals: same, the default) and returns r.
+func sameArrivals(r *result.Result) *result.Result {
+	for i := range r.Scenarios {
+		r.Scenarios[i].Load.Arrivals = ""
 	}
 	return r
 }
@@ -271,9 +284,10 @@ var (
 	spreadLow = at(115, 138, 98, 127, 108, 151)
 )
 
-// A capacity gate tests its samples as pairs when both sides recorded the
-// same seed and as many samples of the same repetitions, and the pairs can
-// reach the family's level; otherwise unpaired, and the reason says why.
+// A capacity gate tests its samples as pairs when both sides drew fresh
+// arrivals for each repetition with the same seed and hold as many samples
+// of the same repetitions, and the pairs can reach the family's level;
+// otherwise unpaired, and the reason says why.
 func TestCapacityPairing(t *testing.T) {
 	s42, s43 := new(int64(42)), new(int64(43))
 	tests := []struct {
@@ -285,18 +299,21 @@ func TestCapacityPairing(t *testing.T) {
 	}{
 		{name: "the same seed: pairs pass what the spread hides",
 			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), s42),
-			paired: true, want: stat.Pass, note: "; paired by repetition (the same seed 42)"},
+			paired: true, want: stat.Pass, note: "; paired by repetition (fresh arrivals of the same seed 42)"},
 		{name: "the same samples, other seeds: unpaired, inconclusive",
 			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), s43),
-			want: stat.Inconclusive, note: "; unpaired: the seeds differ (42 and 43), so repetition r sent other requests on each side"},
+			want: stat.Inconclusive, note: "; unpaired: the seeds differ (42 and 43), so repetition r drew other arrivals on each side"},
 		{name: "the same seed, 23% lower: a regression",
 			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadLow), s42),
-			paired: true, want: stat.Regression, note: "; paired by repetition (the same seed 42)"},
+			paired: true, want: stat.Regression, note: "; paired by repetition (fresh arrivals of the same seed 42)"},
+		{name: "the same seed, one schedule for every repetition: unpaired",
+			base: sameArrivals(seeded(capacityResult(result.CapacityBracketed, spread), s42)), cand: sameArrivals(seeded(capacityResult(result.CapacityBracketed, spreadA), s42)),
+			want: stat.Inconclusive, note: "; unpaired: every repetition replayed one arrival schedule (load.arrivals: same), so sample r shares nothing with the other side's sample r that the other samples do not"},
 		{name: "a baseline from before seeds",
-			base: capacityResult(result.CapacityBracketed, spread), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), s42),
+			base: seeded(capacityResult(result.CapacityBracketed, spread), nil), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), s42),
 			want: stat.Inconclusive, note: "; unpaired: the baseline recorded no seed (a result from before perfgate recorded it)"},
 		{name: "a candidate without a seed",
-			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: capacityResult(result.CapacityBracketed, spreadA),
+			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), nil),
 			want: stat.Inconclusive, note: "; unpaired: the candidate recorded no seed"},
 		{name: "as many samples of other repetitions",
 			base: seeded(capacityResult(result.CapacityBracketed, spread), s42),
@@ -309,7 +326,7 @@ func TestCapacityPairing(t *testing.T) {
 		{name: "5 pairs decide one gate at 0.05",
 			base:   onlyCapacity(seeded(capacityResult(result.CapacityBracketed, spread[:5]), s42)),
 			cand:   onlyCapacity(seeded(capacityResult(result.CapacityBracketed, spreadA[:5]), s42)),
-			paired: true, want: stat.Pass, note: "; paired by repetition (the same seed 42)"},
+			paired: true, want: stat.Pass, note: "; paired by repetition (fresh arrivals of the same seed 42)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -304,13 +304,16 @@ func TestSweepAndCapacityWarnings(t *testing.T) {
 		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, probes: 6}"),
 			"p.yaml:6:65: scenarios[0].capacity.probes: 6 probes may not reach the resolution: from 10 to 640 at 5% the search may need 8 (it reports the interval it reached)"},
 		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 3}"),
+			"p.yaml:6:70: scenarios[0].capacity.repetitions: 3 repetitions give 3 capacity samples a side, which cannot show a significant difference: Holm's first step needs p < 0.05 (alpha 0.05), and the U test's smallest p with 3 a side is 0.05; every capacity gate would be inconclusive: set capacity.repetitions: 4 or more"},
+		{capacityYAML("{type: poisson, arrivals: fresh}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 3}"),
 			"p.yaml:6:70: scenarios[0].capacity.repetitions: 3 repetitions give 3 capacity samples a side, which cannot show a significant difference: Holm's first step needs p < 0.05 (alpha 0.05), and the smallest p is 0.125 as 3 pairs, 0.05 unpaired; every capacity gate would be inconclusive: set capacity.repetitions: 5 or more"},
-		// 4 unpaired samples a side reach 1/70, 4 pairs only 1/16.
-		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 4}"),
-			"p.yaml:6:70: scenarios[0].capacity.repetitions: 4 repetitions give 4 capacity samples a side: against a baseline of the same seed they are 4 pairs (repetition r replays the same requests on both sides), and Holm's first step needs p < 0.05 (alpha 0.05), below the smallest p of 4 pairs, 2^-4 = 0.0625; so the capacity gates test them unpaired, where an A/A seldom passes: set capacity.repetitions: 5 or more"},
+		// Fresh arrivals pair the samples: 4 unpaired samples a side reach
+		// 1/70, 4 pairs only 1/16.
+		{capacityYAML("{type: poisson, arrivals: fresh}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 4}"),
+			"p.yaml:6:70: scenarios[0].capacity.repetitions: 4 repetitions give 4 capacity samples a side, drawn afresh (load.arrivals: fresh): against a baseline of the same seed they are 4 pairs, and Holm's first step needs p < 0.05 (alpha 0.05), below the smallest p of 4 pairs, 2^-4 = 0.0625; so the capacity gates test them unpaired, where the draws spread them and an A/A seldom passes: set capacity.repetitions: 5 or more"},
 		// Two gates: 2/32 is not below 0.05.
-		{capacityYAML("{type: poisson}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 5}", "    gates: {capacity_tokens: -5%}"),
-			"p.yaml:6:70: scenarios[0].capacity.repetitions: 5 repetitions give 5 capacity samples a side: against a baseline of the same seed they are 5 pairs (repetition r replays the same requests on both sides), and Holm's first step needs p < 0.025 (alpha 0.05, over 2 gates), below the smallest p of 5 pairs, 2^-5 = 0.0312; so the capacity gates test them unpaired, where an A/A seldom passes: set capacity.repetitions: 6 or more"},
+		{capacityYAML("{type: poisson, arrivals: fresh}", "{slo: {tpot.p99: 3ms}, min: 10, max: 640, repetitions: 5}", "    gates: {capacity_tokens: -5%}"),
+			"p.yaml:6:70: scenarios[0].capacity.repetitions: 5 repetitions give 5 capacity samples a side, drawn afresh (load.arrivals: fresh): against a baseline of the same seed they are 5 pairs, and Holm's first step needs p < 0.025 (alpha 0.05, over 2 gates), below the smallest p of 5 pairs, 2^-5 = 0.0312; so the capacity gates test them unpaired, where the draws spread them and an A/A seldom passes: set capacity.repetitions: 6 or more"},
 		{scenarioYAML("    load: {type: poisson}", "    requests: 200", "    capacity: {slo: {tpot.p99: 3ms}, min: 0.5, max: 64}"),
 			"p.yaml:2:3: scenarios[0].duration: a probe repetition at the lowest load takes 400s (requests 200 at 0.5 req/s): set duration to cap it"},
 	} {
@@ -418,9 +421,8 @@ scenarios:
 }
 
 // capacity.repetitions are checked at the capacity scenario's share of
-// alpha, its gates as pairs: 5 pairs decide one gate at 0.05 (1/32), not
-// at half of it (two scenarios with gates), and 6 do; none of these warns
-// of the top-level repetitions, which the capacity scenario does not use.
+// alpha, its gates under fresh arrivals as pairs: 5 pairs decide one gate
+// at 0.05 (1/32), not at half of it (two scenarios with gates), and 6 do.
 func TestCapacityRepetitionsShareAlpha(t *testing.T) {
 	parse := func(capReps int, gated bool) []string {
 		t.Helper()
@@ -437,7 +439,7 @@ repetitions: 10
 scenarios:%s
   - name: cap
     synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
-    load: {type: poisson}
+    load: {type: poisson, arrivals: fresh}
     capacity: {slo: {tpot.p99: 50ms}, min: 10, max: 640, repetitions: %d}
 `, plain, capReps), "perfgate.yaml")
 		require.NoError(t, err)
@@ -453,7 +455,7 @@ scenarios:%s
 		want  string
 	}{
 		{5, false, ""},
-		{5, true, "Holm's first step needs p < 0.025 (alpha 0.05 shared by 2 scenarios with gates), below the smallest p of 5 pairs, 2^-5 = 0.0312; so the capacity gates test them unpaired, where an A/A seldom passes: set capacity.repetitions: 6 or more"},
+		{5, true, "Holm's first step needs p < 0.025 (alpha 0.05 shared by 2 scenarios with gates), below the smallest p of 5 pairs, 2^-5 = 0.0312; so the capacity gates test them unpaired, where the draws spread them and an A/A seldom passes: set capacity.repetitions: 6 or more"},
 		{6, true, ""},
 	} {
 		ws := strings.Join(parse(tc.reps, tc.gated), "\n")

@@ -161,7 +161,7 @@ func (v *validator) capacity(p string, s *Scenario) {
 	case c.Holds == HoldsBound && c.Repetitions < 3:
 		v.add(cp+".repetitions", "holds: bound needs at least 3 repetitions a probe (a t bound on 2 has one degree of freedom), got %d", c.Repetitions)
 	case len(v.c.GatesOf(*s)) > 0:
-		v.capacityDecides(cp+".repetitions", s.Name, c.Repetitions)
+		v.capacityDecides(cp+".repetitions", s, c.Repetitions)
 	}
 	if c.Probes != 0 || v.set(cp+".probes", false) {
 		// 0 unstated: min, max or resolution made no worst case to
@@ -189,20 +189,22 @@ func (v *validator) capacity(p string, s *Scenario) {
 }
 
 // capacityDecides warns when a gated capacity scenario's n repetitions a
-// probe, its n capacity samples a side, are too few for its gates. A
-// comparison with a baseline of the same seed (a pull request keeps it)
-// tests the samples as n pairs, repetition by repetition (compare's
-// capacityPairing), and n pairs decide a family of m gates at the
-// scenario's share of alpha only when 2^−n·m < share and the Walsh-average
-// interval exists (stat.ReachablePairs: 5 pairs for one gate at 0.05, 6
-// for up to three, or for one gate at 0.025). With fewer, the gate tests
-// the samples unpaired, whose smallest p is 1/C(2n, n) but whose interval
-// is as wide as the samples spread, so an A/A seldom passes; with fewer
-// still, neither test can show a difference. Either is a warning that
-// names the repetitions pairing needs. The share is alpha over the
-// scenarios with gates, as significance splits it; a capacity scenario
-// spends its share at one look.
-func (v *validator) capacityDecides(path, name string, n int) {
+// probe, its n capacity samples a side, are too few for its gates at the
+// scenario's share of alpha (alpha over the scenarios with gates, as
+// significance splits it; a capacity scenario spends its share at one
+// look), and names the repetitions that would do.
+//
+// Under load.arrivals: fresh, a comparison with a baseline of the same seed
+// (a pull request keeps it) tests the samples as n pairs, repetition by
+// repetition (compare's capacityPairing), and n pairs decide a family of m
+// gates only when 2^−n·m < share and the Walsh-average interval exists
+// (stat.ReachablePairs: 5 pairs for one gate at 0.05, 6 for up to three,
+// or for one gate at 0.025). With fewer the gate tests the samples
+// unpaired, where the draws spread them and an A/A seldom passes: a
+// warning too. Under load.arrivals: same (the default) the samples are
+// tested unpaired (the U test: stat.Reachable, 4 a side for one gate at
+// 0.05).
+func (v *validator) capacityDecides(path string, s *Scenario, n int) {
 	alpha := v.c.Compare.Alpha
 	if !(alpha > 0 && alpha < 0.5) {
 		return // compare() reports it
@@ -210,7 +212,7 @@ func (v *validator) capacityDecides(path, name string, n int) {
 	fams := v.families()
 	m := 0
 	for _, f := range fams {
-		if f.scenario == name {
+		if f.scenario == s.Name {
 			m = f.gates
 		}
 	}
@@ -218,7 +220,9 @@ func (v *validator) capacityDecides(path, name string, n int) {
 		return
 	}
 	share := alpha / float64(len(fams))
-	if stat.ReachablePairs(n, m, share).Decides() {
+	fresh := s.Load.FreshArrivals()
+	unpaired := stat.Reachable(n, n, m, share).Decides()
+	if (fresh && stat.ReachablePairs(n, m, share).Decides()) || (!fresh && unpaired) {
 		return
 	}
 	alphaIs := "alpha " + fmtFloat(alpha)
@@ -228,14 +232,18 @@ func (v *validator) capacityDecides(path, name string, n int) {
 	if m > 1 {
 		alphaIs += fmt.Sprintf(", over %d gates", m)
 	}
-	need := stat.PairsToDecide(n, MaxRepetitions, m, share)
-	if stat.Reachable(n, n, m, share).Decides() {
-		v.warn(path, "%d repetitions give %d capacity samples a side: against a baseline of the same seed they are %d pairs (repetition r replays the same requests on both sides), and Holm's first step needs p < %.3g (%s), below the smallest p of %d pairs, 2^-%d = %.3g; so the capacity gates test them unpaired, where an A/A seldom passes: set capacity.repetitions: %d or more",
-			n, n, n, share/float64(m), alphaIs, n, n, stat.MinPPairs(n), need)
-		return
+	step := fmt.Sprintf("Holm's first step needs p < %.3g (%s)", share/float64(m), alphaIs)
+	switch {
+	case !fresh:
+		v.warn(path, "%d repetitions give %d capacity samples a side, which cannot show a significant difference: %s, and the U test's smallest p with %d a side is %.3g; every capacity gate would be inconclusive: set capacity.repetitions: %d or more",
+			n, n, step, n, stat.MinP(n, n), stat.SamplesToDecide(n, MaxRepetitions, m, share))
+	case unpaired:
+		v.warn(path, "%d repetitions give %d capacity samples a side, drawn afresh (load.arrivals: fresh): against a baseline of the same seed they are %d pairs, and %s, below the smallest p of %d pairs, 2^-%d = %.3g; so the capacity gates test them unpaired, where the draws spread them and an A/A seldom passes: set capacity.repetitions: %d or more",
+			n, n, n, step, n, n, stat.MinPPairs(n), stat.PairsToDecide(n, MaxRepetitions, m, share))
+	default:
+		v.warn(path, "%d repetitions give %d capacity samples a side, which cannot show a significant difference: %s, and the smallest p is %.3g as %d pairs, %.3g unpaired; every capacity gate would be inconclusive: set capacity.repetitions: %d or more",
+			n, n, step, stat.MinPPairs(n), n, stat.MinP(n, n), stat.PairsToDecide(n, MaxRepetitions, m, share))
 	}
-	v.warn(path, "%d repetitions give %d capacity samples a side, which cannot show a significant difference: Holm's first step needs p < %.3g (%s), and the smallest p is %.3g as %d pairs, %.3g unpaired; every capacity gate would be inconclusive: set capacity.repetitions: %d or more",
-		n, n, share/float64(m), alphaIs, stat.MinPPairs(n), n, stat.MinP(n, n), need)
 }
 
 // capacitySLO checks a capacity search's objectives: at least one, each a

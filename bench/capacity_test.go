@@ -48,9 +48,10 @@ import (
 //     gated capacity: -5%: how often the A/A passed (target >= 90%) and the
 //     slowdown was a regression (target 100%), the samples tested as pairs
 //     by repetition, and the same samples unpaired (the U test: what a
-//     result from before the seed was recorded gets). PERFGATE_CAPACITY_OUT
-//     names a directory to keep the three results of each run in
-//     (base-1.json, aa-1.json, slow-1.json, ...). Run them on an idle
+//     result from before the seed was recorded gets). With
+//     PERFGATE_CAPACITY_RESULTS set to a directory the searches are kept
+//     there (base-1.json, aa-1.json, slow-1.json, ...) and read back by a
+//     later run in seconds. Run them on an idle
 //     machine: the simulator's steps are real sleeps, and a loaded machine
 //     lowers its capacity.
 //
@@ -310,12 +311,24 @@ func curve(points []truthPoint) string {
 	return strings.Join(parts, " ")
 }
 
+// capacityScenarioYAML is capacityScenario with the SLO and holds rule of
+// PERFGATE_CAPACITY_TPOT and PERFGATE_CAPACITY_HOLDS, and the arrivals of
+// PERFGATE_CAPACITY_ARRIVALS (fresh: each repetition draws its own, the
+// same on both sides of a comparison).
+func capacityScenarioYAML() string {
+	load := "load: {type: poisson}"
+	if a := os.Getenv("PERFGATE_CAPACITY_ARRIVALS"); a != "" {
+		load = "load: {type: poisson, arrivals: " + a + "}"
+	}
+	return strings.NewReplacer("{tpot.p99: 6ms, ttft.p99: 25ms}", capacitySLOYAML, "holds: every", "holds: "+capacityHolds,
+		"load: {type: poisson}", load).Replace(capacityScenario)
+}
+
 // capacitySearch runs the capacity scenario once against a simulator of
 // sim seed simSeed slowed by slowdown, and returns its config and result.
 func capacitySearch(b *testing.B, seed int, simSeed int64, slowdown float64) (*config.Config, *result.Result) {
 	b.Helper()
-	cfg, res := measureCapacityConfig(b, capacitySim(simSeed, slowdown), 5, seed,
-		strings.NewReplacer("{tpot.p99: 6ms, ttft.p99: 25ms}", capacitySLOYAML, "holds: every", "holds: "+capacityHolds).Replace(capacityScenario))
+	cfg, res := measureCapacityConfig(b, capacitySim(simSeed, slowdown), 5, seed, capacityScenarioYAML())
 	if len(res.Scenarios) != 1 || res.Scenarios[0].Capacity == nil {
 		b.Fatalf("seed %d: the result has no capacity search", seed)
 	}
@@ -388,7 +401,7 @@ func BenchmarkCapacitySearch(b *testing.B) {
 func BenchmarkCapacityRegression(b *testing.B) {
 	capacitySLOYAML = capacityTPOT(b)
 	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
-	out := os.Getenv("PERFGATE_CAPACITY_OUT")
+	kept := os.Getenv("PERFGATE_CAPACITY_RESULTS")
 	for b.Loop() {
 		var aaPass, found, aaPassU, foundU int
 		for i := range runs {
@@ -396,16 +409,9 @@ func BenchmarkCapacityRegression(b *testing.B) {
 			// request keeps it; the simulator's own seed differs, so the
 			// A/A is two servers that jitter apart.
 			seed := int64(3 * (i + 1))
-			_, base := capacitySearch(b, i+1, seed, 1)
-			cfg, aa := capacitySearch(b, i+1, seed+1, 1)
-			_, slow := capacitySearch(b, i+1, seed+2, capacitySlowdown)
-			if out != "" {
-				for name, r := range map[string]*result.Result{"base": base, "aa": aa, "slow": slow} {
-					if err := result.Write(filepath.Join(out, fmt.Sprintf("%s-%d.json", name, i+1)), r); err != nil {
-						b.Fatal(err)
-					}
-				}
-			}
+			_, base := keptSearch(b, kept, "base", i+1, seed, 1)
+			cfg, aa := keptSearch(b, kept, "aa", i+1, seed+1, 1)
+			_, slow := keptSearch(b, kept, "slow", i+1, seed+2, capacitySlowdown)
 			o := compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg)}
 			av, sv := capacityVerdicts(b, o, base, aa, slow, false)
 			avU, svU := capacityVerdicts(b, o, base, aa, slow, true)
@@ -432,6 +438,32 @@ func BenchmarkCapacityRegression(b *testing.B) {
 		b.ReportMetric(100*float64(aaPassU)/float64(runs), "unpaired-aa-pass-%")
 		b.ReportMetric(100*float64(foundU)/float64(runs), "unpaired-slowdown-regression-%")
 	}
+}
+
+// keptSearch is capacitySearch of run run's side (base, aa or slow) with
+// the config seed of the run. With PERFGATE_CAPACITY_RESULTS set to a
+// directory, the result is kept there (base-1.json, aa-1.json, ...) and
+// read back by a later benchmark instead of measured again, so that a
+// change to the gate is judged on the very searches the last one was.
+func keptSearch(b *testing.B, dir, side string, run int, simSeed int64, slowdown float64) (*config.Config, *result.Result) {
+	b.Helper()
+	path := ""
+	if dir != "" {
+		path = filepath.Join(dir, fmt.Sprintf("%s-%d.json", side, run))
+	}
+	if r, err := result.Read(path); path != "" && err == nil && len(r.Scenarios) == 1 && r.Scenarios[0].Capacity != nil {
+		b.Logf("%s search of run %d: read back from %s", side, run, path)
+		cfg, _ := writeConfig(b, filepath.Join(b.TempDir(), "perfgate.yaml"),
+			fmt.Sprintf(capacityHeader, "127.0.0.1:1", "127.0.0.1:1", "stack.log", 5, run)+capacityScenarioYAML())
+		return cfg, r
+	}
+	cfg, r := capacitySearch(b, run, simSeed, slowdown)
+	if path != "" {
+		if err := result.Write(path, r); err != nil {
+			b.Fatalf("keep the %s search of run %d: %v", side, run, err)
+		}
+	}
+	return cfg, r
 }
 
 // capacityVerdicts compares the A/A and the slower search with the

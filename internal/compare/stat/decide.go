@@ -45,7 +45,8 @@ type Gate struct {
 	Points bool
 	// Paired is set when Baseline[i] and Candidate[i] are a pair, measured
 	// under something both shared and the other pairs did not (a capacity
-	// gate's repetition i on both sides replayed the same seeded requests):
+	// gate's repetition i on both sides drew the same seeded arrivals, which
+	// no other repetition drew):
 	// the gate is tested as DecideRounds tests an A/B's rounds, the
 	// signed-rank test on the pairs and the Walsh-average interval, in the
 	// same Holm family as the unpaired gates beside it. The difference

@@ -17,7 +17,7 @@
 // (SignedRankShift), the same Holm family and three outcomes. TheilSen
 // measures the drift that the pairing cancelled. A single gate can be
 // tested so inside DecideAll's family too (Gate.Paired): a capacity gate
-// whose two sides replayed the same seeded requests, repetition by
+// whose two sides drew the same seeded arrivals, repetition by
 // repetition. ReachablePairs and PairsToDecide say what n pairs can decide.
 //
 // It knows nothing of results or configs: samples in, decisions out.

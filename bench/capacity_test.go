@@ -46,9 +46,10 @@ import (
 //     simulator, the three with the run's config seed (as a pull request
 //     keeps it: repetition r replays the same requests on every side),
 //     gated capacity: -5%: how often the A/A passed (target >= 90%) and the
-//     slowdown was a regression (target 100%), the samples tested as pairs
-//     by repetition, and the same samples unpaired (the U test: what a
-//     result from before the seed was recorded gets). With
+//     slowdown was a regression (target 100%), as the gate tests the
+//     samples (pairs under PERFGATE_CAPACITY_ARRIVALS=fresh, two samples
+//     under one schedule) and, from the same searches, unpaired and paired
+//     whatever the arrivals. With
 //     PERFGATE_CAPACITY_RESULTS set to a directory the searches are kept
 //     there (base-1.json, aa-1.json, slow-1.json, ...) and read back by a
 //     later run in seconds. Run them on an idle
@@ -403,7 +404,7 @@ func BenchmarkCapacityRegression(b *testing.B) {
 	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
 	kept := os.Getenv("PERFGATE_CAPACITY_RESULTS")
 	for b.Loop() {
-		var aaPass, found, aaPassU, foundU int
+		aaPass, found := make([]int, len(capacityModes)), make([]int, len(capacityModes))
 		for i := range runs {
 			// One config seed for the run's three searches, as a pull
 			// request keeps it; the simulator's own seed differs, so the
@@ -413,32 +414,38 @@ func BenchmarkCapacityRegression(b *testing.B) {
 			cfg, aa := keptSearch(b, kept, "aa", i+1, seed+1, 1)
 			_, slow := keptSearch(b, kept, "slow", i+1, seed+2, capacitySlowdown)
 			o := compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg)}
-			av, sv := capacityVerdicts(b, o, base, aa, slow, false)
-			avU, svU := capacityVerdicts(b, o, base, aa, slow, true)
-			if av.Outcome == stat.Pass {
-				aaPass++
+			var line []string
+			for k, mode := range capacityModes {
+				av, sv := capacityVerdicts(b, o, base, aa, slow, mode)
+				if av.Outcome == stat.Pass {
+					aaPass[k]++
+				}
+				if sv.Outcome == stat.Regression {
+					found[k]++
+				}
+				line = append(line, fmt.Sprintf("%s: A/A %s, 1.3x %s", mode, capacityChange(av), capacityChange(sv)))
 			}
-			if sv.Outcome == stat.Regression {
-				found++
-			}
-			if avU.Outcome == stat.Pass {
-				aaPassU++
-			}
-			if svU.Outcome == stat.Regression {
-				foundU++
-			}
-			b.Logf("run %d: baseline holds %.1f; A/A holds %.1f: %s (%s; unpaired %s: %s); 1.3x holds %.1f: %s (%s; unpaired %s: %s)", i+1,
-				base.Scenarios[0].Capacity.Holds, aa.Scenarios[0].Capacity.Holds, av.Outcome, gateChanges(av), avU.Outcome, gateChanges(avU),
-				slow.Scenarios[0].Capacity.Holds, sv.Outcome, gateChanges(sv), svU.Outcome, gateChanges(svU))
+			b.Logf("run %d: baseline holds %.1f, A/A %.1f, 1.3x %.1f; %s", i+1, base.Scenarios[0].Capacity.Holds,
+				aa.Scenarios[0].Capacity.Holds, slow.Scenarios[0].Capacity.Holds, strings.Join(line, "; "))
 			b.Logf("run %d samples (req/s, ^ a lower bound, v an upper bound): baseline %s; A/A %s; 1.3x %s; A/A/baseline %s", i+1,
 				samplesString(base), samplesString(aa), samplesString(slow), ratiosString(base, aa))
 		}
-		b.ReportMetric(100*float64(aaPass)/float64(runs), "aa-pass-%")
-		b.ReportMetric(100*float64(found)/float64(runs), "slowdown-regression-%")
-		b.ReportMetric(100*float64(aaPassU)/float64(runs), "unpaired-aa-pass-%")
-		b.ReportMetric(100*float64(foundU)/float64(runs), "unpaired-slowdown-regression-%")
+		for k, mode := range capacityModes {
+			prefix := ""
+			if mode != "gate" {
+				prefix = mode + "-"
+			}
+			b.ReportMetric(100*float64(aaPass[k])/float64(runs), prefix+"aa-pass-%")
+			b.ReportMetric(100*float64(found[k])/float64(runs), prefix+"slowdown-regression-%")
+		}
 	}
 }
+
+// capacityModes are the ways BenchmarkCapacityRegression gates each run's
+// searches: as the gate does (pairs under fresh arrivals, two samples
+// under one schedule), and, from the same results, unpaired and paired
+// whatever the arrivals.
+var capacityModes = []string{"gate", "unpaired", "paired"}
 
 // keptSearch is capacitySearch of run run's side (base, aa or slow) with
 // the config seed of the run. With PERFGATE_CAPACITY_RESULTS set to a
@@ -467,13 +474,18 @@ func keptSearch(b *testing.B, dir, side string, run int, simSeed int64, slowdown
 }
 
 // capacityVerdicts compares the A/A and the slower search with the
-// baseline; unpaired forgets the candidates' seeds first, so that the
-// gate tests the same samples unpaired (as a result from before the seed
-// was recorded is).
-func capacityVerdicts(b *testing.B, o compare.Options, base, aa, slow *result.Result, unpaired bool) (av, sv *compare.Verdict) {
+// baseline in mode (capacityModes): unpaired forgets the seeds first, so
+// that the gate tests the samples as two independent samples (as it tests
+// a result from before the seed was recorded); paired marks every side's
+// arrivals fresh, so that it pairs them by repetition.
+func capacityVerdicts(b *testing.B, o compare.Options, base, aa, slow *result.Result, mode string) (av, sv *compare.Verdict) {
 	b.Helper()
-	if unpaired {
-		aa, slow = withoutSeed(aa), withoutSeed(slow)
+	switch mode {
+	case "unpaired":
+		base, aa, slow = asTested(base, nil, ""), asTested(aa, nil, ""), asTested(slow, nil, "")
+	case "paired":
+		base, aa, slow = asTested(base, base.Scenarios[0].Seed, config.ArrivalsFresh), asTested(aa, aa.Scenarios[0].Seed, config.ArrivalsFresh),
+			asTested(slow, slow.Scenarios[0].Seed, config.ArrivalsFresh)
 	}
 	av, err := compare.Compare([]*result.Result{base}, aa, o)
 	if err != nil {
@@ -486,12 +498,30 @@ func capacityVerdicts(b *testing.B, o compare.Options, base, aa, slow *result.Re
 	return av, sv
 }
 
-// withoutSeed is a copy of r whose scenarios recorded no seed.
-func withoutSeed(r *result.Result) *result.Result {
+// capacityChange is a verdict's capacity gate: "pass, -0.4% [-2.1%,
+// +1.6%] paired".
+func capacityChange(v *compare.Verdict) string {
+	for _, g := range v.Scenarios[0].Gates {
+		if g.Metric != "capacity" {
+			continue
+		}
+		how := "unpaired"
+		if g.Paired {
+			how = "paired"
+		}
+		return fmt.Sprintf("%s, %+.1f%% [%+.1f%%, %+.1f%%] %s", g.Outcome, 100*float64(g.Change.Estimate),
+			100*float64(g.Change.Lo), 100*float64(g.Change.Hi), how)
+	}
+	return string(v.Outcome) + ", no capacity gate"
+}
+
+// asTested is a copy of r whose scenarios recorded seed and arrivals.
+func asTested(r *result.Result, seed *int64, arrivals string) *result.Result {
 	c := *r
 	c.Scenarios = slices.Clone(r.Scenarios)
 	for i := range c.Scenarios {
-		c.Scenarios[i].Seed = nil
+		c.Scenarios[i].Seed = seed
+		c.Scenarios[i].Load.Arrivals = arrivals
 	}
 	return &c
 }

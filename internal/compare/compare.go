@@ -289,8 +289,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				paired, pin = append(paired, s), append(pin, pairedInputs[s])
 			}
 		}
-		// A capacity gate's samples are pairs when both sides replayed
-		// the same requests and the pairs can reach the family's level.
+		// A capacity gate's samples are pairs when both sides drew the
+		// same fresh arrivals for each repetition and the pairs can reach
+		// the family's level (capacityPairing).
 		notes := make([]string, len(latency))
 		for i, s := range latency {
 			if pc := pairings[s]; pc != nil {

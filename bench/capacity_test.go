@@ -41,10 +41,18 @@ import (
 //     highest load that held) and the median capacity sample are within 10%
 //     of the truth (target 100%), and the probes a search made (the budget
 //     is 8).
-//   - BenchmarkCapacityRegression: for each seed, a baseline search, an A/A
+//   - BenchmarkCapacityRegression: for each run, a baseline search, an A/A
 //     search on another simulator seed and a search of a 1.3x slower
-//     simulator, gated capacity: -5%: how often the A/A passed and the
-//     slowdown was a regression (target 100%). Run them on an idle
+//     simulator, the three with the run's config seed (as a pull request
+//     keeps it: repetition r replays the same requests on every side),
+//     gated capacity: -5%: how often the A/A passed (target >= 90%) and the
+//     slowdown was a regression (target 100%), as the gate tests the
+//     samples (pairs under PERFGATE_CAPACITY_ARRIVALS=fresh, two samples
+//     under one schedule) and, from the same searches, unpaired and paired
+//     whatever the arrivals. With
+//     PERFGATE_CAPACITY_RESULTS set to a directory the searches are kept
+//     there (base-1.json, aa-1.json, slow-1.json, ...) and read back by a
+//     later run in seconds. Run them on an idle
 //     machine: the simulator's steps are real sleeps, and a loaded machine
 //     lowers its capacity.
 //
@@ -304,12 +312,24 @@ func curve(points []truthPoint) string {
 	return strings.Join(parts, " ")
 }
 
+// capacityScenarioYAML is capacityScenario with the SLO and holds rule of
+// PERFGATE_CAPACITY_TPOT and PERFGATE_CAPACITY_HOLDS, and the arrivals of
+// PERFGATE_CAPACITY_ARRIVALS (fresh: each repetition draws its own, the
+// same on both sides of a comparison).
+func capacityScenarioYAML() string {
+	load := "load: {type: poisson}"
+	if a := os.Getenv("PERFGATE_CAPACITY_ARRIVALS"); a != "" {
+		load = "load: {type: poisson, arrivals: " + a + "}"
+	}
+	return strings.NewReplacer("{tpot.p99: 6ms, ttft.p99: 25ms}", capacitySLOYAML, "holds: every", "holds: "+capacityHolds,
+		"load: {type: poisson}", load).Replace(capacityScenario)
+}
+
 // capacitySearch runs the capacity scenario once against a simulator of
 // sim seed simSeed slowed by slowdown, and returns its config and result.
 func capacitySearch(b *testing.B, seed int, simSeed int64, slowdown float64) (*config.Config, *result.Result) {
 	b.Helper()
-	cfg, res := measureCapacityConfig(b, capacitySim(simSeed, slowdown), 5, seed,
-		strings.NewReplacer("{tpot.p99: 6ms, ttft.p99: 25ms}", capacitySLOYAML, "holds: every", "holds: "+capacityHolds).Replace(capacityScenario))
+	cfg, res := measureCapacityConfig(b, capacitySim(simSeed, slowdown), 5, seed, capacityScenarioYAML())
 	if len(res.Scenarios) != 1 || res.Scenarios[0].Capacity == nil {
 		b.Fatalf("seed %d: the result has no capacity search", seed)
 	}
@@ -382,33 +402,154 @@ func BenchmarkCapacitySearch(b *testing.B) {
 func BenchmarkCapacityRegression(b *testing.B) {
 	capacitySLOYAML = capacityTPOT(b)
 	runs := envCount(b, "PERFGATE_CAPACITY_RUNS", 10)
+	kept := os.Getenv("PERFGATE_CAPACITY_RESULTS")
 	for b.Loop() {
-		var aaPass, found int
+		aaPass, found := make([]int, len(capacityModes)), make([]int, len(capacityModes))
 		for i := range runs {
+			// One config seed for the run's three searches, as a pull
+			// request keeps it; the simulator's own seed differs, so the
+			// A/A is two servers that jitter apart.
 			seed := int64(3 * (i + 1))
-			_, base := capacitySearch(b, i+1, seed, 1)
-			cfg, aa := capacitySearch(b, i+1, seed+1, 1)
-			_, slow := capacitySearch(b, i+1, seed+2, capacitySlowdown)
+			_, base := keptSearch(b, kept, "base", i+1, seed, 1)
+			cfg, aa := keptSearch(b, kept, "aa", i+1, seed+1, 1)
+			_, slow := keptSearch(b, kept, "slow", i+1, seed+2, capacitySlowdown)
 			o := compare.Options{Alpha: cfg.Compare.Alpha, Gates: gate.GatesFrom(cfg)}
-			av, err := compare.Compare([]*result.Result{base}, aa, o)
-			if err != nil {
-				b.Fatalf("A/A comparison: %v", err)
+			var line []string
+			for k, mode := range capacityModes {
+				av, sv := capacityVerdicts(b, o, base, aa, slow, mode)
+				if av.Outcome == stat.Pass {
+					aaPass[k]++
+				}
+				if sv.Outcome == stat.Regression {
+					found[k]++
+				}
+				line = append(line, fmt.Sprintf("%s: A/A %s, 1.3x %s", mode, capacityChange(av), capacityChange(sv)))
 			}
-			sv, err := compare.Compare([]*result.Result{base}, slow, o)
-			if err != nil {
-				b.Fatalf("slowdown comparison: %v", err)
-			}
-			if av.Outcome == stat.Pass {
-				aaPass++
-			}
-			if sv.Outcome == stat.Regression {
-				found++
-			}
-			b.Logf("run %d: baseline holds %.1f; A/A holds %.1f: %s (%s); 1.3x holds %.1f: %s (%s)", i+1,
-				base.Scenarios[0].Capacity.Holds, aa.Scenarios[0].Capacity.Holds, av.Outcome, gateChanges(av),
-				slow.Scenarios[0].Capacity.Holds, sv.Outcome, gateChanges(sv))
+			b.Logf("run %d: baseline holds %.1f, A/A %.1f, 1.3x %.1f; %s", i+1, base.Scenarios[0].Capacity.Holds,
+				aa.Scenarios[0].Capacity.Holds, slow.Scenarios[0].Capacity.Holds, strings.Join(line, "; "))
+			b.Logf("run %d samples (req/s, ^ a lower bound, v an upper bound): baseline %s; A/A %s; 1.3x %s; A/A/baseline %s", i+1,
+				samplesString(base), samplesString(aa), samplesString(slow), ratiosString(base, aa))
 		}
-		b.ReportMetric(100*float64(aaPass)/float64(runs), "aa-pass-%")
-		b.ReportMetric(100*float64(found)/float64(runs), "slowdown-regression-%")
+		for k, mode := range capacityModes {
+			prefix := ""
+			if mode != "gate" {
+				prefix = mode + "-"
+			}
+			b.ReportMetric(100*float64(aaPass[k])/float64(runs), prefix+"aa-pass-%")
+			b.ReportMetric(100*float64(found[k])/float64(runs), prefix+"slowdown-regression-%")
+		}
 	}
+}
+
+// capacityModes are the ways BenchmarkCapacityRegression gates each run's
+// searches: as the gate does (pairs under fresh arrivals, two samples
+// under one schedule), and, from the same results, unpaired and paired
+// whatever the arrivals.
+var capacityModes = []string{"gate", "unpaired", "paired"}
+
+// keptSearch is capacitySearch of run run's side (base, aa or slow) with
+// the config seed of the run. With PERFGATE_CAPACITY_RESULTS set to a
+// directory, the result is kept there (base-1.json, aa-1.json, ...) and
+// read back by a later benchmark instead of measured again, so that a
+// change to the gate is judged on the very searches the last one was.
+func keptSearch(b *testing.B, dir, side string, run int, simSeed int64, slowdown float64) (*config.Config, *result.Result) {
+	b.Helper()
+	path := ""
+	if dir != "" {
+		path = filepath.Join(dir, fmt.Sprintf("%s-%d.json", side, run))
+	}
+	if r, err := result.Read(path); path != "" && err == nil && len(r.Scenarios) == 1 && r.Scenarios[0].Capacity != nil {
+		b.Logf("%s search of run %d: read back from %s", side, run, path)
+		cfg, _ := writeConfig(b, filepath.Join(b.TempDir(), "perfgate.yaml"),
+			fmt.Sprintf(capacityHeader, "127.0.0.1:1", "127.0.0.1:1", "stack.log", 5, run)+capacityScenarioYAML())
+		return cfg, r
+	}
+	cfg, r := capacitySearch(b, run, simSeed, slowdown)
+	if path != "" {
+		if err := result.Write(path, r); err != nil {
+			b.Fatalf("keep the %s search of run %d: %v", side, run, err)
+		}
+	}
+	return cfg, r
+}
+
+// capacityVerdicts compares the A/A and the slower search with the
+// baseline in mode (capacityModes): unpaired forgets the seeds first, so
+// that the gate tests the samples as two independent samples (as it tests
+// a result from before the seed was recorded); paired marks every side's
+// arrivals fresh, so that it pairs them by repetition.
+func capacityVerdicts(b *testing.B, o compare.Options, base, aa, slow *result.Result, mode string) (av, sv *compare.Verdict) {
+	b.Helper()
+	switch mode {
+	case "unpaired":
+		base, aa, slow = asTested(base, nil, ""), asTested(aa, nil, ""), asTested(slow, nil, "")
+	case "paired":
+		base, aa, slow = asTested(base, base.Scenarios[0].Seed, config.ArrivalsFresh), asTested(aa, aa.Scenarios[0].Seed, config.ArrivalsFresh),
+			asTested(slow, slow.Scenarios[0].Seed, config.ArrivalsFresh)
+	}
+	av, err := compare.Compare([]*result.Result{base}, aa, o)
+	if err != nil {
+		b.Fatalf("A/A comparison: %v", err)
+	}
+	sv, err = compare.Compare([]*result.Result{base}, slow, o)
+	if err != nil {
+		b.Fatalf("slowdown comparison: %v", err)
+	}
+	return av, sv
+}
+
+// capacityChange is a verdict's capacity gate: "pass, -0.4% [-2.1%,
+// +1.6%] paired".
+func capacityChange(v *compare.Verdict) string {
+	for _, g := range v.Scenarios[0].Gates {
+		if g.Metric != "capacity" {
+			continue
+		}
+		how := "unpaired"
+		if g.Paired {
+			how = "paired"
+		}
+		return fmt.Sprintf("%s, %+.1f%% [%+.1f%%, %+.1f%%] %s", g.Outcome, 100*float64(g.Change.Estimate),
+			100*float64(g.Change.Lo), 100*float64(g.Change.Hi), how)
+	}
+	return string(v.Outcome) + ", no capacity gate"
+}
+
+// asTested is a copy of r whose scenarios recorded seed and arrivals.
+func asTested(r *result.Result, seed *int64, arrivals string) *result.Result {
+	c := *r
+	c.Scenarios = slices.Clone(r.Scenarios)
+	for i := range c.Scenarios {
+		c.Scenarios[i].Seed = seed
+		c.Scenarios[i].Load.Arrivals = arrivals
+	}
+	return &c
+}
+
+// samplesString is a search's capacity samples (achieved req/s) in
+// repetition order, a censored one marked: "171.2 168.9^ ...".
+func samplesString(r *result.Result) string {
+	var parts []string
+	for _, x := range r.Scenarios[0].Capacity.Samples {
+		mark := ""
+		switch x.Censored {
+		case result.CensoredAbove:
+			mark = "^"
+		case result.CensoredBelow:
+			mark = "v"
+		}
+		parts = append(parts, fmt.Sprintf("%.1f%s", x.RequestRate, mark))
+	}
+	return strings.Join(parts, " ")
+}
+
+// ratiosString is the pairs' ratios candidate/baseline as changes, in
+// repetition order: "+1.2% -0.4% ...".
+func ratiosString(base, cand *result.Result) string {
+	bs, cs := base.Scenarios[0].Capacity.Samples, cand.Scenarios[0].Capacity.Samples
+	var parts []string
+	for i := range min(len(bs), len(cs)) {
+		parts = append(parts, fmt.Sprintf("%+.1f%%", 100*(cs[i].RequestRate/bs[i].RequestRate-1)))
+	}
+	return strings.Join(parts, " ")
 }

@@ -207,5 +207,6 @@ func quickWarnings(o *runOptions, cfg *config.Config, built bool) []config.Probl
 	if o.ab || (built && !o.gating) {
 		return out
 	}
+	out = append(out, gating.Advise(cfg)...)
 	return append(out, gating.Check(cfg, gating.TwoSamples)...)
 }

@@ -72,7 +72,7 @@ func runValidate(configPath string, files, evals []string, ab bool, baselines st
 		problems = append(problems, err)
 	} else {
 		checked++
-		for _, w := range cfg.Warnings {
+		for _, w := range append(cfg.Warnings, gating.Advise(cfg)...) {
 			fmt.Fprintln(stderr, "warning: "+w.Error())
 		}
 		// Repetitions too few for a gate to reach either verdict: every

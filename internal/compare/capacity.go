@@ -2,6 +2,7 @@ package compare
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/capacity"
@@ -138,4 +139,98 @@ func searchUnit(m string) string {
 		return "users"
 	}
 	return "req/s"
+}
+
+// capacityPairing is how a capacity gate's samples are tested. Repetition
+// r of a capacity search replays the same seeded requests at every probe.
+// Under load.arrivals: fresh each repetition draws arrivals of its own, and
+// a baseline and a candidate that ran with the same seed drew the same
+// ones, repetition by repetition: their samples r are a pair, measured on
+// one arrival sequence that the other pairs did not share, and the
+// difference within a pair cancels what the sequence did to the capacity.
+// The gate then tests the pairs (the signed-rank test and the
+// Walsh-average interval, as an A/B tests its rounds) rather than two
+// independent samples.
+//
+// Under load.arrivals: same (the default) every repetition replays one
+// schedule, on both sides: the samples of a side differ by the server's
+// noise alone, and sample r of the baseline shares nothing with sample r of
+// the candidate that the other samples do not. Pairing them would cancel
+// nothing and would spend the U test's power (5 pairs reach p = 1/32, 5
+// samples a side 1/252, and a pair's interval is wider), so they are
+// tested unpaired; bench/capacity_test.go measured both ways.
+type capacityPairing struct {
+	// pairable is set when both sides recorded the same seed, drew fresh
+	// arrivals for each repetition, and hold samples of the same
+	// repetitions (and, under a relative tolerance, values with a ratio);
+	// decide then pairs them if the pairs can reach the family's level.
+	pairable bool
+	// seed is the seed both sides recorded, when pairable.
+	seed int64
+	// why says why the samples are not pairable.
+	why string
+}
+
+// pairCapacity says whether the capacity gate in (a metric of
+// metric.GroupCapacity) of scenario base and cand can be tested as pairs;
+// nil for any other gate, whose samples are independent.
+func pairCapacity(metricName string, base, cand *result.ScenarioResult, in stat.Gate) *capacityPairing {
+	if m, err := metric.Lookup(metricName); err != nil || m.Group != metric.GroupCapacity || base.Capacity == nil || cand.Capacity == nil {
+		return nil
+	}
+	bs, cs := base.Seed, cand.Seed
+	bn, cn := len(base.Capacity.Samples), len(cand.Capacity.Samples)
+	fresh := base.Load.Arrivals == config.ArrivalsFresh && cand.Load.Arrivals == config.ArrivalsFresh
+	// An unknown seed first: a result from before seeds were recorded may
+	// also be from before load.arrivals, when every repetition drew fresh
+	// arrivals without saying so.
+	switch {
+	case bs == nil && cs == nil:
+		return &capacityPairing{why: "neither side recorded its seed (results from before perfgate recorded it)"}
+	case bs == nil:
+		return &capacityPairing{why: "the baseline recorded no seed (a result from before perfgate recorded it)"}
+	case cs == nil:
+		return &capacityPairing{why: "the candidate recorded no seed"}
+	case !fresh:
+		return &capacityPairing{why: "every repetition replayed one arrival schedule (load.arrivals: same), so sample r shares nothing with the other side's sample r that the other samples do not"}
+	case *bs != *cs:
+		return &capacityPairing{why: fmt.Sprintf("the seeds differ (%d and %d), so repetition r drew other arrivals on each side", *bs, *cs)}
+	case bn != cn || len(in.Baseline) != bn || len(in.Candidate) != cn:
+		return &capacityPairing{why: fmt.Sprintf("the baseline has %d samples and the candidate %d", bn, cn)}
+	}
+	for i := range bn {
+		if base.Capacity.Samples[i].Repetition != cand.Capacity.Samples[i].Repetition {
+			return &capacityPairing{why: "the two sides' samples are of different repetitions"}
+		}
+	}
+	if in.Relative && (slices.ContainsFunc(in.Baseline, nonPositive) || slices.ContainsFunc(in.Candidate, nonPositive)) {
+		return &capacityPairing{why: "a sample is 0, which has no ratio to the other side's"}
+	}
+	return &capacityPairing{pairable: true, seed: *bs}
+}
+
+func nonPositive(v float64) bool { return !(v > 0) }
+
+// decide marks in as Paired when the samples are pairable and n pairs can
+// reach both outcomes in a family of m gates at level (2^−n·m < level and
+// an interval: stat.ReachablePairs), and returns the note the gate's reason
+// ends with. Pairs too few for the family are tested unpaired, as every
+// capacity gate was before the seed was recorded: the U test reaches lower
+// p-values with as many samples a side (1/C(2n, n) against 2^−n), and the
+// note says how many repetitions pairing needs.
+func (p *capacityPairing) decide(in *stat.Gate, m int, level float64) string {
+	if !p.pairable {
+		return "unpaired: " + p.why
+	}
+	n := len(in.Baseline)
+	if !stat.ReachablePairs(n, m, level).Decides() {
+		over := ""
+		if m > 1 {
+			over = fmt.Sprintf(" over %d gates", m)
+		}
+		return fmt.Sprintf("unpaired: %d pairs (the same seed %d) cannot decide at level %.3g%s, and pairing needs >= %d (capacity.repetitions)",
+			n, p.seed, level, over, stat.PairsToDecide(n, config.MaxRepetitions, m, level))
+	}
+	in.Paired = true
+	return fmt.Sprintf("paired by repetition (fresh arrivals of the same seed %d)", p.seed)
 }

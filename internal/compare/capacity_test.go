@@ -2,6 +2,7 @@ package compare
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -134,21 +135,57 @@ func TestCapacityGateWithholdsBounds(t *testing.T) {
 			base: append(at(149, 150, 151, 150.5), bounds(above, at(149.5, 150.2))...), cand: near130,
 			controlWant: stat.Regression, want: stat.Regression, reasonNot: []string{"withheld"}},
 	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			control, _ := capacityGates(t, capacityResult(bracketed, at(loads(tt.base)...)), capacityResult(bracketed, at(loads(tt.cand)...)))
-			require.Equal(t, tt.controlWant, control, "the uncensored control")
+	// Unpaired (results that recorded no seed) and paired (fresh arrivals of
+	// the same seed on both sides): the bounds withhold the same outcomes
+	// either way.
+	for _, seed := range []*int64{nil, new(int64(42))} {
+		for _, tt := range tests {
+			name := tt.name + ", unpaired"
+			if seed != nil {
+				name = tt.name + ", paired"
+			}
+			t.Run(name, func(t *testing.T) {
+				control, reason := capacityGates(t, seeded(capacityResult(bracketed, at(loads(tt.base)...)), seed),
+					seeded(capacityResult(bracketed, at(loads(tt.cand)...)), seed))
+				require.Equal(t, tt.controlWant, control, "the uncensored control: %s", reason)
 
-			got, reason := capacityGates(t, capacityResult(tt.baseOutcome, tt.base), capacityResult(tt.outcome, tt.cand))
-			assert.Equal(t, tt.want, got, "capacity gate = %s (%s), want %s", got, reason, tt.want)
-			for _, s := range tt.reasonHas {
-				assert.Contains(t, reason, s)
-			}
-			for _, s := range tt.reasonNot {
-				assert.NotContains(t, reason, s)
-			}
-		})
+				got, reason := capacityGates(t, seeded(capacityResult(tt.baseOutcome, tt.base), seed), seeded(capacityResult(tt.outcome, tt.cand), seed))
+				assert.Equal(t, tt.want, got, "capacity gate = %s (%s), want %s", got, reason, tt.want)
+				for _, s := range tt.reasonHas {
+					assert.Contains(t, reason, s)
+				}
+				for _, s := range tt.reasonNot {
+					assert.NotContains(t, reason, s)
+				}
+				if seed != nil {
+					assert.True(t, strings.HasSuffix(reason, "; paired by repetition (fresh arrivals of the same seed 42)"), reason)
+				} else {
+					assert.True(t, strings.HasSuffix(reason, "; unpaired: neither side recorded its seed (results from before perfgate recorded it)"), reason)
+				}
+			})
+		}
 	}
+}
+
+// seeded makes r's scenarios draw arrivals of their own for each
+// repetition (load.arrivals: fresh) with the seed given (nil: none
+// recorded, as before perfgate recorded it): the samples of two results
+// seeded alike are pairs. It returns r.
+func seeded(r *result.Result, seed *int64) *result.Result {
+	for i := range r.Scenarios {
+		r.Scenarios[i].Seed = seed
+		r.Scenarios[i].Load.Arrivals = "fresh"
+	}
+	return r
+}
+
+// sameArrivals makes r's scenarios replay one schedule in every repetition
+// (load.arrivals: same, the default) and returns r.
+func sameArrivals(r *result.Result) *result.Result {
+	for i := range r.Scenarios {
+		r.Scenarios[i].Load.Arrivals = ""
+	}
+	return r
 }
 
 // loads are the samples' loads.
@@ -235,4 +272,88 @@ func TestHalvesSplitCapacitySamples(t *testing.T) {
 	assert.Equal(t, []float64{140, 141, 142}, va)
 	assert.Equal(t, []float64{150, 151, 152}, vb)
 	assert.Len(t, r.Scenarios[0].Capacity.Samples, 6, "the result itself is untouched")
+}
+
+// The capacity samples of six repetitions whose requests move a
+// repetition's capacity by up to ±20%: each side's samples spread far
+// more than the 5% tolerance, and the candidate's are within 1% of the
+// baseline's repetition by repetition.
+var (
+	spread    = at(150, 180, 128, 165, 141, 196)
+	spreadA   = at(151.5, 178.2, 128.6, 164.2, 141, 197.9)
+	spreadLow = at(115, 138, 98, 127, 108, 151)
+)
+
+// A capacity gate tests its samples as pairs when both sides drew fresh
+// arrivals for each repetition with the same seed and hold as many samples
+// of the same repetitions, and the pairs can reach the family's level;
+// otherwise unpaired, and the reason says why.
+func TestCapacityPairing(t *testing.T) {
+	s42, s43 := new(int64(42)), new(int64(43))
+	tests := []struct {
+		name       string
+		base, cand *result.Result
+		paired     bool
+		want       stat.Outcome
+		note       string // the reason's end
+	}{
+		{name: "the same seed: pairs pass what the spread hides",
+			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), s42),
+			paired: true, want: stat.Pass, note: "; paired by repetition (fresh arrivals of the same seed 42)"},
+		{name: "the same samples, other seeds: unpaired, inconclusive",
+			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), s43),
+			want: stat.Inconclusive, note: "; unpaired: the seeds differ (42 and 43), so repetition r drew other arrivals on each side"},
+		{name: "the same seed, 23% lower: a regression",
+			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadLow), s42),
+			paired: true, want: stat.Regression, note: "; paired by repetition (fresh arrivals of the same seed 42)"},
+		{name: "the same seed, one schedule for every repetition: unpaired",
+			base: sameArrivals(seeded(capacityResult(result.CapacityBracketed, spread), s42)), cand: sameArrivals(seeded(capacityResult(result.CapacityBracketed, spreadA), s42)),
+			want: stat.Inconclusive, note: "; unpaired: every repetition replayed one arrival schedule (load.arrivals: same), so sample r shares nothing with the other side's sample r that the other samples do not"},
+		{name: "a baseline from before seeds",
+			base: seeded(capacityResult(result.CapacityBracketed, spread), nil), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), s42),
+			want: stat.Inconclusive, note: "; unpaired: the baseline recorded no seed (a result from before perfgate recorded it)"},
+		{name: "a candidate without a seed",
+			base: seeded(capacityResult(result.CapacityBracketed, spread), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadA), nil),
+			want: stat.Inconclusive, note: "; unpaired: the candidate recorded no seed"},
+		{name: "as many samples of other repetitions",
+			base: seeded(capacityResult(result.CapacityBracketed, spread), s42),
+			cand: renumbered(seeded(capacityResult(result.CapacityBracketed, spreadA), s42), 7),
+			want: stat.Inconclusive,
+			note: "; unpaired: the two sides' samples are of different repetitions"},
+		{name: "5 pairs cannot decide two gates at 0.05: unpaired",
+			base: seeded(capacityResult(result.CapacityBracketed, spread[:5]), s42), cand: seeded(capacityResult(result.CapacityBracketed, spreadLow[:5]), s42),
+			want: stat.Regression, note: "; unpaired: 5 pairs (the same seed 42) cannot decide at level 0.05 over 2 gates, and pairing needs >= 6 (capacity.repetitions)"},
+		{name: "5 pairs decide one gate at 0.05",
+			base:   onlyCapacity(seeded(capacityResult(result.CapacityBracketed, spread[:5]), s42)),
+			cand:   onlyCapacity(seeded(capacityResult(result.CapacityBracketed, spreadA[:5]), s42)),
+			paired: true, want: stat.Pass, note: "; paired by repetition (fresh arrivals of the same seed 42)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			v, err := Compare([]*result.Result{tt.base}, tt.cand, Options{})
+			require.NoError(t, err)
+			require.NotEmpty(t, v.Scenarios[0].Gates)
+			for _, g := range v.Scenarios[0].Gates {
+				assert.Equal(t, tt.want, g.Outcome, "%s: %s", g.Metric, g.Reason)
+				assert.Equal(t, tt.paired, g.Paired, g.Metric)
+				assert.True(t, strings.HasSuffix(g.Reason, tt.note), "%s: %s", g.Metric, g.Reason)
+				assert.Equal(t, strings.Count(g.Reason, "paired"), 1, "one note: %s", g.Reason)
+			}
+		})
+	}
+}
+
+// renumbered gives r's capacity samples the repetitions from, from+1, ...
+func renumbered(r *result.Result, from int) *result.Result {
+	for i := range r.Scenarios[0].Capacity.Samples {
+		r.Scenarios[0].Capacity.Samples[i].Repetition = from + i
+	}
+	return r
+}
+
+// onlyCapacity makes r's scenario gated capacity: -5% alone, as its
+// candidate recorded it.
+func onlyCapacity(r *result.Result) *result.Result {
+	r.Scenarios[0].Gates = []result.Gate{{Metric: "capacity", Tolerance: "-5%"}}
+	return r
 }

@@ -156,6 +156,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 	var pairedInputs = map[slot]stat.PairedGate{}
 	var tailInputs = map[slot]stat.TailGate{} // slot.suite is tailSuite
 	var tailQ = map[slot]float64{}
+	// pairings are the capacity gates' (pairCapacity), decided with their
+	// family's size and level.
+	var pairings = map[slot]*capacityPairing{}
 	var scenarios []Scenario
 	// starts are an A/B's per-start gates, gated once their families' sizes
 	// are known (see gateStarts).
@@ -216,6 +219,11 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			sc.Gates = append(sc.Gates, Gate{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Better: m.Better(), Tolerance: g.Tolerance.Text})
 			inputs[s] = stat.Gate{Baseline: bv, Candidate: cv, HigherIsBetter: m.HigherIsBetter,
 				Relative: g.Tolerance.Relative, Tolerance: g.Tolerance.Value, Points: m.Points()}
+			if o.AB == nil { // an A/B pairs every gate by its rounds
+				if pc := pairCapacity(m.Name, p.base, p.cand, inputs[s]); pc != nil {
+					pairings[s] = pc
+				}
+			}
 			families[key] = append(families[key], s)
 			if q, ok := tailQuantile(m, tailLowest); ok && p.cand.Capacity == nil {
 				name, title := m.Name+TailSuffix, m.Title+" tail"
@@ -303,6 +311,15 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				paired, pin = append(paired, s), append(pin, pairedInputs[s])
 			}
 		}
+		// A capacity gate's samples are pairs when both sides drew the
+		// same fresh arrivals for each repetition and the pairs can reach
+		// the family's level (capacityPairing).
+		notes := make([]string, len(latency))
+		for i, s := range latency {
+			if pc := pairings[s]; pc != nil {
+				notes[i] = pc.decide(&in[i], len(slots), level)
+			}
+		}
 		var decisions []stat.Decision
 		var pairedDecisions []stat.PairedDecision
 		var tailDecisions []stat.TailDecision
@@ -321,6 +338,9 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 			g := &scenarios[s.scenario].Gates[s.gate]
 			fill(g, in[i], d)
 			withholdBounds(g, pairs[s.scenario].base, pairs[s.scenario].cand)
+			if notes[i] != "" {
+				g.Reason += "; " + notes[i]
+			}
 			if o.AB != nil {
 				g.Drift = drift(in[i].Baseline)
 			}
@@ -674,6 +694,7 @@ func fill(g *Gate, in stat.Gate, d stat.Decision) {
 		g.Change = Interval{Num(math.NaN()), Num(math.NaN()), Num(math.NaN())}
 		g.ChangePoints = &Interval{Num(100 * d.Shift.Estimate), Num(100 * d.Shift.Lo), Num(100 * d.Shift.Hi)}
 	}
+	g.Paired = d.Paired
 	g.Confidence = Num(d.Shift.Confidence)
 	g.IntervalNeeds = d.IntervalNeeds
 	g.P, g.PAdjusted, g.Level = Num(d.P), Num(d.PAdjusted), Num(d.Level)
@@ -779,10 +800,29 @@ func scenarioWarnings(b, c *result.ScenarioResult) []string {
 		}
 		out = append(out, fmt.Sprintf("the %s was measured by a perfgate from before prompt salting: its repeated prompts may have been served from the engine's prompt cache, so the two sides' TTFT may differ for that alone; promote a new baseline", old))
 	}
+	if w := seedWarning(b, c); w != "" {
+		out = append(out, w)
+	}
 	if tb, tc := tokensFrom(b), tokensFrom(c); tb != tc {
 		out = append(out, fmt.Sprintf("token counts come from %s in the baseline and %s in the candidate: throughputs may not be comparable", tb, tc))
 	}
 	return out
+}
+
+// seedWarning says when the two sides of an open loop that replays one
+// schedule in every repetition (load.arrivals: same) ran with different
+// seeds: each side's repetitions replayed its own schedule, so the sides
+// differ by their schedules as well as by their servers, and their samples,
+// spread by the server's noise alone, do not show it. On the simulator of
+// bench/capacity_test.go the seed alone moved a capacity from 137 to 206
+// req/s. "" when the seeds are the same or either is unknown.
+func seedWarning(b, c *result.ScenarioResult) string {
+	if b.Seed == nil || c.Seed == nil || *b.Seed == *c.Seed || c.Load.Arrivals == config.ArrivalsFresh ||
+		(c.Load.Type != config.LoadPoisson && c.Load.Type != config.LoadGamma) {
+		return ""
+	}
+	return fmt.Sprintf("the baseline ran with seed %d and the candidate with seed %d: every repetition of a side replayed that side's one arrival schedule (load.arrivals: same), so the two differ by their schedules as well as their servers; keep the seed, or draw arrivals afresh for each repetition (load.arrivals: fresh)",
+		*b.Seed, *c.Seed)
 }
 
 func tokensFrom(s *result.ScenarioResult) string {

@@ -317,3 +317,39 @@ func numsToFloats(ns []Num) []float64 {
 	}
 	return out
 }
+
+// Two sides of an open loop that replays one schedule in every repetition
+// are warned of when their seeds differ: each replayed its own schedule.
+// Fresh arrivals spread the samples by the draws, a closed loop draws none,
+// and an unknown seed says nothing.
+func TestSeedWarning(t *testing.T) {
+	one, two := new(int64(1)), new(int64(2))
+	open := result.Load{Type: "poisson", Rate: 10}
+	for _, tc := range []struct {
+		name       string
+		load       result.Load
+		base, cand *int64
+		warn       bool
+	}{
+		{"seeds differ, one schedule", open, one, two, true},
+		{"gamma too", result.Load{Type: "gamma", Rate: 10, Burstiness: 0.5}, one, two, true},
+		{"the same seed", open, one, one, false},
+		{"fresh arrivals", result.Load{Type: "poisson", Rate: 10, Arrivals: "fresh"}, one, two, false},
+		{"a closed loop", result.Load{Type: "closed", Concurrency: 8}, one, two, false},
+		{"a baseline from before seeds", open, nil, two, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, c := fakeResult("chat", 100, 101, 99, 100, 102, 98), fakeResult("chat", 100, 101, 99, 100, 102, 98)
+			b.Scenarios[0].Load, c.Scenarios[0].Load = tc.load, tc.load
+			b.Scenarios[0].Seed, c.Scenarios[0].Seed = tc.base, tc.cand
+			v, err := Compare([]*result.Result{b}, c, Options{})
+			require.NoError(t, err)
+			ws := strings.Join(v.Scenarios[0].Warnings, "\n")
+			if tc.warn {
+				assert.Contains(t, ws, "the baseline ran with seed 1 and the candidate with seed 2: every repetition of a side replayed that side's one arrival schedule (load.arrivals: same)")
+			} else {
+				assert.NotContains(t, ws, "ran with seed")
+			}
+		})
+	}
+}

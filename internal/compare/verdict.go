@@ -7,7 +7,11 @@
 //
 // In an A/B (Options.AB) the two sides were measured in rounds on one
 // runner, and each gate compares them pair by pair (stat.DecideRounds):
-// repetition r of the baseline with repetition r of the candidate.
+// repetition r of the baseline with repetition r of the candidate. So does
+// a capacity gate whose two sides drew fresh arrivals for each repetition
+// with the same seed, its sample r on each side measured on arrivals of its
+// own (capacityPairing); its reason says whether it was paired, and why
+// not.
 //
 // The mathematics is in the stat subpackage; rendering is internal/report's.
 package compare
@@ -143,6 +147,17 @@ type Gate struct {
 	// points); +Inf (null) when the samples cannot decide at all; absent
 	// (nil) at a sequential gate's looks and for tail and per-start gates.
 	Detectable *Num `json:"detectable,omitempty"`
+
+	// Paired is true when the two sides' values were tested pair by pair
+	// (the signed-rank test on the pairs, Shift and Change from the Walsh
+	// averages): an A/B's rounds, and a capacity gate's samples when both
+	// sides drew fresh arrivals for each repetition with the same seed
+	// (repetition r replayed the same arrivals on each, and no other
+	// repetition did); its reason then ends "paired by repetition (fresh
+	// arrivals of the same seed 42)", and a capacity gate tested unpaired
+	// says why. False: two independent samples (the U test, the
+	// Hodges-Lehmann interval).
+	Paired bool `json:"paired,omitempty"`
 
 	// P is the one-sided p-value in the bad direction; PAdjusted is after
 	// Holm's correction; Level is what PAdjusted is compared with.

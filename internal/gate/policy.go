@@ -49,6 +49,11 @@ type Family struct {
 	// samples a side, compared at one look with the scenario's whole share;
 	// 0 for a scenario measured in repetitions.
 	Samples int
+	// Fresh is set for a capacity search under load.arrivals: fresh: a
+	// comparison with a baseline of the same seed tests its samples as
+	// pairs, repetition by repetition, where the pairs can reach the
+	// family's level, and unpaired otherwise.
+	Fresh bool
 }
 
 // Policy is perfgate's one rule of evidence, which every command that
@@ -65,7 +70,7 @@ type Family struct {
 //     share with the Pocock-type function (stat.LookLevels);
 //   - whether a family can decide: at one of its looks a candidate far
 //     beyond the tolerance would be a regression and one well within it a
-//     pass (stat.Reachable, stat.ReachableRounds run the decision itself
+//     pass (stat.Reachable, stat.ReachablePairs run the decision itself
 //     on those extremes), with a stored baseline of repetitions.max (what
 //     perfgate run measures) against the look's candidate.
 //
@@ -123,7 +128,7 @@ func family(cfg *config.Config, s config.Scenario, design Design) (Family, bool)
 		}
 	}
 	if s.Capacity != nil {
-		f.Samples = s.Capacity.Repetitions
+		f.Samples, f.Fresh = s.Capacity.Repetitions, s.Load.FreshArrivals()
 	}
 	return f, f.Gates > 0
 }
@@ -198,7 +203,7 @@ func (p Policy) Sequential(o compare.Options) *compare.Sequential {
 // samples a side (rounds, in an A/B) at level, under the policy's design.
 func (p Policy) Reach(n, m int, level float64) stat.Reach {
 	if p.Design == Rounds {
-		return stat.ReachableRounds(n, m, level)
+		return stat.ReachablePairs(n, m, level)
 	}
 	return stat.Reachable(n, n, m, level)
 }
@@ -293,7 +298,7 @@ func (p Policy) undecidable(fams []Family, m, samples int) string {
 	minP := func(n int) float64 { return stat.MinP(n, n) }
 	if p.Design == Rounds {
 		unit, test = "rounds", "the signed-rank test's smallest p with %d pairs is %.3g"
-		minP = func(n int) float64 { return stat.MinPRounds(n) }
+		minP = func(n int) float64 { return stat.MinPPairs(n) }
 	}
 	names := make([]string, len(fams))
 	for i, f := range fams {
@@ -381,6 +386,28 @@ func Check(cfg *config.Config, design Design) []config.Problem {
 			path = capacityPath(cfg, u.Families[0].Scenario)
 		}
 		out = append(out, cfg.ProblemAt(path, "%s", u.Msg))
+	}
+	return out
+}
+
+// Advise is what cfg's families can decide but not well, as config
+// warnings: a capacity search under fresh arrivals whose samples are too
+// few as pairs for its family's level, so that its gates test them
+// unpaired, where the draws spread them and an A/A seldom passes.
+func Advise(cfg *config.Config) []config.Problem {
+	p := ConfigPolicy(cfg, TwoSamples, nil)
+	if !(p.Alpha > 0 && p.Alpha < 0.5) {
+		return nil
+	}
+	var out []config.Problem
+	for _, f := range p.Families {
+		if !f.Fresh || f.Samples == 0 || !p.Decides(f) || stat.ReachablePairs(f.Samples, f.Gates, p.Share()).Decides() {
+			continue
+		}
+		out = append(out, cfg.ProblemAt(capacityPath(cfg, f.Scenario),
+			"%d repetitions give %d capacity samples a side, drawn afresh (load.arrivals: fresh): against a baseline of the same seed they are %d pairs, and Holm's first step needs p < %.3g, below the smallest p of %d pairs, 2^-%d = %.3g; so the capacity gates test them unpaired, where the draws spread them and an A/A seldom passes: set capacity.repetitions: %d or more",
+			f.Samples, f.Samples, f.Samples, p.Share()/float64(f.Gates), f.Samples, f.Samples, stat.MinPPairs(f.Samples),
+			stat.PairsToDecide(f.Samples, config.MaxRepetitions, f.Gates, p.Share())))
 	}
 	return out
 }

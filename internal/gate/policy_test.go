@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -234,4 +235,36 @@ func TestCompareGateAndCalibrateAgree(t *testing.T) {
 			assert.Equal(t, g.Gates[j].PAdjusted, c.Gates[j].PAdjusted, "%s %s: Holm within the scenario", c.Name, c.Gates[j].Metric)
 		}
 	}
+}
+
+// capacity.repetitions are judged at the capacity scenario's share of
+// alpha. Under fresh arrivals a comparison tests them as pairs where the
+// pairs can reach the family's level: 5 pairs decide one gate at 0.05
+// (1/32), not at half of it (two scenarios with gates), where the gate
+// falls back to unpaired samples, and says so; 6 pairs do.
+func TestCapacityRepetitionsAsPairs(t *testing.T) {
+	parse := func(capReps int, gated bool, arrivals string) *config.Config {
+		plain := ""
+		if gated {
+			plain = "\n  - name: chat\n    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}\n    load: {concurrency: 2}"
+		}
+		return parsePolicyConfig(t, fmt.Sprintf(`repetitions: 10
+scenarios:%s
+  - name: cap
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
+    load: {type: poisson%s}
+    capacity: {slo: {tpot.p99: 50ms}, min: 10, max: 640, repetitions: %d}
+`, plain, arrivals, capReps), map[string]string{})
+	}
+	assert.Empty(t, Advise(parse(5, false, ", arrivals: fresh")), "5 pairs decide one gate at 0.05")
+	got := Advise(parse(5, true, ", arrivals: fresh"))
+	require.Len(t, got, 1)
+	assert.Contains(t, got[0].Error(), "scenarios[1].capacity.repetitions: 5 repetitions give 5 capacity samples a side, drawn afresh (load.arrivals: fresh)")
+	assert.Contains(t, got[0].Error(), "set capacity.repetitions: 6 or more")
+	assert.Empty(t, Advise(parse(6, true, ", arrivals: fresh")))
+	assert.Empty(t, Advise(parse(5, true, "")), "one schedule for every repetition: unpaired by design")
+	for _, c := range []*config.Config{parse(5, true, ", arrivals: fresh"), parse(5, true, "")} {
+		assert.Empty(t, Check(c, TwoSamples), "5 samples a side decide unpaired")
+	}
+	assert.NotEmpty(t, Check(parse(3, true, ""), TwoSamples))
 }

@@ -216,3 +216,33 @@ func TestCheckComplete(t *testing.T) {
 	got.Incomplete = nil
 	assert.NoError(t, got.CheckComplete())
 }
+
+// A scenario's seed reads back as written, 0 included; a result from
+// before the seed was recorded reads it as unknown, nil, which a capacity
+// gate does not pair.
+func TestReadSeed(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		seed any // nil: the key left out
+		want *int64
+	}{
+		{"left out", nil, nil},
+		{"0", 0, new(int64(0))},
+		{"42", 42, new(int64(42))},
+		{"negative", -7, new(int64(-7))},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := minimal(t)
+			sc := m["scenarios"].([]any)[0].(map[string]any)
+			delete(sc, "seed")
+			if tc.seed != nil {
+				sc["seed"] = tc.seed
+			}
+			b, err := json.Marshal(m)
+			require.NoError(t, err)
+			r, err := Decode(b, "r.json")
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, r.Scenarios[0].Seed)
+		})
+	}
+}

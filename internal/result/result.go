@@ -232,6 +232,17 @@ type ScenarioResult struct {
 	// WorkloadShape summarises the workload replayed (lengths, arrivals,
 	// prefix sharing, sessions); nil in results from before it was kept.
 	WorkloadShape *WorkloadShape `json:"workload_shape,omitempty"`
+	// Seed is the config's seed the scenario ran with, which draws its
+	// arrivals, its salts and a synthetic workload without a seed of its
+	// own: two results of a scenario that recorded the same seed (and the
+	// same workload, load and capacity search, which a comparison checks)
+	// sent the same requests at the same times, repetition r on one side
+	// as repetition r on the other. Under load.arrivals: fresh a capacity
+	// gate then compares their samples pair by pair; under same, every
+	// repetition replayed one schedule, and two seeds are two schedules
+	// (a comparison warns). nil in results from before it was recorded:
+	// unknown.
+	Seed *int64 `json:"seed,omitempty"`
 	// Salt is "per-pass" when every pass over the workload was salted so
 	// that no prompt cache could serve it from an earlier pass, "off" when
 	// the config turned salting off; empty in results from before perfgate

@@ -97,6 +97,8 @@ func TestRunCapacitySearch(t *testing.T) {
 	assert.Zero(t, got.Load.Concurrency)
 	assert.Equal(t, config.LoadClosed, got.Load.Type)
 	assert.Nil(t, got.Sweep)
+	require.NotNil(t, got.Seed, "the seed a capacity gate pairs the samples by")
+	assert.Equal(t, cfg.Seed, *got.Seed)
 	assert.Contains(t, log.String(), "chat-capacity: probe 1/")
 	assert.Contains(t, log.String(), "(bracket) 3 users: ")
 
@@ -106,6 +108,7 @@ func TestRunCapacitySearch(t *testing.T) {
 	back, err := result.Decode(data, "result.json")
 	require.NoError(t, err)
 	assert.Equal(t, c, back.Scenarios[0].Capacity)
+	assert.Equal(t, got.Seed, back.Scenarios[0].Seed)
 }
 
 func TestCapacitySpecDefaults(t *testing.T) {

@@ -91,7 +91,8 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.Scena
 func (s *session) scenarioResult(sc run.Scenario) result.ScenarioResult {
 	c := sc.Config
 	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load.Result(), SLO: c.SLO.Result(),
-		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode(),
+		Seed: new(s.cfg.Seed)}
 	shape := workload.Stats(sc.Requests)
 	res.WorkloadShape = &shape
 	if s.cfg.Stack.Kind != config.StackExternal {

@@ -43,14 +43,29 @@ type Gate struct {
 	// reasons write its changes and tolerance in percentage points
 	// ("+2.00 points is beyond +1 point"), not as the raw fractions.
 	Points bool
+	// Paired is set when Baseline[i] and Candidate[i] are a pair, measured
+	// under something both shared and the other pairs did not (a capacity
+	// gate's repetition i on both sides drew the same seeded arrivals, which
+	// no other repetition drew):
+	// the gate is tested as DecideRounds tests an A/B's rounds, the
+	// signed-rank test on the pairs and the Walsh-average interval, in the
+	// same Holm family as the unpaired gates beside it. The difference
+	// within a pair cancels what the pair shared, which the U test counts as
+	// noise. Its warnings count "pairs", and n pairs can show a regression
+	// in a family of m gates only when 2^−n·m < level (RoundsToReach).
+	Paired bool
 }
 
 // Decision is one gate's outcome and the evidence for it, for the report.
 type Decision struct {
 	Outcome Outcome
+	// Paired is true when the gate was tested as pairs (Gate.Paired, or
+	// every gate of DecideRounds): P is the signed-rank test's and Shift
+	// the Walsh-average interval's.
+	Paired bool
 	// P is the raw one-sided p-value of "the candidate is worse": the U
 	// test's (Decide, DecideAll), the signed-rank test's on the pairs
-	// (DecideRounds). NaN when the gate could not be tested (an empty side,
+	// (DecideRounds, and a gate that is Paired). NaN when the gate could not be tested (an empty side,
 	// a NaN value, an invalid level, unpaired rounds).
 	P float64
 	// PAdjusted is P after Holm's adjustment over the family; it is what is
@@ -113,6 +128,10 @@ type Decision struct {
 //     regression would test nothing, so a tight interval does not pass such
 //     a gate.
 //
+// A gate that is Paired is tested as DecideRounds tests its gates, by the
+// same rules with the signed-rank test's smallest p, 2^−n for n pairs, in
+// place of MinP.
+//
 // A gate with an empty side, a NaN or infinite value, or a negative or NaN
 // tolerance is inconclusive with a warning, never a pass, and so is every
 // gate when level is not in (0, 0.5). Decide never panics.
@@ -156,10 +175,12 @@ func DecideAll(gates []Gate, paired []PairedGate, level float64) ([]Decision, []
 	return out, pout
 }
 
-// decideFamily is DecideAll, and with rounds DecideRounds: the gates'
-// samples are two independent samples, or rounds (Baseline[i] and
-// Candidate[i] a pair). Everything else, the quality gates, the tail gates
-// (DecideWithTails), Holm and the rules of the outcomes, is the same.
+// decideFamily is DecideAll, DecideWithTails and DecideRounds: each gate's
+// samples are two independent samples, or pairs (Gate.Paired: Baseline[i]
+// and Candidate[i] a pair), tested in one Holm family with the quality and
+// tail gates by the same rules of the outcomes. rounds says that the pairs
+// are an A/B's rounds (DecideRounds sets Paired on every gate), which the
+// warnings and reasons count as rounds rather than pairs.
 func decideFamily(gates []Gate, paired []PairedGate, tails []TailGate, level float64, rounds bool) ([]Decision, []PairedDecision, []TailDecision) {
 	m := len(gates) + len(paired) + len(tails)
 	out := make([]Decision, len(gates))
@@ -174,8 +195,9 @@ func decideFamily(gates []Gate, paired []PairedGate, tails []TailGate, level flo
 		d.Shift = Shift{Estimate: nan, Lo: math.Inf(-1), Hi: math.Inf(1)}
 		bs, cs := sortedCopy(g.Baseline), sortedCopy(g.Candidate)
 		d.BaselineMedian, d.CandidateMedian = SortedMedian(bs), SortedMedian(cs)
-		if rounds {
-			ps[i] = testRounds(d, g, level)
+		d.Paired = g.Paired
+		if g.Paired {
+			ps[i] = testRounds(d, g, level, rounds)
 		} else {
 			ps[i] = testSamples(d, g, bs, cs, level)
 		}
@@ -198,8 +220,11 @@ func decideFamily(gates []Gate, paired []PairedGate, tails []TailGate, level flo
 		}
 		out[i].PAdjusted = adjusted[i]
 		sz := samplesSizing(len(g.Baseline), len(g.Candidate))
-		if rounds {
+		switch {
+		case g.Paired && rounds:
 			sz = roundsSizing(len(g.Baseline))
+		case g.Paired:
+			sz = pairsSizing(len(g.Baseline))
 		}
 		classify(&out[i], g, level, m, conf, sz)
 	}
@@ -276,7 +301,8 @@ func untestable(g Gate, level float64) (reason, warning string) {
 func notFinite(v float64) bool { return math.IsNaN(v) || math.IsInf(v, 0) }
 
 // sizing is what a gate's sample size allows, for the outcome's rules and
-// its warnings: two samples (samplesSizing) or rounds (roundsSizing).
+// its warnings: two samples (samplesSizing), an A/B's rounds (roundsSizing)
+// or other pairs (pairsSizing).
 type sizing struct {
 	// minP is the smallest p-value the gate's samples can give: a family
 	// of m gates can show a regression only when minP·m < level.
@@ -301,6 +327,14 @@ func samplesSizing(n1, n2 int) sizing {
 func roundsSizing(n int) sizing {
 	return sizing{minP: wilcoxonAllWorse(n), toReach: RoundsToReach, forInterval: roundsForInterval,
 		unit: "rounds", short: "too few rounds: need >= %d"}
+}
+
+// pairsSizing is roundsSizing for pairs that are not an A/B's rounds (a
+// capacity gate's repetitions paired by their shared seed).
+func pairsSizing(n int) sizing {
+	sz := roundsSizing(n)
+	sz.unit, sz.short = "pairs", "too few pairs: need >= %d"
+	return sz
 }
 
 // classify sets d's Worse, Outcome, Reason and Warnings from its P,

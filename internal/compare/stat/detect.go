@@ -103,7 +103,7 @@ func aaBounds(noise Noise, looks []Look, m int) (bounds []float64, ok bool) {
 	for _, l := range looks {
 		reach := Reachable(l.Baseline, l.Candidate, m, l.Level)
 		if noise.Paired {
-			reach = ReachableRounds(min(l.Baseline, l.Candidate), m, l.Level)
+			reach = ReachablePairs(min(l.Baseline, l.Candidate), m, l.Level)
 		}
 		if l.Baseline >= 1 && l.Candidate >= 1 && l.Level > 0 && l.Level < 0.5 && reach.Decides() {
 			usable = append(usable, l)

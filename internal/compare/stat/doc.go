@@ -15,7 +15,10 @@
 // the paired differences (or log-ratios), the Hodges-Lehmann estimate of
 // the pairs with Tukey's interval from the Walsh averages
 // (SignedRankShift), the same Holm family and three outcomes. TheilSen
-// measures the drift that the pairing cancelled.
+// measures the drift that the pairing cancelled. A single gate can be
+// tested so inside DecideAll's family too (Gate.Paired): a capacity gate
+// whose two sides drew the same seeded arrivals, repetition by
+// repetition. ReachablePairs and PairsToDecide say what n pairs can decide.
 //
 // It knows nothing of results or configs: samples in, decisions out.
 package stat

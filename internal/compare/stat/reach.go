@@ -32,17 +32,32 @@ func (r Reach) Decides() bool { return r.Regression && r.Pass }
 // show a regression only when MinP(n1, n2)·m < level, and a pass only then
 // and when the Hodges-Lehmann interval at 1 − 2·level is finite.
 func Reachable(n1, n2, m int, level float64) Reach {
+	return reach(n1, n2, m, level, false)
+}
+
+// ReachablePairs is Reachable for a gate of n pairs (Gate.Paired: the
+// signed-rank test and the Walsh-average interval), probed the same way: a
+// family of m gates at level can show a regression only when 2^−n·m <
+// level, and a pass only then and when the interval at 1 − 2·level is
+// finite (n >= 5 at 90%).
+func ReachablePairs(n, m int, level float64) Reach {
+	return reach(n, n, m, level, true)
+}
+
+// reach is Reachable, and with paired ReachablePairs (n1 == n2 pairs).
+func reach(n1, n2, m int, level float64, paired bool) Reach {
 	if n1 <= 0 || n2 <= 0 || m <= 0 {
 		return Reach{}
 	}
 	probe := func(base, cand []float64) Outcome {
 		gates := make([]Gate, m) // gates[1:] have no samples: untestable, counted in m
-		gates[0] = Gate{Baseline: base, Candidate: cand, Relative: true, Tolerance: 0.1}
+		gates[0] = Gate{Baseline: base, Candidate: cand, Relative: true, Tolerance: 0.1, Paired: paired}
 		return Decide(gates, level)[0].Outcome
 	}
 	// Baseline values 1000, 1000+ε, ...; the worse candidate is 100 times
 	// the tolerance above every one of them; the equal candidate the same
-	// values (a shift of 0 with an interval of width about n·ε).
+	// values (a shift of 0 with an interval of width about n·ε; as pairs,
+	// every difference ε/2).
 	const baseAt, eps = 1000.0, 1e-4
 	base := make([]float64, n1)
 	for i := range base {
@@ -60,48 +75,28 @@ func Reachable(n1, n2, m int, level float64) Reach {
 	}
 }
 
-// ReachableRounds is Reachable for n rounds tested as pairs (DecideRounds:
-// the signed-rank test and the Walsh-average interval), as perfgate ab
-// tests them: it runs DecideRounds on the same two extreme families, every
-// pair a hundred times the tolerance worse, and every pair alike within a
-// millionth of it. A family of m gates can show a regression only when
-// 2^−n·m < level, and a pass only then and when the interval at
-// 1 − 2·level is finite.
-func ReachableRounds(n, m int, level float64) Reach {
-	if n <= 0 || m <= 0 {
-		return Reach{}
-	}
-	probe := func(base, cand []float64) Outcome {
-		gates := make([]Gate, m)
-		gates[0] = Gate{Baseline: base, Candidate: cand, Relative: true, Tolerance: 0.1}
-		out, _ := DecideRounds(gates, nil, level)
-		return out[0].Outcome
-	}
-	const baseAt, eps = 1000.0, 1e-4
-	base := make([]float64, n)
-	worse := make([]float64, n)
-	same := make([]float64, n)
-	for i := range n {
-		base[i] = baseAt + eps*float64(i)
-		worse[i] = baseAt*11 + eps*float64(i)
-		// Alike, but not equal (a zero difference is dropped), and in
-		// both directions so that the interval straddles zero.
-		same[i] = base[i] + eps*(0.25+0.5*float64(i%2)-0.5)
-	}
-	return Reach{
-		Regression: probe(base, worse) == Regression,
-		Pass:       probe(base, same) == Pass,
-	}
-}
-
 // SamplesToDecide returns the smallest n >= from for which a gate of a
 // family of m gates at level, with n values a side, can reach both a
 // regression and a pass (Reachable(n, n, m, level).Decides()), searching
 // up to limit; limit+1 when none up to limit does. Reachability grows with
 // n, so the search doubles and then bisects.
 func SamplesToDecide(from, limit, m int, level float64) int {
+	return toDecide(from, limit, func(n int) bool { return Reachable(n, n, m, level).Decides() })
+}
+
+// PairsToDecide is SamplesToDecide for pairs: the smallest n >= from for
+// which a gate of n pairs in a family of m gates at level can reach both
+// outcomes (ReachablePairs(n, m, level).Decides()), searching up to limit;
+// limit+1 when none up to limit does.
+func PairsToDecide(from, limit, m int, level float64) int {
+	return toDecide(from, limit, func(n int) bool { return ReachablePairs(n, m, level).Decides() })
+}
+
+// toDecide returns the smallest n in [max(1, from), limit] for which ok
+// holds, limit+1 when none does; ok must stay true once it is, so the
+// search doubles and then bisects.
+func toDecide(from, limit int, ok func(int) bool) int {
 	from = max(1, from)
-	ok := func(n int) bool { return Reachable(n, n, m, level).Decides() }
 	if from > limit {
 		return limit + 1
 	}

@@ -1,6 +1,7 @@
 package stat
 
 import (
+	"math"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,20 +66,44 @@ func TestLooksAndLevels(t *testing.T) {
 	assert.InDelta(t, Spend(0.025, 0.5), levels[0], 1e-15)
 }
 
-// ReachableRounds runs DecideRounds on extreme pairs; its answers must be
-// the closed forms: a regression needs 2^−n·m < level, a pass that and a
-// finite Walsh-average interval at 1 − 2·level.
-func TestReachableRoundsMatchesTheRules(t *testing.T) {
-	for _, level := range []float64{0.05, 0.025, 0.0155, 0.00317} {
-		for m := 1; m <= 12; m++ {
-			for n := 1; n <= 16; n++ {
-				regression := wilcoxonAllWorse(n)*float64(m) < level
+// ReachablePairs runs Decide on extreme pairs; its answers must be the
+// closed forms of the signed-rank rules: a regression needs 2^−n·m <
+// level, a pass that and a finite Walsh-average interval at 1 − 2·level.
+func TestReachablePairsMatchesTheRules(t *testing.T) {
+	for _, level := range []float64{0.05, 0.025, 0.0167, 0.01, 0.001} {
+		for m := 1; m <= 8; m++ {
+			for n := 1; n <= 14; n++ {
+				regression := math.Ldexp(1, -n)*float64(m) < level
 				_, _, interval := signedRankCutoff(n, 1-2*level)
 				want := Reach{Regression: regression, Pass: regression && interval}
-				assert.Equal(t, want, ReachableRounds(n, m, level), "ReachableRounds(%d, %d, %g)", n, m, level)
+				assert.Equal(t, want, ReachablePairs(n, m, level), "ReachablePairs(%d, %d, %g)", n, m, level)
 			}
 		}
 	}
-	assert.Equal(t, Reach{}, ReachableRounds(0, 7, 0.05), "no rounds")
-	assert.Equal(t, Reach{}, ReachableRounds(8, 0, 0.05), "no gates")
+	assert.Equal(t, Reach{}, ReachablePairs(0, 1, 0.05), "no pairs")
+	assert.Equal(t, Reach{}, ReachablePairs(6, 0, 0.05), "no gates")
+	assert.Equal(t, Reach{}, ReachablePairs(6, 1, 0), "an invalid level")
+}
+
+// The capacity figures of docs/gating.md: 5 pairs decide one gate at
+// 0.05 (1/32 < 0.05) but not two (2/32), nor one at half the alpha; 6
+// pairs decide up to 3 gates at 0.05. The U test decides with fewer
+// samples a side than the pairs need.
+func TestPairsToDecide(t *testing.T) {
+	for _, c := range []struct {
+		m     int
+		level float64
+		want  int
+	}{
+		{1, 0.05, 5}, {2, 0.05, 6}, {3, 0.05, 6}, {4, 0.05, 7},
+		{1, 0.025, 6}, {2, 0.025, 7}, {1, 0.05 / 3, 6}, {1, 0.01, 7},
+	} {
+		n := PairsToDecide(1, 1000, c.m, c.level)
+		assert.Equal(t, c.want, n, "m %d level %g", c.m, c.level)
+		assert.True(t, ReachablePairs(n, c.m, c.level).Decides())
+		assert.False(t, ReachablePairs(n-1, c.m, c.level).Decides())
+		assert.LessOrEqual(t, SamplesToDecide(1, 1000, c.m, c.level), n, "m %d level %g", c.m, c.level)
+	}
+	assert.Equal(t, 11, PairsToDecide(1, 10, 1, 1e-12), "none within the limit")
+	assert.Equal(t, 9, PairsToDecide(9, 1000, 1, 0.05), "from decides already")
 }

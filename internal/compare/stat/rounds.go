@@ -133,11 +133,11 @@ func RoundsToReach(level float64) int {
 	return itemsToReach(wilcoxonAllWorse, level)
 }
 
-// MinPRounds is the smallest one-sided p-value the signed-rank test can
-// give with n pairs: 2^−n, every pair worse. It is MinP's counterpart for
-// rounds: a family of m gates can show a regression only when
-// MinPRounds(n)·m < level.
-func MinPRounds(n int) float64 { return wilcoxonAllWorse(n) }
+// MinPPairs returns the smallest one-sided signed-rank p-value n pairs
+// (rounds) can give, every pair worse: 2^−n, exact up to 50 pairs. It is
+// MinP's counterpart for pairs: a family of m gates can show a regression
+// with n pairs only when MinPPairs(n)·m < level.
+func MinPPairs(n int) float64 { return wilcoxonAllWorse(n) }
 
 // roundsForInterval returns the smallest number of rounds for which
 // SignedRankShift has a finite interval at confidence; 1000 when none up to
@@ -190,16 +190,25 @@ func roundsForInterval(confidence float64) int {
 // any input Decide refuses is inconclusive with a warning, never a pass; so
 // is every gate when level is not in (0, 0.5). DecideRounds never panics,
 // and returns empty, non-nil slices for no gates.
+//
+// It is DecideAll with every gate Paired, its reasons and warnings counting
+// rounds rather than pairs.
 func DecideRounds(gates []Gate, paired []PairedGate, level float64) ([]Decision, []PairedDecision) {
-	out, pout, _ := decideFamily(gates, paired, nil, level, true)
+	rounds := make([]Gate, len(gates))
+	for i, g := range gates {
+		g.Paired = true
+		rounds[i] = g
+	}
+	out, pout, _ := decideFamily(rounds, paired, nil, level, true)
 	return out, pout
 }
 
-// testRounds tests g's rounds as pairs: it fills d's Shift and Change and
+// testRounds tests g's values as pairs: it fills d's Shift and Change and
 // returns the signed-rank p-value in the bad direction, NaN when g cannot
-// be tested (then d is decided: inconclusive with a warning).
-func testRounds(d *Decision, g Gate, level float64) float64 {
-	if reason, warning := untestableRounds(g, level); reason != "" {
+// be tested (then d is decided: inconclusive with a warning). rounds says
+// the pairs are an A/B's rounds, for the warnings' words.
+func testRounds(d *Decision, g Gate, level float64, rounds bool) float64 {
+	if reason, warning := untestableRounds(g, level, rounds); reason != "" {
 		d.Outcome, d.Reason, d.Warnings = Inconclusive, reason, []string{warning}
 		return math.NaN()
 	}
@@ -245,20 +254,29 @@ func testRounds(d *Decision, g Gate, level float64) float64 {
 	return d.P
 }
 
-// untestableRounds returns why g's rounds cannot be tested as pairs at
-// level, and a warning saying so; "" when they can be.
-func untestableRounds(g Gate, level float64) (reason, warning string) {
+// untestableRounds returns why g's values cannot be tested as pairs at
+// level, and a warning saying so; "" when they can be. rounds says the
+// pairs are an A/B's rounds, for the words.
+func untestableRounds(g Gate, level float64, rounds bool) (reason, warning string) {
 	if reason, warning := untestable(g, level); reason != "" {
 		return reason, warning
 	}
+	what := "pairs"
+	if rounds {
+		what = "rounds"
+	}
 	if nb, nc := len(g.Baseline), len(g.Candidate); nb != nc {
-		return "unequal rounds", fmt.Sprintf(
-			"the baseline has %d values and the candidate %d: an A/B pairs them round by round, so they must be as many; the gate cannot be decided", nb, nc)
+		if rounds {
+			return "unequal rounds", fmt.Sprintf(
+				"the baseline has %d values and the candidate %d: an A/B pairs them round by round, so they must be as many; the gate cannot be decided", nb, nc)
+		}
+		return "unequal pairs", fmt.Sprintf(
+			"the baseline has %d values and the candidate %d: values tested as pairs must be as many; the gate cannot be decided", nb, nc)
 	}
 	nonPositive := func(v float64) bool { return !(v > 0) }
 	if g.Relative && (slices.ContainsFunc(g.Baseline, nonPositive) || slices.ContainsFunc(g.Candidate, nonPositive)) {
-		return "a relative tolerance needs positive values",
-			"a value is 0 or negative: a relative tolerance compares the rounds' ratios candidate/baseline and needs values > 0; use an absolute tolerance"
+		return "a relative tolerance needs positive values", fmt.Sprintf(
+			"a value is 0 or negative: a relative tolerance compares the %s' ratios candidate/baseline and needs values > 0; use an absolute tolerance", what)
 	}
 	return "", ""
 }

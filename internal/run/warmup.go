@@ -1237,6 +1237,11 @@ func judgeWindows(ws []result.WarmupWindow, samples []windowSample, n int, tol f
 		v := steadyWindows(groups, n, tol)
 		if v.steady {
 			v.from = groups[v.from].firstRawWindow
+			if m > 1 {
+				// A window of the last n may hold no request at all; say
+				// that the verdict is on merged windows, not on it.
+				v.why = fmt.Sprintf("judged %d windows merged at a time", m)
+			}
 		}
 		return v
 	}

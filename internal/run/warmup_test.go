@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -205,6 +206,21 @@ func TestSteadyWindowsWhy(t *testing.T) {
 		assert.Equal(t, "fewer than 5 requests a window in some of the last 3 windows, even merged 2 at a time", v.why)
 		v = judgeWindows(ws[:5], samples[:5], 3, 0.1, time.Second, tputNoise{})
 		assert.Equal(t, "fewer than 5 requests a window in some of the last 3 windows", v.why, "no merge fits in 5 windows")
+	})
+	t.Run("steady on merged windows says so", func(t *testing.T) {
+		// 8, 8, 4, 8, 8, 0 requests a window (a slow engine, four users
+		// mid-request at the last): merged 2 at a time, 16, 12 and 8.
+		counts := []int{8, 8, 4, 8, 8, 0}
+		ws := make([]result.WarmupWindow, len(counts))
+		samples := make([]windowSample, len(counts))
+		for i, c := range counts {
+			ws[i] = result.WarmupWindow{End: result.Seconds(i + 1), Requests: c, OutputThroughput: 40, TTFT: 1500}
+			samples[i] = windowSample{ttfts: slices.Repeat([]float64{1500}, c)}
+		}
+		v := judgeWindows(ws, samples, 3, 0.1, time.Second, tputNoise{})
+		require.True(t, v.steady, v.why)
+		assert.Equal(t, "judged 2 windows merged at a time", v.why)
+		assert.Equal(t, 0, v.from)
 	})
 }
 

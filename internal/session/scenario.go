@@ -180,8 +180,9 @@ func (s *session) warmUpAs(ctx context.Context, sc run.Scenario, d *run.Dispatch
 }
 
 // windowLine is a warm-up window's progress line: its end, requests,
-// output throughput and median TTFT, then "steady" or why the series is
-// not steady yet ("not steady: median TTFT rose in each of the last 5
+// output throughput and median TTFT, then "steady" (with how it was judged,
+// when on merged windows: "steady (judged 2 windows merged at a time)") or
+// why the series is not steady yet ("not steady: median TTFT rose in each of the last 5
 // windows, ..."). A window in which no request had its first token has no
 // median TTFT, and says so rather than show 0 ms.
 func windowLine(win result.WarmupWindow, steady bool, why string) string {
@@ -191,6 +192,8 @@ func windowLine(win result.WarmupWindow, steady bool, why string) string {
 	}
 	line := fmt.Sprintf("%6.1fs  %4d requests  %8.1f output tok/s  TTFT p50 %s", float64(win.End), win.Requests, win.OutputThroughput, ttft)
 	switch {
+	case steady && why != "":
+		line += "  steady (" + why + ")"
 	case steady:
 		line += "  steady"
 	case why != "":

@@ -128,6 +128,8 @@ func TestWindowLine(t *testing.T) {
 			false, why, " 295.0s     8 requests      70.4 output tok/s  TTFT p50  1033.0 ms  not steady: " + why},
 		{"no first token", result.WarmupWindow{End: 5, OutputThroughput: 12.8},
 			false, "3 windows to judge, 1 so far", "   5.0s     0 requests      12.8 output tok/s  TTFT p50       — (no first token)  not steady: 3 windows to judge, 1 so far"},
+		{"steady on merged windows", result.WarmupWindow{End: 30, OutputThroughput: 23.2},
+			true, "judged 2 windows merged at a time", "  30.0s     0 requests      23.2 output tok/s  TTFT p50       — (no first token)  steady (judged 2 windows merged at a time)"},
 		{"nothing to say", result.WarmupWindow{End: 5, Requests: 3, OutputThroughput: 12.8, TTFT: 40},
 			false, "", "   5.0s     3 requests      12.8 output tok/s  TTFT p50    40.0 ms"},
 	}

@@ -404,7 +404,11 @@ func detectable(scenarios []Scenario, families map[string][]slot, inputs map[slo
 				continue
 			}
 			looks := []stat.Look{{Baseline: len(in.Baseline), Candidate: len(in.Candidate), Level: level}}
-			d := Num(stat.DetectableChange(noise, looks, len(slots), miss))
+			change := stat.DetectableChange(noise, looks, len(slots), miss)
+			if noise.Falls && noise.Relative && change >= 1 {
+				change = math.Inf(1) // a fall of -100% or more: no tolerance allows it
+			}
+			d := Num(change)
 			g.Detectable = &d
 			if float64(d) > in.Tolerance && !math.IsInf(float64(d), 1) && g.Outcome != stat.Regression {
 				g.Warnings = append(g.Warnings, fmt.Sprintf("at these samples an unchanged candidate passes this gate reliably only from a tolerance of %s: %s is within its noise (more requests a repetition, more repetitions, or a steadier statistic would confirm it)",
@@ -455,7 +459,7 @@ func sampleNoise(in stat.Gate, paired bool) (stat.Noise, bool) {
 		}
 		return math.Log(v), true
 	}
-	n := stat.Noise{Relative: in.Relative, Paired: paired}
+	n := stat.Noise{Relative: in.Relative, Paired: paired, Falls: in.HigherIsBetter}
 	if paired {
 		if len(in.Baseline) != len(in.Candidate) || len(in.Baseline) < 2 {
 			return n, false

@@ -223,6 +223,7 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 	if !ok {
 		return Detectability{}, false
 	}
+	d.Noise.Falls = m.HigherIsBetter
 	d.Noise.Between, d.HistoryRuns = betweenNoise(history, s.Name, b.Identity.Digest(), m.Name, d.Noise, len(values))
 	miss := compare.AAMiss / float64(max(1, total))
 	// change is the detectable change of noise n under the policy reps,
@@ -236,6 +237,9 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 		return stat.DetectableChange(n, reps.looks(base), f.Gates, miss)
 	}
 	d.Change = change(d.Noise, p)
+	if d.Noise.Falls && d.Noise.Relative && d.Change >= 1 {
+		d.Change = math.Inf(1) // a fall of -100% or more: no tolerance allows it
+	}
 	d.Confirmable = g.Tolerance.Value >= d.Change
 	d.PassRate = stat.AAPassRate(d.Noise, p.looks(len(values)), f.Gates, g.Tolerance.Value)
 	if d.Confirmable {

@@ -137,3 +137,33 @@ func TestGateDetect(t *testing.T) {
 	assert.Equal(t, "ttft.p99", ds[0].Metric)
 	assert.True(t, ds[0].Warn(), ds[0].Sentence())
 }
+
+// A throughput gate watches a fall: a throughput that varies by more than
+// half between repetitions (llama-server on a CPU shared with other work
+// read ±63%) cannot be confirmed at any tolerance, and the warning says
+// so rather than advise a fall beyond -100%.
+func TestDetectabilityOfAFall(t *testing.T) {
+	const onlyThroughput = `{ttft.p95: "off", ttft.p99: "off", tpot.p99: "off", e2e.p99: "off", output_throughput: "-5%", goodput: "off", error_rate: "off", cold_start: "off"}`
+	detect := func(tput ...float64) Detectability {
+		t.Helper()
+		cfg, scenarios := setup(t, onlyThroughput)
+		cfg.Repetitions = config.Repetitions{Min: 6, Max: 6}
+		s := measured(cfg, scenarios[0], 200, 200, 200, 200, 200, 200)
+		for i := range s.Repetitions {
+			s.Repetitions[i].OutputThroughput = tput[i]
+		}
+		ds := ConfigPolicy(cfg, TwoSamples, func(n string) bool { return n == "chat" }).Detect(cfg, map[string]*result.Result{"chat": resultOf(s)}, nil)
+		require.Len(t, ds, 1)
+		return ds[0]
+	}
+	d := detect(142, 60, 210, 95, 180, 40)
+	assert.True(t, math.IsInf(d.Change, 1), "needs %.3g", d.Change)
+	assert.True(t, d.Warn())
+	assert.Contains(t, d.Sentence(), "no tolerance can be confirmed")
+	assert.NotContains(t, d.Sentence(), "-1", "no fall of -100% or more is advised")
+
+	d = detect(100, 101, 99.5, 100.5, 99.8, 100.2)
+	assert.Less(t, d.Change, 0.05)
+	assert.True(t, d.Confirmable, "needs %.3g", d.Change)
+	assert.Contains(t, d.Sentence(), "-5% is confirmable")
+}

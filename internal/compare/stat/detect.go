@@ -27,6 +27,11 @@ type Noise struct {
 	// is then the spread of a pair's difference (of its log-ratio, when
 	// relative), what the pairing leaves, and Between does not apply.
 	Paired bool
+	// Falls is set for a gate that watches a fall (a higher-is-better
+	// metric): its bad-side bound is the interval's lower one, whose size
+	// differs from the upper one's when the noise is relative. A size of
+	// 1 or more is a fall no relative tolerance can allow (below -100%).
+	Falls bool
 }
 
 // Look is one look of a gate: the samples of each side it compares and
@@ -151,9 +156,11 @@ func twoSampleBounds(rng *rand.Rand, noise Noise, looks []Look, nMax int, bounds
 			if !s.OK {
 				continue
 			}
-			// The bound on the bad side; the noise is symmetric, so the
-			// side a lower-is-better metric watches will do for both.
+			// The bound on the bad side, as a size.
 			bound := s.Hi
+			if noise.Falls {
+				bound = -s.Lo
+			}
 			if noise.Relative {
 				bound /= math.Abs(SortedMedian(b))
 			}
@@ -180,8 +187,13 @@ func pairedBounds(rng *rand.Rand, noise Noise, looks []Look, nMax int, bounds []
 				continue
 			}
 			bound := s.Hi
-			if noise.Relative {
-				bound = math.Expm1(bound)
+			switch {
+			case noise.Relative && noise.Falls:
+				bound = -math.Expm1(s.Lo)
+			case noise.Relative:
+				bound = math.Expm1(s.Hi)
+			case noise.Falls:
+				bound = -s.Lo
 			}
 			best = min(best, bound)
 		}

@@ -23,6 +23,9 @@ func TestDetectableChangeIsDecides(t *testing.T) {
 		{Noise{Within: 0.2, Relative: true}, 6, 0.025},
 		{Noise{Within: 0.05, Between: 0.03, Relative: true}, 10, 0.05},
 		{Noise{Within: 3, Relative: false}, 8, 0.05},
+		// A throughput that falls: its bad side is the lower bound.
+		{Noise{Within: 0.05, Relative: true, Falls: true}, 6, 0.025},
+		{Noise{Within: 0.2, Relative: true, Falls: true}, 6, 0.025},
 	} {
 		d := DetectableChange(tc.noise, []Look{{tc.n, tc.n, tc.level}}, m, miss)
 		pass := func(tol float64) float64 {
@@ -41,7 +44,7 @@ func TestDetectableChangeIsDecides(t *testing.T) {
 						base[i], cand[i] = 100+x, 100+y
 					}
 				}
-				gates[0] = Gate{Baseline: base, Candidate: cand, Relative: tc.noise.Relative, Tolerance: tol}
+				gates[0] = Gate{Baseline: base, Candidate: cand, Relative: tc.noise.Relative, Tolerance: tol, HigherIsBetter: tc.noise.Falls}
 				if Decide(gates, tc.level)[0].Outcome == Pass {
 					passed++
 				}

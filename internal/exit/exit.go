@@ -1,7 +1,7 @@
 // Package exit maps errors and verdicts to perfgate's process exit codes, in
 // one place.
 //
-// The codes (DESIGN.md): 0 pass, 1 regression, 2 usage or input error, 3 the run
+// The codes (README, "Exit codes"): 0 pass, 1 regression, 2 usage or input error, 3 the run
 // itself failed. Code wraps nothing it does not know about as a pass: an error
 // that carries no code is a failed run (3), so a broken run can never exit 0.
 //

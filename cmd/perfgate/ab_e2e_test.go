@@ -38,7 +38,7 @@ func abArm(t *testing.T, simArgs []string, extra string) (conf, log string) {
 	require.NoError(t, err)
 	addr := freeAddr(t)
 	argv := append([]string{"sh", "-c", stackScript, self, "sim", "--addr", addr,
-		"--step-base", "1ms", "--per-prefill-token", "20us", "--cold-start", "100ms"}, simArgs...)
+		"--step-base", "3ms", "--per-prefill-token", "20us", "--cold-start", "100ms"}, simArgs...)
 	return processConfig(t, addr, argv, extra)
 }
 
@@ -53,7 +53,9 @@ func readResult(t *testing.T, path string) *result.Result {
 }
 
 // perfgate ab against two simulators started as process stacks, in both
-// modes: a 1.5x slower candidate is a regression (exit 1) co-resident; an
+// modes: a 2x slower candidate (every pair must show it: six pairs decide
+// only when all six agree, so the step is large enough for a busy 2-core
+// machine's wake-up delays not to flip one) is a regression (exit 1) co-resident; an
 // A/A in swap mode restarts the stacks at every change of arm and records
 // every cold start. Both write both arms' results and the reports, and leave
 // no process behind.
@@ -65,7 +67,7 @@ func TestABProcessStacks(t *testing.T) {
 		check    func(t *testing.T, err error, base, cand *result.Result, stdout string)
 	}{
 		{
-			name: "co-resident, a slower candidate", mode: "co-resident", candArgs: []string{"--slowdown", "1.5"},
+			name: "co-resident, a slower candidate", mode: "co-resident", candArgs: []string{"--slowdown", "2"},
 			check: func(t *testing.T, err error, base, cand *result.Result, stdout string) {
 				assert.Equal(t, exit.Regression, exit.Code(err), "err: %v", err)
 				assert.Contains(t, stdout, "REGRESSION")

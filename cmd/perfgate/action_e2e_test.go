@@ -209,7 +209,7 @@ func TestActionInputsAreCommandFlags(t *testing.T) {
 // the outputs set, the step summary written as an A/B.
 func TestActionModeAB(t *testing.T) {
 	baseConf, _ := abArm(t, nil, abScenario)
-	candConf, _ := abArm(t, []string{"--slowdown", "1.5"}, abScenario)
+	candConf, _ := abArm(t, []string{"--slowdown", "2"}, abScenario) // as TestABProcessStacks: every pair must show it
 	work := t.TempDir()
 	outputs, summary := actionEnv(t, "http://127.0.0.1:1", work, map[string]string{
 		"mode": "ab", "base-config": baseConf, "config": candConf, "ab-mode": "co-resident", "comment": "false",

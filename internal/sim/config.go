@@ -73,8 +73,11 @@ type Config struct {
 	// never), while completions go on being served: an engine whose health
 	// check fails mid-run.
 	UnhealthyAfter time.Duration
-	// WarmUp: for this long after ready, step time is multiplied by a factor
-	// that decays linearly from WarmUpFactor to 1.
+	// WarmUp: for this long from the engine's first step, step time is
+	// multiplied by a factor that decays linearly from WarmUpFactor to 1.
+	// It starts with the first request, as a real engine's graph captures
+	// and cache fills do, not with the process: a client that starts late
+	// still meets the whole transient.
 	WarmUp       time.Duration
 	WarmUpFactor float64
 	// Drift makes step time grow with wall-clock time, as heat or a noisy
@@ -106,6 +109,11 @@ type Config struct {
 	// Truth, if non-nil, receives one JSON line (TruthRecord) per finished
 	// request. It is written under a lock through a buffer, flushed on Close.
 	Truth io.Writer
+
+	// recordSteps makes the step loop keep every step's modelled duration
+	// (engine.plan), for this package's tests: the same seed must give the
+	// same steps whatever the test machine's scheduler does to wall time.
+	recordSteps bool
 }
 
 // DefaultConfig returns the defaults: roughly a 7-8B model in bf16 served by
@@ -176,7 +184,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.Float64Var(&c.ErrorRate, "error-rate", c.ErrorRate, "share of requests that fail, half HTTP 500, half mid-stream (fraction in [0,1])")
 	fs.DurationVar(&c.ColdStart, "cold-start", c.ColdStart, "/health and completions answer 503 until this long after start (duration)")
 	fs.DurationVar(&c.UnhealthyAfter, "unhealthy-after", c.UnhealthyAfter, "/health answers 503 from this long after start, completions still served (duration; 0 = never)")
-	fs.DurationVar(&c.WarmUp, "warm-up", c.WarmUp, "after ready, step time is inflated for this long, decaying linearly (duration; 0 = none)")
+	fs.DurationVar(&c.WarmUp, "warm-up", c.WarmUp, "from the first request, step time is inflated for this long, decaying linearly (duration; 0 = none)")
 	fs.Float64Var(&c.WarmUpFactor, "warm-up-factor", c.WarmUpFactor, "step time multiplier at the start of warm-up (factor, >= 1)")
 	fs.Float64Var(&c.Drift, "drift", c.Drift, "step time is multiplied by 1 + R*m, m the minutes of wall-clock time since --drift-epoch: a drift like heat or a noisy neighbour, the same for every simulator given that epoch (rate `R` per minute, in [0,1000]; 0.3 = +30% a minute; 0 = off)")
 	fs.Var((*epochValue)(&c.DriftEpoch), "drift-epoch", "the wall-clock instant --drift counts from, as Unix seconds (integer or decimal) or RFC 3339; give every simulator of a test or an A/B the same `T`, and the same again to one restarted (default: this simulator's start)")

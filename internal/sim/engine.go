@@ -107,6 +107,7 @@ type engine struct {
 	waiting []*seq
 	running []*seq
 	kvUsed  int
+	plan    []time.Duration // every step's modelled duration, when cfg.recordSteps
 }
 
 func newEngine(cfg Config, start time.Time, m *metrics) *engine {
@@ -156,7 +157,11 @@ func (e *engine) run() {
 			stepStart = now
 		}
 		prefill := e.schedule()
-		end := stepStart.Add(e.model.step(stepStart.Sub(e.start), len(e.running), prefill))
+		d := e.model.step(stepStart.Sub(e.start), len(e.running), prefill)
+		if e.cfg.recordSteps {
+			e.plan = append(e.plan, d)
+		}
+		end := stepStart.Add(d)
 		if !e.waitUntil(timer, end) {
 			return
 		}

@@ -20,6 +20,10 @@ type stepModel struct {
 	// (negative for an epoch after it): engine time at is at+sinceEpoch
 	// after the epoch.
 	sinceEpoch time.Duration
+	// firstStep is the engine time of the first step, where the warm-up
+	// transient begins; stepped says whether there has been one.
+	firstStep time.Duration
+	stepped   bool
 }
 
 // newStepModel returns the model of an engine started at start (the wall
@@ -42,12 +46,13 @@ func newStepModel(cfg Config, start time.Time) *stepModel {
 	return m
 }
 
-// warmUpFactor is the step-time multiplier at engine time at (since Start).
+// warmUpFactor is the step-time multiplier at engine time at (since Start):
+// the transient runs for WarmUp from the first step.
 func (m *stepModel) warmUpFactor(at time.Duration) float64 {
 	if m.cfg.WarmUp <= 0 {
 		return 1
 	}
-	since := at - m.cfg.ColdStart
+	since := at - m.firstStep
 	if since < 0 {
 		since = 0
 	}
@@ -71,6 +76,9 @@ func (m *stepModel) driftFactor(at time.Duration) float64 {
 // running sequences and prefill prompt tokens scheduled.
 func (m *stepModel) step(at time.Duration, running, prefill int) time.Duration {
 	c := m.cfg
+	if !m.stepped {
+		m.firstStep, m.stepped = at, true
+	}
 	base := float64(c.StepBase + time.Duration(running)*c.PerSeq + time.Duration(prefill)*c.PerPrefillToken)
 	f := c.Slowdown * m.warmUpFactor(at) * m.driftFactor(at)
 	if c.Jitter > 0 {

@@ -230,7 +230,9 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 // Output text is choices[0].delta.content (chat) or choices[0].text
 // (completions). A reasoning model's delta.reasoning_content (or
 // delta.reasoning) counts as output for FirstToken, ChunkTimes and the
-// chunk-count token fallback, but is left out of Text. A stream that ends
+// chunk-count token fallback, but is left out of Text; so does a piece of a
+// tool call (delta.tool_calls with a name or arguments), assembled into
+// ToolCalls. A stream that ends
 // properly without any output is ErrNoOutput. TokensFrom is empty when no
 // stream was read (a connect or HTTP error). With the chat API a request that
 // has only a prompt is sent as one user message; with the completions API a
@@ -493,6 +495,11 @@ func (c *Client) redactResponse(resp *Response) {
 	}
 	resp.Text = c.opts.Redact(resp.Text)
 	resp.FinishReason = c.opts.Redact(resp.FinishReason)
+	for i := range resp.ToolCalls {
+		tc := &resp.ToolCalls[i]
+		tc.ID, tc.Type = c.opts.Redact(tc.ID), c.opts.Redact(tc.Type)
+		tc.Name, tc.Arguments = c.opts.Redact(tc.Name), c.opts.Redact(tc.Arguments)
+	}
 	resp.Err = c.redactError(resp.Err)
 }
 

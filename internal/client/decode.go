@@ -16,6 +16,24 @@ type decoded struct {
 	finish         []byte // choices[0].finish_reason
 	usage          usage
 	hasUsage       bool
+	// tools are the elements of choices[0].delta.tool_calls, in order.
+	tools []toolFragment
+}
+
+// toolFragment is one element of a chunk's delta.tool_calls: a piece of one
+// tool call (see ToolCall).
+type toolFragment struct {
+	index    int
+	hasIndex bool // an index was sent (a server that sends none is read in order)
+	id, typ  []byte
+	name     []byte
+	args     []byte
+}
+
+// reset empties d for the next chunk, keeping its tools' storage.
+func (d *decoded) reset() {
+	tools := d.tools[:0]
+	*d = decoded{tools: tools}
 }
 
 // fastDecode decodes a chunk without reflection or allocation, into slices of
@@ -26,7 +44,7 @@ type decoded struct {
 // then decodes the chunk with encoding/json, which is authoritative; a fuzz
 // test checks that the two agree wherever the fast path answers.
 func fastDecode(data []byte, scratch *[]byte, d *decoded) (ok bool) {
-	*d = decoded{}
+	d.reset()
 	*scratch = (*scratch)[:0]
 	s := scanner{b: data, scratch: scratch}
 	s.ws()
@@ -150,12 +168,114 @@ func (s *scanner) delta(d *decoded) bool {
 				d.reasoningBytes += len(v)
 			}
 			return ok
+		case keyToolCalls:
+			if s.null() {
+				return true
+			}
+			return s.array(func() bool { return s.toolCall(d) })
 		case keyUnknown:
 			return s.skip(0)
 		default:
 			return false
 		}
 	})
+}
+
+// toolCall decodes one element of delta.tool_calls, appending it to d.tools
+// (or only checks it if d is nil). A null element, or an index that is not a
+// small whole number, goes the slow way.
+func (s *scanner) toolCall(d *decoded) bool {
+	if !s.peek('{') {
+		return false
+	}
+	var f toolFragment
+	var seen uint8
+	ok := s.object(func(key []byte) bool {
+		k := knownKey(key, toolKeys)
+		if k >= 0 {
+			if seen&(1<<k) != 0 {
+				return false
+			}
+			seen |= 1 << k
+		}
+		switch k {
+		case keyIndex:
+			start := s.i
+			if !s.number() {
+				return false
+			}
+			n, ok := smallInt(s.b[start:s.i])
+			f.index, f.hasIndex = n, true
+			return ok
+		case keyID:
+			v, ok := s.optStr(d != nil)
+			f.id = v
+			return ok
+		case keyType:
+			v, ok := s.optStr(d != nil)
+			f.typ = v
+			return ok
+		case keyFunction:
+			return s.function(&f, d != nil)
+		case keyUnknown:
+			return s.skip(0)
+		default:
+			return false
+		}
+	})
+	if ok && d != nil {
+		d.tools = append(d.tools, f)
+	}
+	return ok
+}
+
+// function decodes a tool call's "function" member into f.
+func (s *scanner) function(f *toolFragment, keep bool) bool {
+	if s.null() {
+		return true
+	}
+	if !s.peek('{') {
+		return false
+	}
+	var seen uint8
+	return s.object(func(key []byte) bool {
+		k := knownKey(key, functionKeys)
+		if k >= 0 {
+			if seen&(1<<k) != 0 {
+				return false
+			}
+			seen |= 1 << k
+		}
+		switch k {
+		case keyName:
+			v, ok := s.optStr(keep)
+			f.name = v
+			return ok
+		case keyArguments:
+			v, ok := s.optStr(keep)
+			f.args = v
+			return ok
+		case keyUnknown:
+			return s.skip(0)
+		default:
+			return false
+		}
+	})
+}
+
+// smallInt reads a JSON number that is a whole number from 0 to 999999
+// written plainly (no sign, fraction or exponent); ok is false otherwise.
+func smallInt(b []byte) (n int, ok bool) {
+	if len(b) == 0 || len(b) > 6 || (len(b) > 1 && b[0] == '0') {
+		return 0, false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
 }
 
 // usage reads a usage value that is not null. A value that is not an object,
@@ -206,15 +326,19 @@ const (
 	keyChoices, keyUsage, keyError, keyObject = 0, 1, 2, 3
 	keyText, keyFinish, keyDelta              = 0, 1, 2
 	keyContent, keyReasoningContent           = 0, 1
-	keyReasoning                              = 2
+	keyReasoning, keyToolCalls                = 2, 3
+	keyIndex, keyID, keyType, keyFunction     = 0, 1, 2, 3
+	keyName, keyArguments                     = 0, 1
 	keyPrompt, keyCompletion                  = 0, 1
 )
 
 var (
-	topKeys    = []string{"choices", "usage", "error", "object", "message"}
-	choiceKeys = []string{"text", "finish_reason", "delta"}
-	deltaKeys  = []string{"content", "reasoning_content", "reasoning"}
-	usageKeys  = []string{"prompt_tokens", "completion_tokens"}
+	topKeys      = []string{"choices", "usage", "error", "object", "message"}
+	choiceKeys   = []string{"text", "finish_reason", "delta"}
+	deltaKeys    = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
+	toolKeys     = []string{"index", "id", "type", "function"}
+	functionKeys = []string{"name", "arguments"}
+	usageKeys    = []string{"prompt_tokens", "completion_tokens"}
 )
 
 func knownKey(key []byte, keys []string) int {

@@ -53,6 +53,22 @@ var decodeSeeds = []string{
 	`{`,
 	`{"choices":[{"text":"a"`,
 	` { "choices" : [ { "text" : "spaced" } ] } `,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"get_weather","arguments":""}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{\"city\":\"Paris\"}"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f"}},{"index":1,"function":{"name":"g"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":null}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[null]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":1.5}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":-1}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":1e2}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":99999999}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":"0"}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"index":0,"index":1}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"Index":0}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":null,"id":null}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","Name":"b"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\ud83d"}}]}}]}`,
+	`{"choices":[{"delta":{"tool_calls":{"index":0}}}]}`,
 }
 
 func fixtureChunks(t testing.TB) []string {
@@ -85,8 +101,22 @@ func checkDecode(t *testing.T, data []byte) (fast bool) {
 	}
 	if !bytes.Equal(got.content, want.content) || !bytes.Equal(got.text, want.text) ||
 		!bytes.Equal(got.finish, want.finish) || got.reasoning != want.reasoning ||
-		got.hasUsage != want.hasUsage || got.usage != want.usage {
+		got.hasUsage != want.hasUsage || got.usage != want.usage || !sameTools(got.tools, want.tools) {
 		t.Fatalf("fastDecode(%q) = %+v, encoding/json gives %+v", data, got, want)
+	}
+	return true
+}
+
+func sameTools(a, b []toolFragment) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		x, y := a[i], b[i]
+		if x.index != y.index || x.hasIndex != y.hasIndex || !bytes.Equal(x.id, y.id) || !bytes.Equal(x.typ, y.typ) ||
+			!bytes.Equal(x.name, y.name) || !bytes.Equal(x.args, y.args) {
+			return false
+		}
 	}
 	return true
 }

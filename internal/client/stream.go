@@ -37,6 +37,21 @@ type delta struct {
 	// carry a reasoning model's thinking tokens.
 	ReasoningContent string `json:"reasoning_content"`
 	Reasoning        string `json:"reasoning"`
+	// ToolCalls carries pieces of the answer's tool calls (OpenAI's
+	// streamed shape).
+	ToolCalls []toolCallDelta `json:"tool_calls"`
+}
+
+type toolCallDelta struct {
+	Index    *int           `json:"index"`
+	ID       string         `json:"id"`
+	Type     string         `json:"type"`
+	Function *functionDelta `json:"function"`
+}
+
+type functionDelta struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 const (
@@ -86,10 +101,23 @@ type stream struct {
 	// usage is the last usage seen, if hasUsage.
 	usage    usage
 	hasUsage bool
-	// maxChunks and maxText bound the output (see outputLimits).
+	// maxChunks and maxText bound the output (see outputLimits); maxText
+	// bounds the text and the tool calls' names and arguments together.
 	maxChunks, maxText int
-	dec                decoded
-	scratch            []byte // fastDecode's buffer for unescaped strings
+	// calls are the tool calls being assembled, by index (an unused slot
+	// is an index no fragment named); callBytes is the bytes of their
+	// names and arguments, lastCall the index of the last fragment's call.
+	calls     []toolCallBuilder
+	callBytes int
+	lastCall  int
+	dec       decoded
+	scratch   []byte // fastDecode's buffer for unescaped strings
+}
+
+// toolCallBuilder assembles one tool call from its fragments.
+type toolCallBuilder struct {
+	used                bool
+	id, typ, name, args []byte
 }
 
 func newStream(resp *Response, maxTokens int) *stream {
@@ -195,17 +223,26 @@ func (s *stream) event(ev Event, now time.Time) *Error {
 	if len(out) == 0 {
 		out = d.text
 	}
-	if len(out) > 0 || d.reasoning {
-		if s.chunks == s.maxChunks || s.text.Len()+len(out) > s.maxText {
+	callBytes := 0
+	for i := range d.tools {
+		callBytes += len(d.tools[i].name) + len(d.tools[i].args)
+	}
+	if len(out) > 0 || d.reasoning || callBytes > 0 {
+		if s.chunks == s.maxChunks || s.text.Len()+s.callBytes+len(out)+callBytes > s.maxText {
 			return s.tooMuch()
 		}
 		if s.chunks == 0 {
 			s.resp.FirstToken = now
 		}
 		s.chunks++
-		s.outBytes += len(out) + d.reasoningBytes
+		s.outBytes += len(out) + d.reasoningBytes + callBytes
 		s.resp.ChunkTimes = append(s.resp.ChunkTimes, now)
 		s.text.Write(out)
+	}
+	for i := range d.tools {
+		if e := s.toolFragment(&d.tools[i]); e != nil {
+			return e
+		}
 	}
 	if f := d.finish; len(f) > 0 {
 		if len(f) > maxFinishReason {
@@ -219,14 +256,52 @@ func (s *stream) event(ev Event, now time.Time) *Error {
 	return nil
 }
 
+// toolFragment adds one fragment to the tool call it belongs to: the call of
+// its index; without an index, a new call when it carries an id other than
+// the last call's, else the last call. It fails the stream for an index
+// perfgate does not keep.
+func (s *stream) toolFragment(f *toolFragment) *Error {
+	idx := s.lastCall
+	switch {
+	case f.hasIndex:
+		idx = f.index
+	case len(f.id) > 0 && len(s.calls) > 0 && string(s.calls[s.lastCall].id) != string(cutUTF8(f.id, MaxToolCallField)):
+		idx = len(s.calls)
+	}
+	if idx < 0 || idx >= MaxToolCalls {
+		return &Error{Kind: ErrStream, Err: fmt.Errorf("a tool call with index %d: an answer may make at most %d (perfgate stops reading it)", idx, MaxToolCalls)}
+	}
+	for len(s.calls) <= idx {
+		s.calls = append(s.calls, toolCallBuilder{})
+	}
+	s.lastCall = idx
+	c := &s.calls[idx]
+	c.used = true
+	keep := func(dst *[]byte, v []byte) {
+		if len(*dst) < MaxToolCallField {
+			*dst = append(*dst, cutUTF8(v, MaxToolCallField-len(*dst))...)
+		}
+	}
+	if len(c.id) == 0 {
+		keep(&c.id, f.id)
+	}
+	if len(c.typ) == 0 {
+		keep(&c.typ, f.typ)
+	}
+	keep(&c.name, f.name) // a name sent in pieces is joined, as arguments are
+	c.args = append(c.args, f.args...)
+	s.callBytes += len(f.name) + len(f.args)
+	return nil
+}
+
 // tooMuch is the error for output past outputLimits.
 func (s *stream) tooMuch() *Error {
 	what := "no max_tokens"
 	if s.maxTokens > 0 {
 		what = "max_tokens " + strconv.Itoa(s.maxTokens)
 	}
-	return &Error{Kind: ErrStream, Err: fmt.Errorf("the server sent more output than a request with %s can have (%s, %d bytes of text): perfgate stops reading it",
-		what, plural(s.chunks, "chunk"), s.text.Len())}
+	return &Error{Kind: ErrStream, Err: fmt.Errorf("the server sent more output than a request with %s can have (%s, %d bytes of text and tool calls): perfgate stops reading it",
+		what, plural(s.chunks, "chunk"), s.text.Len()+s.callBytes)}
 }
 
 // cutUTF8 returns at most n bytes of b, cut on a rune boundary.
@@ -257,7 +332,7 @@ func slowDecode(data []byte, d *decoded) *Error {
 		}
 		return &Error{Kind: ErrStream, Message: msg}
 	}
-	*d = decoded{}
+	d.reset()
 	d.usage, d.hasUsage = readUsage(c.Usage)
 	if len(c.Choices) > 0 {
 		ch := &c.Choices[0]
@@ -266,6 +341,16 @@ func slowDecode(data []byte, d *decoded) *Error {
 		d.reasoning = ch.Delta.ReasoningContent != "" || ch.Delta.Reasoning != ""
 		d.reasoningBytes = len(ch.Delta.ReasoningContent) + len(ch.Delta.Reasoning)
 		d.finish = []byte(ch.FinishReason)
+		for _, tc := range ch.Delta.ToolCalls {
+			f := toolFragment{id: []byte(tc.ID), typ: []byte(tc.Type)}
+			if tc.Index != nil {
+				f.index, f.hasIndex = *tc.Index, true
+			}
+			if tc.Function != nil {
+				f.name, f.args = []byte(tc.Function.Name), []byte(tc.Function.Arguments)
+			}
+			d.tools = append(d.tools, f)
+		}
 	}
 	return nil
 }
@@ -274,6 +359,13 @@ func slowDecode(data []byte, d *decoded) *Error {
 // server's usage if it passes checkUsage, else perfgate's own count.
 func (s *stream) close() {
 	s.resp.Text = s.text.String()
+	s.resp.ToolCalls = nil
+	for i := range s.calls {
+		if c := &s.calls[i]; c.used {
+			s.resp.ToolCalls = append(s.resp.ToolCalls, ToolCall{Index: i, ID: string(c.id), Type: string(c.typ),
+				Name: string(c.name), Arguments: string(c.args)})
+		}
+	}
 	if s.hasUsage {
 		why := checkUsage(s.usage, s.chunks, s.maxTokens)
 		if why == "" {

@@ -22,6 +22,10 @@ func streamSeeds(t testing.TB) []string {
 		chatChunk("a") + "event: error\ndata: {\"message\":\"x\"}\n\n",
 		chatChunk("a") + "data: {\"choices\":[\n\n",
 		chatChunk("a") + chatChunk("b"),
+		toolChunk(`{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":"{\"a\":"}}`) +
+			toolChunk(`{"index":0,"function":{"arguments":"1}"}}`, `{"index":1,"id":"d","function":{"name":"g","arguments":"{}"}}`) + toolFinishChunk + doneChunk,
+		toolChunk(`{"id":"c","function":{"name":"f"}}`, `{"function":{"arguments":"[]"}}`) + toolFinishChunk,
+		toolChunk(`{"index":3,"id":"c","type":"function"}`) + toolFinishChunk + doneChunk,
 		"",
 	}
 	for _, name := range []string{"chat-stream-usage.sse", "completions-stream.sse", "completions-stream-midstream-error.sse"} {
@@ -111,8 +115,16 @@ func FuzzStream(f *testing.F) {
 			t.Fatalf("TokensFrom %q", resp.TokensFrom)
 		}
 		chunks, text := outputLimits(int(maxTokens))
-		if s.chunks > chunks || len(resp.Text) > text || len(resp.FinishReason) > maxFinishReason {
-			t.Fatalf("%d chunks, %d bytes of text, finish reason of %d bytes: past the bounds", s.chunks, len(resp.Text), len(resp.FinishReason))
+		calls := 0
+		for _, tc := range resp.ToolCalls {
+			calls += len(tc.Name) + len(tc.Arguments)
+			if len(tc.ID) > MaxToolCallField || len(tc.Type) > MaxToolCallField || len(tc.Name) > MaxToolCallField || tc.Index < 0 || tc.Index >= MaxToolCalls {
+				t.Fatalf("tool call %+v past the bounds", tc)
+			}
+		}
+		if s.chunks > chunks || len(resp.Text)+calls > text || len(resp.FinishReason) > maxFinishReason || len(resp.ToolCalls) > MaxToolCalls {
+			t.Fatalf("%d chunks, %d bytes of text and %d of tool calls, finish reason of %d bytes, %d tool calls: past the bounds",
+				s.chunks, len(resp.Text), calls, len(resp.FinishReason), len(resp.ToolCalls))
 		}
 	})
 }

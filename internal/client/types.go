@@ -62,7 +62,7 @@ const (
 	ErrRequest  ErrorKind = "request"  // the request could not be built (nil, or messages for the completions API)
 	// ErrNoOutput is a stream that ended properly ([DONE], or the end of the
 	// body after a finish_reason) but carried no output: no content, no
-	// reasoning and no completions text. Such a response has no first token,
+	// reasoning, no tool call and no completions text. Such a response has no first token,
 	// so it can never be a fast success; its usage and finish reason are
 	// still kept on the Response.
 	ErrNoOutput ErrorKind = "no_output"
@@ -134,6 +134,12 @@ type Response struct {
 	FinishReason string
 	// Text is the concatenated output text.
 	Text string
+	// ToolCalls are the tool calls the answer made (chat's
+	// delta.tool_calls), assembled from their streamed fragments in the
+	// order of their index; at most MaxToolCalls. A fragment that carries a
+	// name or arguments is output as text is: it can be the first token,
+	// it has a chunk time, and an answer of tool calls only is a success.
+	ToolCalls []ToolCall
 	// Retries is how many times the request was sent again: 1 when its first
 	// send went out on a kept-alive connection that the server had closed
 	// (an EOF, reset or "server closed idle connection" before any byte of
@@ -143,6 +149,35 @@ type Response struct {
 	// Err is nil for a successful request.
 	Err *Error
 }
+
+// ToolCall is one tool call of an answer, as streamed in OpenAI's shape:
+// fragments with the same index are one call, its id, type and name sent
+// once and its arguments (JSON text, when the server is right) in pieces.
+type ToolCall struct {
+	// Index is the call's place in the answer, from the server's index.
+	Index int
+	// ID is the server's id for the call (cut to MaxToolCallField bytes).
+	ID string
+	// Type is "function" for every call OpenAI's API defines (cut to
+	// MaxToolCallField bytes).
+	Type string
+	// Name is the function called (cut to MaxToolCallField bytes).
+	Name string
+	// Arguments is the arguments' text as sent, fragments joined; its bytes
+	// count against the response's bound on output text.
+	Arguments string
+}
+
+// Bounds on tool calls: no real answer makes more calls or has longer ids,
+// types or names, and a server that sends more cannot make perfgate keep
+// them.
+const (
+	// MaxToolCalls is the most tool calls one answer may make; an index at
+	// or past it fails the stream.
+	MaxToolCalls = 128
+	// MaxToolCallField bounds a call's id, type and name, each.
+	MaxToolCallField = 256
+)
 
 // MaxUsageTokens is the largest token count perfgate believes in a usage
 // object (2^31-1): no request has more, and it fits an int everywhere.

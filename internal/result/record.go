@@ -35,8 +35,13 @@ type Record struct {
 	// retry's.
 	Retries      int    `json:"retries,omitempty"`
 	FinishReason string `json:"finish_reason,omitempty"`
-	ErrorKind    string `json:"error_kind,omitempty"`
-	Error        string `json:"error"`
+	// ToolCalls are the tool calls the answer made (finish reason
+	// "tool_calls", usually), in the order of their index; bounded by the
+	// client (client.MaxToolCalls, client.MaxToolCallField, and the
+	// response's bound on output).
+	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
+	ErrorKind string     `json:"error_kind,omitempty"`
+	Error     string     `json:"error"`
 	// Session and Turn place the request in its session: the workload's
 	// session_id and turn; empty and 0 for a request of no session.
 	Session string `json:"session,omitempty"`
@@ -54,6 +59,16 @@ type Record struct {
 	Eval string `json:"eval,omitempty"`
 	// Text is the output text; kept in memory for the quality stage, not written.
 	Text string `json:"-"`
+}
+
+// ToolCall is one tool call of an answer: the function called and its
+// arguments as the server streamed them (JSON text, when it is right).
+type ToolCall struct {
+	Index     int    `json:"index"`
+	ID        string `json:"id,omitempty"`
+	Type      string `json:"type,omitempty"`
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
 }
 
 // The values of ScenarioResult.Salt.

@@ -248,6 +248,9 @@ func newRecord(p Plan, req *workload.Request, resp *client.Response, start, sche
 		FinishReason: resp.FinishReason,
 		Text:         resp.Text,
 	}
+	for _, tc := range resp.ToolCalls {
+		r.ToolCalls = append(r.ToolCalls, result.ToolCall{Index: tc.Index, ID: tc.ID, Type: tc.Type, Name: tc.Name, Arguments: tc.Arguments})
+	}
 	if scheduled.IsZero() {
 		r.ScheduledNS = r.SentNS
 	} else {

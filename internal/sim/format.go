@@ -61,6 +61,25 @@ func (f *format) tokenChunk(b []byte, tok string) []byte {
 	return append(b, `,"logprobs":null,"finish_reason":null,"stop_reason":null}]}`+"\n\n"...)
 }
 
+// toolChunk is token i of a tool call: the first carries the call's id,
+// type and name with the first piece of its arguments, as OpenAI and vLLM
+// stream them; the others a piece of the arguments each.
+func (f *format) toolChunk(b []byte, g toolGen, i int) []byte {
+	b = append(b, f.head...)
+	b = append(b, `"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,`...)
+	if i == 0 {
+		b = append(b, `"id":`...)
+		b = appendJSONString(b, "call-"+f.id)
+		b = append(b, `,"type":"function","function":{"name":`...)
+		b = appendJSONString(b, g.call.name)
+		b = append(b, `,"arguments":`...)
+	} else {
+		b = append(b, `"function":{"arguments":`...)
+	}
+	b = appendJSONString(b, g.Token(i))
+	return append(b, `}}]},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+}
+
 func (f *format) finalChunk(b []byte, reason string) []byte {
 	b = append(b, f.head...)
 	if f.api == apiChat {
@@ -107,9 +126,26 @@ func (f *format) whole(b []byte, g generation, n int, reason string, prompt int)
 	u := usage{PromptTokens: prompt, CompletionTokens: n, TotalTokens: prompt + n}
 	var v any
 	if f.api == apiChat {
+		type function struct {
+			Name      string `json:"name"`
+			Arguments string `json:"arguments"`
+		}
+		type call struct {
+			ID       string   `json:"id"`
+			Type     string   `json:"type"`
+			Function function `json:"function"`
+		}
 		type message struct {
-			Role    string `json:"role"`
-			Content string `json:"content"`
+			Role      string  `json:"role"`
+			Content   *string `json:"content"`
+			ToolCalls []call  `json:"tool_calls,omitempty"`
+		}
+		msg := message{Role: "assistant"}
+		if tg, ok := g.(toolGen); ok {
+			msg.ToolCalls = []call{{"call-" + f.id, "function", function{tg.call.name, tg.arguments(n)}}}
+		} else {
+			s := string(text)
+			msg.Content = &s
 		}
 		type choice struct {
 			Index        int     `json:"index"`
@@ -124,7 +160,7 @@ func (f *format) whole(b []byte, g generation, n int, reason string, prompt int)
 			Model   string   `json:"model"`
 			Choices []choice `json:"choices"`
 			Usage   usage    `json:"usage"`
-		}{f.id, "chat.completion", f.created, f.model, []choice{{0, message{"assistant", string(text)}, nil, reason}}, u}
+		}{f.id, "chat.completion", f.created, f.model, []choice{{0, msg, nil, reason}}, u}
 	} else {
 		type choice struct {
 			Index        int    `json:"index"`

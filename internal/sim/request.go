@@ -42,6 +42,10 @@ type wireRequest struct {
 	N         *int `json:"n"`
 	IgnoreEOS bool `json:"ignore_eos"` // accepted: output is max_tokens long anyway
 	MinTokens int  `json:"min_tokens"` // accepted: output is max_tokens long anyway
+	// Tools and ToolChoice (chat): a request with tools is answered with a
+	// call (see chooseTool).
+	Tools      []wireTool      `json:"tools"`
+	ToolChoice json.RawMessage `json:"tool_choice"`
 }
 
 type wireMessage struct {
@@ -57,6 +61,9 @@ type request struct {
 	maxTokens    int
 	stream       bool
 	includeUsage bool
+	// tool is the call a chat request with tools is answered with; nil
+	// for text.
+	tool *toolCall
 }
 
 func parseRequest(r *http.Request, api apiKind) (*request, error) {
@@ -115,7 +122,15 @@ func decodeRequest(body []byte, api apiKind) (*request, error) {
 	if wr.MinTokens < 0 || wr.MinTokens > maxTokens {
 		return nil, fmt.Errorf("min_tokens: must be in [0, max_tokens=%d], got %d", maxTokens, wr.MinTokens)
 	}
+	var tool *toolCall
+	if api == apiChat {
+		var err error
+		if tool, err = chooseTool(wr.Tools, wr.ToolChoice); err != nil {
+			return nil, err
+		}
+	}
 	return &request{
+		tool:         tool,
 		promptText:   text,
 		promptTokens: max(len(words), 1),
 		blocks:       blockHashes(words),

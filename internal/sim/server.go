@@ -257,7 +257,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 		return
 	}
 
-	g := s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens, Seed: s.cfg.Seed})
+	var g generation
+	if req.tool != nil {
+		g = newToolGen(req.tool, req.maxTokens)
+	} else {
+		g = s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens, Seed: s.cfg.Seed})
+	}
 	if a, ok := g.(answerGen); ok {
 		right := a.right
 		rec.EvalSuite, rec.EvalItem, rec.EvalRight = a.suite, a.item, &right
@@ -335,7 +340,11 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, sq
 		st := sq.snapshot()
 		rec.CachedTokens = st.cached
 		for ; written < st.emitted; written++ {
-			buf = f.tokenChunk(buf[:0], g.Token(written))
+			if tg, ok := g.(toolGen); ok {
+				buf = f.toolChunk(buf[:0], tg, written)
+			} else {
+				buf = f.tokenChunk(buf[:0], g.Token(written))
+			}
 			if !send(buf) {
 				gone()
 				return
@@ -357,6 +366,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, sq
 			return
 		}
 		rec.FinishReason = sq.finish
+		rec.ToolCall = truthToolCall(g, written)
 		buf = f.finalChunk(buf[:0], sq.finish)
 		if req.includeUsage {
 			buf = f.usageChunk(buf, req.promptTokens, written)
@@ -393,6 +403,7 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, req *request, sq 
 		return
 	}
 	rec.FinishReason = sq.finish
+	rec.ToolCall = truthToolCall(g, st.emitted)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	_, err := w.Write(f.whole(nil, g, st.emitted, sq.finish, req.promptTokens))

@@ -38,9 +38,28 @@ type TruthRecord struct {
 	EvalSuite string `json:"eval_suite,omitempty"`
 	EvalItem  string `json:"eval_item,omitempty"`
 	EvalRight *bool  `json:"eval_right,omitempty"`
+	// ToolCall is the call the request was answered with (a chat request
+	// with tools), its arguments as sent; absent for text.
+	ToolCall *TruthToolCall `json:"tool_call,omitempty"`
 	// DriftFactor is the factor Config.Drift multiplied step time by when
 	// the request arrived (Server.DriftFactor); absent without Drift.
 	DriftFactor float64 `json:"drift_factor,omitempty"`
+}
+
+// TruthToolCall is the tool call of a TruthRecord.
+type TruthToolCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// truthToolCall is the call g made in its first n tokens; nil when g is
+// not a tool call.
+func truthToolCall(g generation, n int) *TruthToolCall {
+	tg, ok := g.(toolGen)
+	if !ok {
+		return nil
+	}
+	return &TruthToolCall{Name: tg.call.name, Arguments: tg.arguments(n)}
 }
 
 // truthWriter serialises TruthRecords through a buffer. Records written

@@ -1,0 +1,253 @@
+package sim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"unicode/utf8"
+)
+
+// wireTool is one element of a chat request's "tools".
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name       string          `json:"name"`
+		Parameters json.RawMessage `json:"parameters"`
+	} `json:"function"`
+}
+
+// toolCall is the call the sim answers a request with tools: the function
+// and its arguments (JSON text), fixed when the request is read.
+type toolCall struct {
+	name string
+	args string
+}
+
+// chooseTool decides whether a chat request with tools is answered with a
+// call, and to which function: the one tool_choice names, else (auto,
+// required, or none given) the first tool; tool_choice "none" answers
+// text. The arguments are an example of the function's parameters schema.
+// A tool_choice that names an undeclared function, or tools without a
+// name, are the client's error.
+func chooseTool(tools []wireTool, choice json.RawMessage) (*toolCall, error) {
+	if len(tools) == 0 {
+		return nil, nil
+	}
+	for i, t := range tools {
+		if t.Function.Name == "" {
+			return nil, fmt.Errorf("tools[%d].function.name: required", i)
+		}
+	}
+	pick := &tools[0]
+	choice = bytes.TrimSpace(choice)
+	switch {
+	case len(choice) == 0, bytes.Equal(choice, []byte("null")):
+	case choice[0] == '"':
+		var s string
+		if err := json.Unmarshal(choice, &s); err != nil {
+			return nil, fmt.Errorf("tool_choice: %w", err)
+		}
+		switch s {
+		case "none":
+			return nil, nil
+		case "auto", "required":
+		default:
+			return nil, fmt.Errorf("tool_choice: want none, auto, required or an object naming a function, got %q", s)
+		}
+	default:
+		var named struct {
+			Function struct {
+				Name string `json:"name"`
+			} `json:"function"`
+		}
+		if err := json.Unmarshal(choice, &named); err != nil {
+			return nil, fmt.Errorf("tool_choice: %w", err)
+		}
+		pick = nil
+		for i := range tools {
+			if tools[i].Function.Name == named.Function.Name {
+				pick = &tools[i]
+				break
+			}
+		}
+		if pick == nil {
+			return nil, fmt.Errorf("tool_choice: function %q is not one of the request's tools", named.Function.Name)
+		}
+	}
+	args, err := exampleArguments(pick.Function.Parameters)
+	if err != nil {
+		return nil, fmt.Errorf("tools: function %q: parameters: %w", pick.Function.Name, err)
+	}
+	return &toolCall{name: pick.Function.Name, args: args}, nil
+}
+
+// exampleArguments is a JSON text that the schema accepts for the common
+// shapes of function parameters: see exampleValue. No schema gives {}.
+func exampleArguments(schema json.RawMessage) (string, error) {
+	if len(bytes.TrimSpace(schema)) == 0 || bytes.Equal(bytes.TrimSpace(schema), []byte("null")) {
+		return "{}", nil
+	}
+	var s any
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return "", err
+	}
+	v, err := exampleValue(s, 0)
+	if err != nil {
+		return "", err
+	}
+	b, err := json.Marshal(v) // maps marshal with sorted keys: the same text every time
+	return string(b), err
+}
+
+// maxSchemaDepth bounds the nesting exampleValue follows.
+const maxSchemaDepth = 16
+
+// exampleValue is a value of schema s: its const, else its first enum
+// value, else by its type: an object of its required properties (all of
+// them when none is required), an array of minItems (at least one) example
+// items, the string "sim" (or minLength x's), minimum or 1 for numbers,
+// true, null. A schema without a type is an object if it has properties,
+// else a string.
+func exampleValue(s any, depth int) (any, error) {
+	if depth > maxSchemaDepth {
+		return nil, errors.New("nested too deeply")
+	}
+	m, ok := s.(map[string]any)
+	if !ok {
+		if b, isBool := s.(bool); isBool && b {
+			return "sim", nil
+		}
+		return nil, fmt.Errorf("want a schema object, got %T", s)
+	}
+	if c, ok := m["const"]; ok {
+		return c, nil
+	}
+	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
+		return e[0], nil
+	}
+	typ, _ := m["type"].(string)
+	if ts, ok := m["type"].([]any); ok && len(ts) > 0 {
+		typ, _ = ts[0].(string)
+	}
+	if typ == "" {
+		typ = "string"
+		if _, ok := m["properties"]; ok {
+			typ = "object"
+		}
+	}
+	switch typ {
+	case "object":
+		props, _ := m["properties"].(map[string]any)
+		names := make([]string, 0, len(props))
+		if req, ok := m["required"].([]any); ok && len(req) > 0 {
+			for _, r := range req {
+				if n, ok := r.(string); ok {
+					names = append(names, n)
+				}
+			}
+		} else {
+			for n := range props {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+		}
+		out := make(map[string]any, len(names))
+		for _, n := range names {
+			ps, ok := props[n]
+			if !ok {
+				ps = map[string]any{"type": "string"}
+			}
+			v, err := exampleValue(ps, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("properties.%s: %w", n, err)
+			}
+			out[n] = v
+		}
+		return out, nil
+	case "array":
+		n := 1
+		if f, ok := m["minItems"].(float64); ok && f > 1 {
+			n = int(min(f, 8))
+		}
+		items, ok := m["items"]
+		if !ok {
+			items = map[string]any{"type": "string"}
+		}
+		out := make([]any, 0, n)
+		for range n {
+			v, err := exampleValue(items, depth+1)
+			if err != nil {
+				return nil, fmt.Errorf("items: %w", err)
+			}
+			out = append(out, v)
+		}
+		return out, nil
+	case "string":
+		if f, ok := m["minLength"].(float64); ok && f > 3 {
+			return string(bytes.Repeat([]byte("x"), int(min(f, 256)))), nil
+		}
+		return "sim", nil
+	case "integer", "number":
+		if f, ok := m["minimum"].(float64); ok {
+			if typ == "integer" {
+				return json.Number(strconv.FormatInt(int64(f), 10)), nil
+			}
+			return f, nil
+		}
+		return 1, nil
+	case "boolean":
+		return true, nil
+	case "null":
+		return nil, nil
+	}
+	return nil, fmt.Errorf("type %q: want object, array, string, integer, number, boolean or null", typ)
+}
+
+// toolPieceBytes is how much of the arguments one output token carries:
+// about what a tokenizer makes of JSON.
+const toolPieceBytes = 4
+
+// toolGen is the generation of a tool call: its arguments, a few bytes a
+// token; cut short at max_tokens (finish reason "length").
+type toolGen struct {
+	call   *toolCall
+	pieces []string
+	n      int
+}
+
+func newToolGen(call *toolCall, maxTokens int) toolGen {
+	var pieces []string
+	for rest := call.args; len(rest) > 0; {
+		n := min(toolPieceBytes, len(rest))
+		for n < len(rest) && !utf8.RuneStart(rest[n]) {
+			n++
+		}
+		pieces = append(pieces, rest[:n])
+		rest = rest[n:]
+	}
+	if len(pieces) == 0 {
+		pieces = []string{"{}"}
+	}
+	return toolGen{call: call, pieces: pieces, n: min(len(pieces), max(maxTokens, 1))}
+}
+
+func (g toolGen) Len() int           { return g.n }
+func (g toolGen) Token(i int) string { return g.pieces[i] }
+func (g toolGen) FinishReason() string {
+	if g.n < len(g.pieces) {
+		return "length"
+	}
+	return "tool_calls"
+}
+
+// arguments is the arguments text of the first n tokens.
+func (g toolGen) arguments(n int) string {
+	var b []byte
+	for i := range min(n, len(g.pieces)) {
+		b = append(b, g.pieces[i]...)
+	}
+	return string(b)
+}

@@ -6,13 +6,16 @@
 //	go run ./examples/gen > examples/workloads/chat.jsonl
 //	go run ./examples/gen -kind trace > examples/workloads/trace.jsonl
 //	go run ./examples/gen -kind sessions > examples/workloads/sessions.jsonl
+//	go run ./examples/gen -kind agents > examples/workloads/agents.jsonl
 //
 // chat: about 300 chat requests of four kinds, tagged by kind: short questions
 // (10-60 words), documents to summarise (600-2500 words), code tasks in Go,
 // Python and SQL (80-600 words), and multi-turn conversations with a system
 // prompt. trace: about 200 short-to-medium requests with arrival_ms, arriving
 // in Poisson bursts, for the trace load mode. sessions: 50 conversations of
-// 2-5 turns, one line a turn, with think times.
+// 2-5 turns, one line a turn, with think times. agents: 60 requests of an
+// agent, contact extraction with a JSON schema and a travel agent's tool
+// calls.
 package main
 
 import (
@@ -37,7 +40,7 @@ func main() {
 
 func run(stdout io.Writer, args []string) error {
 	fs := flag.NewFlagSet("gen", flag.ContinueOnError)
-	kind := fs.String("kind", "chat", "which workload: chat, trace or sessions")
+	kind := fs.String("kind", "chat", "which workload: chat, trace, sessions or agents")
 	seed := fs.Uint64("seed", 1, "random seed")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -58,8 +61,10 @@ func generate(kind string, seed uint64) ([]workload.Request, error) {
 		return g.trace(), nil
 	case "sessions":
 		return g.sessions(), nil
+	case "agents":
+		return g.agents(), nil
 	}
-	return nil, fmt.Errorf("unknown -kind %q; want chat, trace or sessions", kind)
+	return nil, fmt.Errorf("unknown -kind %q; want chat, trace, sessions or agents", kind)
 }
 
 // Kinds, used as ids' prefixes and as tags.

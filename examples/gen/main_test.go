@@ -13,7 +13,7 @@ import (
 // TestCommittedOutput checks that the committed example workloads are what
 // this generator writes; regenerate them with the commands in the package doc.
 func TestCommittedOutput(t *testing.T) {
-	for _, kind := range []string{"chat", "trace", "sessions"} {
+	for _, kind := range []string{"chat", "trace", "sessions", "agents"} {
 		t.Run(kind, func(t *testing.T) {
 			var out bytes.Buffer
 			args := []string{"-kind", kind}
@@ -31,5 +31,5 @@ func TestCommittedOutput(t *testing.T) {
 }
 
 func TestUnknownKind(t *testing.T) {
-	assert.EqualError(t, run(&bytes.Buffer{}, []string{"-kind", "nope"}), `unknown -kind "nope"; want chat, trace or sessions`)
+	assert.EqualError(t, run(&bytes.Buffer{}, []string{"-kind", "nope"}), `unknown -kind "nope"; want chat, trace, sessions or agents`)
 }

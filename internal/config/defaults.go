@@ -217,6 +217,17 @@ var DefaultGates = map[string]string{
 	"cold_start":        "+20%",
 }
 
+// StructuredGate is the metric of structured output's failures, and
+// DefaultStructuredGate its gate in a scenario whose workload has
+// structured requests (workload.Request.Structured): one point more of
+// answers that are not the JSON, or the tool call, they were asked for. A
+// scenario without them does not get it, so that its family (and the
+// repetitions its gates need) is what it was.
+const (
+	StructuredGate        = "structured_error_rate"
+	DefaultStructuredGate = "+1 points"
+)
+
 // Defaults returns the config an empty file would give, less the scenarios it
 // must still list: the top-level defaults. Per-scenario defaults (load type,
 // gamma burstiness, trace speedup) are the constants above, applied to each

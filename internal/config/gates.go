@@ -4,10 +4,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"os"
 	"slices"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/workload"
 )
 
 // Repetitions is how many times each scenario is measured: a fixed number
@@ -154,8 +158,17 @@ func (c *Config) GatesOf(s Scenario) []Gate {
 		merged = maps.Clone(s.Gates)
 	default:
 		merged = maps.Clone(DefaultGates)
+		structured := c.structuredWorkload(s)
+		if structured {
+			merged[StructuredGate] = DefaultStructuredGate
+		}
 		maps.Copy(merged, c.Gates)
 		maps.Copy(merged, s.Gates)
+		if !structured {
+			// Nothing to measure: a top-level gate meant for the
+			// scenarios of structured requests skips the others.
+			delete(merged, StructuredGate)
+		}
 		maps.DeleteFunc(merged, func(name, _ string) bool { return capGate(name) })
 	}
 	// The default gates are on the default percentiles, always measured
@@ -227,3 +240,46 @@ func (v *validator) gates(path string, gates map[string]string) {
 
 // BaselinesDir is compare.baselines resolved against the config's directory.
 func (c *Config) BaselinesDir() string { return resolve(c.Dir, c.Compare.Baselines) }
+
+// structuredFiles caches whether a workload file has structured requests,
+// by path, size and modification time: GatesOf is asked often, and a
+// workload is read once.
+var structuredFiles sync.Map // string -> structuredFile
+
+type structuredFile struct {
+	size       int64
+	mod        time.Time
+	structured bool
+}
+
+// structuredWorkload reports whether scenario s replays a workload file
+// with a structured request. A synthesised workload has none; a file that
+// cannot be read counts as none here (the run that loads it says why).
+func (c *Config) structuredWorkload(s Scenario) bool {
+	if s.Workload == "" {
+		return false
+	}
+	path := resolve(c.Dir, s.Workload)
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if v, ok := structuredFiles.Load(path); ok {
+		if f := v.(structuredFile); f.size == fi.Size() && f.mod.Equal(fi.ModTime()) {
+			return f.structured
+		}
+	}
+	w, err := workload.Load(path)
+	if err != nil {
+		return false
+	}
+	f := structuredFile{size: fi.Size(), mod: fi.ModTime()}
+	for i := range w.Requests {
+		if w.Requests[i].Structured() {
+			f.structured = true
+			break
+		}
+	}
+	structuredFiles.Store(path, f)
+	return f.structured
+}

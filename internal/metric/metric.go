@@ -164,6 +164,8 @@ func build() []Info {
 			Doc: "completed requests per second that met every SLO"},
 		Info{Name: "error_rate", Kind: Fraction, Title: "error rate", Group: GroupTraffic,
 			Doc: "failed requests over sent requests"},
+		Info{Name: "structured_error_rate", Kind: Fraction, Title: "structured error rate", Group: GroupTraffic,
+			Doc: "answers that were not the JSON or the tool call their request asked for, over the structured requests answered"},
 		Info{Name: "cold_start", Kind: Latency, Title: "cold start", PerStart: true, Group: GroupLatency,
 			Doc: "stack start to ready, once per start"},
 

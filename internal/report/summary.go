@@ -108,6 +108,12 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 	}
 	row("requests sent", "%.0f", func(r result.Repetition) float64 { return float64(r.Sent) })
 	row("requests failed", "%.0f", func(r result.Repetition) float64 { return float64(r.Failed) })
+	// Structured output (JSON, tool calls): the answers checked and the
+	// wrong ones, in a scenario that asked for any.
+	if slices.ContainsFunc(reps, func(r result.Repetition) bool { return r.Structured > 0 }) {
+		row("structured answers", "%.0f", func(r result.Repetition) float64 { return float64(r.Structured) })
+		row("structured answers wrong", "%.0f", func(r result.Repetition) float64 { return float64(r.StructuredErrors) })
+	}
 	row("duration (s)", "%.2f", func(r result.Repetition) float64 { return float64(r.Duration) })
 	row("request throughput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.RequestThroughput })
 	row("output throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.OutputThroughput })
@@ -226,6 +232,10 @@ func notes(s *result.ScenarioResult, ab *result.ABArm) []string {
 		}
 		if r.UsageRefused > 0 {
 			out = append(out, fmt.Sprintf("%s: the server's usage was not believed for %d request%s (a count that cannot be true, or far from what the stream showed): their tokens were counted from the stream; the records say why", rep, r.UsageRefused, plural(r.UsageRefused)))
+		}
+		if r.StructuredErrors > 0 {
+			out = append(out, fmt.Sprintf("%s: %d of %d structured answers were not what their requests asked for (counted in structured_error_rate, kept out of latency and goodput; the records say what was wrong), first %s",
+				rep, r.StructuredErrors, r.Structured, clean(r.FirstStructuredError, 200)))
 		}
 		if r.Retries > 0 {
 			out = append(out, fmt.Sprintf("%s: %d request%s sent again on a new connection, because the server had closed the reused one before answering (not errors; latency is the retry's)", rep, r.Retries, plural(r.Retries)))

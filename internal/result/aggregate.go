@@ -50,10 +50,14 @@ type Aggregator struct {
 	promptTok, outputTok   int
 	fromUsage              int
 	usageRefused, retries  int
-	lastEndNS              int64
-	busyNS                 int64 // sum of E2E over all requests: mean concurrency × window
-	firstSched, lastSched  int64
-	firstSent, lastSent    int64
+	// structured and structuredErrors count the completed structured
+	// requests and their wrong answers (Repetition.Structured).
+	structured, structuredErrors int
+	firstStructuredError         string
+	lastEndNS                    int64
+	busyNS                       int64 // sum of E2E over all requests: mean concurrency × window
+	firstSched, lastSched        int64
+	firstSent, lastSent          int64
 	// Prefill: prompt tokens and TTFT of the completed requests with a
 	// first token; decode: output tokens after the first and the time
 	// after it, of those with two or more.
@@ -126,6 +130,17 @@ func (a *Aggregator) Add(r *Record) {
 	if r.UsageRefused != "" {
 		a.usageRefused++
 	}
+	if r.Structured {
+		a.structured++
+		if r.StructuredError != "" {
+			// A wrong answer is counted, not timed: no latency, no goodput.
+			a.structuredErrors++
+			if a.firstStructuredError == "" {
+				a.firstStructuredError = r.ID + ": " + r.StructuredError
+			}
+			return
+		}
+	}
 	ttft := time.Duration(r.FirstTokenNS - r.SentNS)
 	e2e := time.Duration(r.EndNS - r.SentNS)
 	a.record(HistE2E, int64(e2e/time.Microsecond))
@@ -191,6 +206,8 @@ func (a *Aggregator) Summary(index int) Repetition {
 		PromptTokens:     a.promptTok,
 		OutputTokens:     a.outputTok,
 		UsageRefused:     a.usageRefused,
+		Structured:       a.structured,
+		StructuredErrors: a.structuredErrors,
 		Retries:          a.retries,
 		GoodRequests:     a.good,
 		GoodPromptTokens: a.goodPrompt,
@@ -210,6 +227,10 @@ func (a *Aggregator) Summary(index int) Repetition {
 	}
 	if a.sent > 0 {
 		rep.ErrorRate = float64(rep.Failed) / float64(a.sent)
+	}
+	if a.structured > 0 {
+		rep.StructuredErrorRate = float64(a.structuredErrors) / float64(a.structured)
+		rep.FirstStructuredError = a.firstStructuredError
 	}
 	switch {
 	case a.completed > 0 && a.fromUsage == a.completed:

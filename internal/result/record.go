@@ -40,8 +40,16 @@ type Record struct {
 	// client (client.MaxToolCalls, client.MaxToolCallField, and the
 	// response's bound on output).
 	ToolCalls []ToolCall `json:"tool_calls,omitempty"`
-	ErrorKind string     `json:"error_kind,omitempty"`
-	Error     string     `json:"error"`
+	// Structured says the request asked for structured output (a
+	// response_format of JSON, or tools), and StructuredError what was
+	// wrong with a successful answer to it (not JSON, off its schema, a
+	// call to an undeclared function...), empty when it was right. Such an
+	// answer is counted, not timed: it is kept out of the latency
+	// statistics and goodput.
+	Structured      bool   `json:"structured,omitempty"`
+	StructuredError string `json:"structured_error,omitempty"`
+	ErrorKind       string `json:"error_kind,omitempty"`
+	Error           string `json:"error"`
 	// Session and Turn place the request in its session: the workload's
 	// session_id and turn; empty and 0 for a request of no session.
 	Session string `json:"session,omitempty"`

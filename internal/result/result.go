@@ -376,6 +376,16 @@ type Repetition struct {
 	// not believe (a negative count, one past max_tokens, one far from the
 	// chunks that arrived): their tokens are counted from the stream.
 	UsageRefused int `json:"usage_refused,omitempty"`
+	// Structured counts the completed requests that asked for structured
+	// output (Record.Structured); StructuredErrors those whose answer was
+	// not what they asked for, StructuredErrorRate their share (0 when
+	// there were none), and FirstStructuredError says what was wrong with
+	// the first. The wrong answers are kept out of the latency statistics
+	// and goodput.
+	Structured           int     `json:"structured,omitempty"`
+	StructuredErrors     int     `json:"structured_errors,omitempty"`
+	StructuredErrorRate  float64 `json:"structured_error_rate,omitempty"`
+	FirstStructuredError string  `json:"first_structured_error,omitempty"`
 	// Retries counts the requests sent a second time, on a new connection,
 	// because the server had closed the reused one before answering (as
 	// llama.cpp's server does after every stream): no server error.

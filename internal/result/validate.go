@@ -279,6 +279,19 @@ func (v *checker) repetition(p string, r *Repetition) {
 	if r.GoodRequests > r.Completed && r.Completed >= 0 {
 		v.add(p+".good_requests", "%d met the SLOs of %d completed", r.GoodRequests, r.Completed)
 	}
+	v.count(p+".structured", r.Structured)
+	v.count(p+".structured_errors", r.StructuredErrors)
+	if r.Structured > r.Completed && r.Completed >= 0 {
+		v.add(p+".structured", "%d structured requests of %d completed", r.Structured, r.Completed)
+	}
+	if r.StructuredErrors > r.Structured && r.Structured >= 0 {
+		v.add(p+".structured_errors", "%d wrong answers of %d structured requests", r.StructuredErrors, r.Structured)
+	}
+	v.fraction(p+".structured_error_rate", r.StructuredErrorRate)
+	if r.Structured > 0 && r.StructuredErrors >= 0 && r.StructuredErrors <= r.Structured &&
+		math.Abs(r.StructuredErrorRate-float64(r.StructuredErrors)/float64(r.Structured)) > 1e-9 {
+		v.add(p+".structured_error_rate", "%s is not %d wrong answers of %d structured requests", fmtNum(r.StructuredErrorRate), r.StructuredErrors, r.Structured)
+	}
 	v.count(p+".usage_refused", r.UsageRefused)
 	if r.UsageRefused > r.Completed && r.Completed >= 0 {
 		v.add(p+".usage_refused", "usage refused for %d of %d completed requests", r.UsageRefused, r.Completed)

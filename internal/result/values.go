@@ -70,6 +70,11 @@ func repValue(r *Repetition, name string) (float64, error) {
 		return r.Goodput, nil
 	case "error_rate":
 		return r.ErrorRate, nil
+	case "structured_error_rate":
+		if r.Structured == 0 {
+			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: "no request of the repetition asked for structured output (response_format JSON, or tools)"}
+		}
+		return r.StructuredErrorRate, nil
 	case "prefill_throughput", "decode_throughput":
 		p := r.PrefillThroughput
 		if name == "decode_throughput" {

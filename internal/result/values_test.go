@@ -21,6 +21,7 @@ func TestValuesOfEveryMetric(t *testing.T) {
 		s.Repetitions[i].GPU = &GPUTelemetry{Source: "nvml", MemoryPeakMiB: 1000, UtilizationMean: &one,
 			PowerMeanW: &one, EnergyJ: &one, EnergyPerToken: &one, TokensPerJoule: &one}
 		s.Repetitions[i].PrefillThroughput, s.Repetitions[i].DecodeThroughput = &one, &one // a v1 result has neither
+		s.Repetitions[i].Structured, s.Repetitions[i].StructuredErrors, s.Repetitions[i].StructuredErrorRate = 10, 1, 0.1
 	}
 	if _, err := s.Values("capacity"); !errors.As(err, new(*NotMeasuredError)) {
 		t.Errorf("Values(capacity) of a scenario with no search = %v, want a *NotMeasuredError", err)

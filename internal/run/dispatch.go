@@ -11,6 +11,7 @@ import (
 	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/structured"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -224,7 +225,12 @@ func runErr(outer, inner context.Context) error {
 	return outer.Err()
 }
 
-// newRecord turns a response into a record with times relative to start.
+// structuredAnswers checks the answers of structured requests; it compiles
+// each distinct response_format and tools once for the process.
+var structuredAnswers = structured.NewChecker()
+
+// newRecord turns a response into a record with times relative to start,
+// and checks a structured request's answer.
 func newRecord(p Plan, req *workload.Request, resp *client.Response, start, scheduled time.Time) *result.Record {
 	rel := func(t time.Time) int64 {
 		if t.IsZero() {
@@ -250,6 +256,9 @@ func newRecord(p Plan, req *workload.Request, resp *client.Response, start, sche
 	}
 	for _, tc := range resp.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, result.ToolCall{Index: tc.Index, ID: tc.ID, Type: tc.Type, Name: tc.Name, Arguments: tc.Arguments})
+	}
+	if resp.Err == nil {
+		r.Structured, r.StructuredError = structuredAnswers.Check(req, resp.Text, r.ToolCalls, resp.FinishReason)
 	}
 	if scheduled.IsZero() {
 		r.ScheduledNS = r.SentNS

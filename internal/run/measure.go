@@ -14,6 +14,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/structured"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -100,6 +101,9 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 			}
 			s.Requests, s.Source = w.Requests, sc.Workload
 			s.WorkloadHash = workload.Hash(s.Requests)
+		}
+		if err := structured.Validate(s.Requests); err != nil {
+			return nil, fmt.Errorf("scenario %s: workload %s: %w", sc.Name, s.Source, err)
 		}
 		if sc.Load.ThinkTime != "" && !hasSessions(s.Requests) {
 			return nil, fmt.Errorf("scenario %s: load.think_time is set, but workload %s has no sessions (no line has a session_id), so no turn would ever wait it: remove it, or import the workload with sessions",

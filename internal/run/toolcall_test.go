@@ -17,6 +17,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/structured"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -114,4 +115,85 @@ func TestToolCallsMeasuredAgainstSimulatorTruth(t *testing.T) {
 			assert.Equal(t, `{"when":"today"}`, r.ToolCalls[0].Arguments)
 		}
 	}
+}
+
+// Structured answers are checked under load against the simulator's truth:
+// an answer it cut (--structured-error-rate) is a structured error, counted
+// and kept out of latency and goodput; every other structured answer is
+// right, and free-text requests are not structured.
+func TestStructuredAnswersCheckedAgainstSimulatorTruth(t *testing.T) {
+	truth := &lockedBuffer{}
+	cfg := sim.DefaultConfig()
+	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = time.Millisecond, 0, 0
+	cfg.StructuredErrorRate = 0.3
+	cfg.Truth = truth
+	srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	c, err := client.New(client.Options{BaseURL: srv.URL(), API: client.APIChat, Model: cfg.Model, MaxConns: 8})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+
+	schema := json.RawMessage(`{"type":"json_schema","json_schema":{"name":"p","schema":{"type":"object","properties":{"name":{"type":"string","minLength":12},"tags":{"type":"array","items":{"type":"string"},"minItems":3}},"required":["name","tags"]}}}`)
+	tools := json.RawMessage(`[{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"id":{"type":"integer","minimum":1000}},"required":["id"]}}}]`)
+	var reqs []workload.Request
+	for i := range 60 {
+		r := workload.Request{ID: fmt.Sprintf("s%d", i), Prompt: fmt.Sprintf("request %d", i), MaxTokens: 64}
+		switch i % 3 {
+		case 0:
+			r.ResponseFormat = schema
+		case 1:
+			r.Tools, r.ToolChoice = tools, json.RawMessage(`"required"`)
+		}
+		reqs = append(reqs, r)
+	}
+	require.NoError(t, structuredValidate(reqs))
+	d := &Dispatcher{Sender: c}
+	agg := result.NewAggregator(result.SLO{}, false, 0)
+	var recs []*result.Record
+	err = d.Run(t.Context(), Plan{Scenario: "s", Repetition: 1, Requests: reqs, Load: config.Load{Type: config.LoadClosed, Concurrency: 8}},
+		func(r *result.Record) { recs = append(recs, r); agg.Add(r) })
+	require.NoError(t, err)
+	require.NoError(t, srv.Close())
+
+	byID := map[string]sim.TruthRecord{}
+	sc := bufio.NewScanner(strings.NewReader(truth.b.String()))
+	for sc.Scan() {
+		var tr sim.TruthRecord
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &tr))
+		byID[tr.RequestID] = tr
+	}
+	wrong := 0
+	for _, r := range recs {
+		tr := byID[r.RequestID]
+		require.Empty(t, r.ErrorKind, r.Error)
+		assert.Equal(t, tr.Structured != nil, r.Structured, r.ID)
+		if tr.Structured == nil {
+			continue
+		}
+		if tr.Structured.Valid {
+			assert.Empty(t, r.StructuredError, "%s: a right answer", r.ID)
+		} else {
+			wrong++
+			assert.NotEmpty(t, r.StructuredError, "%s: the sim cut it", r.ID)
+		}
+	}
+	assert.Greater(t, wrong, 0, "0.3 of 40 structured answers: some wrong")
+	rep := agg.Summary(1)
+	assert.Equal(t, 40, rep.Structured)
+	assert.Equal(t, wrong, rep.StructuredErrors)
+	assert.InDelta(t, float64(wrong)/40, rep.StructuredErrorRate, 1e-12)
+	assert.Equal(t, 60, rep.Completed, "a wrong answer is an answer: not a failure")
+	assert.Zero(t, rep.ErrorRate)
+	assert.Equal(t, int64(60-wrong), histCount(t, rep, result.HistE2E), "wrong answers are not timed")
+	assert.Contains(t, rep.FirstStructuredError, ": ")
+}
+
+func structuredValidate(reqs []workload.Request) error { return structured.Validate(reqs) }
+
+// histCount is how many values a repetition's histogram holds.
+func histCount(t *testing.T, rep result.Repetition, name string) int64 {
+	t.Helper()
+	h, err := result.DecodeHistogram(rep.Histograms[name])
+	require.NoError(t, err)
+	return h.TotalCount()
 }

@@ -47,6 +47,14 @@ type Config struct {
 	AnswerSeed int64
 	// Slowdown multiplies step time.
 	Slowdown float64
+	// ConstrainedSlowdown multiplies the time of a step whose batch holds a
+	// constrained sequence (a response_format of JSON, or a tool call): the
+	// grammar masks of constrained decoding cost every token of the batch.
+	ConstrainedSlowdown float64
+	// StructuredErrorRate is the share of structured answers (JSON, tool
+	// calls) the sim gets wrong: cut before their end, so not valid JSON.
+	// Each request is drawn once from Seed and its prompt.
+	StructuredErrorRate float64
 	// APIKey, when set, is the key the /v1 endpoints demand, as
 	// "Authorization: Bearer <key>"; any other answers 401, as vLLM's
 	// --api-key does. /health, /version and /metrics stay open. It exists to
@@ -135,8 +143,9 @@ type Config struct {
 //     after weights on an 80 GB card, a conservative round number.
 //   - PrefixCache on: vLLM V1 enables automatic prefix caching by default.
 //   - Jitter 0.02: step times of a real engine vary by a few percent.
-//   - Slowdown 1, ErrorRate 0, no stalls, no cold start, no warm-up: a
-//     healthy engine; regressions are opted into.
+//   - Slowdown 1, ConstrainedSlowdown 1, ErrorRate 0, StructuredErrorRate
+//     0, no stalls, no cold start, no warm-up: a healthy engine;
+//     regressions are opted into.
 //   - Drift 0: no drift; DriftEpoch zero: when set, drift counts from
 //     the simulator's own start.
 //   - Accuracy 1: with --answers, every item is answered right.
@@ -144,20 +153,21 @@ type Config struct {
 //     caches) are about twice as slow when a WarmUp period is set.
 func DefaultConfig() Config {
 	return Config{
-		Model:           "perfgate-sim-8b",
-		Version:         "dev",
-		MaxBatch:        256,
-		KVCacheTokens:   262144,
-		StepBase:        12 * time.Millisecond,
-		PerSeq:          80 * time.Microsecond,
-		PerPrefillToken: 60 * time.Microsecond,
-		PrefillBudget:   2048,
-		PrefixCache:     true,
-		Seed:            1,
-		Slowdown:        1,
-		Jitter:          0.02,
-		WarmUpFactor:    2,
-		Accuracy:        1,
+		Model:               "perfgate-sim-8b",
+		Version:             "dev",
+		MaxBatch:            256,
+		KVCacheTokens:       262144,
+		StepBase:            12 * time.Millisecond,
+		PerSeq:              80 * time.Microsecond,
+		PerPrefillToken:     60 * time.Microsecond,
+		PrefillBudget:       2048,
+		PrefixCache:         true,
+		Seed:                1,
+		Slowdown:            1,
+		ConstrainedSlowdown: 1,
+		Jitter:              0.02,
+		WarmUpFactor:        2,
+		Accuracy:            1,
 	}
 }
 
@@ -178,6 +188,8 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.BoolVar(&c.NoHealth, "no-health", c.NoHealth, "answer 404 on /health, as a hosted API that has none")
 	fs.StringVar(&c.APIKey, "api-key", c.APIKey, "demand \"Authorization: Bearer KEY\" on /v1 (401 otherwise), as vLLM's --api-key does; /health stays open")
 	fs.Float64Var(&c.Slowdown, "slowdown", c.Slowdown, "multiplies step time (factor, > 0; 1.2 = 20% slower)")
+	fs.Float64Var(&c.ConstrainedSlowdown, "constrained-slowdown", c.ConstrainedSlowdown, "multiplies the time of a step whose batch holds a constrained request (response_format JSON, or tools) (factor, > 0)")
+	fs.Float64Var(&c.StructuredErrorRate, "structured-error-rate", c.StructuredErrorRate, "share of structured answers (JSON, tool calls) cut short so that they are not valid JSON, each request drawn once from --seed and its prompt (fraction in [0,1])")
 	fs.Float64Var(&c.Jitter, "jitter", c.Jitter, "relative standard deviation of seeded noise on step time (fraction, 0.02 = 2%)")
 	fs.DurationVar(&c.StallEvery, "stall-every", c.StallEvery, "every this much engine time one step stalls (duration; 0 = never)")
 	fs.DurationVar(&c.Stall, "stall", c.Stall, "extra time a stalled step takes (duration)")
@@ -223,6 +235,12 @@ func (c Config) Validate() error {
 	}
 	if !(c.Slowdown > 0) || c.Slowdown > 1e6 {
 		bad("slowdown", "must be in (0,1e6], got %g", c.Slowdown)
+	}
+	if !(c.ConstrainedSlowdown > 0) || c.ConstrainedSlowdown > 1e6 {
+		bad("constrained-slowdown", "must be in (0,1e6], got %g", c.ConstrainedSlowdown)
+	}
+	if !(c.StructuredErrorRate >= 0 && c.StructuredErrorRate <= 1) {
+		bad("structured-error-rate", "must be in [0,1], got %g", c.StructuredErrorRate)
 	}
 	if !(c.Jitter >= 0 && c.Jitter <= 1) {
 		bad("jitter", "must be in [0,1], got %g", c.Jitter)

@@ -22,6 +22,8 @@ type seq struct {
 	target  int      // output tokens to generate
 	finish  string   // finish reason once target tokens are generated
 	reserve int      // KV tokens reserved while running: prompt + max_tokens
+	// constrained: decoded under a grammar (Config.ConstrainedSlowdown).
+	constrained bool
 
 	// accepted is closed by the step loop once it has taken the request in,
 	// after setting fail.
@@ -158,6 +160,9 @@ func (e *engine) run() {
 		}
 		prefill := e.schedule()
 		d := e.model.step(stepStart.Sub(e.start), len(e.running), prefill)
+		if e.cfg.ConstrainedSlowdown != 1 && e.anyConstrained() {
+			d = time.Duration(float64(d) * e.cfg.ConstrainedSlowdown)
+		}
 		if e.cfg.recordSteps {
 			e.plan = append(e.plan, d)
 		}
@@ -172,6 +177,16 @@ func (e *engine) run() {
 		e.finishStep(time.Now())
 		stepStart = end
 	}
+}
+
+// anyConstrained says whether a running sequence is constrained.
+func (e *engine) anyConstrained() bool {
+	for _, s := range e.running {
+		if s.constrained {
+			return true
+		}
+	}
+	return false
 }
 
 // drain takes in every submitted request without blocking; false if stopped.

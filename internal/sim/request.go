@@ -44,14 +44,19 @@ type wireRequest struct {
 	MinTokens int  `json:"min_tokens"` // accepted: output is max_tokens long anyway
 	// Tools and ToolChoice (chat): a request with tools is answered with a
 	// call (see chooseTool).
-	Tools      []wireTool      `json:"tools"`
-	ToolChoice json.RawMessage `json:"tool_choice"`
+	Tools          []wireTool      `json:"tools"`
+	ToolChoice     json.RawMessage `json:"tool_choice"`
+	ResponseFormat json.RawMessage `json:"response_format"`
 }
 
 type wireMessage struct {
 	Role    string          `json:"role"`
 	Content json.RawMessage `json:"content"`
 }
+
+// constrained says the request is decoded under a grammar: JSON, or a tool
+// call.
+func (r *request) constrained() bool { return r.tool != nil || r.isJSON }
 
 // request is a validated request as the sim sees it.
 type request struct {
@@ -64,6 +69,10 @@ type request struct {
 	// tool is the call a chat request with tools is answered with; nil
 	// for text.
 	tool *toolCall
+	// json is the JSON text a request with a response_format of JSON is
+	// answered with (when tool is nil); isJSON says there is one.
+	json   string
+	isJSON bool
 }
 
 func parseRequest(r *http.Request, api apiKind) (*request, error) {
@@ -129,8 +138,14 @@ func decodeRequest(body []byte, api apiKind) (*request, error) {
 			return nil, err
 		}
 	}
+	jsonText, isJSON, err := jsonFormat(wr.ResponseFormat)
+	if err != nil {
+		return nil, err
+	}
 	return &request{
 		tool:         tool,
+		json:         jsonText,
+		isJSON:       isJSON,
 		promptText:   text,
 		promptTokens: max(len(words), 1),
 		blocks:       blockHashes(words),

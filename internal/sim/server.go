@@ -258,16 +258,24 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 	}
 
 	var g generation
-	if req.tool != nil {
-		g = newToolGen(req.tool, req.maxTokens)
-	} else {
+	wrong := req.constrained() && structuredWrong(s.cfg.StructuredErrorRate, s.cfg.Seed, req.promptText)
+	switch {
+	case req.tool != nil:
+		g = newToolGen(req.tool, req.maxTokens, wrong)
+	case req.isJSON:
+		g = newJSONGen(req.json, req.maxTokens, "stop", wrong)
+	default:
 		g = s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens, Seed: s.cfg.Seed})
 	}
 	if a, ok := g.(answerGen); ok {
 		right := a.right
 		rec.EvalSuite, rec.EvalItem, rec.EvalRight = a.suite, a.item, &right
 	}
+	if req.constrained() {
+		rec.Structured = &TruthStructured{Valid: !wrong}
+	}
 	sq := newSeq(req.promptTokens, req.blocks, g, req.maxTokens)
+	sq.constrained = req.constrained()
 	ctx := r.Context()
 	select {
 	case s.eng.submit <- sq:

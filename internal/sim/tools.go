@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
 	"strconv"
 	"unicode/utf8"
@@ -206,21 +207,24 @@ func exampleValue(s any, depth int) (any, error) {
 	return nil, fmt.Errorf("type %q: want object, array, string, integer, number, boolean or null", typ)
 }
 
-// toolPieceBytes is how much of the arguments one output token carries:
+// toolPieceBytes is how much of a JSON answer one output token carries:
 // about what a tokenizer makes of JSON.
 const toolPieceBytes = 4
 
-// toolGen is the generation of a tool call: its arguments, a few bytes a
-// token; cut short at max_tokens (finish reason "length").
-type toolGen struct {
-	call   *toolCall
+// jsonGen is the generation of a JSON answer (response_format) or of a
+// tool call's arguments: the text a few bytes a token, cut short at
+// max_tokens (finish reason "length"), else ending with done ("stop", or
+// "tool_calls"). A wrong answer (--structured-error-rate) is cut before its
+// end but still claims done, as a server that lost its grammar would.
+type jsonGen struct {
 	pieces []string
 	n      int
+	done   string
 }
 
-func newToolGen(call *toolCall, maxTokens int) toolGen {
+func newJSONGen(text string, maxTokens int, done string, wrong bool) jsonGen {
 	var pieces []string
-	for rest := call.args; len(rest) > 0; {
+	for rest := text; len(rest) > 0; {
 		n := min(toolPieceBytes, len(rest))
 		for n < len(rest) && !utf8.RuneStart(rest[n]) {
 			n++
@@ -231,23 +235,97 @@ func newToolGen(call *toolCall, maxTokens int) toolGen {
 	if len(pieces) == 0 {
 		pieces = []string{"{}"}
 	}
-	return toolGen{call: call, pieces: pieces, n: min(len(pieces), max(maxTokens, 1))}
+	if wrong {
+		if len(pieces) > 1 {
+			pieces = pieces[:len(pieces)-1]
+		} else {
+			pieces = []string{"{"}
+		}
+	}
+	return jsonGen{pieces: pieces, n: min(len(pieces), max(maxTokens, 1)), done: done}
 }
 
-func (g toolGen) Len() int           { return g.n }
-func (g toolGen) Token(i int) string { return g.pieces[i] }
-func (g toolGen) FinishReason() string {
+func (g jsonGen) Len() int           { return g.n }
+func (g jsonGen) Token(i int) string { return g.pieces[i] }
+func (g jsonGen) FinishReason() string {
 	if g.n < len(g.pieces) {
 		return "length"
 	}
-	return "tool_calls"
+	return g.done
 }
 
-// arguments is the arguments text of the first n tokens.
-func (g toolGen) arguments(n int) string {
+// text is the text of the first n tokens.
+func (g jsonGen) text(n int) string {
 	var b []byte
 	for i := range min(n, len(g.pieces)) {
 		b = append(b, g.pieces[i]...)
 	}
 	return string(b)
+}
+
+// toolGen is the generation of a tool call: its arguments as a jsonGen.
+type toolGen struct {
+	jsonGen
+	call *toolCall
+}
+
+func newToolGen(call *toolCall, maxTokens int, wrong bool) toolGen {
+	return toolGen{jsonGen: newJSONGen(call.args, maxTokens, "tool_calls", wrong), call: call}
+}
+
+// arguments is the arguments text of the first n tokens.
+func (g toolGen) arguments(n int) string { return g.text(n) }
+
+// jsonFormat reads a chat or completions request's response_format: whether
+// the answer must be JSON, and the text the sim answers (an example of its
+// schema; {"answer": "sim"} for json_object without one).
+func jsonFormat(raw json.RawMessage) (text string, ok bool, err error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || bytes.Equal(raw, []byte("null")) {
+		return "", false, nil
+	}
+	var rf struct {
+		Type       string `json:"type"`
+		JSONSchema *struct {
+			Schema json.RawMessage `json:"schema"`
+		} `json:"json_schema"`
+		Schema json.RawMessage `json:"schema"`
+	}
+	if err := json.Unmarshal(raw, &rf); err != nil {
+		return "", false, fmt.Errorf("response_format: %w", err)
+	}
+	var schema json.RawMessage
+	switch rf.Type {
+	case "text":
+		return "", false, nil
+	case "json_object":
+		schema = rf.Schema
+	case "json_schema":
+		if rf.JSONSchema == nil {
+			return "", false, errors.New("response_format: json_schema: required for type json_schema")
+		}
+		schema = rf.JSONSchema.Schema
+	default:
+		return "", false, fmt.Errorf("response_format.type: want text, json_object or json_schema, got %q", rf.Type)
+	}
+	if len(bytes.TrimSpace(schema)) == 0 {
+		return `{"answer":"sim"}`, true, nil
+	}
+	text, err = exampleArguments(schema)
+	if err != nil {
+		return "", false, fmt.Errorf("response_format schema: %w", err)
+	}
+	return text, true, nil
+}
+
+// structuredWrong draws once whether the sim gets a structured answer to
+// prompt wrong: the same seed and prompt always draw alike.
+func structuredWrong(rate float64, seed int64, prompt string) bool {
+	if rate <= 0 {
+		return false
+	}
+	h := fnv.New64a()
+	fmt.Fprintf(h, "structured/%d/", seed)
+	h.Write([]byte(prompt))
+	return float64(splitmix(h.Sum64())>>11)/(1<<53) < rate
 }

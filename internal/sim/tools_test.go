@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -96,4 +97,61 @@ func TestToolCallWhole(t *testing.T) {
 	rec := s.records(t)["w"]
 	require.NotNil(t, rec.ToolCall)
 	assert.Equal(t, `{"x":1}`, rec.ToolCall.Arguments)
+}
+
+// --constrained-slowdown makes every step of a batch holding a constrained
+// request (JSON, a tool call) slower; a free request's steps are not.
+func TestConstrainedSlowdown(t *testing.T) {
+	cfg := testConfig()
+	cfg.ConstrainedSlowdown = 2
+	cfg.recordSteps = true
+	s := startSim(t, cfg)
+	body := chatBody(3, 8, true)
+	body["response_format"] = map[string]any{"type": "json_object"}
+	resp := post(t, t.Context(), s.URL()+"/v1/chat/completions", "json", body)
+	events := readSSE(t, resp.Body)
+	resp.Body.Close()
+	require.NotEmpty(t, events)
+	streamChat(t, s.Server, "free", 3, 8)
+	recs := s.records(t)
+	require.NotNil(t, recs["json"].Structured)
+	assert.True(t, recs["json"].Structured.Valid)
+	assert.Nil(t, recs["free"].Structured)
+	n := recs["json"].OutputTokens
+	require.Greater(t, n, 1)
+	for i, d := range s.eng.plan {
+		want := cfg.StepBase
+		if i < n {
+			want *= 2
+		}
+		assert.Equal(t, want, d, "step %d", i)
+	}
+}
+
+// --structured-error-rate cuts about that share of structured answers, the
+// same ones for a seed and prompt; the text answer of a JSON request is an
+// example of its schema.
+func TestStructuredWrong(t *testing.T) {
+	wrong := 0
+	for i := range 2000 {
+		p := fmt.Sprint("prompt ", i)
+		w := structuredWrong(0.1, 7, p)
+		assert.Equal(t, w, structuredWrong(0.1, 7, p))
+		if w {
+			wrong++
+		}
+	}
+	assert.InDelta(t, 200, wrong, 45)
+	assert.False(t, structuredWrong(0, 7, "x"))
+	assert.True(t, structuredWrong(1, 7, "x"))
+
+	text, ok, err := jsonFormat(json.RawMessage(`{"type":"json_schema","json_schema":{"schema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}}}`))
+	require.NoError(t, err)
+	assert.True(t, ok)
+	assert.Equal(t, `{"n":1}`, text)
+	g := newJSONGen(text, 100, "stop", true)
+	assert.Equal(t, `{"n"`, g.text(g.Len()), "cut by its last piece")
+	assert.Equal(t, "stop", g.FinishReason(), "and still claims to have finished")
+	_, _, err = jsonFormat(json.RawMessage(`{"type":"grammar"}`))
+	assert.ErrorContains(t, err, "response_format.type")
 }

@@ -41,9 +41,17 @@ type TruthRecord struct {
 	// ToolCall is the call the request was answered with (a chat request
 	// with tools), its arguments as sent; absent for text.
 	ToolCall *TruthToolCall `json:"tool_call,omitempty"`
+	// Structured is set for a request decoded under a grammar (JSON, or a
+	// tool call): Valid false for an answer --structured-error-rate cut.
+	Structured *TruthStructured `json:"structured,omitempty"`
 	// DriftFactor is the factor Config.Drift multiplied step time by when
 	// the request arrived (Server.DriftFactor); absent without Drift.
 	DriftFactor float64 `json:"drift_factor,omitempty"`
+}
+
+// TruthStructured is what the sim did to a structured request's answer.
+type TruthStructured struct {
+	Valid bool `json:"valid"`
 }
 
 // TruthToolCall is the tool call of a TruthRecord.

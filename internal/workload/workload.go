@@ -100,3 +100,28 @@ type Workload struct {
 	// files that differ only in whitespace or key order hash alike.
 	Hash string
 }
+
+// Structured reports whether the request asks for output perfgate checks
+// (package structured): a response_format of type json_object or
+// json_schema, or tools with a tool_choice other than "none". A value that
+// is not JSON of that shape is not structured here; loading and
+// structured.Validate say what is wrong with it.
+func (r *Request) Structured() bool {
+	if len(r.ResponseFormat) > 0 {
+		var rf struct {
+			Type string `json:"type"`
+		}
+		if json.Unmarshal(r.ResponseFormat, &rf) == nil && (rf.Type == "json_object" || rf.Type == "json_schema") {
+			return true
+		}
+	}
+	if len(r.Tools) == 0 {
+		return false
+	}
+	var tools []json.RawMessage
+	if json.Unmarshal(r.Tools, &tools) != nil || len(tools) == 0 {
+		return false
+	}
+	var choice string
+	return json.Unmarshal(r.ToolChoice, &choice) != nil || choice != "none"
+}

@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -196,4 +199,31 @@ func histCount(t *testing.T, rep result.Repetition, name string) int64 {
 	h, err := result.DecodeHistogram(rep.Histograms[name])
 	require.NoError(t, err)
 	return h.TotalCount()
+}
+
+// llama.cpp's server, started without --jinja, accepts a json_object
+// response_format and does not enforce it: a 200 and a normal stream of
+// free text (a real capture). The request succeeds, and its answer is a
+// structured error, not a latency success.
+func TestStructuredCheckOnLlamaCppCapture(t *testing.T) {
+	body, err := os.ReadFile("../../testdata/captures/llamacpp/chat-stream-json-object-unconstrained.sse")
+	require.NoError(t, err)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write(body)
+	}))
+	t.Cleanup(srv.Close)
+	c, err := client.New(client.Options{BaseURL: srv.URL, API: client.APIChat, Model: "m", MaxConns: 1})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	req := workload.Request{ID: "j", Prompt: "a person as JSON", MaxTokens: 12, ResponseFormat: json.RawMessage(`{"type":"json_object"}`)}
+	var recs []*result.Record
+	err = (&Dispatcher{Sender: c}).Run(t.Context(), Plan{Scenario: "s", Repetition: 1, Requests: []workload.Request{req},
+		Load: config.Load{Type: config.LoadClosed, Concurrency: 1}}, func(r *result.Record) { recs = append(recs, r) })
+	require.NoError(t, err)
+	require.Len(t, recs, 1)
+	assert.Empty(t, recs[0].ErrorKind)
+	assert.True(t, recs[0].Structured)
+	assert.Equal(t, "length", recs[0].FinishReason)
+	assert.True(t, strings.HasPrefix(recs[0].StructuredError, "cut by max_tokens (finish_reason length): not JSON: "), recs[0].StructuredError)
 }

@@ -2,6 +2,7 @@ package compare
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -184,6 +185,14 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				return nil, fmt.Errorf("scenario %s: %w", p.cand.Name, err)
 			}
 			bv, cv, note, baseErr, candErr := sideValues(p.base, p.cand, m, estimator)
+			if m.Name == config.StructuredGate {
+				// A side with no structured answer to count (a baseline from
+				// before perfgate checked them) is shown, not an error.
+				if why := notMeasuredSide(baseErr, candErr); why != "" {
+					sc.NotGated = append(sc.NotGated, NotGated{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Reason: why})
+					continue
+				}
+			}
 			if baseErr != nil {
 				return nil, fmt.Errorf("baseline scenario %s: %w%s", p.base.Name, baseErr, unavailable(p.baseRes, m))
 			}
@@ -755,6 +764,19 @@ var MedianIntervalNeeds = sync.OnceValue(func() int {
 	}
 	return 51
 })
+
+// notMeasuredSide says which side measured nothing of a metric (a
+// *result.NotMeasuredError), or "" when both did or the error is another.
+func notMeasuredSide(baseErr, candErr error) string {
+	var nm *result.NotMeasuredError
+	switch {
+	case errors.As(baseErr, &nm):
+		return "not measured on the baseline (a result from before perfgate checked structured output, or one without such requests): promote a new baseline to gate it"
+	case baseErr == nil && errors.As(candErr, &nm):
+		return "not measured on the candidate: it answered no structured request"
+	}
+	return ""
+}
 
 // notMeasuredStarts is why a per-start metric that a side did not measure
 // is not gated.

@@ -353,3 +353,42 @@ func TestSeedWarning(t *testing.T) {
 		})
 	}
 }
+
+func withStructured(r *result.Result, wrong ...int) *result.Result {
+	for i := range r.Scenarios[0].Repetitions {
+		rep := &r.Scenarios[0].Repetitions[i]
+		if len(wrong) > 0 {
+			rep.Structured, rep.StructuredErrors = 50, wrong[i%len(wrong)]
+			rep.StructuredErrorRate = float64(rep.StructuredErrors) / 50
+		}
+	}
+	r.Scenarios[0].Gates = []result.Gate{{Metric: "structured_error_rate", Tolerance: "+1 points"}}
+	return r
+}
+
+// structured_error_rate gates as a share: 3 of 50 wrong answers a
+// repetition against none is a regression at +1 point; the same passes; a
+// baseline from before perfgate counted them is shown, not gated, and
+// does not stop the comparison.
+func TestGateStructuredErrorRate(t *testing.T) {
+	rates := func(wrong ...int) *result.Result {
+		return withStructured(fakeResult("agents", 100, 100, 100, 100, 100, 100), wrong...)
+	}
+	v, err := Compare([]*result.Result{rates(0)}, rates(0), Options{})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios[0].Gates, 1)
+	assert.Equal(t, stat.Pass, v.Scenarios[0].Gates[0].Outcome, v.Scenarios[0].Gates[0].Reason)
+
+	v, err = Compare([]*result.Result{rates(0)}, rates(3, 2, 4), Options{})
+	require.NoError(t, err)
+	g := v.Scenarios[0].Gates[0]
+	assert.Equal(t, stat.Regression, g.Outcome, g.Reason)
+	require.NotNil(t, g.ChangePoints)
+	assert.InDelta(t, 6, float64(g.ChangePoints.Estimate), 0.01, "points, not percent")
+
+	v, err = Compare([]*result.Result{rates()}, rates(3), Options{})
+	require.NoError(t, err)
+	assert.Empty(t, v.Scenarios[0].Gates)
+	require.Len(t, v.Scenarios[0].NotGated, 1)
+	assert.Contains(t, v.Scenarios[0].NotGated[0].Reason, "not measured on the baseline")
+}

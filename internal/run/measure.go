@@ -200,9 +200,16 @@ type BrokenError struct {
 func (e *BrokenError) Error() string {
 	r := e.Rep
 	var b strings.Builder
-	if r.Completed == 0 {
+	switch {
+	case r.Completed == 0:
 		fmt.Fprintf(&b, "scenario %s repetition %d: all %d requests failed", e.Scenario, e.Repetition, r.Sent)
-	} else {
+	case r.StructuredErrors == r.Completed:
+		// Every answer was wrong: counted, not timed, so nothing is left
+		// to measure latency on.
+		fmt.Fprintf(&b, "scenario %s repetition %d: all %d answers were wrong (not the JSON or the tool call their requests asked for), so no latency could be measured; the first: %s",
+			e.Scenario, e.Repetition, r.Completed, r.FirstStructuredError)
+		return b.String()
+	default:
 		fmt.Fprintf(&b, "scenario %s repetition %d: %d of %d requests failed (%.1f%%, over max_error_rate %.1f%%)",
 			e.Scenario, e.Repetition, r.Failed, r.Sent, 100*r.ErrorRate, 100*e.MaxErrorRate)
 	}
@@ -347,7 +354,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		sum.Overload = watch.judge()
 	}
 	endObserve(&sum)
-	if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate {
+	if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate || sum.StructuredErrors == sum.Completed {
 		return sum, &BrokenError{Scenario: c.Name, Repetition: rep, Rep: sum, MaxErrorRate: c.MaxErrorRate}
 	}
 	return sum, nil

@@ -2,7 +2,9 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -305,4 +307,35 @@ func TestMeasureArrivals(t *testing.T) {
 	assert.NotEqual(t, fresh[0], fresh[1], "fresh: each repetition its own")
 	assert.NotEqual(t, fresh[1], fresh[2])
 	assert.Equal(t, fresh, schedules(config.ArrivalsFresh, 1), "and the same draws in every run with the seed")
+}
+
+// A repetition whose every answer was a wrong structured answer has nothing
+// left to time: it is broken (exit 3), saying so, never a repetition of
+// zero latencies. One right answer among them is measured.
+func TestMeasureAllAnswersWrong(t *testing.T) {
+	for _, right := range []int{0, 1} {
+		clk := newFakeClock(0)
+		m := &Measurement{
+			Dispatcher:  &Dispatcher{Sender: &failingSender{clk: clk}, Clock: clk},
+			Repetitions: config.Repetitions{Min: 1, Max: 1}, Clock: clk, RunID: "t",
+		}
+		reqs := requests(6)
+		for i := range reqs {
+			reqs[i].ID = fmt.Sprintf("j%d", i)
+			if i >= right {
+				reqs[i].ResponseFormat = json.RawMessage(`{"type":"json_object"}`) // the sender answers no JSON
+			}
+		}
+		s := Scenario{Config: config.Scenario{Name: "s", Load: config.Load{Type: config.LoadClosed, Concurrency: 1}, MaxErrorRate: 0.05}, Requests: reqs}
+		reps, err := m.Measure(context.Background(), s)
+		if right > 0 {
+			require.NoError(t, err)
+			require.Len(t, reps, 1)
+			assert.Equal(t, 5, reps[0].StructuredErrors)
+			continue
+		}
+		var be *BrokenError
+		require.ErrorAs(t, err, &be)
+		assert.Contains(t, err.Error(), "scenario s repetition 1: all 6 answers were wrong (not the JSON or the tool call their requests asked for), so no latency could be measured; the first: j0: not JSON")
+	}
 }

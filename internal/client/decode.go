@@ -308,6 +308,30 @@ func (s *scanner) usage(u *usage) bool {
 			}
 			u.set(k, s.b[start:s.i])
 			return true
+		case keyDetails:
+			if !s.peek('{') {
+				return s.skip(0)
+			}
+			var seenR bool
+			return s.object(func(key []byte) bool {
+				switch knownKey(key, detailKeys) {
+				case 0:
+					if seenR {
+						return false
+					}
+					seenR = true
+					start := s.i
+					if !s.skip(0) {
+						return false
+					}
+					u.setReasoning(s.b[start:s.i])
+					return true
+				case keyUnknown:
+					return s.skip(0)
+				default:
+					return false
+				}
+			})
 		case keyUnknown:
 			return s.skip(0)
 		default:
@@ -329,7 +353,7 @@ const (
 	keyReasoning, keyToolCalls                = 2, 3
 	keyIndex, keyID, keyType, keyFunction     = 0, 1, 2, 3
 	keyName, keyArguments                     = 0, 1
-	keyPrompt, keyCompletion                  = 0, 1
+	keyPrompt, keyCompletion, keyDetails      = 0, 1, 2
 )
 
 var (
@@ -338,7 +362,8 @@ var (
 	deltaKeys    = []string{"content", "reasoning_content", "reasoning", "tool_calls"}
 	toolKeys     = []string{"index", "id", "type", "function"}
 	functionKeys = []string{"name", "arguments"}
-	usageKeys    = []string{"prompt_tokens", "completion_tokens"}
+	usageKeys    = []string{"prompt_tokens", "completion_tokens", "completion_tokens_details"}
+	detailKeys   = []string{"reasoning_tokens"}
 )
 
 func knownKey(key []byte, keys []string) int {

@@ -69,6 +69,13 @@ var decodeSeeds = []string{
 	`{"choices":[{"delta":{"tool_calls":[{"function":{"name":"a","Name":"b"}}]}}]}`,
 	`{"choices":[{"delta":{"tool_calls":[{"function":{"arguments":"\ud83d"}}]}}]}`,
 	`{"choices":[{"delta":{"tool_calls":{"index":0}}}]}`,
+	`{"choices":[],"usage":{"prompt_tokens":5,"completion_tokens":40,"completion_tokens_details":{"reasoning_tokens":32}}}`,
+	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":{"reasoning_tokens":"3"}}}`,
+	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":null}}`,
+	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":[1]}}`,
+	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":{"reasoning_tokens":1,"reasoning_tokens":2}}}`,
+	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":{"Reasoning_Tokens":1}}}`,
+	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":{"reasoning_tokens":-1,"audio_tokens":0}}}`,
 }
 
 func fixtureChunks(t testing.TB) []string {

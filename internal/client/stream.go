@@ -238,6 +238,12 @@ func (s *stream) event(ev Event, now time.Time) *Error {
 		s.outBytes += len(out) + d.reasoningBytes + callBytes
 		s.resp.ChunkTimes = append(s.resp.ChunkTimes, now)
 		s.text.Write(out)
+		if d.reasoning {
+			s.resp.ReasoningChunks++
+		}
+		if (len(out) > 0 || callBytes > 0) && s.resp.FirstAnswer.IsZero() {
+			s.resp.FirstAnswer = now
+		}
 	}
 	for i := range d.tools {
 		if e := s.toolFragment(&d.tools[i]); e != nil {
@@ -375,6 +381,10 @@ func (s *stream) close() {
 			s.resp.PromptTokens = int(s.usage.PromptTokens)
 			s.resp.OutputTokens = int(s.usage.CompletionTokens)
 			s.resp.TokensFrom = TokensFromUsage
+			s.resp.ReasoningTokens = s.resp.ReasoningChunks
+			if s.usage.HasReasoning && s.usage.ReasoningTokens <= s.usage.CompletionTokens {
+				s.resp.ReasoningTokens = int(s.usage.ReasoningTokens)
+			}
 			return
 		}
 		s.resp.UsageRefused = why
@@ -382,4 +392,5 @@ func (s *stream) close() {
 	s.resp.PromptTokens = 0
 	s.resp.OutputTokens = s.chunks
 	s.resp.TokensFrom = TokensFromChunks
+	s.resp.ReasoningTokens = s.resp.ReasoningChunks
 }

@@ -95,6 +95,11 @@ type Response struct {
 	// FirstToken is when the first chunk carrying non-empty output text was
 	// read; zero if none was.
 	FirstToken time.Time
+	// FirstAnswer is when the first chunk carrying the answer (content,
+	// completions text or a piece of a tool call, not reasoning) was read;
+	// zero if none was. For a reasoning model it is the first word the user
+	// waits for; otherwise it equals FirstToken.
+	FirstAnswer time.Time
 	// End is when the stream ended (or the request failed).
 	End time.Time
 	// ChunkTimes holds the read time of every chunk that carried output text, in order.
@@ -108,6 +113,13 @@ type Response struct {
 	PromptTokens int
 	OutputTokens int
 	TokensFrom   TokenSource
+	// ReasoningChunks is how many chunks carried reasoning (a reasoning
+	// model's delta.reasoning_content or delta.reasoning), and
+	// ReasoningTokens the reasoning tokens of OutputTokens: the usage's
+	// completion_tokens_details.reasoning_tokens when the usage is believed
+	// and has it (at most OutputTokens), else ReasoningChunks.
+	ReasoningChunks int
+	ReasoningTokens int
 	// UsageRefused says why the server's usage was not believed, as a
 	// sentence; it is "" when the server sent no usage or it was believed.
 	// The last usage object of the stream is refused when:

@@ -13,6 +13,11 @@ import (
 type usage struct {
 	PromptTokens     int64
 	CompletionTokens int64
+	// ReasoningTokens is completion_tokens_details.reasoning_tokens, of the
+	// completion tokens; HasReasoning says it was a readable count (one
+	// that is not is ignored: the usage's own counts still hold).
+	ReasoningTokens int64
+	HasReasoning    bool
 	// unreadable says why the object or one of its counts could not be read
 	// as a whole number, as a phrase ("completion_tokens is 1.5, not a whole
 	// number"); "" when it could.
@@ -101,13 +106,30 @@ func readUsage(raw json.RawMessage) (u usage, ok bool) {
 	var v struct {
 		PromptTokens     json.RawMessage `json:"prompt_tokens"`
 		CompletionTokens json.RawMessage `json:"completion_tokens"`
+		Details          json.RawMessage `json:"completion_tokens_details"`
 	}
 	if err := json.Unmarshal(raw, &v); err != nil {
 		return usage{unreadable: "usage is not a valid object"}, true
 	}
 	u.set(keyPrompt, v.PromptTokens)
 	u.set(keyCompletion, v.CompletionTokens)
+	if len(v.Details) > 0 && v.Details[0] == '{' {
+		var d struct {
+			Reasoning json.RawMessage `json:"reasoning_tokens"`
+		}
+		if json.Unmarshal(v.Details, &d) == nil {
+			u.setReasoning(d.Reasoning)
+		}
+	}
 	return u, true
+}
+
+// setReasoning reads completion_tokens_details.reasoning_tokens: a count of
+// 0 or more, else ignored.
+func (u *usage) setReasoning(raw []byte) {
+	if n, why := readCount(raw); why == "" && n >= 0 && len(raw) > 0 && string(raw) != "null" {
+		u.ReasoningTokens, u.HasReasoning = n, true
+	}
 }
 
 // checkUsage returns why u cannot be believed for a response whose stream

@@ -189,12 +189,22 @@ func AllWith(percentiles []string) []Info {
 		}
 	}
 	for _, m := range catalogue {
-		if m.Group == GroupLatency && !m.PerStart {
-			continue
+		if _, _, family := LatencyPercentile(m.Name); family || isFamilyMean(m.Name) {
+			continue // listed above, with the result's percentiles
 		}
 		out = append(out, m)
 	}
 	return out
+}
+
+// isFamilyMean reports whether name is a latency family's mean ("ttft.mean").
+func isFamilyMean(name string) bool {
+	for _, f := range latencyFamilies {
+		if name == f.name+".mean" {
+			return true
+		}
+	}
+	return false
 }
 
 // MaxPercentiles is the most latency percentiles a list may hold (a

@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -108,16 +109,19 @@ func TestBenchfmtReadsBack(t *testing.T) {
 	out := writeBenchfmt(t, r)
 	results, units := readBenchfmt(t, out)
 
-	// The result carries no telemetry and no structured requests: every
-	// metric but the engine's, the GPUs', the cost's and
-	// structured_error_rate, which is not written as a 0 it never measured.
+	// The result carries no telemetry, no structured requests and no
+	// reasoning: every metric but the engine's, the GPUs', the cost's,
+	// structured_error_rate and the reasoning ones, which are not written
+	// as a 0 they never measured.
+	unmeasured := []string{"structured_error_rate", "ttfa.p50", "ttfa.p95", "ttfa.p99", "reasoning_tokens"}
 	var metrics []metric.Info
 	for _, m := range metric.All() {
-		if !m.PerStart && !m.Telemetry() && m.Group != metric.GroupCapacity && m.Name != "structured_error_rate" {
+		if !m.PerStart && !m.Telemetry() && m.Group != metric.GroupCapacity && !slices.Contains(unmeasured, m.Name) {
 			metrics = append(metrics, m)
 		}
 	}
 	assert.NotContains(t, string(out), "structured-error-rate")
+	assert.NotContains(t, string(out), "ttfa")
 
 	// One result per repetition per scenario, in order.
 	want := 0

@@ -114,6 +114,25 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 		row("structured answers", "%.0f", func(r result.Repetition) float64 { return float64(r.Structured) })
 		row("structured answers wrong", "%.0f", func(r result.Repetition) float64 { return float64(r.StructuredErrors) })
 	}
+	// A reasoning model: its thinking and its answer apart (the TTFT rows
+	// below are the first thought).
+	if slices.ContainsFunc(reps, func(r result.Repetition) bool { return r.Reasoning != nil }) {
+		reasoning := func(f func(*result.ReasoningStats) float64) func(result.Repetition) float64 {
+			return func(r result.Repetition) float64 {
+				if r.Reasoning == nil {
+					return math.NaN()
+				}
+				return f(r.Reasoning)
+			}
+		}
+		row("requests that reasoned", "%.0f", reasoning(func(rs *result.ReasoningStats) float64 { return float64(rs.Requests) }))
+		row("reasoning tokens a request", "%.1f", reasoning(func(rs *result.ReasoningStats) float64 {
+			return float64(rs.ReasoningTokens) / float64(max(rs.Requests, 1))
+		}))
+		row("cut before an answer", "%.0f", reasoning(func(rs *result.ReasoningStats) float64 { return float64(rs.Truncated) }))
+		row("time to first answer p50 (ms)", "%.2f", reasoning(func(rs *result.ReasoningStats) float64 { return nanIfNone(rs.TTFA.Count, rs.TTFA.P50) }))
+		row("time to first answer p95 (ms)", "%.2f", reasoning(func(rs *result.ReasoningStats) float64 { return nanIfNone(rs.TTFA.Count, rs.TTFA.P95) }))
+	}
 	row("duration (s)", "%.2f", func(r result.Repetition) float64 { return float64(r.Duration) })
 	row("request throughput (req/s)", "%.2f", func(r result.Repetition) float64 { return r.RequestThroughput })
 	row("output throughput (tok/s)", "%.1f", func(r result.Repetition) float64 { return r.OutputThroughput })
@@ -232,6 +251,10 @@ func notes(s *result.ScenarioResult, ab *result.ABArm) []string {
 		}
 		if r.UsageRefused > 0 {
 			out = append(out, fmt.Sprintf("%s: the server's usage was not believed for %d request%s (a count that cannot be true, or far from what the stream showed): their tokens were counted from the stream; the records say why", rep, r.UsageRefused, plural(r.UsageRefused)))
+		}
+		if rs := r.Reasoning; rs != nil && rs.Truncated > 0 {
+			out = append(out, fmt.Sprintf("%s: %d of %d requests that reasoned were cut by max_tokens before any answer (finish_reason length): the model thought past the budget; they have no time to first answer",
+				rep, rs.Truncated, rs.Requests))
 		}
 		if r.StructuredErrors > 0 {
 			out = append(out, fmt.Sprintf("%s: %d of %d structured answers were not what their requests asked for (counted in structured_error_rate, kept out of latency and goodput; the records say what was wrong), first %s",
@@ -433,3 +456,11 @@ func shortHash(h string) string {
 // clean makes untrusted text safe for a terminal: control and format
 // characters become spaces, and it is cut to at most n runes.
 func clean(s string, n int) string { return textsafe.Cut(s, n) }
+
+// nanIfNone is v, or NaN (no value: the row skips it) when count is 0.
+func nanIfNone(count int64, v float64) float64 {
+	if count == 0 {
+		return math.NaN()
+	}
+	return v
+}

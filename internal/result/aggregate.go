@@ -54,10 +54,14 @@ type Aggregator struct {
 	// requests and their wrong answers (Repetition.Structured).
 	structured, structuredErrors int
 	firstStructuredError         string
-	lastEndNS                    int64
-	busyNS                       int64 // sum of E2E over all requests: mean concurrency × window
-	firstSched, lastSched        int64
-	firstSent, lastSent          int64
+	// reasoning folds the requests that reasoned (Repetition.Reasoning);
+	// ttfa is their time to first answer, made at the first of them.
+	reasoning             ReasoningStats
+	ttfa                  *hdrhistogram.Histogram
+	lastEndNS             int64
+	busyNS                int64 // sum of E2E over all requests: mean concurrency × window
+	firstSched, lastSched int64
+	firstSent, lastSent   int64
 	// Prefill: prompt tokens and TTFT of the completed requests with a
 	// first token; decode: output tokens after the first and the time
 	// after it, of those with two or more.
@@ -141,6 +145,9 @@ func (a *Aggregator) Add(r *Record) {
 			return
 		}
 	}
+	if r.ReasoningTokens > 0 || r.FirstAnswerNS > 0 {
+		a.addReasoning(r)
+	}
 	ttft := time.Duration(r.FirstTokenNS - r.SentNS)
 	e2e := time.Duration(r.EndNS - r.SentNS)
 	a.record(HistE2E, int64(e2e/time.Microsecond))
@@ -171,6 +178,23 @@ func (a *Aggregator) Add(r *Record) {
 		a.goodPrompt += r.PromptTokens
 		a.goodOutput += r.OutputTokens
 	}
+}
+
+// addReasoning folds a completed request that reasoned.
+func (a *Aggregator) addReasoning(r *Record) {
+	a.reasoning.Requests++
+	a.reasoning.ReasoningTokens += r.ReasoningTokens
+	a.reasoning.AnswerTokens += max(r.OutputTokens-r.ReasoningTokens, 0)
+	if r.FirstAnswerNS == 0 {
+		if r.FinishReason == "length" {
+			a.reasoning.Truncated++
+		}
+		return
+	}
+	if a.ttfa == nil {
+		a.ttfa = hdrhistogram.New(histMinUS, histMaxUS, histDigits)
+	}
+	_ = a.ttfa.RecordValue(max(histMinUS, min((r.FirstAnswerNS-r.SentNS)/1e3, histMaxUS)))
 }
 
 // TPOT is (E2E − TTFT) / (output tokens − 1), defined for requests with at
@@ -227,6 +251,11 @@ func (a *Aggregator) Summary(index int) Repetition {
 	}
 	if a.sent > 0 {
 		rep.ErrorRate = float64(rep.Failed) / float64(a.sent)
+	}
+	if a.reasoning.Requests > 0 {
+		rs := a.reasoning
+		rs.TTFA = stats(a.ttfa)
+		rep.Reasoning = &rs
 	}
 	if a.structured > 0 {
 		rep.StructuredErrorRate = float64(a.structuredErrors) / float64(a.structured)

@@ -13,20 +13,28 @@ import (
 // since the start of the repetition on the monotonic clock; a zero
 // FirstTokenNS means no output text arrived.
 type Record struct {
-	ID           string  `json:"id"`         // the workload request's id
-	RequestID    string  `json:"request_id"` // the X-Request-Id sent (unique in the run)
-	Scenario     string  `json:"scenario"`
-	Repetition   int     `json:"repetition"`
-	ScheduledNS  int64   `json:"scheduled_ns"` // planned send time (closed loop: = sent_ns)
-	SentNS       int64   `json:"sent_ns"`
-	FirstTokenNS int64   `json:"first_token_ns"`
-	EndNS        int64   `json:"end_ns"`
-	TTFTUS       int64   `json:"ttft_us"`
-	E2EUS        int64   `json:"e2e_us"`
-	ITLUS        []int64 `json:"itl_us"`
-	PromptTokens int     `json:"prompt_tokens"`
-	OutputTokens int     `json:"output_tokens"`
-	TokensFrom   string  `json:"tokens_from"`
+	ID           string `json:"id"`         // the workload request's id
+	RequestID    string `json:"request_id"` // the X-Request-Id sent (unique in the run)
+	Scenario     string `json:"scenario"`
+	Repetition   int    `json:"repetition"`
+	ScheduledNS  int64  `json:"scheduled_ns"` // planned send time (closed loop: = sent_ns)
+	SentNS       int64  `json:"sent_ns"`
+	FirstTokenNS int64  `json:"first_token_ns"`
+	// FirstAnswerNS is when the first chunk of the answer (not reasoning)
+	// arrived; 0 when none did. Written only for a request that reasoned,
+	// where it differs from FirstTokenNS.
+	FirstAnswerNS int64   `json:"first_answer_ns,omitempty"`
+	EndNS         int64   `json:"end_ns"`
+	TTFTUS        int64   `json:"ttft_us"`
+	E2EUS         int64   `json:"e2e_us"`
+	ITLUS         []int64 `json:"itl_us"`
+	PromptTokens  int     `json:"prompt_tokens"`
+	OutputTokens  int     `json:"output_tokens"`
+	TokensFrom    string  `json:"tokens_from"`
+	// ReasoningTokens is how many of OutputTokens were reasoning (a
+	// reasoning model's thinking): from the usage's
+	// completion_tokens_details where given, else the reasoning chunks.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// UsageRefused says why the server's usage was not believed (the
 	// counts then come from the stream); empty when it was, or was absent.
 	UsageRefused string `json:"usage_refused,omitempty"`

@@ -386,6 +386,9 @@ type Repetition struct {
 	StructuredErrors     int     `json:"structured_errors,omitempty"`
 	StructuredErrorRate  float64 `json:"structured_error_rate,omitempty"`
 	FirstStructuredError string  `json:"first_structured_error,omitempty"`
+	// Reasoning summarises the completed requests that reasoned (a
+	// reasoning model's thinking before its answer); nil when none did.
+	Reasoning *ReasoningStats `json:"reasoning,omitempty"`
 	// Retries counts the requests sent a second time, on a new connection,
 	// because the server had closed the reused one before answering (as
 	// llama.cpp's server does after every stream): no server error.
@@ -466,6 +469,24 @@ type ScheduleStats struct {
 	// TTFT and E2E measured from the scheduled send time.
 	TTFTFromSchedule Stats `json:"ttft_from_schedule_ms"`
 	E2EFromSchedule  Stats `json:"e2e_from_schedule_ms"`
+}
+
+// ReasoningStats is what a repetition's reasoning requests did: TTFT is
+// their time to the first thought, TTFA (time to first answer) to the
+// first word of the answer the user waits for.
+type ReasoningStats struct {
+	// Requests is the completed requests that reasoned; Truncated those of
+	// them that never reached an answer because max_tokens cut them
+	// (finish reason length), so they have no TTFA.
+	Requests  int `json:"requests"`
+	Truncated int `json:"truncated,omitempty"`
+	// ReasoningTokens and AnswerTokens split those requests' output
+	// tokens: thinking, and the rest.
+	ReasoningTokens int `json:"reasoning_tokens"`
+	AnswerTokens    int `json:"answer_tokens"`
+	// TTFA is the time from send to the first answer chunk of those that
+	// reached one, in milliseconds.
+	TTFA Stats `json:"ttfa_ms"`
 }
 
 // Stats summarise one latency distribution, in milliseconds.

@@ -70,6 +70,20 @@ func repValue(r *Repetition, name string) (float64, error) {
 		return r.Goodput, nil
 	case "error_rate":
 		return r.ErrorRate, nil
+	case "ttfa.p50", "ttfa.p95", "ttfa.p99", "reasoning_tokens":
+		rs := r.Reasoning
+		if rs == nil || (name != "reasoning_tokens" && rs.TTFA.Count == 0) {
+			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: "no completed request of the repetition reasoned and reached its answer"}
+		}
+		switch name {
+		case "ttfa.p50":
+			return rs.TTFA.P50, nil
+		case "ttfa.p95":
+			return rs.TTFA.P95, nil
+		case "ttfa.p99":
+			return rs.TTFA.P99, nil
+		}
+		return float64(rs.ReasoningTokens) / float64(rs.Requests), nil
 	case "structured_error_rate":
 		if r.Structured == 0 {
 			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: "no request of the repetition asked for structured output (response_format JSON, or tools)"}

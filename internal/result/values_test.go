@@ -22,6 +22,7 @@ func TestValuesOfEveryMetric(t *testing.T) {
 			PowerMeanW: &one, EnergyJ: &one, EnergyPerToken: &one, TokensPerJoule: &one}
 		s.Repetitions[i].PrefillThroughput, s.Repetitions[i].DecodeThroughput = &one, &one // a v1 result has neither
 		s.Repetitions[i].Structured, s.Repetitions[i].StructuredErrors, s.Repetitions[i].StructuredErrorRate = 10, 1, 0.1
+		s.Repetitions[i].Reasoning = &ReasoningStats{Requests: 4, ReasoningTokens: 400, AnswerTokens: 40, TTFA: Stats{Count: 4, P50: 1, P95: 2, P99: 3}}
 	}
 	if _, err := s.Values("capacity"); !errors.As(err, new(*NotMeasuredError)) {
 		t.Errorf("Values(capacity) of a scenario with no search = %v, want a *NotMeasuredError", err)

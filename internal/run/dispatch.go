@@ -254,6 +254,10 @@ func newRecord(p Plan, req *workload.Request, resp *client.Response, start, sche
 		FinishReason: resp.FinishReason,
 		Text:         resp.Text,
 	}
+	if resp.ReasoningChunks > 0 {
+		r.ReasoningTokens = resp.ReasoningTokens
+		r.FirstAnswerNS = rel(resp.FirstAnswer)
+	}
 	for _, tc := range resp.ToolCalls {
 		r.ToolCalls = append(r.ToolCalls, result.ToolCall{Index: tc.Index, ID: tc.ID, Type: tc.Type, Name: tc.Name, Arguments: tc.Arguments})
 	}

@@ -227,3 +227,72 @@ func TestStructuredCheckOnLlamaCppCapture(t *testing.T) {
 	assert.Equal(t, "length", recs[0].FinishReason)
 	assert.True(t, strings.HasPrefix(recs[0].StructuredError, "cut by max_tokens (finish_reason length): not JSON: "), recs[0].StructuredError)
 }
+
+// A reasoning model (perfgate sim --reasoning-tokens) is timed apart: the
+// first token is the first thought, the first answer comes after the
+// thinking, the reasoning tokens are the simulator's, and an answer that
+// max_tokens cut inside the thinking is counted as truncated, with no time
+// to first answer.
+func TestReasoningMeasuredAgainstSimulatorTruth(t *testing.T) {
+	truth := &lockedBuffer{}
+	cfg := sim.DefaultConfig()
+	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = time.Millisecond, 0, 0
+	cfg.ReasoningTokens = 6
+	cfg.Truth = truth
+	srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
+	require.NoError(t, err)
+	c, err := client.New(client.Options{BaseURL: srv.URL(), API: client.APIChat, Model: cfg.Model, MaxConns: 4})
+	require.NoError(t, err)
+	t.Cleanup(c.CloseIdleConnections)
+	var reqs []workload.Request
+	for i := range 12 {
+		n := 16
+		if i%4 == 3 {
+			n = 4 // inside the thinking: no answer
+		}
+		reqs = append(reqs, workload.Request{ID: fmt.Sprintf("r%d", i), Prompt: fmt.Sprintf("think about %d", i), MaxTokens: n})
+	}
+	agg := result.NewAggregator(result.SLO{}, false, 0)
+	var recs []*result.Record
+	err = (&Dispatcher{Sender: c}).Run(t.Context(), Plan{Scenario: "s", Repetition: 1, Requests: reqs, Load: config.Load{Type: config.LoadClosed, Concurrency: 4}},
+		func(r *result.Record) { recs = append(recs, r); agg.Add(r) })
+	require.NoError(t, err)
+	require.NoError(t, srv.Close())
+	byID := map[string]sim.TruthRecord{}
+	sc := bufio.NewScanner(strings.NewReader(truth.b.String()))
+	for sc.Scan() {
+		var tr sim.TruthRecord
+		require.NoError(t, json.Unmarshal(sc.Bytes(), &tr))
+		byID[tr.RequestID] = tr
+	}
+	for _, r := range recs {
+		tr := byID[r.RequestID]
+		require.Empty(t, r.ErrorKind, r.Error)
+		assert.Equal(t, tr.ReasoningTokens, r.ReasoningTokens, r.ID)
+		assert.Equal(t, "usage", r.TokensFrom, r.ID)
+		if r.ID[1:] == "3" || r.ID[1:] == "7" || r.ID[1:] == "11" {
+			assert.Equal(t, 4, r.ReasoningTokens, r.ID)
+			assert.Zero(t, r.FirstAnswerNS, "%s: cut inside the thinking", r.ID)
+			assert.Equal(t, "length", r.FinishReason)
+			continue
+		}
+		assert.Equal(t, 6, r.ReasoningTokens, r.ID)
+		require.Greater(t, r.FirstAnswerNS, r.FirstTokenNS, "%s: the answer comes after the thinking", r.ID)
+		// The answer's first chunk is the seventh: six gaps after the first thought.
+		var sum int64
+		for _, g := range r.ITLUS[:6] {
+			sum += g
+		}
+		assert.InDelta(t, float64(r.FirstAnswerNS-r.FirstTokenNS)/1e3, float64(sum), 6, "%s: the gaps are whole µs, each cut by under 1 µs", r.ID)
+	}
+	rep := agg.Summary(1)
+	require.NotNil(t, rep.Reasoning)
+	assert.Equal(t, 12, rep.Reasoning.Requests)
+	assert.Equal(t, 3, rep.Reasoning.Truncated)
+	assert.Equal(t, 9*6+3*4, rep.Reasoning.ReasoningTokens)
+	assert.Equal(t, int64(9), rep.Reasoning.TTFA.Count)
+	assert.Greater(t, rep.Reasoning.TTFA.P50, rep.TTFT.P50)
+	v, err := rep.Value("reasoning_tokens")
+	require.NoError(t, err)
+	assert.InDelta(t, float64(9*6+3*4)/12, v, 1e-9)
+}

@@ -91,7 +91,18 @@ func (f *format) finalChunk(b []byte, reason string) []byte {
 	return append(b, `,"stop_reason":null}]}`+"\n\n"...)
 }
 
-func (f *format) usageChunk(b []byte, prompt, completion int) []byte {
+// reasoningChunk is a token of a reasoning model's thinking, as vLLM and
+// llama.cpp stream it.
+func (f *format) reasoningChunk(b []byte, tok string) []byte {
+	b = append(b, f.head...)
+	b = append(b, `"choices":[{"index":0,"delta":{"reasoning_content":`...)
+	b = appendJSONString(b, tok)
+	return append(b, `},"logprobs":null,"finish_reason":null}]}`+"\n\n"...)
+}
+
+// usageChunk is the usage; reasoning tokens, of completion's, are in its
+// completion_tokens_details when there were any.
+func (f *format) usageChunk(b []byte, prompt, completion, reasoning int) []byte {
 	b = append(b, f.head...)
 	b = append(b, `"choices":[],"usage":{"prompt_tokens":`...)
 	b = strconv.AppendInt(b, int64(prompt), 10)
@@ -99,6 +110,11 @@ func (f *format) usageChunk(b []byte, prompt, completion int) []byte {
 	b = strconv.AppendInt(b, int64(prompt+completion), 10)
 	b = append(b, `,"completion_tokens":`...)
 	b = strconv.AppendInt(b, int64(completion), 10)
+	if reasoning > 0 {
+		b = append(b, `,"completion_tokens_details":{"reasoning_tokens":`...)
+		b = strconv.AppendInt(b, int64(reasoning), 10)
+		b = append(b, '}')
+	}
 	return append(b, "}}\n\n"...)
 }
 
@@ -120,7 +136,13 @@ type usage struct {
 // whole is a non-streaming response with n tokens of g.
 func (f *format) whole(b []byte, g generation, n int, reason string, prompt int) []byte {
 	text := make([]byte, 0, 8*n)
+	var thought []byte
+	th, thinks := g.(thinker)
 	for i := range n {
+		if thinks && th.thinking(i) {
+			thought = append(thought, g.Token(i)...)
+			continue
+		}
 		text = append(text, g.Token(i)...)
 	}
 	u := usage{PromptTokens: prompt, CompletionTokens: n, TotalTokens: prompt + n}
@@ -136,11 +158,12 @@ func (f *format) whole(b []byte, g generation, n int, reason string, prompt int)
 			Function function `json:"function"`
 		}
 		type message struct {
-			Role      string  `json:"role"`
-			Content   *string `json:"content"`
-			ToolCalls []call  `json:"tool_calls,omitempty"`
+			Role             string  `json:"role"`
+			Content          *string `json:"content"`
+			ReasoningContent string  `json:"reasoning_content,omitempty"`
+			ToolCalls        []call  `json:"tool_calls,omitempty"`
 		}
-		msg := message{Role: "assistant"}
+		msg := message{Role: "assistant", ReasoningContent: string(thought)}
 		if tg, ok := g.(toolGen); ok {
 			msg.ToolCalls = []call{{"call-" + f.id, "function", function{tg.call.name, tg.arguments(n)}}}
 		} else {

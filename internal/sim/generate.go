@@ -71,3 +71,35 @@ func splitmix(x uint64) uint64 {
 	x = (x ^ (x >> 27)) * 0x94d049bb133111eb
 	return x ^ (x >> 31)
 }
+
+// thinker is a reasoning model's generation: n tokens of thinking, then the
+// answer, the whole cut at max_tokens (a reasoning-only answer, finish
+// reason length, when max_tokens is n or less).
+type thinker struct {
+	answer   generation
+	n, max   int
+	thoughts fillerGen
+}
+
+func newThinker(answer generation, n, maxTokens int, key uint64) thinker {
+	return thinker{answer: answer, n: n, max: max(maxTokens, 1), thoughts: fillerGen{n: n, key: key ^ 0x5eed}}
+}
+
+func (g thinker) Len() int { return min(g.n+g.answer.Len(), g.max) }
+
+func (g thinker) Token(i int) string {
+	if i < g.n {
+		return g.thoughts.Token(i)
+	}
+	return g.answer.Token(i - g.n)
+}
+
+func (g thinker) FinishReason() string {
+	if g.n+g.answer.Len() > g.max {
+		return "length"
+	}
+	return g.answer.FinishReason()
+}
+
+// thinking reports whether token i is reasoning.
+func (g thinker) thinking(i int) bool { return i < g.n }

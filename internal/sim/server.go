@@ -271,6 +271,17 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 		right := a.right
 		rec.EvalSuite, rec.EvalItem, rec.EvalRight = a.suite, a.item, &right
 	}
+	if n := s.cfg.ReasoningTokens; n > 0 && api == apiChat && !req.constrained() {
+		// A reasoning model thinks first; the answer gets what max_tokens
+		// leaves (at least a token, which the cut may still drop).
+		inner := g
+		if req.maxTokens > n {
+			if _, ok := g.(answerGen); !ok {
+				inner = s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens - n, Seed: s.cfg.Seed})
+			}
+		}
+		g = newThinker(inner, n, req.maxTokens, uint64(len(req.promptText)))
+	}
 	if req.constrained() {
 		rec.Structured = &TruthStructured{Valid: !wrong}
 	}
@@ -350,6 +361,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, sq
 		for ; written < st.emitted; written++ {
 			if tg, ok := g.(toolGen); ok {
 				buf = f.toolChunk(buf[:0], tg, written)
+			} else if th, ok := g.(thinker); ok && th.thinking(written) {
+				buf = f.reasoningChunk(buf[:0], g.Token(written))
+				rec.ReasoningTokens = written + 1
 			} else {
 				buf = f.tokenChunk(buf[:0], g.Token(written))
 			}
@@ -377,7 +391,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, sq
 		rec.ToolCall = truthToolCall(g, written)
 		buf = f.finalChunk(buf[:0], sq.finish)
 		if req.includeUsage {
-			buf = f.usageChunk(buf, req.promptTokens, written)
+			buf = f.usageChunk(buf, req.promptTokens, written, rec.ReasoningTokens)
 		}
 		buf = append(buf, "data: [DONE]\n\n"...)
 		if !send(buf) {

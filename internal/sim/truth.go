@@ -38,6 +38,9 @@ type TruthRecord struct {
 	EvalSuite string `json:"eval_suite,omitempty"`
 	EvalItem  string `json:"eval_item,omitempty"`
 	EvalRight *bool  `json:"eval_right,omitempty"`
+	// ReasoningTokens is how many of OutputTokens were thinking
+	// (--reasoning-tokens), streamed as reasoning_content before the answer.
+	ReasoningTokens int `json:"reasoning_tokens,omitempty"`
 	// ToolCall is the call the request was answered with (a chat request
 	// with tools), its arguments as sent; absent for text.
 	ToolCall *TruthToolCall `json:"tool_call,omitempty"`

@@ -292,6 +292,23 @@ func (v *checker) repetition(p string, r *Repetition) {
 		math.Abs(r.StructuredErrorRate-float64(r.StructuredErrors)/float64(r.Structured)) > 1e-9 {
 		v.add(p+".structured_error_rate", "%s is not %d wrong answers of %d structured requests", fmtNum(r.StructuredErrorRate), r.StructuredErrors, r.Structured)
 	}
+	if rs := r.Reasoning; rs != nil {
+		q := p + ".reasoning"
+		v.count(q+".requests", rs.Requests)
+		v.count(q+".truncated", rs.Truncated)
+		v.count(q+".reasoning_tokens", rs.ReasoningTokens)
+		v.count(q+".answer_tokens", rs.AnswerTokens)
+		if rs.Requests > r.Completed && r.Completed >= 0 {
+			v.add(q+".requests", "%d requests reasoned of %d completed", rs.Requests, r.Completed)
+		}
+		if rs.Truncated > rs.Requests && rs.Requests >= 0 {
+			v.add(q+".truncated", "%d cut of %d that reasoned", rs.Truncated, rs.Requests)
+		}
+		if rs.TTFA.Count > int64(rs.Requests) {
+			v.add(q+".ttfa_ms.count", "%d answers timed of %d requests that reasoned", rs.TTFA.Count, rs.Requests)
+		}
+		v.stats(q+".ttfa_ms", rs.TTFA)
+	}
 	v.count(p+".usage_refused", r.UsageRefused)
 	if r.UsageRefused > r.Completed && r.Completed >= 0 {
 		v.add(p+".usage_refused", "usage refused for %d of %d completed requests", r.UsageRefused, r.Completed)

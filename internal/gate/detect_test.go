@@ -167,3 +167,45 @@ func TestDetectabilityOfAFall(t *testing.T) {
 	assert.True(t, d.Confirmable, "needs %.3g", d.Change)
 	assert.Contains(t, d.Sentence(), "-5% is confirmable")
 }
+
+// A percentile on a cliff of the distribution (init's chat-c8 TTFT p95:
+// the seventh-slowest of the same 128 requests fell either side of a jump,
+// 163-166 or 179-186 ms, while p90 and p99 held within 2%) is steadied by
+// another percentile, not by more requests: the advice says so and puts
+// the steadier percentile first. A percentile whose noise its neighbours
+// share is advised more requests as before.
+func TestDetectabilityOfACliff(t *testing.T) {
+	detect := func(p95 []float64, p99 func(i int) float64) Detectability {
+		cfg, scenarios := setup(t, `{ttft.p95: "+10%", ttft.p99: "off", tpot.p99: "off", e2e.p99: "off", output_throughput: "off", goodput: "off", error_rate: "off", cold_start: "off"}`)
+		cfg.Repetitions = config.Repetitions{Min: 4, Max: 12}
+		cfg.Scenarios[0].Requests = 128
+		s := measured(cfg, scenarios[0], p95...)
+		for i := range s.Repetitions {
+			s.Repetitions[i].TTFT.P90 = 120 * (1 + 0.01*float64(i%3-1))
+			s.Repetitions[i].TTFT.P99 = p99(i)
+		}
+		ds := ConfigPolicy(cfg, TwoSamples, func(n string) bool { return n == "chat" }).Detect(cfg, map[string]*result.Result{"chat": resultOf(s)}, nil)
+		for _, d := range ds {
+			if d.Metric == "ttft.p95" {
+				return d
+			}
+		}
+		t.Fatalf("no detectability of ttft.p95 among %+v", ds)
+		return Detectability{}
+	}
+	onCliff := []float64{162, 188, 160, 190, 163, 186, 161, 189, 160, 187, 164, 185}
+	d := detect(onCliff, func(i int) float64 { return 241 * (1 + 0.005*float64(i%3-1)) })
+	require.False(t, d.Confirmable, "needs %.3g", d.Change)
+	assert.True(t, d.Cliff)
+	require.NotEmpty(t, d.Advice)
+	assert.Equal(t, "ttft.p90", d.Advice[0], "%v", d.Advice)
+	for _, a := range d.Advice {
+		assert.NotRegexp(t, `requests$`, a, "more requests would not steady a cliff: %v", d.Advice)
+	}
+	assert.Contains(t, d.Sentence(), "it sits where the distribution jumps (ttft.p90 and ttft.p99 hold steadier), so more requests would not steady it: use ttft.p90")
+
+	// The p99 as noisy as the p95: sampling noise, which more requests do steady.
+	d = detect(onCliff, func(i int) float64 { return onCliff[i] * 1.4 })
+	assert.False(t, d.Cliff)
+	assert.Regexp(t, `^\d+ requests$`, d.Advice[0], "%v", d.Advice)
+}

@@ -421,17 +421,25 @@ scenarios:
   # workload: instead (docs/workloads.md).
   - name: chat-c8
     synth:
-      requests: 64
+      requests: 128
       input: {type: lognormal, mean: 512, stddev: 384, min: 8, max: 8192}
       output: {type: lognormal, mean: 192, stddev: 128, min: 8, max: 1024}
     load:
       type: closed
       concurrency: 8
-    requests: 64                   # per repetition
+    requests: 128                  # per repetition
     # A request is good (it counts towards goodput) when it meets these.
     slo:
       ttft: 1s
       tpot: 50ms
+    # TTFT at p90 here: about six of these requests queue behind a long
+    # prompt, and the seventh-slowest TTFT falls either side of that jump
+    # from one repetition to the next. It is this scenario's p95 at 128
+    # requests (±8% between identical repetitions) and its p90 at 64; the
+    # p90 of 128 holds within 2%.
+    gates:
+      ttft.p95: off
+      ttft.p90: +10%
 
   # Open loop: Poisson arrivals at 2 requests/s, whatever the server does,
   # as users arrive in production. A rate the server cannot keep up with

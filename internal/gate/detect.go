@@ -259,9 +259,10 @@ func (p Policy) detect(cfg *config.Config, s config.Scenario, f Family, total in
 	// a run falls as their square root; the run-to-run part does not),
 	// more repetitions, a steadier percentile, or the tolerance it needs.
 	// A percentile on a cliff of the distribution (both neighbours far
-	// steadier: init's TTFT p95 moved ±8% between repetitions where its
-	// p90 and p99 held within 2%, at 64 requests and at 128) is steadied
-	// by another percentile, not by more of the same requests.
+	// steadier: init's TTFT p95 of 128 requests moved ±8% between
+	// repetitions where its p90 and p99 held within 2%) is steadied by
+	// another percentile, not by more of the same requests, which only
+	// move the cliff to another percentile.
 	noiseOf := func(name string) (stat.Noise, bool) {
 		vs, err := compare.GateValuesOrRecorded(bs, name, cfg.Compare.Estimator)
 		if err != nil || len(vs) < 2 {

@@ -168,9 +168,9 @@ func TestDetectabilityOfAFall(t *testing.T) {
 	assert.Contains(t, d.Sentence(), "-5% is confirmable")
 }
 
-// A percentile on a cliff of the distribution (init's chat-c8 TTFT p95:
-// the seventh-slowest of the same 128 requests fell either side of a jump,
-// 163-166 or 179-186 ms, while p90 and p99 held within 2%) is steadied by
+// A percentile on a cliff of the distribution (init's chat-c8 TTFT p95 at
+// 128 requests: the seventh-slowest fell either side of a jump, 163-166 or
+// 179-186 ms, while p90 and p99 held within 2%) is steadied by
 // another percentile, not by more requests: the advice says so and puts
 // the steadier percentile first. A percentile whose noise its neighbours
 // share is advised more requests as before.

@@ -162,7 +162,9 @@ func (s *scanner) delta(d *decoded) bool {
 			}
 			return ok
 		case keyReasoningContent, keyReasoning:
-			v, ok := s.optStr(false)
+			// Kept (decoded and checked) so that its length is the slow
+			// path's: it bounds the tokens a usage may claim.
+			v, ok := s.optStr(d != nil)
 			if d != nil && len(v) > 0 {
 				d.reasoning = true
 				d.reasoningBytes += len(v)

@@ -76,6 +76,8 @@ var decodeSeeds = []string{
 	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":{"reasoning_tokens":1,"reasoning_tokens":2}}}`,
 	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":{"Reasoning_Tokens":1}}}`,
 	`{"choices":[],"usage":{"completion_tokens":4,"completion_tokens_details":{"reasoning_tokens":-1,"audio_tokens":0}}}`,
+	`{"choices":[{"delta":{"reasoning_content":"\u4e00 think"}}]}`,
+	"{\"choices\":[{\"delta\":{\"reasoning\":\"bad \xff\"}}]}",
 }
 
 func fixtureChunks(t testing.TB) []string {
@@ -108,7 +110,8 @@ func checkDecode(t *testing.T, data []byte) (fast bool) {
 	}
 	if !bytes.Equal(got.content, want.content) || !bytes.Equal(got.text, want.text) ||
 		!bytes.Equal(got.finish, want.finish) || got.reasoning != want.reasoning ||
-		got.hasUsage != want.hasUsage || got.usage != want.usage || !sameTools(got.tools, want.tools) {
+		got.hasUsage != want.hasUsage || got.usage != want.usage || !sameTools(got.tools, want.tools) ||
+		got.reasoningBytes != want.reasoningBytes {
 		t.Fatalf("fastDecode(%q) = %+v, encoding/json gives %+v", data, got, want)
 	}
 	return true

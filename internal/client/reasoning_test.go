@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -42,6 +43,10 @@ func TestDoReasoningApart(t *testing.T) {
 		{name: "a reasoning-only answer cut by max_tokens",
 			body:   reasoningChunk("hm") + reasoningChunk(" so") + `data: {"choices":[{"index":0,"finish_reason":"length","delta":{}}]}` + "\n\n" + doneChunk,
 			answer: false, chunks: 2, reasoning: 2, tokens: 2, from: TokensFromChunks, finish: "length"},
+		{name: "more reasoning chunks than the usage's tokens: capped",
+			body: strings.Repeat(reasoningChunk("h"), 10) + chatChunk("Y") + finishChunk +
+				`data: {"choices":[],"usage":{"prompt_tokens":3,"completion_tokens":6}}` + "\n\n" + doneChunk,
+			answer: true, chunks: 10, reasoning: 6, tokens: 6, from: TokensFromUsage, finish: "stop"},
 		{name: "no reasoning: the first answer is the first token",
 			body:   chatChunk("Yes") + chatChunk(".") + finishChunk + doneChunk,
 			answer: true, chunks: 0, reasoning: 0, tokens: 2, from: TokensFromChunks, finish: "stop", firstIsAnswer: true},

@@ -381,7 +381,7 @@ func (s *stream) close() {
 			s.resp.PromptTokens = int(s.usage.PromptTokens)
 			s.resp.OutputTokens = int(s.usage.CompletionTokens)
 			s.resp.TokensFrom = TokensFromUsage
-			s.resp.ReasoningTokens = s.resp.ReasoningChunks
+			s.resp.ReasoningTokens = min(s.resp.ReasoningChunks, s.resp.OutputTokens)
 			if s.usage.HasReasoning && s.usage.ReasoningTokens <= s.usage.CompletionTokens {
 				s.resp.ReasoningTokens = int(s.usage.ReasoningTokens)
 			}

@@ -117,7 +117,8 @@ type Response struct {
 	// model's delta.reasoning_content or delta.reasoning), and
 	// ReasoningTokens the reasoning tokens of OutputTokens: the usage's
 	// completion_tokens_details.reasoning_tokens when the usage is believed
-	// and has it (at most OutputTokens), else ReasoningChunks.
+	// and has it (at most OutputTokens), else ReasoningChunks (at most
+	// OutputTokens: a server may put two chunks in a token's place).
 	ReasoningChunks int
 	ReasoningTokens int
 	// UsageRefused says why the server's usage was not believed, as a

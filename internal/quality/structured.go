@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
@@ -64,7 +65,46 @@ func ParseJSON(text string) (any, string) {
 	if d := valueDepth(v); d > MaxAnswerDepth {
 		return nil, fmt.Sprintf("JSON nested %d levels deep, more than the %d perfgate checks", d, MaxAnswerDepth)
 	}
+	if n := hugeNumber(v, 0); n != "" {
+		return nil, "a number perfgate does not check: " + clip(n, 40)
+	}
 	return v, ""
+}
+
+// maxNumberText bounds a number's text in a checked answer: a schema's
+// integer and minimum checks make exact fractions of numbers, and one like
+// 1e999999 takes tens of milliseconds each, on the request's own slot.
+// No number a float64 or an int64 holds needs more.
+const maxNumberText = 32
+
+// hugeNumber is the text of the first number of v past maxNumberText, or
+// of an exponent past ±400, or "".
+func hugeNumber(v any, depth int) string {
+	switch x := v.(type) {
+	case json.Number:
+		s := string(x)
+		if len(s) > maxNumberText {
+			return s
+		}
+		if i := strings.IndexAny(s, "eE"); i >= 0 {
+			if e, err := strconv.Atoi(strings.TrimPrefix(s[i+1:], "+")); err != nil || e > 400 || e < -400 {
+				return s
+			}
+		}
+	case map[string]any:
+		for _, e := range x {
+			if n := hugeNumber(e, depth+1); n != "" {
+				return n
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if n := hugeNumber(e, depth+1); n != "" {
+				return n
+			}
+		}
+	}
+	return ""
 }
 
 // Check says what is wrong with the value v (from ParseJSON) under the

@@ -34,6 +34,7 @@ func TestValidateStructuredAndReasoning(t *testing.T) {
 		{"more cut", func(r *Repetition) { r.Reasoning.Truncated = 7 }, "scenarios[0].repetitions[0].reasoning.truncated: 7 cut of 6 that reasoned"},
 		{"more timed", func(r *Repetition) { r.Reasoning.TTFA.Count = 7 }, "scenarios[0].repetitions[0].reasoning.ttfa_ms.count: 7 answers timed of 6 requests that reasoned"},
 		{"negative TTFA", func(r *Repetition) { r.Reasoning.TTFA.P95 = -1 }, "scenarios[0].repetitions[0].reasoning.ttfa_ms.p95"},
+		{"tokens of no request", func(r *Repetition) { r.Reasoning.Requests, r.Reasoning.Truncated = 0, 0 }, "scenarios[0].repetitions[0].reasoning.requests: 0 requests reasoned, yet 300 reasoning tokens"},
 	} {
 		r := valid()
 		tc.spoil(&r.Scenarios[0].Repetitions[0])

@@ -301,6 +301,9 @@ func (v *checker) repetition(p string, r *Repetition) {
 		if rs.Requests > r.Completed && r.Completed >= 0 {
 			v.add(q+".requests", "%d requests reasoned of %d completed", rs.Requests, r.Completed)
 		}
+		if rs.Requests == 0 && (rs.ReasoningTokens > 0 || rs.TTFA.Count > 0) {
+			v.add(q+".requests", "0 requests reasoned, yet %d reasoning tokens and %d answers timed", rs.ReasoningTokens, rs.TTFA.Count)
+		}
 		if rs.Truncated > rs.Requests && rs.Requests >= 0 {
 			v.add(q+".truncated", "%d cut of %d that reasoned", rs.Truncated, rs.Requests)
 		}

@@ -72,7 +72,7 @@ func repValue(r *Repetition, name string) (float64, error) {
 		return r.ErrorRate, nil
 	case "ttfa.p50", "ttfa.p95", "ttfa.p99", "reasoning_tokens":
 		rs := r.Reasoning
-		if rs == nil || (name != "reasoning_tokens" && rs.TTFA.Count == 0) {
+		if rs == nil || rs.Requests <= 0 || (name != "reasoning_tokens" && rs.TTFA.Count == 0) {
 			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: "no completed request of the repetition reasoned and reached its answer"}
 		}
 		switch name {

@@ -54,7 +54,8 @@ type Config struct {
 	// ReasoningTokens makes the sim a reasoning model: every chat answer
 	// of text first streams this many tokens of thinking
 	// (delta.reasoning_content), within max_tokens, and its usage counts
-	// them in completion_tokens_details.reasoning_tokens.
+	// them in completion_tokens_details.reasoning_tokens. Eval items
+	// (Answers) are answered without thinking.
 	ReasoningTokens int
 	// StructuredErrorRate is the share of structured answers (JSON, tool
 	// calls) the sim gets wrong: cut before their end, so not valid JSON.
@@ -195,7 +196,7 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.Float64Var(&c.Slowdown, "slowdown", c.Slowdown, "multiplies step time (factor, > 0; 1.2 = 20% slower)")
 	fs.Float64Var(&c.ConstrainedSlowdown, "constrained-slowdown", c.ConstrainedSlowdown, "multiplies the time of a step whose batch holds a constrained request (response_format JSON, or tools) (factor, > 0)")
 	fs.Float64Var(&c.StructuredErrorRate, "structured-error-rate", c.StructuredErrorRate, "share of structured answers (JSON, tool calls) cut short so that they are not valid JSON, each request drawn once from --seed and its prompt (fraction in [0,1])")
-	fs.IntVar(&c.ReasoningTokens, "reasoning-tokens", c.ReasoningTokens, "think this many tokens (delta.reasoning_content) before every chat answer of text, within max_tokens: a reasoning model (count; 0 = none)")
+	fs.IntVar(&c.ReasoningTokens, "reasoning-tokens", c.ReasoningTokens, "think this many tokens (delta.reasoning_content) before every chat answer of text but an --answers item's, within max_tokens: a reasoning model (count; 0 = none)")
 	fs.Float64Var(&c.Jitter, "jitter", c.Jitter, "relative standard deviation of seeded noise on step time (fraction, 0.02 = 2%)")
 	fs.DurationVar(&c.StallEvery, "stall-every", c.StallEvery, "every this much engine time one step stalls (duration; 0 = never)")
 	fs.DurationVar(&c.Stall, "stall", c.Stall, "extra time a stalled step takes (duration)")

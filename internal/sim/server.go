@@ -271,14 +271,15 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 		right := a.right
 		rec.EvalSuite, rec.EvalItem, rec.EvalRight = a.suite, a.item, &right
 	}
-	if n := s.cfg.ReasoningTokens; n > 0 && api == apiChat && !req.constrained() {
+	if _, eval := g.(answerGen); !eval && s.cfg.ReasoningTokens > 0 && api == apiChat && !req.constrained() {
 		// A reasoning model thinks first; the answer gets what max_tokens
-		// leaves (at least a token, which the cut may still drop).
+		// leaves (at least a token, which the cut may still drop). Eval
+		// items are answered without thinking, so that their truth (right
+		// or wrong, drawn for the whole answer) stays what is streamed.
+		n := s.cfg.ReasoningTokens
 		inner := g
 		if req.maxTokens > n {
-			if _, ok := g.(answerGen); !ok {
-				inner = s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens - n, Seed: s.cfg.Seed})
-			}
+			inner = s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens - n, Seed: s.cfg.Seed})
 		}
 		g = newThinker(inner, n, req.maxTokens, uint64(len(req.promptText)))
 	}

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"math"
 	"sort"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -95,7 +97,7 @@ func exampleArguments(schema json.RawMessage) (string, error) {
 	if err := json.Unmarshal(schema, &s); err != nil {
 		return "", err
 	}
-	v, err := exampleValue(s, 0)
+	v, err := exampleOf(s, s, 0)
 	if err != nil {
 		return "", err
 	}
@@ -106,13 +108,18 @@ func exampleArguments(schema json.RawMessage) (string, error) {
 // maxSchemaDepth bounds the nesting exampleValue follows.
 const maxSchemaDepth = 16
 
-// exampleValue is a value of schema s: its const, else its first enum
-// value, else by its type: an object of its required properties (all of
-// them when none is required), an array of minItems (at least one) example
-// items, the string "sim" (or minLength x's), minimum or 1 for numbers,
-// true, null. A schema without a type is an object if it has properties,
-// else a string.
-func exampleValue(s any, depth int) (any, error) {
+// exampleOf is a value of schema s (root: the whole schema, which local
+// $refs point into): its const, else its first enum value, else the first
+// alternative of anyOf/oneOf, else all of allOf's first, else by its type:
+// an object of its required properties (all of them when none is
+// required), an array of minItems (at least one) example items, a string
+// of minLength x's ("sim" when it allows three), the number nearest 1
+// within minimum/maximum (a whole one for integers), true, null. A schema
+// without a type is an object if it has properties, else a string. It
+// does not try: pattern, format, multipleOf, not, if/then/else, and
+// counts past maxSchemaCount; a schema the sim cannot satisfy is the
+// request's error.
+func exampleOf(root, s any, depth int) (any, error) {
 	if depth > maxSchemaDepth {
 		return nil, errors.New("nested too deeply")
 	}
@@ -123,11 +130,23 @@ func exampleValue(s any, depth int) (any, error) {
 		}
 		return nil, fmt.Errorf("want a schema object, got %T", s)
 	}
+	if ref, ok := m["$ref"].(string); ok {
+		target, err := localRef(root, ref)
+		if err != nil {
+			return nil, err
+		}
+		return exampleOf(root, target, depth+1)
+	}
 	if c, ok := m["const"]; ok {
 		return c, nil
 	}
 	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
 		return e[0], nil
+	}
+	for _, alt := range []string{"anyOf", "oneOf", "allOf"} {
+		if as, ok := m[alt].([]any); ok && len(as) > 0 {
+			return exampleOf(root, as[0], depth+1)
+		}
 	}
 	typ, _ := m["type"].(string)
 	if ts, ok := m["type"].([]any); ok && len(ts) > 0 {
@@ -138,6 +157,16 @@ func exampleValue(s any, depth int) (any, error) {
 		if _, ok := m["properties"]; ok {
 			typ = "object"
 		}
+	}
+	count := func(key string) (int, bool, error) {
+		f, ok := m[key].(float64)
+		if !ok {
+			return 0, false, nil
+		}
+		if f < 0 || f > maxSchemaCount {
+			return 0, false, fmt.Errorf("%s %g: the simulator answers at most %d", key, f, maxSchemaCount)
+		}
+		return int(math.Ceil(f)), true, nil
 	}
 	switch typ {
 	case "object":
@@ -161,7 +190,7 @@ func exampleValue(s any, depth int) (any, error) {
 			if !ok {
 				ps = map[string]any{"type": "string"}
 			}
-			v, err := exampleValue(ps, depth+1)
+			v, err := exampleOf(root, ps, depth+1)
 			if err != nil {
 				return nil, fmt.Errorf("properties.%s: %w", n, err)
 			}
@@ -169,9 +198,15 @@ func exampleValue(s any, depth int) (any, error) {
 		}
 		return out, nil
 	case "array":
-		n := 1
-		if f, ok := m["minItems"].(float64); ok && f > 1 {
-			n = int(min(f, 8))
+		n, _, err := count("minItems")
+		if err != nil {
+			return nil, err
+		}
+		n = max(n, 1)
+		if hi, ok, err := count("maxItems"); err != nil {
+			return nil, err
+		} else if ok {
+			n = min(n, hi)
 		}
 		items, ok := m["items"]
 		if !ok {
@@ -179,7 +214,7 @@ func exampleValue(s any, depth int) (any, error) {
 		}
 		out := make([]any, 0, n)
 		for range n {
-			v, err := exampleValue(items, depth+1)
+			v, err := exampleOf(root, items, depth+1)
 			if err != nil {
 				return nil, fmt.Errorf("items: %w", err)
 			}
@@ -187,24 +222,75 @@ func exampleValue(s any, depth int) (any, error) {
 		}
 		return out, nil
 	case "string":
-		if f, ok := m["minLength"].(float64); ok && f > 3 {
-			return string(bytes.Repeat([]byte("x"), int(min(f, 256)))), nil
+		lo, _, err := count("minLength")
+		if err != nil {
+			return nil, err
 		}
-		return "sim", nil
+		hi, hasHi, err := count("maxLength")
+		if err != nil {
+			return nil, err
+		}
+		if lo <= 3 && (!hasHi || hi >= 3) {
+			return "sim", nil
+		}
+		if hasHi && hi < lo {
+			return nil, fmt.Errorf("minLength %d over maxLength %d", lo, hi)
+		}
+		return strings.Repeat("x", lo), nil
 	case "integer", "number":
-		if f, ok := m["minimum"].(float64); ok {
-			if typ == "integer" {
-				return json.Number(strconv.FormatInt(int64(f), 10)), nil
-			}
-			return f, nil
+		v := 1.0
+		lo, hasLo := m["minimum"].(float64)
+		hi, hasHi := m["maximum"].(float64)
+		if hasLo && v < lo {
+			v = lo
 		}
-		return 1, nil
+		if hasHi && v > hi {
+			v = hi
+		}
+		if typ == "integer" {
+			v = math.Ceil(v)
+			if hasHi && v > hi {
+				return nil, fmt.Errorf("no integer from %g to %g", lo, hi)
+			}
+			if math.Abs(v) > 1<<53 {
+				return nil, fmt.Errorf("minimum %g: past the integers the simulator writes", v)
+			}
+			return json.Number(strconv.FormatInt(int64(v), 10)), nil
+		}
+		return v, nil
 	case "boolean":
 		return true, nil
 	case "null":
 		return nil, nil
 	}
 	return nil, fmt.Errorf("type %q: want object, array, string, integer, number, boolean or null", typ)
+}
+
+// maxSchemaCount bounds the items and string lengths the sim writes.
+const maxSchemaCount = 4096
+
+// localRef resolves a $ref inside the schema itself ("#", "#/$defs/x",
+// "#/definitions/x"); any other is the request's error.
+func localRef(root any, ref string) (any, error) {
+	ptr, ok := strings.CutPrefix(ref, "#")
+	if !ok {
+		return nil, fmt.Errorf("$ref %q: the simulator follows references inside the schema only", ref)
+	}
+	v := root
+	for _, tok := range strings.Split(strings.TrimPrefix(ptr, "/"), "/") {
+		if tok == "" {
+			continue
+		}
+		tok = strings.ReplaceAll(strings.ReplaceAll(tok, "~1", "/"), "~0", "~")
+		m, ok := v.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("$ref %q: no such place in the schema", ref)
+		}
+		if v, ok = m[tok]; !ok {
+			return nil, fmt.Errorf("$ref %q: no such place in the schema", ref)
+		}
+	}
+	return v, nil
 }
 
 // toolPieceBytes is how much of a JSON answer one output token carries:
@@ -236,10 +322,13 @@ func newJSONGen(text string, maxTokens int, done string, wrong bool) jsonGen {
 		pieces = []string{"{}"}
 	}
 	if wrong {
-		if len(pieces) > 1 {
+		// Invalid whatever the schema: an object or array without its
+		// closing bracket, or a scalar with a stray brace after it (a
+		// number cut short may still be a number of the schema).
+		if c := pieces[0][0]; (c == '{' || c == '[') && len(pieces) > 1 {
 			pieces = pieces[:len(pieces)-1]
 		} else {
-			pieces = []string{"{"}
+			pieces = append(pieces, "}")
 		}
 	}
 	return jsonGen{pieces: pieces, n: min(len(pieces), max(maxTokens, 1)), done: done}

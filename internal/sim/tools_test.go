@@ -3,10 +3,13 @@ package sim
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/quality"
 )
 
 func TestExampleArguments(t *testing.T) {
@@ -25,6 +28,29 @@ func TestExampleArguments(t *testing.T) {
 		got, err := exampleArguments(json.RawMessage(tt.schema))
 		require.NoError(t, err, tt.schema)
 		assert.Equal(t, tt.want, got, tt.schema)
+	}
+	more := []struct{ schema, want string }{
+		// pydantic's nested models: local $refs into $defs; anyOf's first.
+		{`{"$defs":{"City":{"type":"object","properties":{"name":{"type":"string"}},"required":["name"]}},"type":"object","properties":{"to":{"$ref":"#/$defs/City"},"via":{"anyOf":[{"type":"integer","minimum":2,"maximum":5},{"type":"null"}]}},"required":["to","via"]}`,
+			`{"to":{"name":"sim"},"via":2}`},
+		{`{"type":"object","properties":{"n":{"type":"integer","minimum":0.5,"maximum":0.9}},"required":["n"]}`, ""},
+		{`{"type":"object","properties":{"s":{"type":"string","maxLength":2}},"required":["s"]}`, `{"s":""}`},
+		{`{"type":"object","properties":{"x":{"type":"number","maximum":-3}},"required":["x"]}`, `{"x":-3}`},
+		{`{"type":"object","properties":{"l":{"type":"array","minItems":20,"items":{"type":"boolean"}}},"required":["l"]}`, `{"l":[` + strings.TrimSuffix(strings.Repeat("true,", 20), ",") + `]}`},
+	}
+	for _, tt := range more {
+		got, err := exampleArguments(json.RawMessage(tt.schema))
+		if tt.want == "" {
+			assert.Error(t, err, "%s gave %s", tt.schema, got)
+			continue
+		}
+		require.NoError(t, err, tt.schema)
+		assert.Equal(t, tt.want, got, tt.schema)
+		sch, err := quality.CompileSchema(json.RawMessage(tt.schema))
+		require.NoError(t, err)
+		v, problem := quality.ParseJSON(got)
+		require.Empty(t, problem)
+		assert.Empty(t, sch.Check(v), "the sim's example is valid under %s", tt.schema)
 	}
 	for _, bad := range []string{`{"type":"object","properties":{"a":{"type":"date"}},"required":["a"]}`, `[1]`, `{"type":"object","properties":{"a":7},"required":["a"]}`} {
 		_, err := exampleArguments(json.RawMessage(bad))
@@ -152,6 +178,10 @@ func TestStructuredWrong(t *testing.T) {
 	g := newJSONGen(text, 100, "stop", true)
 	assert.Equal(t, `{"n"`, g.text(g.Len()), "cut by its last piece")
 	assert.Equal(t, "stop", g.FinishReason(), "and still claims to have finished")
+	// A scalar cut short may still be a number of its schema: a stray
+	// brace makes it invalid whatever the schema.
+	g = newJSONGen("-100", 100, "stop", true)
+	assert.False(t, json.Valid([]byte(g.text(g.Len()))), g.text(g.Len()))
 	_, _, err = jsonFormat(json.RawMessage(`{"type":"grammar"}`))
 	assert.ErrorContains(t, err, "response_format.type")
 }

@@ -50,6 +50,8 @@ func TestCheck(t *testing.T) {
 		{name: "tools required, text answer", tools: tools, choice: `"required"`, text: "It is sunny.", structured: true, problem: "no tool call (tool_choice required)"},
 		{name: "tools named, other call", tools: tools, choice: `{"type":"function","function":{"name":"now"}}`, calls: call("get_weather", `{"city":"x"}`), structured: true, problem: `where tool_choice names "now"`},
 		{name: "tools none", tools: tools, choice: `"none"`, text: "text", structured: false, wantNoProblem: true},
+		{name: "a number too large to check", format: `{"type":"json_schema","json_schema":{"schema":{"type":"array","items":{"type":"integer"}}}}`,
+			text: "[" + strings.Repeat("1e999999,", 200) + "1]", structured: true, problem: "a number perfgate does not check: 1e999999"},
 		{name: "tools none, with json_object", tools: tools, choice: `"none"`, format: `{"type":"json_object"}`, text: "x", structured: true, problem: "not JSON"},
 	}
 	c := NewChecker()

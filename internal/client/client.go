@@ -193,8 +193,12 @@ func (c *Client) encode(req *workload.Request) ([]byte, error) {
 	if req == nil {
 		return nil, errors.New("nil request")
 	}
+	model := c.opts.Model
+	if req.Model != "" {
+		model = req.Model // an adapter, or another model the server serves
+	}
 	b := requestBody{
-		Model:          c.opts.Model,
+		Model:          model,
 		MaxTokens:      req.MaxTokens,
 		Stream:         true,
 		StreamOptions:  streamOptions{IncludeUsage: true},

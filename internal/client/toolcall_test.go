@@ -147,3 +147,19 @@ func TestDoToolCallsRedacted(t *testing.T) {
 	assert.Equal(t, "[redacted]", resp.ToolCalls[0].ID)
 	assert.Equal(t, `{"k":"[redacted]"}`, resp.ToolCalls[0].Arguments)
 }
+
+// A request that names its model (an adapter) is sent with it; one that
+// does not, with the client's.
+func TestEncodeModelPerRequest(t *testing.T) {
+	c, err := New(Options{BaseURL: "http://127.0.0.1:1", API: APIChat, Model: "base"})
+	require.NoError(t, err)
+	req := chatReq()
+	b, err := c.encode(req)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"model":"base"`)
+	req.Model = "sql-lora"
+	b, err = c.encode(req)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"model":"sql-lora"`)
+	assert.NotContains(t, string(b), `"base"`)
+}

@@ -23,6 +23,9 @@ const (
 	// about 11.6 days. A trace that long is never replayed in a CI job, and
 	// the bound keeps arrival_ms / speedup far inside a time.Duration.
 	MaxArrivalMS = 1e9
+	// MaxModelName bounds a line's model (an adapter's name): servers'
+	// names are paths or short ids.
+	MaxModelName = 256
 	// MaxTurns is the most turns one session may have: 1,000. A chat
 	// session of a thousand turns outgrows any context window long before.
 	MaxTurns = 1000

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/perfgate/perfgate/internal/safeio"
 )
@@ -117,7 +118,7 @@ func (p *parser) errorf(line int, field, format string, args ...any) {
 }
 
 // keys lists the keys of a request line, in the order the docs give them.
-var keys = []string{"id", "messages", "prompt", "max_tokens", "arrival_ms", "session_id", "turn", "think_ms", "temperature", "top_p", "seed", "ignore_eos", "min_tokens", "response_format", "tools", "tool_choice", "tags"}
+var keys = []string{"id", "model", "messages", "prompt", "max_tokens", "arrival_ms", "session_id", "turn", "think_ms", "temperature", "top_p", "seed", "ignore_eos", "min_tokens", "response_format", "tools", "tool_choice", "tags"}
 
 var roles = []string{"system", "user", "assistant", "tool"}
 
@@ -157,6 +158,17 @@ func (p *parser) parseLine(n int, line []byte) {
 		switch m.Key {
 		case "id":
 			p.Decode(n, m, &req.ID, "string")
+		case "model":
+			if p.Decode(n, m, &req.Model, "string") {
+				switch {
+				case req.Model == "":
+					p.errorf(n, "model", "must not be empty (leave it out for the target's model)")
+				case len(req.Model) > MaxModelName:
+					p.errorf(n, "model", "%d bytes, more than the %d a model or adapter name may have", len(req.Model), MaxModelName)
+				case strings.IndexFunc(req.Model, unicode.IsControl) >= 0:
+					p.errorf(n, "model", "has a control character")
+				}
+			}
 		case "messages":
 			hasMessages = true
 			req.Messages = p.messages(n, m.Raw)

@@ -35,7 +35,7 @@ func TestLoadBroken(t *testing.T) {
 		want []string
 	}{
 		{"unknown_key.jsonl", []string{
-			`testdata/unknown_key.jsonl:2: max_token: unknown key (did you mean "max_tokens"?); want one of id, messages, prompt, max_tokens, arrival_ms, session_id, turn, think_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tools, tool_choice, tags`,
+			`testdata/unknown_key.jsonl:2: max_token: unknown key (did you mean "max_tokens"?); want one of id, model, messages, prompt, max_tokens, arrival_ms, session_id, turn, think_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tools, tool_choice, tags`,
 		}},
 		{"wrong_type.jsonl", []string{
 			`testdata/wrong_type.jsonl:3: max_tokens: want an integer from 1 to 1048576, got a string`,
@@ -77,7 +77,7 @@ func TestLoadBroken(t *testing.T) {
 			`testdata/many_errors.jsonl:5: max_tokens: want an integer from 1 to 1048576, got 12.5`,
 			`testdata/many_errors.jsonl:5: seed: want an integer, got a string`,
 			`testdata/many_errors.jsonl:5: ignore_eos: want true or false, got 1`,
-			`testdata/many_errors.jsonl:5: extra: unknown key; want one of id, messages, prompt, max_tokens, arrival_ms, session_id, turn, think_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tools, tool_choice, tags`,
+			`testdata/many_errors.jsonl:5: extra: unknown key; want one of id, model, messages, prompt, max_tokens, arrival_ms, session_id, turn, think_ms, temperature, top_p, seed, ignore_eos, min_tokens, response_format, tools, tool_choice, tags`,
 			`testdata/many_errors.jsonl:6: messages: must not be empty`,
 			`testdata/many_errors.jsonl:6: prompt: not allowed together with messages; set exactly one of messages (chat) and prompt (completions)`,
 			`testdata/many_errors.jsonl:6: id: "ok1" already used on line 1`,

@@ -16,8 +16,9 @@
 // assistant, tool; a user message's content non-empty) and prompt
 // (non-empty); max_tokens from 1 to MaxLength; arrival_ms from 0 to
 // MaxArrivalMS; temperature from 0 to 2; top_p in (0, 1]; 0 <= min_tokens <=
-// max_tokens; response_format an object; tools an array and tool_choice a
-// string or an object; tags non-empty strings; ids unique (a missing id
+// max_tokens; model a non-empty name of at most MaxModelName bytes without
+// control characters; response_format an object; tools an array and
+// tool_choice a string or an object; tags non-empty strings; ids unique (a missing id
 // becomes "line-N"); session_id and turn together (turn from 1 to
 // MaxTurns, each session's turns 1..n once each, only its first turn with
 // arrival_ms, think_ms from 0 to MaxArrivalMS on a later turn only). An integer may be written as any JSON number
@@ -50,7 +51,12 @@ type Message struct {
 // Exactly one of Messages (chat API) and Prompt (completions API) is set.
 type Request struct {
 	// ID names the request in records and results; Load fills "line-N" when absent.
-	ID       string    `json:"id,omitempty"`
+	ID string `json:"id,omitempty"`
+	// Model, when set, is sent as this request's "model" in place of the
+	// target's: a LoRA adapter (vLLM --lora-modules, SGLang, TGI) or
+	// another model of a multi-model server, as production traffic names
+	// them request by request.
+	Model    string    `json:"model,omitempty"`
 	Messages []Message `json:"messages,omitempty"`
 	Prompt   string    `json:"prompt,omitempty"`
 	// MaxTokens caps the output length; required, > 0.

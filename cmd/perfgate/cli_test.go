@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"github.com/perfgate/perfgate/internal/exit"
 )
 
@@ -121,4 +124,17 @@ func TestVersion(t *testing.T) {
 	if !strings.HasPrefix(stdout.String(), "perfgate ") {
 		t.Errorf("version = %q", stdout.String())
 	}
+}
+
+// --models mixes adapters by weight; a bad weight names the flag.
+func TestWorkloadSynthModels(t *testing.T) {
+	var out, stderr bytes.Buffer
+	require.NoError(t, Main(context.Background(), []string{"workload", "synth", "-n", "40", "--models", "sql-lora:3,base:1", "--seed", "5"}, &out, &stderr))
+	assert.Equal(t, 40, strings.Count(out.String(), "\n"))
+	assert.Contains(t, out.String(), `"model":"sql-lora"`)
+	assert.Contains(t, out.String(), `"model":"base"`)
+	err := Main(context.Background(), []string{"workload", "synth", "-n", "4", "--models", "a:-1"}, &out, &stderr)
+	require.Error(t, err)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	assert.Contains(t, err.Error(), "--models (models[0].weight): must be a number > 0, got -1")
 }

@@ -30,7 +30,7 @@ type synthOptions struct {
 	input, output          string
 	prefixCount, prefixLen int
 	prefixRate             float64
-	api                    string
+	api, models            string
 	seed                   int64
 	out                    string
 }
@@ -54,7 +54,11 @@ A distribution is TYPE[:PARAM=VALUE,...]:
 Every type also takes min and max, which clamp.
 
 --prefix-count N --prefix-length L --prefix-rate R starts a share R of the
-requests with one of N shared prefixes of L words, to exercise prefix caching.`,
+requests with one of N shared prefixes of L words, to exercise prefix caching.
+
+--models NAME:WEIGHT,... makes each request name a model drawn by weight (a
+multi-LoRA deployment's adapters: sql-lora:0.6,chat-lora:0.3,base:0.1); the
+lengths and texts are those the same flags give without it.`,
 		Example: `  perfgate workload synth --requests 500 --input-tokens lognormal:mean=600,stddev=500,max=4000 \
       --output-tokens uniform:min=64,max=384 --seed 7 -o workloads/synth.jsonl`,
 		Args: cobra.NoArgs,
@@ -70,6 +74,7 @@ requests with one of N shared prefixes of L words, to exercise prefix caching.`,
 	f.IntVar(&o.prefixLen, "prefix-length", 0, "words in each shared prefix")
 	f.Float64Var(&o.prefixRate, "prefix-rate", 0, "share of requests that start with a shared prefix, in (0,1]")
 	f.StringVar(&o.api, "api", "chat", "request kind: chat (messages) or completions (prompt)")
+	f.StringVar(&o.models, "models", "", "mix of models (adapters) by weight, NAME:WEIGHT comma-separated; each request names one (default: none, the target's)")
 	f.Int64Var(&o.seed, "seed", 1, "random seed")
 	f.StringVarP(&o.out, "output", "o", "-", "file to write (- for stdout)")
 	addAliases(cmd, alias{Old: "out", To: "output"})
@@ -85,6 +90,11 @@ func runSynth(o synthOptions, stdout io.Writer) error {
 	}
 	if spec.Output, err = workload.ParseDist(o.output); err != nil {
 		errs = append(errs, fmt.Errorf("--output-tokens: %w", err))
+	}
+	if o.models != "" {
+		if spec.Models, err = workload.ParseModels(o.models); err != nil {
+			errs = append(errs, fmt.Errorf("--models: %w", err))
+		}
 	}
 	if o.prefixCount != 0 || o.prefixLen != 0 || o.prefixRate != 0 {
 		spec.Prefix = &workload.PrefixSpec{Count: o.prefixCount, Length: o.prefixLen, Rate: o.prefixRate}
@@ -111,9 +121,9 @@ func flagFor(field string) string {
 		"input":        "--input-tokens",
 		"output":       "--output-tokens",
 		"prefix.count": "--prefix-count", "prefix.length": "--prefix-length", "prefix.rate": "--prefix-rate",
-		"requests": "--requests", "api": "--api",
+		"requests": "--requests", "api": "--api", "models": "--models",
 	} {
-		if field == prefix || strings.HasPrefix(field, prefix+".") {
+		if field == prefix || strings.HasPrefix(field, prefix+".") || strings.HasPrefix(field, prefix+"[") {
 			return flag + " (" + field + ")"
 		}
 	}

@@ -82,6 +82,25 @@ func (s SynthSpec) Problems() []Problem {
 	default:
 		add("api", "must be chat or completions, got %q", s.API)
 	}
+	seen := map[string]bool{}
+	for i, m := range s.Models {
+		f := fmt.Sprintf("models[%d]", i)
+		switch {
+		case m.Name == "":
+			add(f+".name", "must not be empty")
+		case len(m.Name) > MaxModelName:
+			add(f+".name", "%d bytes, more than the %d a model name may have", len(m.Name), MaxModelName)
+		case seen[m.Name]:
+			add(f+".name", "%q is listed twice", m.Name)
+		}
+		seen[m.Name] = true
+		if !(m.Weight > 0) || math.IsInf(m.Weight, 0) {
+			add(f+".weight", "must be a number > 0, got %s", fmtFloat(m.Weight))
+		}
+	}
+	if len(s.Models) > MaxSynthModels {
+		add("models", "%d models, more than the %d perfgate mixes", len(s.Models), MaxSynthModels)
+	}
 	return ps
 }
 

@@ -26,6 +26,9 @@ const (
 	// MaxModelName bounds a line's model (an adapter's name): servers'
 	// names are paths or short ids.
 	MaxModelName = 256
+	// MaxSynthModels bounds a synthetic workload's mix of models: vLLM
+	// serves up to --max-loras at once, a few dozen at most.
+	MaxSynthModels = 1024
 	// MaxTurns is the most turns one session may have: 1,000. A chat
 	// session of a thousand turns outgrows any context window long before.
 	MaxTurns = 1000

@@ -39,3 +39,49 @@ func TestModelPerLine(t *testing.T) {
 		assert.Contains(t, err.Error(), bad.want)
 	}
 }
+
+// A synthetic mix of models: each request names one, drawn by weight from
+// a stream of its own, so the lengths and texts are those of the same spec
+// without models; the same seed draws the same names.
+func TestSynthModels(t *testing.T) {
+	spec := SynthSpec{Requests: 2000, Input: Dist{Type: "fixed", Value: 8}, Output: Dist{Type: "uniform", Min: 4, Max: 64}}
+	plain, err := Synthesize(spec, ".", 3)
+	require.NoError(t, err)
+	spec.Models, err = ParseModels("sql-lora:0.6, chat-lora:0.3,base:0.1")
+	require.NoError(t, err)
+	mixed, err := Synthesize(spec, ".", 3)
+	require.NoError(t, err)
+	again, err := Synthesize(spec, ".", 3)
+	require.NoError(t, err)
+	counts := map[string]int{}
+	for i := range mixed {
+		assert.Equal(t, plain[i].Messages, mixed[i].Messages)
+		assert.Equal(t, plain[i].MaxTokens, mixed[i].MaxTokens)
+		assert.Equal(t, again[i].Model, mixed[i].Model)
+		counts[mixed[i].Model]++
+	}
+	assert.InDelta(t, 1200, counts["sql-lora"], 90)
+	assert.InDelta(t, 600, counts["chat-lora"], 80)
+	assert.InDelta(t, 200, counts["base"], 50)
+	assert.Len(t, counts, 3)
+
+	for _, bad := range []struct{ in, want string }{
+		{"a:x", `"a:x": the weight after ':' is not a number`},
+		{" , ", "no model in"},
+	} {
+		_, err := ParseModels(bad.in)
+		assert.ErrorContains(t, err, bad.want)
+	}
+	ms, err := ParseModels("org/model:v2:3")
+	require.NoError(t, err)
+	assert.Equal(t, []ModelShare{{Name: "org/model:v2", Weight: 3}}, ms)
+
+	spec.Models = []ModelShare{{Name: "a", Weight: 0}, {Name: "a", Weight: 1}, {Name: "", Weight: 1}}
+	var msgs []string
+	for _, p := range spec.Problems() {
+		msgs = append(msgs, p.String())
+	}
+	assert.Contains(t, strings.Join(msgs, "\n"), "models[0].weight: must be a number > 0, got 0")
+	assert.Contains(t, strings.Join(msgs, "\n"), `models[1].name: "a" is listed twice`)
+	assert.Contains(t, strings.Join(msgs, "\n"), "models[2].name: must not be empty")
+}

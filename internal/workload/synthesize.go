@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sort"
 	"strings"
 )
 
@@ -16,6 +17,7 @@ const (
 	streamText
 	streamPrefixPick
 	streamPrefixText
+	streamModel
 )
 
 // Synthesize generates spec.Requests requests from the spec. The seed is
@@ -59,6 +61,15 @@ func Synthesize(spec SynthSpec, baseDir string, seed int64) ([]Request, error) {
 	}
 	rng := func(stream uint64) *rand.Rand { return rand.New(rand.NewPCG(uint64(seed), stream)) }
 	inR, outR, textR, pickR := rng(streamInput), rng(streamOutput), rng(streamText), rng(streamPrefixPick)
+	modelR := rng(streamModel)
+	var cum []float64 // the models' cumulative weights
+	for _, m := range spec.Models {
+		prev := 0.0
+		if len(cum) > 0 {
+			prev = cum[len(cum)-1]
+		}
+		cum = append(cum, prev+m.Weight)
+	}
 
 	var prefixes [][]string
 	if pr := spec.Prefix; pr != nil {
@@ -87,6 +98,14 @@ func Synthesize(spec SynthSpec, baseDir string, seed int64) ([]Request, error) {
 		}
 		buf = words(textR, n-len(buf), buf)
 		text := strings.Join(buf, " ")
+		if len(cum) > 0 {
+			u := modelR.Float64() * cum[len(cum)-1]
+			k := min(sort.SearchFloat64s(cum, u), len(cum)-1)
+			for k < len(cum)-1 && cum[k] <= u {
+				k++
+			}
+			req.Model = spec.Models[k].Name
+		}
 		if spec.API == "completions" {
 			req.Prompt = text
 		} else {

@@ -106,15 +106,7 @@ func (s *scanner) choice(d *decoded) bool {
 	if !s.peek('{') {
 		return false
 	}
-	var seen uint8
-	return s.object(func(key []byte) bool {
-		k := knownKey(key, choiceKeys)
-		if k >= 0 {
-			if seen&(1<<k) != 0 {
-				return false
-			}
-			seen |= 1 << k
-		}
+	return s.members(choiceKeys, func(k int) bool {
 		switch k {
 		case keyText:
 			v, ok := s.optStr(d != nil)
@@ -130,11 +122,8 @@ func (s *scanner) choice(d *decoded) bool {
 			return ok
 		case keyDelta:
 			return s.delta(d)
-		case keyUnknown:
-			return s.skip(0)
-		default:
-			return false
 		}
+		return false
 	})
 }
 
@@ -145,15 +134,7 @@ func (s *scanner) delta(d *decoded) bool {
 	if !s.peek('{') {
 		return false
 	}
-	var seen uint8
-	return s.object(func(key []byte) bool {
-		k := knownKey(key, deltaKeys)
-		if k >= 0 {
-			if seen&(1<<k) != 0 {
-				return false
-			}
-			seen |= 1 << k
-		}
+	return s.members(deltaKeys, func(k int) bool {
 		switch k {
 		case keyContent:
 			v, ok := s.optStr(d != nil)
@@ -175,11 +156,8 @@ func (s *scanner) delta(d *decoded) bool {
 				return true
 			}
 			return s.array(func() bool { return s.toolCall(d) })
-		case keyUnknown:
-			return s.skip(0)
-		default:
-			return false
 		}
+		return false
 	})
 }
 
@@ -191,15 +169,7 @@ func (s *scanner) toolCall(d *decoded) bool {
 		return false
 	}
 	var f toolFragment
-	var seen uint8
-	ok := s.object(func(key []byte) bool {
-		k := knownKey(key, toolKeys)
-		if k >= 0 {
-			if seen&(1<<k) != 0 {
-				return false
-			}
-			seen |= 1 << k
-		}
+	ok := s.members(toolKeys, func(k int) bool {
 		switch k {
 		case keyIndex:
 			start := s.i
@@ -219,11 +189,8 @@ func (s *scanner) toolCall(d *decoded) bool {
 			return ok
 		case keyFunction:
 			return s.function(&f, d != nil)
-		case keyUnknown:
-			return s.skip(0)
-		default:
-			return false
 		}
+		return false
 	})
 	if ok && d != nil {
 		d.tools = append(d.tools, f)
@@ -239,15 +206,7 @@ func (s *scanner) function(f *toolFragment, keep bool) bool {
 	if !s.peek('{') {
 		return false
 	}
-	var seen uint8
-	return s.object(func(key []byte) bool {
-		k := knownKey(key, functionKeys)
-		if k >= 0 {
-			if seen&(1<<k) != 0 {
-				return false
-			}
-			seen |= 1 << k
-		}
+	return s.members(functionKeys, func(k int) bool {
 		switch k {
 		case keyName:
 			v, ok := s.optStr(keep)
@@ -257,11 +216,8 @@ func (s *scanner) function(f *toolFragment, keep bool) bool {
 			v, ok := s.optStr(keep)
 			f.args = v
 			return ok
-		case keyUnknown:
-			return s.skip(0)
-		default:
-			return false
 		}
+		return false
 	})
 }
 
@@ -293,15 +249,7 @@ func (s *scanner) usage(u *usage) bool {
 		u.unreadable = notAnObject(s.b[start:s.i])
 		return true
 	}
-	var seen uint8
-	return s.object(func(key []byte) bool {
-		k := knownKey(key, usageKeys)
-		if k >= 0 {
-			if seen&(1<<k) != 0 {
-				return false
-			}
-			seen |= 1 << k
-		}
+	return s.members(usageKeys, func(k int) bool {
 		switch k {
 		case keyPrompt, keyCompletion:
 			start := s.i
@@ -314,31 +262,16 @@ func (s *scanner) usage(u *usage) bool {
 			if !s.peek('{') {
 				return s.skip(0)
 			}
-			var seenR bool
-			return s.object(func(key []byte) bool {
-				switch knownKey(key, detailKeys) {
-				case 0:
-					if seenR {
-						return false
-					}
-					seenR = true
-					start := s.i
-					if !s.skip(0) {
-						return false
-					}
-					u.setReasoning(s.b[start:s.i])
-					return true
-				case keyUnknown:
-					return s.skip(0)
-				default:
+			return s.members(detailKeys, func(int) bool { // reasoning_tokens, its one key
+				start := s.i
+				if !s.skip(0) {
 					return false
 				}
+				u.setReasoning(s.b[start:s.i])
+				return true
 			})
-		case keyUnknown:
-			return s.skip(0)
-		default:
-			return false
 		}
+		return false
 	})
 }
 
@@ -448,6 +381,25 @@ func (s *scanner) object(f func(key []byte) bool) bool {
 		}
 		return s.next('}')
 	}
+}
+
+// members reads an object whose known keys are keys, calling f with a
+// known key's index at its value; an unknown key's value is skipped. A
+// known key twice, or one that matches only case-insensitively, makes it
+// decline (false): encoding/json decides those.
+func (s *scanner) members(keys []string, f func(k int) bool) bool {
+	var seen uint64
+	return s.object(func(key []byte) bool {
+		k := knownKey(key, keys)
+		switch {
+		case k == keyUnknown:
+			return s.skip(0)
+		case k < 0 || seen&(1<<k) != 0:
+			return false
+		}
+		seen |= 1 << k
+		return f(k)
+	})
 }
 
 // array reads an array, calling f at each element.

@@ -32,9 +32,8 @@ func CompileSchema(raw json.RawMessage) (*Schema, error) {
 	if _, err := checkSchemaSize(doc); err != nil {
 		return nil, err
 	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
+	c := newCompiler()
+	c.UseLoader(noLoader{})                        // a suite's schema may load a local file; a workload's may not
 	const url = "file:///perfgate/structured.json" // a base for relative $refs, which noLoader refuses
 	if err := c.AddResource(url, doc); err != nil {
 		return nil, errors.New(schemaMessage(err))
@@ -65,7 +64,7 @@ func ParseJSON(text string) (any, string) {
 	if d := valueDepth(v); d > MaxAnswerDepth {
 		return nil, fmt.Sprintf("JSON nested %d levels deep, more than the %d perfgate checks", d, MaxAnswerDepth)
 	}
-	if n := hugeNumber(v, 0); n != "" {
+	if n := hugeNumber(v); n != "" {
 		return nil, "a number perfgate does not check: " + clip(n, 40)
 	}
 	return v, ""
@@ -79,7 +78,7 @@ const maxNumberText = 32
 
 // hugeNumber is the text of the first number of v past maxNumberText, or
 // of an exponent past ±400, or "".
-func hugeNumber(v any, depth int) string {
+func hugeNumber(v any) string { // v is at most MaxAnswerDepth deep: ParseJSON checked
 	switch x := v.(type) {
 	case json.Number:
 		s := string(x)
@@ -93,13 +92,13 @@ func hugeNumber(v any, depth int) string {
 		}
 	case map[string]any:
 		for _, e := range x {
-			if n := hugeNumber(e, depth+1); n != "" {
+			if n := hugeNumber(e); n != "" {
 				return n
 			}
 		}
 	case []any:
 		for _, e := range x {
-			if n := hugeNumber(e, depth+1); n != "" {
+			if n := hugeNumber(e); n != "" {
 				return n
 			}
 		}

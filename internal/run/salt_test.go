@@ -179,14 +179,21 @@ func TestSaltDefeatsThePrefixCache(t *testing.T) {
 // the test.
 func cachingSim(t *testing.T) (*sim.Server, *client.Client, *truthBuffer) {
 	t.Helper()
-	truth := &truthBuffer{}
 	cfg := sim.DefaultConfig()
 	cfg.PrefixCache = true
+	return truthSim(t, cfg, 2)
+}
+
+// truthSim starts a simulator of cfg that writes its ground truth, and a
+// chat client of maxConns connections to it.
+func truthSim(t *testing.T, cfg sim.Config, maxConns int) (*sim.Server, *client.Client, *truthBuffer) {
+	t.Helper()
+	truth := &truthBuffer{}
 	cfg.Truth = truth
 	srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = srv.Close() })
-	c, err := client.New(client.Options{BaseURL: srv.URL(), Model: cfg.Model, MaxConns: 2})
+	c, err := client.New(client.Options{BaseURL: srv.URL(), API: client.APIChat, Model: cfg.Model, MaxConns: maxConns})
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
 	return srv, c, truth

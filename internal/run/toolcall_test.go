@@ -1,15 +1,12 @@
 package run
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -24,33 +21,15 @@ import (
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
-// lockedBuffer is a bytes.Buffer safe for the simulator's truth writer.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
 // An agent's requests (tools declared, the simulator answering each with a
 // call) are measured as successes: every record has the simulator's call,
 // name and arguments, its first token where the simulator wrote the first
 // piece of the call, and a chunk time for every piece. Before tool calls
 // were read, each was a no_output failure.
 func TestToolCallsMeasuredAgainstSimulatorTruth(t *testing.T) {
-	truth := &lockedBuffer{}
 	cfg := sim.DefaultConfig()
 	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = 2*time.Millisecond, 0, 0
-	cfg.Truth = truth
-	srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
-	require.NoError(t, err)
-	c, err := client.New(client.Options{BaseURL: srv.URL(), API: client.APIChat, Model: cfg.Model, MaxConns: 4})
-	require.NoError(t, err)
-	t.Cleanup(c.CloseIdleConnections)
+	srv, c, truth := truthSim(t, cfg, 4)
 
 	weather := json.RawMessage(`[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"},"days":{"type":"integer","minimum":3}},"required":["city","days"]}}},
 		{"type":"function","function":{"name":"book","parameters":{"type":"object","properties":{"when":{"type":"string","enum":["today","tomorrow"]}}}}}]`)
@@ -67,21 +46,10 @@ func TestToolCallsMeasuredAgainstSimulatorTruth(t *testing.T) {
 		}
 		reqs = append(reqs, r)
 	}
-	d := &Dispatcher{Sender: c}
-	var recs []*result.Record
-	var mu sync.Mutex
-	err = d.Run(t.Context(), Plan{Scenario: "agents", Repetition: 1, Requests: reqs, Load: config.Load{Type: config.LoadClosed, Concurrency: 4}},
-		func(r *result.Record) { mu.Lock(); recs = append(recs, r); mu.Unlock() })
-	require.NoError(t, err)
+	recs := closedLoop(t, c, reqs, 4)
 	require.NoError(t, srv.Close())
 
-	byID := map[string]sim.TruthRecord{}
-	sc := bufio.NewScanner(strings.NewReader(truth.b.String()))
-	for sc.Scan() {
-		var tr sim.TruthRecord
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &tr))
-		byID[tr.RequestID] = tr
-	}
+	byID := truth.records(t)
 	require.Len(t, recs, 8)
 	calls := 0
 	for _, r := range recs {
@@ -125,16 +93,10 @@ func TestToolCallsMeasuredAgainstSimulatorTruth(t *testing.T) {
 // and kept out of latency and goodput; every other structured answer is
 // right, and free-text requests are not structured.
 func TestStructuredAnswersCheckedAgainstSimulatorTruth(t *testing.T) {
-	truth := &lockedBuffer{}
 	cfg := sim.DefaultConfig()
 	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = time.Millisecond, 0, 0
 	cfg.StructuredErrorRate = 0.3
-	cfg.Truth = truth
-	srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
-	require.NoError(t, err)
-	c, err := client.New(client.Options{BaseURL: srv.URL(), API: client.APIChat, Model: cfg.Model, MaxConns: 8})
-	require.NoError(t, err)
-	t.Cleanup(c.CloseIdleConnections)
+	srv, c, truth := truthSim(t, cfg, 8)
 
 	schema := json.RawMessage(`{"type":"json_schema","json_schema":{"name":"p","schema":{"type":"object","properties":{"name":{"type":"string","minLength":12},"tags":{"type":"array","items":{"type":"string"},"minItems":3}},"required":["name","tags"]}}}`)
 	tools := json.RawMessage(`[{"type":"function","function":{"name":"lookup","parameters":{"type":"object","properties":{"id":{"type":"integer","minimum":1000}},"required":["id"]}}}]`)
@@ -149,22 +111,11 @@ func TestStructuredAnswersCheckedAgainstSimulatorTruth(t *testing.T) {
 		}
 		reqs = append(reqs, r)
 	}
-	require.NoError(t, structuredValidate(reqs))
-	d := &Dispatcher{Sender: c}
-	agg := result.NewAggregator(result.SLO{}, false, 0)
-	var recs []*result.Record
-	err = d.Run(t.Context(), Plan{Scenario: "s", Repetition: 1, Requests: reqs, Load: config.Load{Type: config.LoadClosed, Concurrency: 8}},
-		func(r *result.Record) { recs = append(recs, r); agg.Add(r) })
-	require.NoError(t, err)
+	require.NoError(t, structured.Validate(reqs))
+	recs := closedLoop(t, c, reqs, 8)
 	require.NoError(t, srv.Close())
 
-	byID := map[string]sim.TruthRecord{}
-	sc := bufio.NewScanner(strings.NewReader(truth.b.String()))
-	for sc.Scan() {
-		var tr sim.TruthRecord
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &tr))
-		byID[tr.RequestID] = tr
-	}
+	byID := truth.records(t)
 	wrong := 0
 	for _, r := range recs {
 		tr := byID[r.RequestID]
@@ -181,7 +132,7 @@ func TestStructuredAnswersCheckedAgainstSimulatorTruth(t *testing.T) {
 		}
 	}
 	assert.Greater(t, wrong, 0, "0.3 of 40 structured answers: some wrong")
-	rep := agg.Summary(1)
+	rep := summary(recs)
 	assert.Equal(t, 40, rep.Structured)
 	assert.Equal(t, wrong, rep.StructuredErrors)
 	assert.InDelta(t, float64(wrong)/40, rep.StructuredErrorRate, 1e-12)
@@ -191,7 +142,20 @@ func TestStructuredAnswersCheckedAgainstSimulatorTruth(t *testing.T) {
 	assert.Contains(t, rep.FirstStructuredError, ": ")
 }
 
-func structuredValidate(reqs []workload.Request) error { return structured.Validate(reqs) }
+// closedLoop sends reqs once to c from n users and returns the records.
+func closedLoop(t *testing.T, c *client.Client, reqs []workload.Request, n int) []*result.Record {
+	t.Helper()
+	return collect(t, &Dispatcher{Sender: c}, Plan{Scenario: "s", Repetition: 1, Requests: reqs, Load: config.Load{Type: config.LoadClosed, Concurrency: n}})
+}
+
+// summary is the repetition the records make.
+func summary(recs []*result.Record) result.Repetition {
+	agg := result.NewAggregator(result.SLO{}, false, 0)
+	for _, r := range recs {
+		agg.Add(r)
+	}
+	return agg.Summary(1)
+}
 
 // histCount is how many values a repetition's histogram holds.
 func histCount(t *testing.T, rep result.Repetition, name string) int64 {
@@ -217,10 +181,7 @@ func TestStructuredCheckOnLlamaCppCapture(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(c.CloseIdleConnections)
 	req := workload.Request{ID: "j", Prompt: "a person as JSON", MaxTokens: 12, ResponseFormat: json.RawMessage(`{"type":"json_object"}`)}
-	var recs []*result.Record
-	err = (&Dispatcher{Sender: c}).Run(t.Context(), Plan{Scenario: "s", Repetition: 1, Requests: []workload.Request{req},
-		Load: config.Load{Type: config.LoadClosed, Concurrency: 1}}, func(r *result.Record) { recs = append(recs, r) })
-	require.NoError(t, err)
+	recs := closedLoop(t, c, []workload.Request{req}, 1)
 	require.Len(t, recs, 1)
 	assert.Empty(t, recs[0].ErrorKind)
 	assert.True(t, recs[0].Structured)
@@ -234,16 +195,10 @@ func TestStructuredCheckOnLlamaCppCapture(t *testing.T) {
 // max_tokens cut inside the thinking is counted as truncated, with no time
 // to first answer.
 func TestReasoningMeasuredAgainstSimulatorTruth(t *testing.T) {
-	truth := &lockedBuffer{}
 	cfg := sim.DefaultConfig()
 	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = time.Millisecond, 0, 0
 	cfg.ReasoningTokens = 6
-	cfg.Truth = truth
-	srv, err := sim.Start(t.Context(), "127.0.0.1:0", cfg)
-	require.NoError(t, err)
-	c, err := client.New(client.Options{BaseURL: srv.URL(), API: client.APIChat, Model: cfg.Model, MaxConns: 4})
-	require.NoError(t, err)
-	t.Cleanup(c.CloseIdleConnections)
+	srv, c, truth := truthSim(t, cfg, 4)
 	var reqs []workload.Request
 	for i := range 12 {
 		n := 16
@@ -252,19 +207,9 @@ func TestReasoningMeasuredAgainstSimulatorTruth(t *testing.T) {
 		}
 		reqs = append(reqs, workload.Request{ID: fmt.Sprintf("r%d", i), Prompt: fmt.Sprintf("think about %d", i), MaxTokens: n})
 	}
-	agg := result.NewAggregator(result.SLO{}, false, 0)
-	var recs []*result.Record
-	err = (&Dispatcher{Sender: c}).Run(t.Context(), Plan{Scenario: "s", Repetition: 1, Requests: reqs, Load: config.Load{Type: config.LoadClosed, Concurrency: 4}},
-		func(r *result.Record) { recs = append(recs, r); agg.Add(r) })
-	require.NoError(t, err)
+	recs := closedLoop(t, c, reqs, 4)
 	require.NoError(t, srv.Close())
-	byID := map[string]sim.TruthRecord{}
-	sc := bufio.NewScanner(strings.NewReader(truth.b.String()))
-	for sc.Scan() {
-		var tr sim.TruthRecord
-		require.NoError(t, json.Unmarshal(sc.Bytes(), &tr))
-		byID[tr.RequestID] = tr
-	}
+	byID := truth.records(t)
 	for _, r := range recs {
 		tr := byID[r.RequestID]
 		require.Empty(t, r.ErrorKind, r.Error)
@@ -285,7 +230,7 @@ func TestReasoningMeasuredAgainstSimulatorTruth(t *testing.T) {
 		}
 		assert.InDelta(t, float64(r.FirstAnswerNS-r.FirstTokenNS)/1e3, float64(sum), 6, "%s: the gaps are whole µs, each cut by under 1 µs", r.ID)
 	}
-	rep := agg.Summary(1)
+	rep := summary(recs)
 	require.NotNil(t, rep.Reasoning)
 	assert.Equal(t, 12, rep.Reasoning.Requests)
 	assert.Equal(t, 3, rep.Reasoning.Truncated)

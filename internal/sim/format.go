@@ -165,7 +165,7 @@ func (f *format) whole(b []byte, g generation, n int, reason string, prompt int)
 		}
 		msg := message{Role: "assistant", ReasoningContent: string(thought)}
 		if tg, ok := g.(toolGen); ok {
-			msg.ToolCalls = []call{{"call-" + f.id, "function", function{tg.call.name, tg.arguments(n)}}}
+			msg.ToolCalls = []call{{"call-" + f.id, "function", function{tg.call.name, tg.text(n)}}}
 		} else {
 			s := string(text)
 			msg.Content = &s

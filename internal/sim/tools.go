@@ -362,9 +362,6 @@ func newToolGen(call *toolCall, maxTokens int, wrong bool) toolGen {
 	return toolGen{jsonGen: newJSONGen(call.args, maxTokens, "tool_calls", wrong), call: call}
 }
 
-// arguments is the arguments text of the first n tokens.
-func (g toolGen) arguments(n int) string { return g.text(n) }
-
 // jsonFormat reads a chat or completions request's response_format: whether
 // the answer must be JSON, and the text the sim answers (an example of its
 // schema; {"answer": "sim"} for json_object without one).

@@ -70,7 +70,7 @@ func truthToolCall(g generation, n int) *TruthToolCall {
 	if !ok {
 		return nil
 	}
-	return &TruthToolCall{Name: tg.call.name, Arguments: tg.arguments(n)}
+	return &TruthToolCall{Name: tg.call.name, Arguments: tg.text(n)}
 }
 
 // truthWriter serialises TruthRecords through a buffer. Records written

@@ -233,6 +233,12 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 			// A crash or a signal: say which scenario it stopped (the
 			// run's own errors name it already).
 			err = fmt.Errorf("scenario %s: %w", c.Name, cause)
+		} else if outer.Err() == nil {
+			// Requests that failed as the stack went down: the crash,
+			// not the server's answer to the load.
+			if crash := s.crashBehind(outer); crash != nil {
+				err = fmt.Errorf("scenario %s: %w", c.Name, a.named(crash))
+			}
 		}
 		return interrupted(outer, s.explain(refused, err))
 	}

@@ -30,6 +30,11 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.Scena
 		if errors.As(context.Cause(watched), &crash) {
 			return fmt.Errorf("scenario %s: %w", c.Name, crash)
 		}
+		if err != nil && ctx.Err() == nil {
+			if crash := s.crashBehind(ctx); crash != nil {
+				return fmt.Errorf("scenario %s: %w", c.Name, crash)
+			}
+		}
 		return err
 	}
 	dispatcher := &run.Dispatcher{Sender: refused, Clock: s.clock}

@@ -365,6 +365,64 @@ func TestRunStackCrashes(t *testing.T) {
 	}
 }
 
+// A stack whose requests fail as it goes down, and whose process ends a
+// moment later, crashed: the run says so, not that the server failed under
+// the load. (The watch may see the exit first, or only the wait after the
+// broken repetition; the verdict must be the same.)
+func TestRunFailuresAsTheStackGoesDownAreTheCrash(t *testing.T) {
+	url := startSim(t)
+	cfg, scenarios := prepare(t, url, "2", scenario("chat", 8, ""))
+	st := &starter{}
+	res, err := Run(context.Background(), cfg, scenarios, Options{
+		StartStack: st.start,
+		Connect: func(ctx context.Context, cfg *config.Config) (Sender, error) {
+			c, err := Connect(ctx, cfg)
+			if err != nil {
+				return nil, err
+			}
+			return &failingSender{countingSender: countingSender{Client: c}, onFail: func(n int32) {
+				if n == 8 { // the last request of the repetition has failed
+					go st.stacks[0].exit(&stack.ExitError{What: "process fake-engine", Code: 137})
+				}
+			}}, nil
+		},
+	})
+	if res != nil {
+		t.Errorf("Run returned a result for a crashed run")
+	}
+	var crash *stack.CrashError
+	if !errors.As(err, &crash) {
+		t.Fatalf("Run = %v, want a *stack.CrashError", err)
+	}
+	if got := exit.Code(err); got != exit.RunFailed {
+		t.Errorf("exit.Code(%v) = %d, want %d", err, got, exit.RunFailed)
+	}
+	for _, want := range []string{"scenario chat: ", "process fake-engine exited with status 137"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+}
+
+// failingSender sends each request (so the server sees it) but reports
+// every one as failed, the way a server that is shutting down answers.
+type failingSender struct {
+	countingSender
+	onFail func(n int32)
+}
+
+func (c *failingSender) Do(ctx context.Context, req *workload.Request, id string) *client.Response {
+	resp := c.Client.Do(ctx, req, id)
+	if strings.HasSuffix(id, "-ready") {
+		return resp
+	}
+	resp.Err = &client.Error{Kind: client.ErrStream, Err: errors.New("server shutting down")}
+	if c.onFail != nil {
+		c.onFail(c.sent.Add(1))
+	}
+	return resp
+}
+
 // A stack that exits before it is ready is never measured: *NotReadyError,
 // exit 3, and it is stopped all the same.
 func TestRunStackNeverReady(t *testing.T) {

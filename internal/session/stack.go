@@ -406,3 +406,15 @@ func (s *session) detail(format string, args ...any) {
 		s.phases.Printf(format, args...)
 	}
 }
+
+// crashBehind returns the *stack.CrashError of a stack perfgate started
+// that exits within stack.ExitGrace of a failure, or nil. A warm-up or
+// repetition that failed because the server was going down reports the
+// crash, not the server's failure under load; an external stack, whose
+// process perfgate cannot see, is never waited for.
+func (s *session) crashBehind(ctx context.Context) *stack.CrashError {
+	if s.inst == nil || s.cfg.Stack.Kind == config.StackExternal {
+		return nil
+	}
+	return stack.ExitedWithin(ctx, s.inst, stack.ExitGrace)
+}

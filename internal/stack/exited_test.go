@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/perfgate/perfgate/internal/result"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -129,4 +131,41 @@ func TestWatchStopAfterTheStackExited(t *testing.T) {
 	var ce *CrashError
 	require.ErrorAs(t, context.Cause(watched), &ce, "cause = %v, want a *CrashError", context.Cause(watched))
 	assert.Same(t, exit, ce.Exit)
+}
+
+// exitingInstance is an Instance whose exit the test decides.
+type exitingInstance struct {
+	done chan struct{}
+	err  error
+}
+
+func (e *exitingInstance) Done() <-chan struct{}      { return e.done }
+func (e *exitingInstance) Err() error                 { return e.err }
+func (e *exitingInstance) Tail(int) []string          { return nil }
+func (e *exitingInstance) Identity() result.Stack     { return result.Stack{} }
+func (e *exitingInstance) Stop(context.Context) error { return nil }
+
+// ExitedWithin reports an exit that comes while it waits, or one that came
+// before; it does not invent one, and a cancelled context ends the wait.
+func TestExitedWithin(t *testing.T) {
+	t.Run("exits while waited for", func(t *testing.T) {
+		inst := &exitingInstance{done: make(chan struct{}), err: &ExitError{What: "process engine", Code: 139}}
+		go close(inst.done)
+		crash := ExitedWithin(context.Background(), inst, time.Hour)
+		require.NotNil(t, crash)
+		assert.Contains(t, crash.Error(), "the stack went down during the run: process engine exited with status 139")
+	})
+	t.Run("never exits", func(t *testing.T) {
+		inst := &exitingInstance{done: make(chan struct{})}
+		assert.Nil(t, ExitedWithin(context.Background(), inst, time.Millisecond))
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		inst := &exitingInstance{done: make(chan struct{})}
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		assert.Nil(t, ExitedWithin(ctx, inst, time.Hour), "a cancelled wait must end at once, not after the grace")
+	})
+	t.Run("no stack", func(t *testing.T) {
+		assert.Nil(t, ExitedWithin(context.Background(), nil, time.Hour))
+	})
 }

@@ -510,6 +510,33 @@ func (e *CrashError) Error() string {
 
 func (e *CrashError) Unwrap() error { return e.Exit }
 
+// ExitGrace is how long a failed warm-up or repetition waits for the stack
+// to be seen exiting before it is reported as the server's failure under
+// load: a server that is going down first refuses or drops requests, and
+// its process ends a moment later.
+const ExitGrace = 3 * time.Second
+
+// ExitedWithin waits up to grace for inst to exit and returns the
+// *CrashError when it did, or nil. A run whose requests failed calls it
+// before blaming the load: failures that come with the process ending are
+// the crash, not the server's answer to the load. An external stack (whose
+// Done never closes) costs the whole grace, so callers wait only after a
+// failure. A nil inst is nil at once.
+func ExitedWithin(ctx context.Context, inst Instance, grace time.Duration) *CrashError {
+	if inst == nil {
+		return nil
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-inst.Done():
+		return &CrashError{Exit: inst.Err()}
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil
+}
+
 // ErrStopped is the cause of a watch's context once the watch is stopped.
 var ErrStopped = errors.New("stack watch stopped")
 

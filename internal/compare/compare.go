@@ -185,10 +185,11 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				return nil, fmt.Errorf("scenario %s: %w", p.cand.Name, err)
 			}
 			bv, cv, note, baseErr, candErr := sideValues(p.base, p.cand, m, estimator)
-			if m.Name == config.StructuredGate {
-				// A side with no structured answer to count (a baseline from
-				// before perfgate checked them) is shown, not an error.
-				if why := notMeasuredSide(baseErr, candErr); why != "" {
+			if m.Name == config.StructuredGate || m.Subset != "" {
+				// A side with no structured answer to count, or without the
+				// subset (a baseline from before perfgate checked or kept
+				// them), is shown, not an error.
+				if why := notMeasuredSide(m, baseErr, candErr); why != "" {
 					sc.NotGated = append(sc.NotGated, NotGated{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Reason: why})
 					continue
 				}
@@ -767,8 +768,17 @@ var MedianIntervalNeeds = sync.OnceValue(func() int {
 
 // notMeasuredSide says which side measured nothing of a metric (a
 // *result.NotMeasuredError), or "" when both did or the error is another.
-func notMeasuredSide(baseErr, candErr error) string {
+func notMeasuredSide(m metric.Info, baseErr, candErr error) string {
 	var nm *result.NotMeasuredError
+	if m.Subset != "" {
+		switch {
+		case errors.As(baseErr, &nm):
+			return "not measured on the baseline (" + nm.Why + "; results from before subsets have none): promote a new baseline to gate it"
+		case baseErr == nil && errors.As(candErr, &nm):
+			return "not measured on the candidate: " + nm.Why
+		}
+		return ""
+	}
 	switch {
 	case errors.As(baseErr, &nm):
 		return "not measured on the baseline (a result from before perfgate checked structured output, or one without such requests): promote a new baseline to gate it"

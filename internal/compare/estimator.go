@@ -41,7 +41,8 @@ var errNoHistogram = errors.New("no usable histogram")
 // histogram of a distribution it measured is an error wrapping
 // errNoHistogram.
 func GateValues(s *result.ScenarioResult, name, estimator string) ([]float64, error) {
-	family, pct, ok := metric.LatencyPercentile(name)
+	base, subset, inSubset := metric.Subset(name)
+	family, pct, ok := metric.LatencyPercentile(base)
 	if !ok || estimator != config.EstimatorHarrellDavis {
 		return s.Values(name)
 	}
@@ -51,10 +52,19 @@ func GateValues(s *result.ScenarioResult, name, estimator string) ([]float64, er
 	}
 	q := pc / 100
 	out := make([]float64, 0, len(s.Repetitions))
-	for _, r := range s.Repetitions {
+	for i := range s.Repetitions {
+		r := &s.Repetitions[i]
+		if inSubset {
+			v, err := r.View(subset)
+			if err != nil {
+				_, err := r.Value(name) // the error that names the metric
+				return nil, err
+			}
+			r = v
+		}
 		enc := r.Histograms[family]
 		if len(enc) == 0 {
-			if v, err := r.Value(name); err == nil && v == 0 && statsCount(&r, family) == 0 {
+			if v, err := r.Value(base); err == nil && v == 0 && statsCount(r, family) == 0 {
 				out = append(out, 0) // nothing measured, as the recorded figure says
 				continue
 			}

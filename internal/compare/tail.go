@@ -55,7 +55,7 @@ var tailHistograms = map[string]string{"ttft": result.HistTTFT, "tpot": result.H
 // 0 for off).
 func tailQuantile(m metric.Info, lowest float64) (float64, bool) {
 	family, st, ok := strings.Cut(m.Name, ".")
-	if !ok || lowest <= 0 || tailHistograms[family] == "" || !strings.HasPrefix(st, "p") {
+	if !ok || lowest <= 0 || m.Subset != "" || tailHistograms[family] == "" || !strings.HasPrefix(st, "p") {
 		return 0, false
 	}
 	q, err := config.ParseTail(st)

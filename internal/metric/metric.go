@@ -78,6 +78,9 @@ type Info struct {
 	Group string
 	// Doc says what the metric is, for docs and --help.
 	Doc string
+	// Subset is the subset of requests a subset metric is of
+	// ("structured", "model:sql-lora"); empty for the whole.
+	Subset string
 }
 
 // Telemetry reports whether the metric comes from telemetry or cost (the
@@ -246,6 +249,9 @@ func All() []Info { return slices.Clone(catalogue) }
 // ("ttft.p75", "e2e.p99.99"), not only the catalogue's: whether a run
 // measures it is the config's percentiles key.
 func Lookup(name string) (Info, error) {
+	if m, ok, err := subsetInfo(name); ok {
+		return m, err
+	}
 	for _, m := range slices.Concat(catalogue, qualityMetrics) {
 		if m.Name == name {
 			return m, nil
@@ -277,6 +283,9 @@ const orderStep = 100000
 // percentile outside the catalogue ("ttft.p75") comes among its family's,
 // by value.
 func Order(name string) int {
+	if base, _, ok := Subset(name); ok {
+		return Order(base) + 1 // after the whole's
+	}
 	all := slices.Concat(catalogue, qualityMetrics)
 	for i, m := range all {
 		if m.Name == name {

@@ -6,6 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
@@ -123,4 +127,34 @@ func TestSummaryOfAnABArm(t *testing.T) {
 	if got, want := buf.String(), "note: chat, the base arm, round 3: 1 request sent again on a new connection, because the server had closed the reused one before answering (not errors; latency is the retry's)\n"; got != want {
 		t.Errorf("Notes = %q, want %q", got, want)
 	}
+}
+
+// A scenario whose repetitions kept subsets shows them side by side, each
+// row the medians of the repetitions that had it; one that kept none
+// shows no table.
+func TestSummarySubsetTable(t *testing.T) {
+	rep := func(index int, structGap int64) result.Repetition {
+		a := result.NewAggregator(result.SLO{}, false, 0)
+		for k := range 20 {
+			ms := int64(time.Millisecond)
+			r := &result.Record{FirstTokenNS: 10 * ms, OutputTokens: 5, TokensFrom: "usage", Structured: k%2 == 0}
+			gap := int64(4)
+			if r.Structured {
+				gap = structGap
+			}
+			r.EndNS = r.FirstTokenNS + 4*gap*ms
+			if k%4 == 1 {
+				r.Model = "sql-lora"
+			}
+			a.Add(r)
+		}
+		return a.Summary(index)
+	}
+	var buf bytes.Buffer
+	require.NoError(t, subsetTable(&buf, []result.Repetition{rep(1, 6), rep(2, 8), rep(3, 10)}))
+	golden(t, "summary-subsets.txt", buf.Bytes())
+
+	buf.Reset()
+	require.NoError(t, subsetTable(&buf, []result.Repetition{{Index: 1}}))
+	assert.Empty(t, buf.String())
 }

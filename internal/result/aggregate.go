@@ -69,13 +69,25 @@ type Aggregator struct {
 	prefillNS, decodeNS   int64
 	// sessions folds the session turns' records (SessionStats).
 	sessions *sessions
+
+	// slo is kept for the subsets' aggregators.
+	slo SLO
+	// subsets measures subsets of the requests apart (Repetition.Subsets);
+	// models counts the model subsets made, subsetsCut the records of
+	// models past MaxModelSubsets. sub marks a subset's own aggregator,
+	// which has no subsets or sessions of its own.
+	subsets      map[string]*Aggregator
+	defaultModel string
+	models       int
+	subsetsCut   int
+	sub          bool
 }
 
 // NewAggregator returns an aggregator for one repetition. For an open-loop
 // shape, offeredRate is the configured rate (requests/s) and schedule
 // statistics are kept; pass openLoop false for closed loop.
 func NewAggregator(slo SLO, openLoop bool, offeredRate float64) *Aggregator {
-	a := &Aggregator{sloTTFT: msDuration(slo.TTFT), sloTPOT: msDuration(slo.TPOT), sloE2E: msDuration(slo.E2E), openLoop: openLoop, offered: offeredRate, errors: map[string]int{}, hists: map[string]*hdrhistogram.Histogram{}}
+	a := &Aggregator{slo: slo, sloTTFT: msDuration(slo.TTFT), sloTPOT: msDuration(slo.TPOT), sloE2E: msDuration(slo.E2E), openLoop: openLoop, offered: offeredRate, errors: map[string]int{}, hists: map[string]*hdrhistogram.Histogram{}}
 	names := []string{HistTTFT, HistTPOT, HistITL, HistE2E}
 	if openLoop {
 		names = append(names, HistSendLag, HistTTFTFromSchedule, HistE2EFromSchedule)
@@ -96,7 +108,10 @@ func (a *Aggregator) record(name string, us int64) {
 
 // Add folds one request's record into the summary.
 func (a *Aggregator) Add(r *Record) {
-	if r.Session != "" {
+	if !a.sub {
+		a.addSubsets(r)
+	}
+	if r.Session != "" && !a.sub {
 		if a.sessions == nil {
 			a.sessions = newSessions()
 		}
@@ -245,6 +260,8 @@ func (a *Aggregator) Summary(index int) Repetition {
 	if a.sessions != nil {
 		rep.Sessions = a.sessions.summary()
 	}
+	rep.Subsets = a.subsetSummaries(time.Duration(a.lastEndNS))
+	rep.SubsetsCut = a.subsetsCut
 	if len(a.errors) > 0 {
 		rep.Errors = a.errors
 		rep.FirstError = a.firstError

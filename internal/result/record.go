@@ -56,8 +56,11 @@ type Record struct {
 	// statistics and goodput.
 	Structured      bool   `json:"structured,omitempty"`
 	StructuredError string `json:"structured_error,omitempty"`
-	ErrorKind       string `json:"error_kind,omitempty"`
-	Error           string `json:"error"`
+	// Model is the model the request was sent to when its workload line
+	// named one (an adapter, say), else empty: the target's model.
+	Model     string `json:"model,omitempty"`
+	ErrorKind string `json:"error_kind,omitempty"`
+	Error     string `json:"error"`
 	// Session and Turn place the request in its session: the workload's
 	// session_id and turn; empty and 0 for a request of no session.
 	Session string `json:"session,omitempty"`

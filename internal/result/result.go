@@ -440,6 +440,15 @@ type Repetition struct {
 	// so later stages can pool repetitions or draw distributions.
 	Histograms map[string][]byte `json:"histograms,omitempty"`
 
+	// Subsets are subsets of the requests measured apart, by name
+	// (SubsetStructured, SubsetFree, metric.ModelSubset): structured and
+	// free requests where the repetition had both, each model where it
+	// sent to two or more. Nil when it had neither, and in results from
+	// before them. SubsetsCut counts the requests to models past
+	// MaxModelSubsets, measured in the whole only.
+	Subsets    map[string]*Subset `json:"subsets,omitempty"`
+	SubsetsCut int                `json:"subsets_cut,omitempty"`
+
 	// Engine is what the engine's metrics page said during the window;
 	// nil when it was not read (see Result.Telemetry).
 	Engine *EngineTelemetry `json:"engine,omitempty"`

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/perfgate/perfgate/internal/metric"
 )
 
 // ErrInvalid is wrapped by every error about what a result holds (as
@@ -357,6 +359,7 @@ func (v *checker) repetition(p string, r *Repetition) {
 		v.stats(sp+".e2e_from_schedule_ms", s.E2EFromSchedule)
 	}
 	v.overload(p+".overload", r.Overload)
+	v.subsets(p, r)
 	if s := r.Sessions; s != nil {
 		v.sessions(p+".sessions", s)
 	}
@@ -881,5 +884,53 @@ func (v *checker) lengths(p string, l Lengths) {
 func (v *checker) atMost(field string, n, limit int, what string) {
 	if n < 0 || n > limit {
 		v.add(field, "want a count from 0 to %s (%d), got %d", what, limit, n)
+	}
+}
+
+// subsets checks a repetition's subsets: known names, no more than the
+// aggregator keeps, counts within the repetition's, sound distributions.
+func (v *checker) subsets(p string, r *Repetition) {
+	v.count(p+".subsets_cut", r.SubsetsCut)
+	if len(r.Subsets) > MaxModelSubsets+2 {
+		v.add(p+".subsets", "%d subsets, more than the %d perfgate keeps", len(r.Subsets), MaxModelSubsets+2)
+		return
+	}
+	for _, name := range slices.Sorted(maps.Keys(r.Subsets)) {
+		s := r.Subsets[name]
+		sp := fmt.Sprintf("%s.subsets[%q]", p, name[:min(len(name), 300)])
+		if _, err := metric.Lookup("ttft.p50" + metric.SubsetSep + name); err != nil {
+			v.add(sp, "not a subset perfgate measures: %v", err)
+			continue
+		}
+		if s == nil {
+			v.add(sp, "want a subset, got null")
+			continue
+		}
+		for _, c := range []struct {
+			name string
+			n    int
+		}{{"sent", s.Sent}, {"completed", s.Completed}, {"failed", s.Failed}, {"output_tokens", s.OutputTokens},
+			{"structured", s.Structured}, {"structured_errors", s.StructuredErrors}, {"good_requests", s.GoodRequests}} {
+			v.count(sp+"."+c.name, c.n)
+		}
+		if s.Sent > r.Sent && r.Sent >= 0 {
+			v.add(sp+".sent", "%d sent of the repetition's %d", s.Sent, r.Sent)
+		}
+		if s.Completed > s.Sent && s.Sent >= 0 {
+			v.add(sp+".completed", "%d completed of %d sent", s.Completed, s.Sent)
+		}
+		if s.GoodRequests > s.Completed && s.Completed >= 0 {
+			v.add(sp+".good_requests", "%d met the SLOs of %d completed", s.GoodRequests, s.Completed)
+		}
+		if s.StructuredErrors > s.Structured && s.Structured >= 0 {
+			v.add(sp+".structured_errors", "%d wrong answers of %d structured requests", s.StructuredErrors, s.Structured)
+		}
+		v.fraction(sp+".error_rate", s.ErrorRate)
+		v.nonNegative(sp+".output_throughput", s.OutputThroughput)
+		v.optional(sp+".decode_throughput", s.DecodeThroughput)
+		v.stats(sp+".ttft_ms", s.TTFT)
+		v.stats(sp+".tpot_ms", s.TPOT)
+		v.stats(sp+".itl_ms", s.ITL)
+		v.stats(sp+".e2e_ms", s.E2E)
 	}
 }

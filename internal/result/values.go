@@ -59,6 +59,13 @@ func (r *Repetition) Value(name string) (float64, error) {
 
 // repValue is one repetition's value of a per-repetition metric.
 func repValue(r *Repetition, name string) (float64, error) {
+	if base, subset, ok := metric.Subset(name); ok {
+		v, err := r.View(subset)
+		if err != nil {
+			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: subsetMissing(subset)}
+		}
+		return repValue(v, base)
+	}
 	switch name {
 	case "output_throughput":
 		return r.OutputThroughput, nil

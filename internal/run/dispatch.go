@@ -263,7 +263,11 @@ func newRecord(p Plan, req *workload.Request, resp *client.Response, start, sche
 	}
 	if resp.Err == nil {
 		r.Structured, r.StructuredError = structuredAnswers.Check(req, resp.Text, r.ToolCalls, resp.FinishReason)
+	} else {
+		// A failure counts against its kind of request too.
+		r.Structured = req.Structured()
 	}
+	r.Model = req.Model
 	if scheduled.IsZero() {
 		r.ScheduledNS = r.SentNS
 	} else {

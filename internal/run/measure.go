@@ -185,6 +185,10 @@ type Measurement struct {
 	// Percentiles are the latency percentiles measured beside the default
 	// five (config.Config.MeasuredPercentiles; result.Aggregator.WithPercentiles).
 	Percentiles []string
+	// Model is the target's model, sent for requests whose line names
+	// none: it names their subset when a repetition sends to several
+	// models (result.Repetition.Subsets).
+	Model string
 }
 
 // BrokenError says a repetition failed too many of its requests to count:
@@ -303,7 +307,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 	if s.Salt {
 		plan.Salt = SaltSeed(m.Seed, s.saltName(), rep, 1)
 	}
-	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles)
+	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model)
 	var watch *overloadWatch // open loop only: a closed loop follows the server
 	if plan.OpenLoop() {
 		watch = &overloadWatch{}

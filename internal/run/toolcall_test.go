@@ -142,6 +142,38 @@ func TestStructuredAnswersCheckedAgainstSimulatorTruth(t *testing.T) {
 	assert.Contains(t, rep.FirstStructuredError, ": ")
 }
 
+// Constrained decoding is priced apart within a scenario: one user sends
+// structured and free requests in turn to a simulator whose grammar steps
+// cost three times a free step; the repetition's structured subset shows
+// a TPOT about three times the free one's, while the whole blurs them.
+func TestConstrainedDecodingPricedApart(t *testing.T) {
+	cfg := sim.DefaultConfig()
+	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken, cfg.Jitter = 5*time.Millisecond, 0, 0, 0
+	cfg.ConstrainedSlowdown = 3
+	srv, c, _ := truthSim(t, cfg, 1)
+	schema := json.RawMessage(`{"type":"json_object"}`)
+	var reqs []workload.Request
+	for i := range 16 {
+		r := workload.Request{ID: fmt.Sprintf("r%d", i), Prompt: fmt.Sprintf("request %d", i), MaxTokens: 12}
+		if i%2 == 0 {
+			r.ResponseFormat = schema
+		}
+		reqs = append(reqs, r)
+	}
+	recs := closedLoop(t, c, reqs, 1)
+	require.NoError(t, srv.Close())
+	rep := summary(recs)
+	require.Equal(t, []string{result.SubsetStructured, result.SubsetFree}, rep.SubsetNames())
+	st, free := rep.Subsets[result.SubsetStructured], rep.Subsets[result.SubsetFree]
+	assert.Equal(t, 8, st.Completed)
+	assert.Equal(t, 8, free.Completed)
+	ratio := st.TPOT.P50 / free.TPOT.P50
+	assert.InDelta(t, 3, ratio, 1, "structured TPOT p50 %.2f ms, free %.2f ms", st.TPOT.P50, free.TPOT.P50)
+	v, err := rep.Value("tpot.p50@structured")
+	require.NoError(t, err)
+	assert.Equal(t, st.TPOT.P50, v)
+}
+
 // closedLoop sends reqs once to c from n users and returns the records.
 func closedLoop(t *testing.T, c *client.Client, reqs []workload.Request, n int) []*result.Record {
 	t.Helper()

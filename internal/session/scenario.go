@@ -246,7 +246,7 @@ func (s *session) measurement(d *run.Dispatcher) *run.Measurement {
 	return &run.Measurement{
 		Dispatcher: d, Repetitions: s.cfg.Repetitions, Cooldown: s.cfg.Cooldown, Clock: s.clock,
 		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
-		Observe: s.observe, Percentiles: s.cfg.MeasuredPercentiles(),
+		Observe: s.observe, Percentiles: s.cfg.MeasuredPercentiles(), Model: s.cfg.Target.Model,
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
@@ -57,6 +58,20 @@ type Config struct {
 	// them in completion_tokens_details.reasoning_tokens. Eval items
 	// (Answers) are answered without thinking.
 	ReasoningTokens int
+	// Loras are the LoRA adapters served beside Model, by name: a request
+	// may name one as its model. Empty serves Model alone and takes any
+	// model name as it (as before adapters). With adapters, another name
+	// is a 404, as vLLM answers.
+	Loras []string
+	// MaxLoras is how many adapters fit on the GPU at once (vLLM's
+	// --max-loras): an adapter that is not resident is loaded into a free
+	// slot, or the least recently used one that no running request uses;
+	// a request whose adapter finds no slot waits while later requests
+	// are admitted.
+	MaxLoras int
+	// LoraLoad is what loading an adapter costs: the step that admits it
+	// takes this much longer, for every sequence in the batch.
+	LoraLoad time.Duration
 	// StructuredErrorRate is the share of structured answers (JSON, tool
 	// calls) the sim gets wrong: cut before their end, so not valid JSON.
 	// Each request is drawn once from Seed and its prompt.
@@ -171,6 +186,8 @@ func DefaultConfig() Config {
 		Seed:                1,
 		Slowdown:            1,
 		ConstrainedSlowdown: 1,
+		MaxLoras:            1,
+		LoraLoad:            50 * time.Millisecond,
 		Jitter:              0.02,
 		WarmUpFactor:        2,
 		Accuracy:            1,
@@ -196,6 +213,9 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.Float64Var(&c.Slowdown, "slowdown", c.Slowdown, "multiplies step time (factor, > 0; 1.2 = 20% slower)")
 	fs.Float64Var(&c.ConstrainedSlowdown, "constrained-slowdown", c.ConstrainedSlowdown, "multiplies the time of a step whose batch holds a constrained request (response_format JSON, or tools) (factor, > 0)")
 	fs.Float64Var(&c.StructuredErrorRate, "structured-error-rate", c.StructuredErrorRate, "share of structured answers (JSON, tool calls) cut short so that they are not valid JSON, each request drawn once from --seed and its prompt (fraction in [0,1])")
+	fs.StringSliceVar(&c.Loras, "loras", c.Loras, "LoRA adapters served beside --model, by name, comma-separated: a request may name one as its model, another name is a 404 (none: every model name is --model)")
+	fs.IntVar(&c.MaxLoras, "max-loras", c.MaxLoras, "adapters resident at once, as vLLM's --max-loras: one not resident is loaded into a free or least recently used idle slot, or waits (count, >= 1)")
+	fs.DurationVar(&c.LoraLoad, "lora-load", c.LoraLoad, "what loading an adapter costs: the step that admits it takes this much longer (duration)")
 	fs.IntVar(&c.ReasoningTokens, "reasoning-tokens", c.ReasoningTokens, "think this many tokens (delta.reasoning_content) before every chat answer of text but an --answers item's, within max_tokens: a reasoning model (count; 0 = none)")
 	fs.Float64Var(&c.Jitter, "jitter", c.Jitter, "relative standard deviation of seeded noise on step time (fraction, 0.02 = 2%)")
 	fs.DurationVar(&c.StallEvery, "stall-every", c.StallEvery, "every this much engine time one step stalls (duration; 0 = never)")
@@ -231,7 +251,7 @@ func (c Config) Validate() error {
 	}{
 		{"step-base", c.StepBase}, {"per-seq", c.PerSeq}, {"per-prefill-token", c.PerPrefillToken},
 		{"stall-every", c.StallEvery}, {"stall", c.Stall}, {"cold-start", c.ColdStart}, {"warm-up", c.WarmUp},
-		{"unhealthy-after", c.UnhealthyAfter},
+		{"unhealthy-after", c.UnhealthyAfter}, {"lora-load", c.LoraLoad},
 	} {
 		if d.v < 0 {
 			bad(d.flag, "must be >= 0, got %s", d.v)
@@ -245,6 +265,18 @@ func (c Config) Validate() error {
 	}
 	if !(c.ConstrainedSlowdown > 0) || c.ConstrainedSlowdown > 1e6 {
 		bad("constrained-slowdown", "must be in (0,1e6], got %g", c.ConstrainedSlowdown)
+	}
+	if c.MaxLoras < 1 || c.MaxLoras > 1024 {
+		bad("max-loras", "must be in [1,1024], got %d", c.MaxLoras)
+	}
+	seen := map[string]bool{c.Model: true}
+	for _, name := range c.Loras {
+		if name == "" || strings.ContainsAny(name, " \t\n\"") {
+			bad("loras", "want adapter names without spaces or quotes, got %q", name)
+		} else if seen[name] {
+			bad("loras", "%q is named twice (or is --model)", name)
+		}
+		seen[name] = true
 	}
 	if !(c.StructuredErrorRate >= 0 && c.StructuredErrorRate <= 1) {
 		bad("structured-error-rate", "must be in [0,1], got %g", c.StructuredErrorRate)

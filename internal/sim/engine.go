@@ -2,6 +2,8 @@ package sim
 
 import (
 	"runtime"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -24,6 +26,10 @@ type seq struct {
 	reserve int      // KV tokens reserved while running: prompt + max_tokens
 	// constrained: decoded under a grammar (Config.ConstrainedSlowdown).
 	constrained bool
+	// adapter is the LoRA adapter it decodes with, "" for the base model;
+	// loadedAdapter is set when its admission loaded the adapter.
+	adapter       string
+	loadedAdapter atomic.Bool
 
 	// accepted is closed by the step loop once it has taken the request in,
 	// after setting fail.
@@ -110,6 +116,10 @@ type engine struct {
 	running []*seq
 	kvUsed  int
 	plan    []time.Duration // every step's modelled duration, when cfg.recordSteps
+	// loras are the resident adapters, least recently used first;
+	// loading is the load time the next step pays.
+	loras   []string
+	loading time.Duration
 }
 
 func newEngine(cfg Config, start time.Time, m *metrics) *engine {
@@ -163,6 +173,8 @@ func (e *engine) run() {
 		if e.cfg.ConstrainedSlowdown != 1 && e.anyConstrained() {
 			d = time.Duration(float64(d) * e.cfg.ConstrainedSlowdown)
 		}
+		d += e.loading
+		e.loading = 0
 		if e.cfg.recordSteps {
 			e.plan = append(e.plan, d)
 		}
@@ -261,9 +273,15 @@ func (e *engine) reap() {
 // while the batch has room and the head's KV reservation fits.
 func (e *engine) admit() {
 	n := 0
+	var skipped []*seq // waiting for an adapter slot: later requests go first
 	for _, s := range e.waiting {
 		if len(e.running) >= e.cfg.MaxBatch || e.kvUsed+s.reserve > e.cfg.KVCacheTokens {
 			break
+		}
+		n++
+		if !e.adapterSlot(s) {
+			skipped = append(skipped, s)
+			continue
 		}
 		e.kvUsed += s.reserve
 		if e.cache != nil {
@@ -276,14 +294,42 @@ func (e *engine) admit() {
 			e.m.prefixHits.Add(float64(hit))
 		}
 		e.running = append(e.running, s)
-		n++
 	}
 	if n > 0 {
-		rest := copy(e.waiting, e.waiting[n:])
-		clear(e.waiting[rest:])
-		e.waiting = e.waiting[:rest]
+		// The skipped keep their place at the head of the queue.
+		rest := append(skipped, e.waiting[n:]...)
+		k := copy(e.waiting, rest)
+		clear(e.waiting[k:])
+		e.waiting = e.waiting[:k]
 	}
 	e.gauges()
+}
+
+// adapterSlot makes s's adapter resident, loading it into a free slot or
+// in place of the least recently used adapter that no running sequence
+// uses, and marks it most recently used; false when every slot is busy.
+// The base model needs no slot.
+func (e *engine) adapterSlot(s *seq) bool {
+	if s.adapter == "" {
+		return true
+	}
+	if i := slices.Index(e.loras, s.adapter); i >= 0 {
+		e.loras = append(slices.Delete(e.loras, i, i+1), s.adapter)
+		return true
+	}
+	if len(e.loras) >= e.cfg.MaxLoras {
+		victim := slices.IndexFunc(e.loras, func(name string) bool {
+			return !slices.ContainsFunc(e.running, func(r *seq) bool { return r.adapter == name })
+		})
+		if victim < 0 {
+			return false
+		}
+		e.loras = slices.Delete(e.loras, victim, victim+1)
+	}
+	e.loras = append(e.loras, s.adapter)
+	e.loading += e.cfg.LoraLoad
+	s.loadedAdapter.Store(true)
+	return true
 }
 
 // schedule assigns this step's prefill budget in batch order and returns
@@ -360,6 +406,22 @@ func (e *engine) gauges() {
 	u := float64(e.kvUsed) / float64(e.cfg.KVCacheTokens)
 	e.m.kvCache.Set(u)
 	e.m.gpuCache.Set(u)
+	if e.m.loraInfo != nil {
+		e.m.lora(adapterList(e.running), adapterList(e.waiting))
+	}
+}
+
+// adapterList names the adapters of seqs, sorted, each once,
+// comma-separated.
+func adapterList(seqs []*seq) string {
+	var names []string
+	for _, s := range seqs {
+		if s.adapter != "" && !slices.Contains(names, s.adapter) {
+			names = append(names, s.adapter)
+		}
+	}
+	slices.Sort(names)
+	return strings.Join(names, ",")
 }
 
 // abortAll ends every sequence when the loop stops.

@@ -2,6 +2,8 @@ package sim
 
 import (
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -45,6 +47,11 @@ type metrics struct {
 	prefixHits            prometheus.Counter
 	ttft, itl, e2e        prometheus.Observer
 	reqPrompt, reqGenToks prometheus.Observer
+	// loraInfo is vLLM's vllm:lora_requests_info: one series whose labels
+	// name the adapters of the running and waiting requests; nil without
+	// adapters (Config.Loras).
+	loraInfo *prometheus.GaugeVec
+	maxLoras string
 }
 
 func newMetrics(cfg Config) *metrics {
@@ -83,9 +90,28 @@ func newMetrics(cfg Config) *metrics {
 	b := buckets125(cfg.KVCacheTokens)
 	m.reqPrompt = hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", b)
 	m.reqGenToks = hist("vllm:request_generation_tokens", "Number of generation tokens processed.", b)
+	if len(cfg.Loras) > 0 {
+		m.loraInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vllm:lora_requests_info", Help: "Running stats on lora requests.",
+		}, []string{"max_lora", "running_lora_adapters", "waiting_lora_adapters"})
+		reg.MustRegister(m.loraInfo)
+		m.maxLoras = strconv.Itoa(cfg.MaxLoras)
+		m.lora("", "")
+	}
 	return m
 }
 
 func (m *metrics) handler() http.Handler {
 	return promhttp.HandlerFor(m.reg, promhttp.HandlerOpts{})
+}
+
+// lora sets vllm:lora_requests_info to one series naming the adapters of
+// the running and waiting requests (comma-separated), valued the time,
+// as vLLM does.
+func (m *metrics) lora(running, waiting string) {
+	if m.loraInfo == nil {
+		return
+	}
+	m.loraInfo.Reset()
+	m.loraInfo.WithLabelValues(m.maxLoras, running, waiting).Set(float64(time.Now().UnixNano()) / 1e9)
 }

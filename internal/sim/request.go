@@ -60,6 +60,8 @@ func (r *request) constrained() bool { return r.tool != nil || r.isJSON }
 
 // request is a validated request as the sim sees it.
 type request struct {
+	// model is the model the request named ("" for none).
+	model        string
 	promptText   string
 	promptTokens int
 	blocks       []uint64
@@ -143,6 +145,7 @@ func decodeRequest(body []byte, api apiKind) (*request, error) {
 		return nil, err
 	}
 	return &request{
+		model:        wr.Model,
 		tool:         tool,
 		json:         jsonText,
 		isJSON:       isJSON,

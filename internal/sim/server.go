@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -181,13 +182,15 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 		Parent      *string `json:"parent"`
 		MaxModelLen int     `json:"max_model_len"`
 	}
-	writeJSON(w, http.StatusOK, map[string]any{
-		"object": "list",
-		"data": []model{{
-			ID: s.cfg.Model, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
-			Root: s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens,
-		}},
-	})
+	data := []model{{
+		ID: s.cfg.Model, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
+		Root: s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens,
+	}}
+	for _, name := range s.cfg.Loras { // as vLLM lists its adapters: the base as parent
+		data = append(data, model{ID: name, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
+			Root: "/adapters/" + name, Parent: &s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens})
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
@@ -250,6 +253,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 		return
 	}
 	rec.PromptTokens = req.promptTokens
+	adapter, known := s.adapter(req.model)
+	if !known {
+		fail(http.StatusNotFound, "NotFoundError", fmt.Sprintf("The model `%s` does not exist.", req.model))
+		return
+	}
+	rec.Adapter = adapter
 	if total := req.promptTokens + req.maxTokens; total > s.cfg.KVCacheTokens {
 		fail(http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
@@ -288,6 +297,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 	}
 	sq := newSeq(req.promptTokens, req.blocks, g, req.maxTokens)
 	sq.constrained = req.constrained()
+	sq.adapter = adapter
+	defer func() { rec.AdapterLoaded = sq.loadedAdapter.Load() }()
 	ctx := r.Context()
 	select {
 	case s.eng.submit <- sq:
@@ -437,4 +448,17 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, req *request, sq 
 		rec.Error = "client disconnected"
 	}
 	rec.EndNS = s.ns(time.Now())
+}
+
+// adapter is the LoRA adapter a request's model names, "" for the base
+// model; known is false for a name the sim does not serve (with Loras
+// set: without, every name is the base model).
+func (s *Server) adapter(model string) (adapter string, known bool) {
+	if len(s.cfg.Loras) == 0 || model == "" || model == s.cfg.Model {
+		return "", true
+	}
+	if slices.Contains(s.cfg.Loras, model) {
+		return model, true
+	}
+	return "", false
 }

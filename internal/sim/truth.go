@@ -47,6 +47,11 @@ type TruthRecord struct {
 	// Structured is set for a request decoded under a grammar (JSON, or a
 	// tool call): Valid false for an answer --structured-error-rate cut.
 	Structured *TruthStructured `json:"structured,omitempty"`
+	// Adapter is the LoRA adapter the request named (Config.Loras), and
+	// AdapterLoaded says its admission loaded it (it was not resident):
+	// the request paid Config.LoraLoad.
+	Adapter       string `json:"adapter,omitempty"`
+	AdapterLoaded bool   `json:"adapter_loaded,omitempty"`
 	// DriftFactor is the factor Config.Drift multiplied step time by when
 	// the request arrived (Server.DriftFactor); absent without Drift.
 	DriftFactor float64 `json:"drift_factor,omitempty"`

@@ -1,0 +1,111 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// loraChat sends a streaming chat request to model and reads it to the end.
+func loraChat(t *testing.T, s *Server, id, model string) int {
+	t.Helper()
+	body := chatBody(4, 3, true)
+	body["model"] = model
+	resp := post(t, context.Background(), s.URL()+"/v1/chat/completions", id, body)
+	defer resp.Body.Close()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode
+}
+
+// With one adapter slot, each change of adapter loads it, and the load is
+// paid by the request that caused it: the truth says which; the base
+// model needs no slot; an adapter the sim does not serve is a 404.
+func TestLoraLoadsOnChangeOfAdapter(t *testing.T) {
+	cfg := testConfig()
+	cfg.Loras, cfg.MaxLoras, cfg.LoraLoad = []string{"sql", "chat"}, 1, 40*time.Millisecond
+	s := startSim(t, cfg)
+	order := []string{"sql", "sql", "perfgate-sim-8b", "chat", "sql", "sql"}
+	for i, m := range order {
+		require.Equal(t, http.StatusOK, loraChat(t, s.Server, fmt.Sprintf("r%d", i), m))
+	}
+	require.Equal(t, http.StatusNotFound, loraChat(t, s.Server, "unknown", "summarise"))
+	_, metrics := get(t, s.URL()+"/metrics")
+	assert.Contains(t, string(metrics), `vllm:lora_requests_info{max_lora="1",running_lora_adapters="",waiting_lora_adapters=""}`)
+	_, models := get(t, s.URL()+"/v1/models")
+	assert.Contains(t, string(models), `"id":"chat"`)
+	recs := s.records(t)
+
+	wantLoaded := []bool{true, false, false, true, true, false}
+	for i, m := range order {
+		r := recs[fmt.Sprintf("r%d", i)]
+		if m == "perfgate-sim-8b" {
+			m = ""
+		}
+		assert.Equal(t, m, r.Adapter, "r%d", i)
+		assert.Equal(t, wantLoaded[i], r.AdapterLoaded, "r%d (%s)", i, order[i])
+		ttft := time.Duration(r.FirstTokenNS - r.ArrivalNS)
+		if wantLoaded[i] {
+			assert.GreaterOrEqual(t, ttft, cfg.LoraLoad, "r%d paid the load", i)
+		}
+	}
+	assert.Contains(t, recs["unknown"].Error, "HTTP 404: The model `summarise` does not exist.")
+}
+
+// With one slot held by a running request, a request for another adapter
+// waits for it to end, while one for the resident adapter or the base is
+// admitted at once: the loaded adapter is never evicted from under a
+// running request.
+func TestLoraWaitsForASlot(t *testing.T) {
+	cfg := testConfig()
+	cfg.Loras, cfg.MaxLoras, cfg.LoraLoad = []string{"sql", "chat"}, 1, 0
+	s := startSim(t, cfg)
+	long := chatBody(4, 400, true) // 400 steps of 2 ms: still running when the others end
+	long["model"] = "sql"
+	resp := post(t, context.Background(), s.URL()+"/v1/chat/completions", "long", long)
+	// Its first chunk: it is running and holds the slot.
+	buf := make([]byte, 1)
+	_, err := resp.Body.Read(buf)
+	require.NoError(t, err)
+	var wg sync.WaitGroup
+	for _, m := range []string{"chat", "sql", "perfgate-sim-8b"} {
+		wg.Go(func() { assert.Equal(t, http.StatusOK, loraChat(t, s.Server, "to-"+m, m)) })
+	}
+	wg.Wait()
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	recs := s.records(t)
+	end := recs["long"].EndNS
+	assert.Greater(t, recs["to-chat"].FirstTokenNS, end-int64(4*time.Millisecond), "chat waited for sql's request to end")
+	assert.Less(t, recs["to-sql"].FirstTokenNS, end, "sql is resident: no wait")
+	assert.Less(t, recs["to-perfgate-sim-8b"].FirstTokenNS, end, "the base needs no slot")
+	assert.True(t, recs["to-chat"].AdapterLoaded)
+	assert.False(t, recs["to-sql"].AdapterLoaded)
+}
+
+// Adapter names are checked: none twice, none the base's, no spaces.
+func TestLoraConfigValidate(t *testing.T) {
+	for _, c := range []struct {
+		loras []string
+		max   int
+		want  string
+	}{
+		{[]string{"a", "a"}, 1, `"a" is named twice`},
+		{[]string{"perfgate-sim-8b"}, 1, "is named twice (or is --model)"},
+		{[]string{"a b"}, 1, "without spaces"},
+		{[]string{"a"}, 0, "--max-loras: must be in [1,1024]"},
+	} {
+		cfg := DefaultConfig()
+		cfg.Loras, cfg.MaxLoras = c.loras, c.max
+		err := cfg.Validate()
+		require.Error(t, err, strings.Join(c.loras, ","))
+		assert.Contains(t, err.Error(), c.want)
+	}
+}

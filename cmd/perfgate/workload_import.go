@@ -16,12 +16,12 @@ import (
 
 // importOptions are the flags of `perfgate workload import`.
 type importOptions struct {
-	from, out, maxTokensFrom, redactKeyFile string
-	maxTokens, maxOutput, blockSize         int
-	seed                                    int64
-	thinkMS                                 float64
-	sessions, forceOutput, skipUnsupported  bool
-	redact                                  bool
+	from, out, maxTokensFrom, redactKeyFile        string
+	maxTokens, maxOutput, blockSize                int
+	seed                                           int64
+	thinkMS                                        float64
+	sessions, forceOutput, skipUnsupported, models bool
+	redact                                         bool
 }
 
 func newImportCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -67,6 +67,7 @@ same length, so a workload from private traffic can be committed.`,
 	f.IntVar(&o.blockSize, "block-size", traceimport.DefaultBlockSize, "mooncake: tokens (words) per hash id")
 	f.Int64Var(&o.seed, "seed", 1, "mooncake: seed of the synthesised block text")
 	f.BoolVar(&o.forceOutput, "force-output", false, "set min_tokens = max_tokens and ignore_eos, so engines generate the recorded length")
+	f.BoolVar(&o.models, "models", false, "openai: keep each body's model as the request's (the adapters of a multi-LoRA deployment); without it, model is ignored and the target's is sent")
 	f.BoolVar(&o.skipUnsupported, "skip-unsupported", false, "skip (and count) requests with image, audio or other non-text content instead of failing")
 	f.BoolVar(&o.redact, "redact", false, "replace every word of all text with keyed same-length filler, and source ids with <format>-<n>")
 	f.StringVar(&o.redactKeyFile, "redact-key-file", "", "--redact with this key (a file of at least 16 bytes) instead of a random one, for reproducible redaction")
@@ -78,7 +79,7 @@ same length, so a workload from private traffic can be committed.`,
 // another, they would do nothing, so they are refused.
 var importFlagFormat = []struct{ flag, format string }{
 	{"sessions", "sharegpt"}, {"max-tokens-from", "sharegpt"}, {"max-output", "sharegpt"},
-	{"block-size", "mooncake"}, {"seed", "mooncake"},
+	{"block-size", "mooncake"}, {"seed", "mooncake"}, {"models", "openai"},
 }
 
 // checkImportFlags refuses, as a usage error, a flag given (changed
@@ -110,7 +111,7 @@ func runImport(o importOptions, think *float64, path string, stdout, stderr io.W
 	opts := traceimport.Options{
 		MaxTokens: o.maxTokens, MaxOutput: o.maxOutput, MaxTokensFrom: o.maxTokensFrom,
 		Sessions: o.sessions, ThinkMS: think, BlockSize: o.blockSize, Seed: o.seed,
-		ForceOutput: o.forceOutput, SkipUnsupported: o.skipUnsupported,
+		ForceOutput: o.forceOutput, SkipUnsupported: o.skipUnsupported, KeepModels: o.models,
 	}
 	keyNote := ""
 	switch {

@@ -13,7 +13,7 @@ import (
 // is imported loads.
 func fuzzImport(t *testing.T, format string, data []byte) {
 	rd, _ := NewRedactor([]byte("0123456789abcdef"))
-	for _, o := range []Options{{}, {MaxTokens: 8, SkipUnsupported: true, Sessions: true, BlockSize: 4, Redact: rd, ForceOutput: true}} {
+	for _, o := range []Options{{}, {MaxTokens: 8, SkipUnsupported: true, Sessions: true, BlockSize: 4, Redact: rd, ForceOutput: true, KeepModels: true}} {
 		res, err := Import(bytes.NewReader(data), "fuzz", format, o)
 		if err != nil {
 			continue

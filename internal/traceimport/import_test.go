@@ -329,3 +329,36 @@ func TestRedactKeepsRegexes(t *testing.T) {
 	}
 	assert.Contains(t, out, `"`+rd.Text("pattern")+`":{`, "a property named pattern is a name, redacted")
 }
+
+// --models keeps each body's model as its request's (a multi-LoRA
+// deployment's adapters, replayed as served); a name a workload line could
+// not carry is an error at its line and field. Without it, model is
+// ignored and counted.
+func TestOpenAIKeepModels(t *testing.T) {
+	src := `{"model":"sql-lora","messages":[{"role":"user","content":"a"}],"max_tokens":3}
+{"model":null,"messages":[{"role":"user","content":"b"}],"max_tokens":3}
+{"body":{"model":"base","prompt":"c","max_tokens":3}}`
+	res, err := importString(t, "openai", src, Options{KeepModels: true})
+	require.NoError(t, err)
+	require.Len(t, res.Requests, 3)
+	assert.Equal(t, "sql-lora", res.Requests[0].Model)
+	assert.Empty(t, res.Requests[1].Model, "null: the target's")
+	assert.Equal(t, "base", res.Requests[2].Model)
+	assert.Empty(t, res.Summary.Ignored)
+	mustParse(t, res.Requests)
+
+	res, err = importString(t, "openai", src, Options{})
+	require.NoError(t, err)
+	assert.Empty(t, res.Requests[0].Model)
+	assert.Equal(t, Tally{"model": 2}, res.Summary.Ignored)
+
+	for _, c := range []struct{ src, want string }{
+		{`{"model":"","prompt":"a","max_tokens":3}`, "in:1: model: must not be empty with --models"},
+		{`{"model":7,"prompt":"a","max_tokens":3}`, "in:1: model: want a string"},
+		{`{"body":{"model":"a\u0007b","prompt":"a","max_tokens":3}}`, "in:1: body.model: has a control character"},
+	} {
+		_, err := importString(t, "openai", c.src, Options{KeepModels: true})
+		require.Error(t, err, c.src)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}

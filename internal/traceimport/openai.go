@@ -26,6 +26,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/workload"
@@ -211,6 +212,21 @@ func (im *importer) openaiBody(n int, prefix string, members []workload.Member, 
 				continue
 			}
 			maxKey, req.MaxTokens = m.Key, v
+		case "model":
+			if !im.o.KeepModels {
+				ignore = append(ignore, m.Key)
+				continue
+			}
+			if im.Decode(n, workload.Member{Key: field, Raw: m.Raw}, &req.Model, "string") {
+				switch {
+				case req.Model == "":
+					im.Errorf(n, field, "must not be empty with --models (leave it out, or null, for the target's model)")
+				case len(req.Model) > workload.MaxModelName:
+					im.Errorf(n, field, "%d bytes, more than the %d a model or adapter name may have", len(req.Model), workload.MaxModelName)
+				case strings.IndexFunc(req.Model, unicode.IsControl) >= 0:
+					im.Errorf(n, field, "has a control character")
+				}
+			}
 		case "n":
 			var v int
 			if im.Decode(n, workload.Member{Key: field, Raw: m.Raw}, &v, "integer") && v != 1 {

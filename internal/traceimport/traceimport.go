@@ -68,6 +68,12 @@ type Options struct {
 	// request, so that a real engine generates the recorded length instead
 	// of stopping early at an end-of-sequence token.
 	ForceOutput bool
+	// KeepModels keeps each openai body's model as its request's model
+	// (the adapters of a multi-LoRA deployment), which perfgate then sends
+	// in place of the target's. Off, model is ignored (counted in
+	// Summary.Ignored): a log of a hosted API names models a local engine
+	// does not serve.
+	KeepModels bool
 	// SkipUnsupported skips (and counts) a request with content perfgate
 	// cannot send, such as an image part, instead of failing.
 	SkipUnsupported bool

@@ -85,6 +85,8 @@ func (it *Item) CorrectAnswer() (string, error) {
 		ans = fmt.Sprintf("The answer is %s.", strings.TrimSpace(it.Expected[0]))
 	case it.Scorer == "json_schema":
 		ans = "```json\n" + it.Expected[0] + "\n```"
+	case it.Scorer == "tool_call":
+		ans = callsAnswer(it.Expected)
 	default: // exact, contains, reference
 		ans = it.Expected[0]
 	}

@@ -22,6 +22,8 @@ type builder struct {
 	problems []string
 	// schemaContent is the canonical content of options.schema_file.
 	schemaContent json.RawMessage
+	// tools are the item's request's tools, for tool_call.
+	tools json.RawMessage
 }
 
 func (b *builder) errorf(field, format string, args ...any) {
@@ -102,6 +104,8 @@ func (b *builder) build(name string) scorer {
 		return &jsonScorer{}
 	case "json_schema":
 		return b.jsonSchema()
+	case "tool_call":
+		return b.toolCall(b.tools)
 	case "reference":
 		s := &referenceScorer{metric: b.opts.metric, threshold: b.opts.threshold, refs: b.expected}
 		for i, e := range b.expected {

@@ -16,11 +16,11 @@ import (
 )
 
 // keys lists the keys of an item line, in the order docs/evals.md gives them.
-var keys = []string{"id", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "response_format", "tags",
+var keys = []string{"id", "messages", "prompt", "max_tokens", "temperature", "top_p", "seed", "response_format", "tools", "tool_choice", "tags",
 	"scorer", "expected", "ideal", "options"}
 
 // scorerNames lists the scorer names, in the order docs/evals.md gives them.
-var scorerNames = []string{"exact", "contains", "regex", "choice", "numeric", "json_valid", "json_schema", "reference"}
+var scorerNames = []string{"exact", "contains", "regex", "choice", "numeric", "json_valid", "json_schema", "tool_call", "reference"}
 
 // Load reads and validates the eval suite at path. Errors name the file (and
 // the line and field where there is one); see Parse. Only a regular file is
@@ -198,7 +198,7 @@ func (p *parser) parseLine(n int, text []byte) {
 	if l.ideal != nil {
 		it.Ideal = *l.ideal
 	}
-	b := &builder{p: p, n: n, opts: l.opts, expected: it.Expected, array: l.expected != nil && l.expected[0] == '['}
+	b := &builder{p: p, n: n, opts: l.opts, expected: it.Expected, array: l.expected != nil && l.expected[0] == '[', tools: req.Tools}
 	it.scorer = b.build(l.scorer)
 	if bad() {
 		return
@@ -283,6 +283,9 @@ func (p *parser) checkExpected(n int, scorer string, raw json.RawMessage) {
 		return
 	case "json_schema":
 		return // any JSON value, or none
+	case "tool_call":
+		p.checkCalls(n, raw)
+		return
 	}
 	if raw == nil {
 		p.errorf(n, "expected", "required for scorer %s", scorer)
@@ -322,6 +325,9 @@ func expectedStrings(scorer string, raw json.RawMessage) []string {
 	if raw == nil {
 		return nil
 	}
+	if scorer == "tool_call" {
+		return expectedCalls(raw)
+	}
 	if scorer == "json_schema" {
 		var b bytes.Buffer
 		_ = json.Compact(&b, raw) // cannot fail: raw is valid JSON
@@ -351,4 +357,27 @@ func fmtFloat(f float64) string {
 		return fmt.Sprint(f)
 	}
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// checkCalls checks the kind of a tool_call item's expected value: a call
+// object, or a non-empty array of them; the builder checks each call.
+func (p *parser) checkCalls(n int, raw json.RawMessage) {
+	const want = `{"name": "<function>", "arguments": {...}}`
+	switch {
+	case raw == nil:
+		p.errorf(n, "expected", "required for scorer tool_call: the call, %s, or an array of the calls in order", want)
+	case raw[0] == '[':
+		var elems []json.RawMessage
+		_ = json.Unmarshal(raw, &elems) // cannot fail: raw is a valid array
+		if len(elems) == 0 {
+			p.errorf(n, "expected", "must not be an empty array")
+		}
+		for i, e := range elems {
+			if e[0] != '{' {
+				p.errorf(n, fmt.Sprintf("expected[%d]", i), "want a call, %s, got %s", want, workload.Describe(e))
+			}
+		}
+	case raw[0] != '{':
+		p.errorf(n, "expected", "want a call, %s, or an array of them, got %s", want, workload.Describe(raw))
+	}
 }

@@ -19,6 +19,7 @@ var scorerOptions = map[string][]string{
 	"numeric":     {"abs_tol", "rel_tol"},
 	"json_valid":  nil,
 	"json_schema": {"schema", "schema_file"},
+	"tool_call":   nil,
 	"reference":   {"metric", "threshold"},
 }
 

@@ -48,9 +48,13 @@ func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, g
 			}
 			o.Output, o.OutputTokens, o.Repetition = a.Text, a.OutputTokens, a.Repetition
 		default:
-			sc := it.Score(a.Text)
+			text := a.Text
+			if it.Scorer == "tool_call" && len(a.ToolCalls) > 0 {
+				text = CallsText(a.ToolCalls) // the calls are the answer
+			}
+			sc := it.Score(text)
 			o.Score, o.Pass, o.Detail = sc.Value, sc.Pass, sc.Detail
-			o.Output, o.OutputTokens, o.FinishReason, o.Repetition = a.Text, a.OutputTokens, a.FinishReason, a.Repetition
+			o.Output, o.OutputTokens, o.FinishReason, o.Repetition = text, a.OutputTokens, a.FinishReason, a.Repetition
 		}
 		if ok && a.Repetition > 0 {
 			out.Interleaved++

@@ -15,6 +15,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
 	"github.com/perfgate/perfgate/internal/structured"
@@ -172,6 +173,52 @@ func TestConstrainedDecodingPricedApart(t *testing.T) {
 	v, err := rep.Value("tpot.p50@structured")
 	require.NoError(t, err)
 	assert.Equal(t, st.TPOT.P50, v)
+}
+
+// A function-calling eval suite against the simulator: each item's answer
+// is the call the sim made (right: the expected call; wrong: text), and
+// the tool_call scorer agrees with the sim's truth item by item.
+func TestToolCallEvalsScoredAgainstSimulatorTruth(t *testing.T) {
+	tools := `"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}}},{"type":"function","function":{"name":"get_time","parameters":{"type":"object","properties":{"tz":{"type":"string"}}}}}]`
+	var lines []string
+	for i := range 24 {
+		call := fmt.Sprintf(`{"name":"get_weather","arguments":{"city":"City %d"}}`, i)
+		if i%3 == 0 {
+			call = fmt.Sprintf(`{"name":"get_time","arguments":{"tz":"UTC+%d"}}`, i)
+		}
+		lines = append(lines, fmt.Sprintf(`{"id":"t%d","messages":[{"role":"user","content":"question %d"}],%s,"scorer":"tool_call","expected":%s}`, i, i, tools, call))
+	}
+	suite, err := quality.Parse(strings.NewReader(strings.Join(lines, "\n")), "evals/tools.jsonl")
+	require.NoError(t, err)
+	cfg := sim.DefaultConfig()
+	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = time.Millisecond, 0, 0
+	cfg.Answers, cfg.Accuracy = []*quality.Suite{suite}, 0.6
+	srv, c, truth := truthSim(t, cfg, 4)
+	var reqs []workload.Request
+	for _, it := range suite.Items {
+		reqs = append(reqs, it.Request)
+	}
+	recs := closedLoop(t, c, reqs, 4)
+	require.NoError(t, srv.Close())
+	byID := truth.records(t)
+	answers := map[string]*result.Record{}
+	for _, r := range recs {
+		require.Empty(t, r.ErrorKind, r.Error)
+		answers[r.ID] = r
+	}
+	out := suite.Outcomes("evals/tools.jsonl", "separate", answers, nil)
+	right := 0
+	for _, o := range out.Items {
+		tr := byID[answers[o.ID].RequestID]
+		require.NotNil(t, tr.EvalRight, o.ID)
+		assert.Equal(t, *tr.EvalRight, o.Pass, "%s: %s (output %s)", o.ID, o.Detail, o.Output)
+		if o.Pass {
+			right++
+			assert.Equal(t, "tool_calls", o.FinishReason, o.ID)
+		}
+	}
+	assert.Greater(t, right, 5, "accuracy 0.6 of 24: some right")
+	assert.Less(t, right, 24, "accuracy 0.6 of 24: some wrong")
 }
 
 // closedLoop sends reqs once to c from n users and returns the records.

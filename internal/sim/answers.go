@@ -2,6 +2,7 @@ package sim
 
 import (
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
@@ -44,6 +45,11 @@ type answer struct {
 	item   string // the item's ID
 	right  bool
 	tokens []string // the answer text split into output tokens
+	// toolItem says the item is scored by tool_call; call is the tool call
+	// a right answer to it makes (its first expected call), nil for a
+	// wrong one, which is text.
+	toolItem bool
+	call     *toolCall
 }
 
 // newAnswerer builds the answer of every item of suites. An item whose
@@ -88,7 +94,15 @@ func newAnswerer(suites []*quality.Suite, seed int64, accuracy float64, next gen
 			if right {
 				text = correct
 			}
-			a.byPrompt[key] = &answer{suite: s.Name, item: it.ID, right: right, tokens: answerTokens(text)}
+			ans := &answer{suite: s.Name, item: it.ID, right: right, tokens: answerTokens(text)}
+			ans.toolItem = it.Scorer == "tool_call"
+			if right && ans.toolItem {
+				var calls []quality.Call
+				if json.Unmarshal([]byte(text), &calls) == nil && len(calls) > 0 {
+					ans.call = &toolCall{name: calls[0].Name, args: string(calls[0].Arguments)}
+				}
+			}
+			a.byPrompt[key] = ans
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -180,3 +194,10 @@ type answerGen struct {
 func (g answerGen) Len() int             { return g.n }
 func (g answerGen) Token(i int) string   { return g.tokens[i] }
 func (g answerGen) FinishReason() string { return g.finish }
+
+// toolAnswer is the answer to the tool_call item whose prompt is prompt;
+// false for any other prompt.
+func (a *answerer) toolAnswer(prompt string) (*answer, bool) {
+	ans, ok := a.byPrompt[prompt]
+	return ans, ok && ans.toolItem
+}

@@ -268,7 +268,16 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 
 	var g generation
 	wrong := req.constrained() && structuredWrong(s.cfg.StructuredErrorRate, s.cfg.Seed, req.promptText)
+	ans, toolItem := s.toolAnswer(req)
 	switch {
+	case toolItem && ans.call != nil:
+		// A function-calling eval item answered right: its expected call.
+		g = newToolGen(ans.call, req.maxTokens, false)
+		right := ans.right
+		rec.EvalSuite, rec.EvalItem, rec.EvalRight = ans.suite, ans.item, &right
+	case toolItem:
+		// Answered wrong: text, where a call was expected.
+		g = s.gen.generate(genRequest{Prompt: req.promptText, MaxTokens: req.maxTokens, Seed: s.cfg.Seed})
 	case req.tool != nil:
 		g = newToolGen(req.tool, req.maxTokens, wrong)
 	case req.isJSON:
@@ -461,4 +470,14 @@ func (s *Server) adapter(model string) (adapter string, known bool) {
 		return model, true
 	}
 	return "", false
+}
+
+// toolAnswer is the --answers answer to req when req declares tools and
+// its prompt is a tool_call item's.
+func (s *Server) toolAnswer(req *request) (*answer, bool) {
+	a, ok := s.gen.(*answerer)
+	if !ok || req.tool == nil {
+		return nil, false
+	}
+	return a.toolAnswer(req.promptText)
 }

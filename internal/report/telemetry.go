@@ -221,6 +221,7 @@ func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.
 				if len(running) > 0 {
 					l.items = append(l.items, item(running, func(v float64) string { return "running peak " + summaryNumber(v) }))
 				}
+				l.items = append(l.items, loraItems(s.Repetitions)...)
 			}
 			vals, err := measuredValues(s, m.Name)
 			if err != nil {
@@ -306,4 +307,30 @@ func summaryNumber(v float64) string {
 		return strconv.FormatFloat(v, 'f', 0, 64)
 	}
 	return strconv.FormatFloat(v, 'f', 1, 64)
+}
+
+// loraItems are what the engine said of its LoRA adapters, over the
+// repetitions that read it: the most adapters running at once (of its
+// max_loras) and waiting for a slot, medians. None when no repetition did.
+func loraItems(reps []result.Repetition) []string {
+	var running, waiting []float64
+	maxLoras := 0
+	for _, r := range reps {
+		if r.Engine == nil || r.Engine.LoRA == nil {
+			continue
+		}
+		l := r.Engine.LoRA
+		running, waiting = append(running, float64(l.RunningPeak)), append(waiting, float64(l.WaitingPeak))
+		if l.MaxLoras != nil {
+			maxLoras = *l.MaxLoras
+		}
+	}
+	if len(running) == 0 {
+		return nil
+	}
+	run := "adapters running peak " + summaryNumber(median(running))
+	if maxLoras > 0 {
+		run += fmt.Sprintf(" of %d", maxLoras)
+	}
+	return []string{run, "adapters waiting peak " + summaryNumber(median(waiting))}
 }

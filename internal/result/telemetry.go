@@ -69,6 +69,25 @@ type EngineTelemetry struct {
 	// the client, the network, the HTTP server and the tokenizer before
 	// the engine's clock starts. Set when ServerTTFT is.
 	TTFTOverheadMS *float64 `json:"ttft_overhead_ms,omitempty"`
+	// LoRA is the engine's LoRA adapters over the window (vLLM's
+	// vllm:lora_requests_info); nil when its page has no such gauge.
+	LoRA *LoRATelemetry `json:"lora,omitempty"`
+}
+
+// LoRATelemetry is what an engine said of its LoRA adapters during a
+// window: how many had requests running or waiting at once, and which ran.
+type LoRATelemetry struct {
+	// MaxLoras is the adapters the engine holds at once (--max-loras), as
+	// it said; nil when it did not.
+	MaxLoras *int `json:"max_loras,omitempty"`
+	// RunningPeak and WaitingPeak are the most adapters with requests
+	// running, and with requests waiting, at any scrape.
+	RunningPeak int `json:"running_peak"`
+	WaitingPeak int `json:"waiting_peak"`
+	// Adapters are the adapters seen running, in the order met, at most
+	// 64 (AdaptersCut says there were more), each at most 256 bytes.
+	Adapters    []string `json:"adapters,omitempty"`
+	AdaptersCut bool     `json:"adapters_cut,omitempty"`
 }
 
 // ServerLatency summarises an engine latency histogram's increase over a

@@ -386,6 +386,22 @@ func (v *checker) repetition(p string, r *Repetition) {
 		if e.TTFTOverheadMS != nil {
 			v.finite(ep+".ttft_overhead_ms", *e.TTFTOverheadMS)
 		}
+		if l := e.LoRA; l != nil {
+			lp := ep + ".lora"
+			v.count(lp+".running_peak", l.RunningPeak)
+			v.count(lp+".waiting_peak", l.WaitingPeak)
+			if l.MaxLoras != nil && *l.MaxLoras < 1 {
+				v.add(lp+".max_loras", "want at least 1, got %d", *l.MaxLoras)
+			}
+			if len(l.Adapters) > 64 {
+				v.add(lp+".adapters", "%d adapters, more than the 64 perfgate keeps", len(l.Adapters))
+			}
+			for k, name := range l.Adapters {
+				if name == "" || len(name) > 256 {
+					v.add(fmt.Sprintf("%s.adapters[%d]", lp, k), "want a name of 1 to 256 bytes, got %d bytes", len(name))
+				}
+			}
+		}
 	}
 	if g := r.GPU; g != nil {
 		gp := p + ".gpu"

@@ -231,6 +231,7 @@ type EngineWindow struct {
 	first, last *Page
 
 	kv, running, waiting, hitRate windowGauge
+	lora                          loraWindow
 
 	refused map[string]string // figure or series → why, the first time
 }
@@ -307,6 +308,9 @@ func (w *EngineWindow) Add(p *Page) {
 	w.running.add(p.gauge(w.a.running, foldSum, requestsRange, w.refuseSeries))
 	w.waiting.add(p.gauge(w.a.waiting, foldSum, requestsRange, w.refuseSeries))
 	w.hitRate.add(p.gauge(w.a.hitRate, foldMean, fractionRange, w.refuseSeries))
+	if w.a.Name == "vllm" {
+		w.lora.add(p)
+	}
 }
 
 // Refused says, one sentence each, which values the window's pages gave
@@ -358,6 +362,7 @@ func (w *EngineWindow) Summary(clientTTFTMeanMS float64, hasClientTTFT bool) *re
 		RunningPeak:        w.running.peak(),
 		WaitingPeak:        w.waiting.peak(),
 		PrefixCacheHitRate: w.prefixHitRate(),
+		LoRA:               w.lora.summary(),
 	}
 	if w.pages >= 2 {
 		if v, ok := w.counterIncrease(w.a.preemptions); ok {

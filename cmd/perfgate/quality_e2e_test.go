@@ -17,7 +17,6 @@ import (
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/compare/stat"
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
 )
@@ -44,11 +43,11 @@ quality:
 
 // answeringSim starts a simulator that answers the suite's items right with
 // probability accuracy.
-func answeringSim(t *testing.T, suite *quality.Suite, accuracy float64) string {
+func answeringSim(t *testing.T, suite *sim.AnswerSuite, accuracy float64) string {
 	t.Helper()
 	cfg := sim.DefaultConfig()
 	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = 2*time.Millisecond, 0, 0
-	cfg.Answers, cfg.Accuracy = []*quality.Suite{suite}, accuracy
+	cfg.Answers, cfg.Accuracy = []*sim.AnswerSuite{suite}, accuracy
 	url, _ := startSim(t, cfg)
 	return url
 }
@@ -58,8 +57,7 @@ func answeringSim(t *testing.T, suite *quality.Suite, accuracy float64) string {
 func TestQualityGateAgainstSimulator(t *testing.T) {
 	suitePath, err := filepath.Abs("../../examples/evals/arithmetic.jsonl")
 	require.NoError(t, err)
-	suite, err := quality.Load(suitePath)
-	require.NoError(t, err)
+	suite := loadAnswers(t, suitePath)
 	require.GreaterOrEqual(t, len(suite.Items), 200)
 
 	dir := t.TempDir()
@@ -144,8 +142,7 @@ func TestQualityGateAgainstSimulator(t *testing.T) {
 func TestQualityFailuresAreNotWrongAnswers(t *testing.T) {
 	suitePath, err := filepath.Abs("../../examples/evals/arithmetic.jsonl")
 	require.NoError(t, err)
-	suite, err := quality.Load(suitePath)
-	require.NoError(t, err)
+	suite := loadAnswers(t, suitePath)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "perfgate.yaml")
 	yaml := fmt.Sprintf(qualityConfig, answeringSim(t, suite, 1), suitePath, "interleaved", "-2 points")
@@ -157,7 +154,7 @@ func TestQualityFailuresAreNotWrongAnswers(t *testing.T) {
 
 	cfg := sim.DefaultConfig()
 	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = 2*time.Millisecond, 0, 0
-	cfg.Answers, cfg.Accuracy = []*quality.Suite{suite}, 1
+	cfg.Answers, cfg.Accuracy = []*sim.AnswerSuite{suite}, 1
 	// Seed 2's first request, the readiness probe's, is answered.
 	cfg.ErrorRate, cfg.Seed = 0.1, 2
 	failing, _ := startSim(t, cfg)
@@ -256,4 +253,12 @@ func TestMalformedSuiteIsUsageError(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadAnswers reads a suite as perfgate sim reads it, to answer it.
+func loadAnswers(t *testing.T, path string) *sim.AnswerSuite {
+	t.Helper()
+	suites, err := sim.LoadAnswers([]string{path})
+	require.NoError(t, err)
+	return suites[0]
 }

@@ -192,7 +192,9 @@ func TestToolCallEvalsScoredAgainstSimulatorTruth(t *testing.T) {
 	require.NoError(t, err)
 	cfg := sim.DefaultConfig()
 	cfg.StepBase, cfg.PerSeq, cfg.PerPrefillToken = time.Millisecond, 0, 0
-	cfg.Answers, cfg.Accuracy = []*quality.Suite{suite}, 0.6
+	simSuite, err := sim.ReadAnswers(strings.NewReader(strings.Join(lines, "\n")), "evals/tools.jsonl")
+	require.NoError(t, err)
+	cfg.Answers, cfg.Accuracy = []*sim.AnswerSuite{simSuite}, 0.6
 	srv, c, truth := truthSim(t, cfg, 4)
 	var reqs []workload.Request
 	for _, it := range suite.Items {

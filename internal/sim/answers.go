@@ -2,34 +2,10 @@ package sim
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
-	"slices"
-	"strings"
-
-	"github.com/perfgate/perfgate/internal/quality"
 )
-
-// LoadAnswers loads the eval suites of --answers, one per path, reporting
-// every suite's loading errors (quality.Load's file:line errors).
-func LoadAnswers(paths []string) ([]*quality.Suite, error) {
-	var suites []*quality.Suite
-	var errs []error
-	for _, p := range paths {
-		s, err := quality.Load(p)
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		suites = append(suites, s)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return suites, nil
-}
 
 // answerer is the generator of --answers: a request whose prompt text is an
 // eval item's answers it, right or wrong as drawn once for the item; any
@@ -55,13 +31,11 @@ type answer struct {
 // newAnswerer builds the answer of every item of suites. An item whose
 // scorer gives no right answer, and two items with the same prompt text but
 // different expected answers, are errors: the sim must not start.
-func newAnswerer(suites []*quality.Suite, seed int64, accuracy float64, next generator) (*answerer, error) {
+func newAnswerer(suites []*AnswerSuite, seed int64, accuracy float64, next generator) (*answerer, error) {
 	a := &answerer{byPrompt: map[string]*answer{}, next: next}
 	type first struct {
-		it      *quality.Item
-		where   string
-		correct string
-		wrong   string
+		it    *AnswerItem
+		where string
 	}
 	seen := map[string]first{}
 	var errs []error
@@ -73,66 +47,29 @@ func newAnswerer(suites []*quality.Suite, seed int64, accuracy float64, next gen
 		for i := range s.Items {
 			it := &s.Items[i]
 			where := fmt.Sprintf("%s:%d (item %q)", file, it.Line, it.ID)
-			correct, err := it.CorrectAnswer()
-			if err != nil {
-				// quality's message starts with the line, which where names.
-				msg := strings.TrimPrefix(err.Error(), fmt.Sprintf("line %d: ", it.Line))
-				errs = append(errs, fmt.Errorf("%s: no right answer to serve: %s", where, msg))
-				continue
-			}
-			wrong := it.WrongAnswer()
-			key := itemPrompt(it)
-			if f, dup := seen[key]; dup {
-				if !sameAnswers(f.it, it, f.correct, f.wrong, correct, wrong) {
+			if f, dup := seen[it.Prompt]; dup {
+				if f.it.Key != it.Key {
 					errs = append(errs, fmt.Errorf("%s and %s have the same prompt text but different expected answers; the sim cannot tell them apart", f.where, where))
 				}
 				continue // the first item answers for both
 			}
-			seen[key] = first{it: it, where: where, correct: correct, wrong: wrong}
-			right := drawUnit(seed, it.ID, key) < accuracy
-			text := wrong
+			seen[it.Prompt] = first{it: it, where: where}
+			right := drawUnit(seed, it.ID, it.Prompt) < accuracy
+			text := it.Wrong
 			if right {
-				text = correct
+				text = it.Right
 			}
-			ans := &answer{suite: s.Name, item: it.ID, right: right, tokens: answerTokens(text)}
-			ans.toolItem = it.Scorer == "tool_call"
-			if right && ans.toolItem {
-				var calls []quality.Call
-				if json.Unmarshal([]byte(text), &calls) == nil && len(calls) > 0 {
-					ans.call = &toolCall{name: calls[0].Name, args: string(calls[0].Arguments)}
-				}
+			ans := &answer{suite: s.Name, item: it.ID, right: right, tokens: answerTokens(text), toolItem: it.Scorer == "tool_call"}
+			if right {
+				ans.call = it.Call
 			}
-			a.byPrompt[key] = ans
+			a.byPrompt[it.Prompt] = ans
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return a, nil
-}
-
-// sameAnswers reports whether items a and b, with the same prompt text,
-// expect the same answers: the same scorer and expected values, and each
-// one's right answer passes the other while its wrong answer fails it (which
-// catches differing scorer options).
-func sameAnswers(a, b *quality.Item, aRight, aWrong, bRight, bWrong string) bool {
-	return a.Scorer == b.Scorer && slices.Equal(a.Expected, b.Expected) &&
-		b.Score(aRight).Pass && !b.Score(aWrong).Pass &&
-		a.Score(bRight).Pass && !a.Score(bWrong).Pass
-}
-
-// itemPrompt is an item's prompt text as decodeRequest computes it for the
-// request the item sends: chat messages' contents joined by newlines, or the
-// completions prompt.
-func itemPrompt(it *quality.Item) string {
-	if len(it.Request.Messages) > 0 {
-		parts := make([]string, len(it.Request.Messages))
-		for i, m := range it.Request.Messages {
-			parts[i] = m.Content
-		}
-		return strings.Join(parts, "\n")
-	}
-	return it.Request.Prompt
 }
 
 // drawUnit maps (seed, item id, prompt text) to [0,1), uniformly. An item is

@@ -29,18 +29,30 @@ const smallSuite = `{"id": "num", "messages": [{"role": "system", "content": "An
 {"id": "long", "messages": [{"role": "user", "content": "Explain briefly."}], "max_tokens": 64, "scorer": "contains", "expected": "steady state", "ideal": "In a steady state the\nqueue neither grows nor shrinks:\n` + "```" + `\narrivals = departures\n` + "```" + `"}
 `
 
-// writeSuite writes a suite file into a temporary directory and loads it.
-func writeSuite(t *testing.T, name, content string) *quality.Suite {
+// testSuite is one suite read twice: by perfgate's loader, whose scorers
+// judge what the simulator answers, and by the simulator's own reader,
+// which answers from it.
+type testSuite struct {
+	*quality.Suite
+	sim *AnswerSuite
+}
+
+// writeSuite writes a suite file into a temporary directory and loads it
+// both ways.
+func writeSuite(t *testing.T, name, content string) testSuite {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), name)
 	require.NoError(t, os.WriteFile(path, []byte(content), 0o644))
 	s, err := quality.Load(path)
 	require.NoError(t, err)
-	return s
+	as, err := LoadAnswers([]string{path})
+	require.NoError(t, err)
+	require.Len(t, as[0].Items, len(s.Items))
+	return testSuite{Suite: s, sim: as[0]}
 }
 
 // bigSuite generates an n-item suite of exact items.
-func bigSuite(t *testing.T, n int) *quality.Suite {
+func bigSuite(t *testing.T, n int) testSuite {
 	t.Helper()
 	var b strings.Builder
 	for i := range n {
@@ -49,9 +61,12 @@ func bigSuite(t *testing.T, n int) *quality.Suite {
 	return writeSuite(t, "big.jsonl", b.String())
 }
 
-func answersConfig(seed int64, accuracy float64, suites ...*quality.Suite) Config {
+func answersConfig(seed int64, accuracy float64, suites ...testSuite) Config {
 	c := testConfig()
-	c.Seed, c.Accuracy, c.Answers = seed, accuracy, suites
+	c.Seed, c.Accuracy = seed, accuracy
+	for _, s := range suites {
+		c.Answers = append(c.Answers, s.sim)
+	}
 	return c
 }
 
@@ -104,7 +119,7 @@ func ask(t *testing.T, s *Server, id string, it *quality.Item, maxTokens int) an
 }
 
 // askAll asks every item of s concurrently, by item id.
-func askAll(t *testing.T, srv *Server, s *quality.Suite) map[string]answered {
+func askAll(t *testing.T, srv *Server, s testSuite) map[string]answered {
 	t.Helper()
 	out := make(map[string]answered, len(s.Items))
 	var mu sync.Mutex
@@ -212,14 +227,14 @@ func TestAnswersAA(t *testing.T) {
 }
 
 // rightSet is the ids of the items the answerer answers right.
-func rightSet(t *testing.T, s *quality.Suite, seed int64, accuracy float64) map[string]bool {
+func rightSet(t *testing.T, s testSuite, seed int64, accuracy float64) map[string]bool {
 	t.Helper()
-	a, err := newAnswerer([]*quality.Suite{s}, seed, accuracy, filler{})
+	a, err := newAnswerer([]*AnswerSuite{s.sim}, seed, accuracy, filler{})
 	require.NoError(t, err)
 	out := map[string]bool{}
 	for i := range s.Items {
 		it := &s.Items[i]
-		g := a.generate(genRequest{Prompt: itemPrompt(it), MaxTokens: it.Request.MaxTokens, Seed: 99})
+		g := a.generate(genRequest{Prompt: s.sim.Items[i].Prompt, MaxTokens: it.Request.MaxTokens, Seed: 99})
 		ag, ok := g.(answerGen)
 		require.True(t, ok, "item %s is not answered", it.ID)
 		var text string
@@ -291,7 +306,7 @@ func TestItemPromptMatchesRequest(t *testing.T) {
 		require.NoError(t, err)
 		req, err := decodeRequest(b, api)
 		require.NoError(t, err)
-		assert.Equal(t, req.promptText, itemPrompt(it), "item %s", it.ID)
+		assert.Equal(t, req.promptText, suite.sim.Items[i].Prompt, "item %s", it.ID)
 	}
 }
 
@@ -301,21 +316,16 @@ func TestAnswersConfigErrors(t *testing.T) {
 		`{"id": "cap", "messages": [{"role": "user", "content": "What is the capital of France?"}], "scorer": "exact", "expected": "Lyon"}`+"\n")
 	same := writeSuite(t, "same.jsonl",
 		`{"id": "cap", "messages": [{"role": "user", "content": "What is the capital of France?"}], "max_tokens": 8, "scorer": "exact", "expected": "Paris"}`+"\n")
-	regex := writeSuite(t, "regex.jsonl", `{"id": "ok", "prompt": "Say hi.", "scorer": "exact", "expected": "hi"}
-{"id": "rx", "prompt": "Name a colour.", "scorer": "regex", "expected": "^(red|blue)$"}
-`)
 	for _, tc := range []struct {
 		name string
 		edit func(*Config)
 		want []string
 	}{
 		{"accuracy without answers", func(c *Config) { c.Accuracy = 0.5 }, []string{"--accuracy", "--answers"}},
-		{"accuracy above 1", func(c *Config) { c.Answers, c.Accuracy = []*quality.Suite{small}, 1.5 }, []string{"--accuracy: must be in [0,1], got 1.5"}},
-		{"accuracy negative", func(c *Config) { c.Answers, c.Accuracy = []*quality.Suite{small}, -0.1 }, []string{"--accuracy"}},
-		{"same prompt, other answer", func(c *Config) { c.Answers = []*quality.Suite{small, conflict} },
+		{"accuracy above 1", func(c *Config) { c.Answers, c.Accuracy = []*AnswerSuite{small.sim}, 1.5 }, []string{"--accuracy: must be in [0,1], got 1.5"}},
+		{"accuracy negative", func(c *Config) { c.Answers, c.Accuracy = []*AnswerSuite{small.sim}, -0.1 }, []string{"--accuracy"}},
+		{"same prompt, other answer", func(c *Config) { c.Answers = []*AnswerSuite{small.sim, conflict.sim} },
 			[]string{"--answers", "small.jsonl:3", `"exact"`, "other.jsonl:1", `"cap"`, "same prompt"}},
-		{"no right answer", func(c *Config) { c.Answers = []*quality.Suite{regex} },
-			[]string{"--answers", "regex.jsonl:2", `"rx"`, "regex", "ideal"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
@@ -329,7 +339,7 @@ func TestAnswersConfigErrors(t *testing.T) {
 		})
 	}
 	c := DefaultConfig()
-	c.Answers, c.Accuracy = []*quality.Suite{small, same}, 0
+	c.Answers, c.Accuracy = []*AnswerSuite{small.sim, same.sim}, 0
 	require.NoError(t, c.Validate(), "the same item in two suites is no conflict")
 }
 
@@ -345,6 +355,17 @@ func TestLoadAnswers(t *testing.T) {
 	_, err = LoadAnswers([]string{good, bad, filepath.Join(dir, "missing.jsonl")})
 	require.ErrorContains(t, err, "bad.jsonl:1")
 	require.ErrorContains(t, err, "missing.jsonl")
+
+	// An item the simulator cannot make a right answer for, a regex
+	// without an ideal, is refused with its line and id.
+	regex := filepath.Join(dir, "regex.jsonl")
+	require.NoError(t, os.WriteFile(regex, []byte(`{"id": "ok", "prompt": "Say hi.", "scorer": "exact", "expected": "hi"}
+{"id": "rx", "prompt": "Name a colour.", "scorer": "regex", "expected": "^(red|blue)$"}
+`), 0o644))
+	_, err = LoadAnswers([]string{regex})
+	for _, w := range []string{"regex.jsonl:2", `"rx"`, "regex", "ideal"} {
+		require.ErrorContains(t, err, w)
+	}
 }
 
 func TestAccuracyFlag(t *testing.T) {

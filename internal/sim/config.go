@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/spf13/pflag"
-
-	"github.com/perfgate/perfgate/internal/quality"
 )
 
 // Config holds every knob of the simulator. Zero values are not defaults:
@@ -128,7 +126,7 @@ type Config struct {
 	// answer or a wrong one, streamed as the output; every other request gets
 	// filler. None (nil) answers nothing. It exists to test perfgate's
 	// quality gates, not models.
-	Answers []*quality.Suite
+	Answers []*AnswerSuite
 	// Accuracy is the share of Answers' items answered right, in [0,1]. Each
 	// item is drawn once from Seed, its ID and its prompt text: item right iff
 	// draw < Accuracy, so the same item always gets the same text, and with

@@ -60,7 +60,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/perfgate/perfgate/internal/baseline"
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 )

@@ -3,7 +3,7 @@ package compare
 import (
 	"fmt"
 
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/result"
 )
 

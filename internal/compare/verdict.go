@@ -20,7 +20,7 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/exit"
 )
 

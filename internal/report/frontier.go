@@ -10,7 +10,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
 )

@@ -11,7 +11,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The HTML renderer: a view as one self-contained page. The page, its

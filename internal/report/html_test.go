@@ -17,7 +17,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // htmlLognormal is a lognormal distribution's quantile q: median times

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The markdown renderer: a view as GitHub-flavoured markdown, for a pull

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // tailVerdict is a regression verdict whose one gate is a tail gate: 4.6%

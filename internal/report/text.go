@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The terminal renderer: a view as plain text, in the spirit of benchstat.

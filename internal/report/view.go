@@ -4,7 +4,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/compare/stat"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The view: one neutral model of a report, built once from its documents

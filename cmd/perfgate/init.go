@@ -21,9 +21,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/httpguard"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/textsafe"
@@ -33,8 +33,6 @@ import (
 const (
 	// initTimeout bounds the request to /v1/models, connect to last byte.
 	initTimeout = 10 * time.Second
-	// initMaxBody bounds its answer: a list of models is a few KiB.
-	initMaxBody = 1 << 20
 	// initMaxModel is the longest model id taken: Hugging Face ids are
 	// at most 96 characters, a path to weights a few hundred.
 	initMaxModel = 512
@@ -49,8 +47,6 @@ type initOptions struct {
 	quick  config.Quick // target, api, model, headers
 	output string
 	force  bool
-	// client asks the server; nil is httpguard.Client(nil).
-	client *http.Client
 }
 
 func newInitCmd(sys *system) *cobra.Command {
@@ -158,12 +154,6 @@ type initModel struct {
 // sent.
 func (o *initOptions) listModels(ctx context.Context, base string, headers map[string]string, literals []string) ([]initModel, error) {
 	url := base + "/v1/models"
-	ctx, cancel := context.WithTimeout(ctx, initTimeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return nil, exit.UsageError(fmt.Errorf("--target: %w", err))
-	}
 	// The one rule for ${VAR} in headers (config.Target.ExpandHeaders): the
 	// same syntax, the same refusals (GITHUB_TOKEN and its kind) as a run.
 	expanded, err := config.Target{Headers: headers}.ExpandHeaders(o.sys.lookupEnv)
@@ -171,46 +161,32 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 		return nil, exit.UsageError(fmt.Errorf("--header: %w", err))
 	}
 	expanded = expanded.WithSecrets(literals...)
+	hdr := map[string]string{}
 	for _, name := range expanded.Names() {
-		req.Header.Set(name, expanded.Values[name])
+		hdr[name] = expanded.Values[name]
 	}
-	req.Header.Set("Accept", "application/json")
-	hc := o.client
-	if hc == nil {
-		hc = httpguard.Client(nil)
+	// The run's own client: the same redirect refusal, bounded read and
+	// redaction (the server's word may echo the key).
+	c, err := client.New(client.Options{BaseURL: base, Headers: hdr, Redact: expanded.Redact, Timeout: initTimeout, MaxConns: 1})
+	if err != nil {
+		return nil, exit.UsageError(fmt.Errorf("--target: %w", err))
 	}
+	defer c.CloseIdleConnections()
 	const hint = " (give --model to write the config without asking the server)"
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, exit.RunError(fmt.Errorf("ask %s: %w%s", url, err, hint))
-	}
-	defer resp.Body.Close()
-	if re := httpguard.Redirected(resp); re != nil {
-		re.Location = expanded.Redact(re.Location) // the server's word: it may echo the key
-		return nil, exit.RunError(fmt.Errorf("ask %s: %w%s", url, re, hint))
-	}
+	list, err := c.Models(ctx)
+	var ce *client.Error
 	switch {
-	case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-		return nil, exit.RunError(fmt.Errorf("ask %s: the server refused the credentials (HTTP %d); give them with --header 'Authorization: Bearer ${VAR}'", url, resp.StatusCode))
-	case resp.StatusCode < 200 || resp.StatusCode > 299:
-		return nil, exit.RunError(fmt.Errorf("ask %s: HTTP %d%s", url, resp.StatusCode, hint))
-	}
-	body, err := safeio.ReadAll(resp.Body, initMaxBody, "the answer of "+url)
-	if err != nil {
-		return nil, exit.RunError(fmt.Errorf("ask %s: %w", url, err))
-	}
-	var list struct {
-		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
-		} `json:"data"`
-	}
-	if err := json.Unmarshal(body, &list); err != nil {
-		return nil, exit.RunError(fmt.Errorf("ask %s: the answer is not a list of models: %w%s", url, err, hint))
+	case err == nil:
+	case errors.As(err, &ce) && ce.Kind == client.ErrHTTP && (ce.Status == http.StatusUnauthorized || ce.Status == http.StatusForbidden):
+		return nil, exit.RunError(fmt.Errorf("ask %s: the server refused the credentials (HTTP %d); give them with --header 'Authorization: Bearer ${VAR}'", url, ce.Status))
+	case errors.Is(err, client.ErrNotAList):
+		return nil, exit.RunError(fmt.Errorf("ask %s: the answer is not a list of models%s", url, hint))
+	default:
+		return nil, exit.RunError(fmt.Errorf("ask %s: %w%s", url, err, hint))
 	}
 	var out []initModel
 	skipped, secret := 0, 0
-	for _, m := range list.Data {
+	for _, m := range list {
 		switch {
 		case !safeModel(m.ID):
 			skipped++

@@ -523,13 +523,42 @@ func (c *Client) redactError(e *Error) *Error {
 	return &out
 }
 
-// ListModels returns the ids the server lists at GET /v1/models. A failure is
-// an *Error (connect, local, http, timeout, canceled; a redirect is an http
-// error naming where it pointed), a *safeio.TooLargeError for an answer over
-// 8 MiB, or a decoding error; its text is cleaned of Options.Redact's
-// secrets.
+// Model is one model a server lists at GET /v1/models: its id and, where
+// the server says, who owns it (vLLM says "vllm", which perfgate init reads
+// as the engine).
+type Model struct {
+	ID      string
+	OwnedBy string
+}
+
+// ErrNotAList says the answer of /v1/models is not a list of models.
+var ErrNotAList = errors.New("the answer is not a list of models")
+
+// ListModels returns the ids the server lists at GET /v1/models, in its
+// order, without empty ones (Models).
 func (c *Client) ListModels(ctx context.Context) ([]string, error) {
-	ids, err := c.listModels(ctx)
+	models, err := c.Models(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, 0, len(models))
+	for _, m := range models {
+		if m.ID != "" {
+			ids = append(ids, m.ID)
+		}
+	}
+	return ids, nil
+}
+
+// Models returns the models the server lists at GET /v1/models, in its
+// order, as it lists them (ids unchecked: the caller decides which it can
+// use). A failure is an *Error (connect, local, http, timeout, canceled; a
+// redirect is an http error naming where it pointed, a 401 or 403 an http
+// error with that Status), a *safeio.TooLargeError for an answer over 8
+// MiB, or an error wrapping ErrNotAList; its text is cleaned of
+// Options.Redact's secrets.
+func (c *Client) Models(ctx context.Context) ([]Model, error) {
+	models, err := c.models(ctx)
 	if err != nil && c.opts.Redact != nil {
 		var ce *Error
 		if errors.As(err, &ce) {
@@ -540,11 +569,11 @@ func (c *Client) ListModels(ctx context.Context) ([]string, error) {
 			return nil, errors.New(c.opts.Redact(msg))
 		}
 	}
-	return ids, err
+	return models, err
 }
 
-// listModels is ListModels before its error is cleaned.
-func (c *Client) listModels(ctx context.Context) ([]string, error) {
+// models is Models before its error is cleaned.
+func (c *Client) models(ctx context.Context) ([]Model, error) {
 	if ctx == nil {
 		return nil, errors.New("list models: nil context")
 	}
@@ -591,19 +620,18 @@ func (c *Client) listModels(ctx context.Context) ([]string, error) {
 	}
 	var v struct {
 		Data []struct {
-			ID string `json:"id"`
+			ID      string `json:"id"`
+			OwnedBy string `json:"owned_by"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
-		return nil, fmt.Errorf("list models: decode the answer of %s: %w", c.modelsURL, err)
+		return nil, fmt.Errorf("list models: decode the answer of %s: %w: %w", c.modelsURL, ErrNotAList, err)
 	}
-	ids := make([]string, 0, len(v.Data))
+	out := make([]Model, 0, len(v.Data))
 	for _, m := range v.Data {
-		if m.ID != "" {
-			ids = append(ids, m.ID)
-		}
+		out = append(out, Model{ID: m.ID, OwnedBy: m.OwnedBy})
 	}
-	return ids, nil
+	return out, nil
 }
 
 // promptSize is the bytes of a request's text (its messages' contents, or

@@ -13,7 +13,6 @@ import (
 
 	"github.com/perfgate/perfgate/internal/ab"
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/result"
@@ -21,6 +20,7 @@ import (
 	"github.com/perfgate/perfgate/internal/session"
 	"github.com/perfgate/perfgate/internal/sim"
 	"github.com/perfgate/perfgate/internal/simstack"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The A/B drift benchmarks: the figures of docs/gating.md's "A/B" section.

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/result"
@@ -21,6 +20,7 @@ import (
 	"github.com/perfgate/perfgate/internal/session"
 	"github.com/perfgate/perfgate/internal/sim"
 	"github.com/perfgate/perfgate/internal/simstack"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The capacity benchmarks: the figures of docs/capacity.md and of

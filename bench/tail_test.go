@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The tail benchmarks: the figures of docs/gating.md's "The tail test"

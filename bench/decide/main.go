@@ -60,9 +60,9 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/perfgate/perfgate/internal/baseline"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 type options struct {

@@ -16,9 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // gateConfig is a short scenario: 40 requests of 16 tokens at concurrency 8,

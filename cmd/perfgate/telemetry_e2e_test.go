@@ -13,10 +13,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // telemetryConfig is a short closed-loop scenario on the simulator with

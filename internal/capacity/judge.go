@@ -3,8 +3,8 @@ package capacity
 import (
 	"math"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // floorMS is the least latency a margin is computed from: a statistic of 0

@@ -6,10 +6,10 @@ import (
 	"math"
 	"slices"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // CalibrationPower is the detection probability "smallest detectable

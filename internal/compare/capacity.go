@@ -6,10 +6,10 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/capacity"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // withholdBounds keeps a capacity gate (a metric of metric.GroupCapacity)

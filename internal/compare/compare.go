@@ -12,10 +12,10 @@ import (
 
 	"golang.org/x/perf/benchmath"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // MedianConfidence is the confidence of each side's median interval, as

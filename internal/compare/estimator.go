@@ -6,10 +6,10 @@ import (
 	"math"
 	"strings"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // estimator is the comparison's compare.estimator: the options', else the

@@ -3,8 +3,8 @@ package compare
 import (
 	"fmt"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // MaxLooks is the most looks a sequential gate takes (stat.MaxLooks).

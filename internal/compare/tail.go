@@ -7,10 +7,10 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // TailSuffix ends a tail gate's metric name: "ttft.p99.tail" is the tail

@@ -20,8 +20,8 @@ import (
 	"encoding/json"
 	"math"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // Verdict is the outcome of one comparison: the product perfgate exists for.

@@ -12,10 +12,10 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // DocumentSchema names the version of the report file format. Readers refuse

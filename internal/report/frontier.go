@@ -10,9 +10,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The quality-cost frontier (perfgate report --frontier): several result

@@ -11,9 +11,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // frontierFixture is one configuration of the frontier fixtures: what

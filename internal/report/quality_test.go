@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/stat"
 	"github.com/perfgate/perfgate/internal/quality"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // qualityVerdict is a pass verdict's latency gates plus an eval suite whose

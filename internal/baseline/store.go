@@ -237,7 +237,7 @@ func historyLines(r *result.Result, meta Meta) ([]byte, error) {
 		return nil, err
 	}
 	if len(r.Scenarios) == 0 {
-		return nil, &result.Problem{Field: "scenarios", Msg: "the result has no scenarios"}
+		return nil, result.Invalid(result.Problem{Path: "scenarios", Msg: "the result has no scenarios"})
 	}
 	seen := map[string]bool{}
 	var lines bytes.Buffer
@@ -245,15 +245,15 @@ func historyLines(r *result.Result, meta Meta) ([]byte, error) {
 		sc := &r.Scenarios[i]
 		field := fmt.Sprintf("scenarios[%d]", i)
 		if err := checkName(sc.Name); err != nil {
-			return nil, &result.Problem{Field: field + ".name", Msg: err.Error()}
+			return nil, result.Invalid(result.Problem{Path: field + ".name", Msg: err.Error()})
 		}
 		if seen[sc.Name] {
-			return nil, &result.Problem{Field: field + ".name", Msg: fmt.Sprintf("scenario %s appears twice in the result", sc.Name)}
+			return nil, result.Invalid(result.Problem{Path: field + ".name", Msg: fmt.Sprintf("scenario %s appears twice in the result", sc.Name)})
 		}
 		seen[sc.Name] = true
 		e, err := NewEntry(r, sc, meta)
 		if err != nil {
-			return nil, &result.Problem{Field: field, Msg: err.Error()}
+			return nil, result.Invalid(result.Problem{Path: field, Msg: err.Error()})
 		}
 		line, err := json.Marshal(e)
 		if err != nil {
@@ -369,13 +369,13 @@ func parseHistory(r io.Reader, path string, limit int64) ([]Entry, error) {
 	for n := 1; ; n++ {
 		line, err := safeio.ReadLine(rd, MaxHistoryLineBytes)
 		if errors.Is(err, safeio.ErrLineTooLong) {
-			return nil, &result.Problem{File: path, Line: n, Msg: fmt.Sprintf(
-				"the line is longer than %s, the most perfgate reads in one line", safeio.FormatBytes(MaxHistoryLineBytes))}
+			return nil, result.Invalid(result.Problem{File: path, Line: n, Msg: fmt.Sprintf(
+				"the line is longer than %s, the most perfgate reads in one line", safeio.FormatBytes(MaxHistoryLineBytes))})
 		}
 		var tooLarge *safeio.TooLargeError
 		if errors.As(err, &tooLarge) {
-			return nil, &result.Problem{File: path, Line: n, Msg: fmt.Sprintf(
-				"the file is larger than %s, the most perfgate reads for a history", safeio.FormatBytes(limit))}
+			return nil, result.Invalid(result.Problem{File: path, Line: n, Msg: fmt.Sprintf(
+				"the file is larger than %s, the most perfgate reads for a history", safeio.FormatBytes(limit))})
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s:%d: %w", path, n, err)
@@ -410,7 +410,7 @@ func parseEntry(text []byte, path string, n int) (Entry, error) {
 		return Entry{}, jerr
 	}
 	bad := func(field, format string, args ...any) (Entry, error) {
-		return Entry{}, &result.Problem{File: path, Line: n, Field: field, Msg: fmt.Sprintf(format, args...)}
+		return Entry{}, result.Invalid(result.Problem{File: path, Line: n, Path: field, Msg: fmt.Sprintf(format, args...)})
 	}
 	if e.Scenario == "" {
 		return bad("scenario", "missing: every entry names its scenario")

@@ -23,6 +23,8 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/result"
+
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // Spec is a capacity search, with every default applied.
@@ -396,9 +398,12 @@ func medians(reps []result.Repetition) (rate, output float64, cost *float64) {
 			cs = append(cs, r.Cost.USDPerMOutput)
 		}
 	}
-	rate, output = result.Median(rs), result.Median(os)
+	if len(reps) == 0 {
+		return 0, 0, nil
+	}
+	rate, output = stat.Median(rs), stat.Median(os)
 	if len(cs) > 0 {
-		m := result.Median(cs)
+		m := stat.Median(cs)
 		cost = &m
 	}
 	return rate, output, cost

@@ -2,47 +2,16 @@ package config
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/problem"
 )
 
 // Problem is one thing wrong with a config file, located by its field path
-// (scenarios[1].load.rate) and, where the file says, by line and column.
-type Problem struct {
-	// File is the config file as it was named to Load or Parse.
-	File string
-	// Line and Column are 1-based; 0 when unknown (e.g. a required key missing
-	// from an empty file).
-	Line, Column int
-	// Path is the field path, e.g. scenarios[1].load.rate; empty for the file
-	// as a whole.
-	Path string
-	// Msg says what is wrong and, for a bad value, includes the value.
-	Msg string
-}
-
-// Error formats the problem as file:line:col: path: message, leaving out the
-// parts that are unknown.
-func (p Problem) Error() string {
-	var b strings.Builder
-	if p.File != "" {
-		b.WriteString(p.File)
-		if p.Line > 0 {
-			fmt.Fprintf(&b, ":%d", p.Line)
-			if p.Column > 0 {
-				fmt.Fprintf(&b, ":%d", p.Column)
-			}
-		}
-		b.WriteString(": ")
-	}
-	if p.Path != "" {
-		b.WriteString(p.Path)
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Msg)
-	return b.String()
-}
+// (scenarios[1].load.rate) and, where the file says, by line and column:
+// perfgate's one problem (internal/problem).
+type Problem = problem.Problem
 
 // Errors is every problem found in one config file. Load and Parse return it
 // (as error) on bad input; callers that want the list use errors.As.

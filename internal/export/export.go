@@ -58,6 +58,8 @@ import (
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/textsafe"
+
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // Format names one of the formats Write writes.
@@ -304,7 +306,7 @@ func summarise(xs []float64) summary {
 	}
 	s := summary{
 		n:      len(xs),
-		median: result.Median(xs),
+		median: stat.Median(xs),
 		mean:   stats.Mean(xs),
 		min:    slices.Min(xs),
 		max:    slices.Max(xs),

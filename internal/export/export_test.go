@@ -21,6 +21,8 @@ import (
 
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -149,7 +151,7 @@ func TestBMFValues(t *testing.T) {
 			p99 = append(p99, rep.TTFT.P99)
 		}
 		got := doc[s.Name]["ttft-p99-ms"]
-		assert.InDelta(t, result.Median(p99), got.Value, 1e-9, s.Name)
+		assert.InDelta(t, stat.Median(p99), got.Value, 1e-9, s.Name)
 		require.NotNil(t, got.Lower)
 		assert.InDelta(t, min(p99[0], p99[1], p99[2]), *got.Lower, 1e-9, s.Name)
 		assert.InDelta(t, max(p99[0], p99[1], p99[2]), *got.Upper, 1e-9, s.Name)

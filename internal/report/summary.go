@@ -20,6 +20,8 @@ import (
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/textsafe"
+
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // Summary writes the terminal summary of a run: per scenario, the throughput
@@ -425,15 +427,8 @@ func describeLoad(l result.Load) string {
 	return s
 }
 
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
-}
+// median is stat.Median: NaN for none.
+func median(v []float64) float64 { return stat.Median(v) }
 
 // statP50 is st's median, NaN when it has no values.
 func statP50(st result.Stats) float64 {

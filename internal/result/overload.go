@@ -2,8 +2,9 @@ package result
 
 import (
 	"fmt"
-	"slices"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // OverloadMeasure is the value of Load.Overload (config load.overload) of a
@@ -162,22 +163,10 @@ func (s *ScenarioResult) Overload() OverloadVerdict {
 			offered, served = append(offered, o.OfferedRate), append(served, o.ServedRate)
 		}
 	}
-	v.OfferedRate, v.ServedRate = Median(offered), Median(served)
+	if len(offered) > 0 { // else none was overloaded: no rates to show
+		v.OfferedRate, v.ServedRate = stat.Median(offered), stat.Median(served)
+	}
 	return v
-}
-
-// Median is the median of xs (which it leaves as they are); 0 for none.
-func Median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // OverloadError says which scenarios of a run the server could not keep up

@@ -557,8 +557,8 @@ func Read(path string) (*Result, error) {
 	data, err := safeio.ReadFile(path, MaxFileBytes)
 	var tooLarge *safeio.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("read result: %w", &Problem{File: path, Msg: fmt.Sprintf(
-			"the file is larger than %s, the most perfgate reads for a result", safeio.FormatBytes(MaxFileBytes))})
+		return nil, fmt.Errorf("read result: %w", Invalid(Problem{File: path, Msg: fmt.Sprintf(
+			"the file is larger than %s, the most perfgate reads for a result", safeio.FormatBytes(MaxFileBytes))}))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read result: %w", err)
@@ -578,10 +578,10 @@ func Decode(data []byte, file string) (*Result, error) {
 	}
 	switch {
 	case probe.Schema == nil:
-		return nil, fmt.Errorf("read result: %w", &Problem{File: file, Field: "schema", Msg: "missing: this is not a perfgate result file"})
+		return nil, fmt.Errorf("read result: %w", Invalid(Problem{File: file, Path: "schema", Msg: "missing: this is not a perfgate result file"}))
 	case !KnownSchema(*probe.Schema):
-		return nil, fmt.Errorf("read result: %w", &Problem{File: file, Field: "schema",
-			Msg: fmt.Sprintf("%s, want %s or an earlier version (%s)", quote(*probe.Schema), Schema, SchemaV1)})
+		return nil, fmt.Errorf("read result: %w", Invalid(Problem{File: file, Path: "schema",
+			Msg: fmt.Sprintf("%s, want %s or an earlier version (%s)", quote(*probe.Schema), Schema, SchemaV1)}))
 	}
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {

@@ -15,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/perfgate/perfgate/internal/metric"
+
+	"github.com/perfgate/perfgate/internal/problem"
 )
 
 // ErrInvalid is wrapped by every error about what a result holds (as
@@ -25,38 +27,16 @@ var ErrInvalid = errors.New("invalid result")
 
 // Problem is one thing wrong with a result (or a report) file: the file,
 // the line and column of a JSON error, the field path of a value
-// (scenarios[0].repetitions[2].failed), and what is wrong.
-type Problem struct {
-	File         string
-	Line, Column int
-	Field        string
-	Msg          string
-}
+// (scenarios[0].repetitions[2].failed), and what is wrong. perfgate's one
+// problem (internal/problem); every one result makes is of Kind ErrInvalid
+// (Invalid).
+type Problem = problem.Problem
 
-// Error formats the problem as "file:line:column: field: message", leaving
-// out what is unknown.
-func (p *Problem) Error() string {
-	var b strings.Builder
-	if p.File != "" {
-		b.WriteString(p.File)
-		if p.Line > 0 {
-			fmt.Fprintf(&b, ":%d", p.Line)
-			if p.Column > 0 {
-				fmt.Fprintf(&b, ":%d", p.Column)
-			}
-		}
-		b.WriteString(": ")
-	}
-	if p.Field != "" {
-		b.WriteString(p.Field)
-		b.WriteString(": ")
-	}
-	b.WriteString(p.Msg)
-	return b.String()
+// Invalid is p as a result problem: Kind ErrInvalid.
+func Invalid(p Problem) *Problem {
+	p.Kind = ErrInvalid
+	return &p
 }
-
-// Unwrap makes every Problem an ErrInvalid.
-func (p *Problem) Unwrap() error { return ErrInvalid }
 
 // maxProblems is the most problems Validate reports; a file with more is
 // not a result perfgate wrote.
@@ -102,12 +82,12 @@ func (v *checker) add(field, format string, args ...any) {
 		v.dropped++
 		return
 	}
-	v.probs = append(v.probs, &Problem{Field: field, Msg: fmt.Sprintf(format, args...)})
+	v.probs = append(v.probs, Invalid(Problem{Path: field, Msg: fmt.Sprintf(format, args...)}))
 }
 
 func (v *checker) err() error {
 	if v.dropped > 0 {
-		v.probs = append(v.probs, &Problem{Msg: fmt.Sprintf("... and %d more problems", v.dropped)})
+		v.probs = append(v.probs, Invalid(Problem{Msg: fmt.Sprintf("... and %d more problems", v.dropped)}))
 	}
 	return errors.Join(v.probs...)
 }
@@ -503,21 +483,21 @@ func JSONError(file string, data []byte, err error) error {
 		if strings.HasPrefix(se.Error(), "unexpected end") {
 			line, col = position(data, int64(len(data))+1)
 		}
-		return &Problem{File: file, Line: line, Column: col, Msg: "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: ")}
+		return Invalid(Problem{File: file, Line: line, Column: col, Msg: "invalid JSON: " + strings.TrimPrefix(se.Error(), "json: ")})
 	case errors.As(err, &te):
 		line, col := position(data, valueStart(data, te.Offset, te.Value))
-		return &Problem{File: file, Line: line, Column: col, Field: te.Field,
-			Msg: fmt.Sprintf("want %s, got %s", kindOf(te.Type), gotOf(te.Value))}
+		return Invalid(Problem{File: file, Line: line, Column: col, Path: te.Field,
+			Msg: fmt.Sprintf("want %s, got %s", kindOf(te.Type), gotOf(te.Value))})
 	}
 	var pe *time.ParseError
 	if errors.As(err, &pe) {
-		return &Problem{File: file, Msg: fmt.Sprintf("want %s, got %s", kindOf(reflect.TypeFor[time.Time]()), quote(pe.Value))}
+		return Invalid(Problem{File: file, Msg: fmt.Sprintf("want %s, got %s", kindOf(reflect.TypeFor[time.Time]()), quote(pe.Value))})
 	}
 	msg := strings.TrimPrefix(err.Error(), "json: ")
 	if strings.Contains(msg, "Go ") || strings.Contains(msg, "unmarshal") {
 		msg = "a value cannot be read"
 	}
-	return &Problem{File: file, Msg: msg}
+	return Invalid(Problem{File: file, Msg: msg})
 }
 
 // position is the 1-based line and character column of the byte at

@@ -16,6 +16,8 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/workload"
+
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // Warmup brings a scenario's stack to steady state by sending the scenario's
@@ -965,17 +967,13 @@ func (b *windowBins) close(k int) (result.WarmupWindow, windowSample) {
 	return out, sample
 }
 
-// median of xs (which it sorts); 0 when empty.
+// median is stat.Median, but 0 when xs is empty: a window, warm-up or
+// progress line with no value shows 0, as it always has.
 func median(xs []float64) float64 {
-	n := len(xs)
-	if n == 0 {
+	if len(xs) == 0 {
 		return 0
 	}
-	slices.Sort(xs)
-	if n%2 == 1 {
-		return xs[n/2]
-	}
-	return (xs[n/2-1] + xs[n/2]) / 2
+	return stat.Median(xs)
 }
 
 // minSEN is the fewest samples medianSE estimates a standard error from.

@@ -459,6 +459,13 @@ func signed(v float64, format byte, prec int) string {
 // pval formats a p-value for a reason, as %.2g does.
 func pval(p float64) string { return strconv.FormatFloat(p, 'g', 2, 64) }
 
+// Median is the median of xs, which it leaves as they are; NaN when there
+// are none (a caller that wants another figure for none says so). It is
+// perfgate's one median.
+func Median(xs []float64) float64 {
+	return SortedMedian(slices.Sorted(slices.Values(xs)))
+}
+
 // SortedMedian returns the median of sorted values, NaN when there are none.
 func SortedMedian(s []float64) float64 {
 	n := len(s)

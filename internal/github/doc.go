@@ -41,4 +41,7 @@
 //
 // The package knows nothing of results or verdicts: it moves strings that the
 // report package renders.
+//
+// Where it sits among perfgate's packages, and what it may import:
+// docs/architecture.md.
 package github

@@ -118,4 +118,7 @@
 // Every mode is bounded: whatever a client does, a handler ends when the
 // client goes away, after Options.CapBytes (64 MiB) or Options.CapTime (30 s),
 // or when the Server closes, so a broken client cannot hang a test.
+//
+// Where it sits among perfgate's packages, and what it may import:
+// docs/architecture.md.
 package hostile

@@ -1,10 +1,3 @@
-// Package report renders results for people: the terminal summary that
-// `perfgate run` prints, and the markdown, text and HTML views of a verdict.
-// Rendering is kept apart from measurement and statistics: it reads a
-// result.Result and writes text.
-//
-// Everything from the server that a report shows (engine names, versions) is
-// untrusted text: it is stripped of control characters and truncated.
 package report
 
 import (

@@ -79,4 +79,7 @@
 //	if err != nil { ... }
 //	defer srv.Close()
 //	// point a client at srv.URL()
+//
+// Where it sits among perfgate's packages, and what it may import:
+// docs/architecture.md.
 package sim

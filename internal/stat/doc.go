@@ -21,4 +21,7 @@
 // repetition. ReachablePairs and PairsToDecide say what n pairs can decide.
 //
 // It knows nothing of results or configs: samples in, decisions out.
+//
+// Where it sits among perfgate's packages, and what it may import:
+// docs/architecture.md.
 package stat

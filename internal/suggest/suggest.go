@@ -1,5 +1,3 @@
-// Package suggest finds the name a user probably meant: the "did you mean"
-// of error messages about unknown keys and fields.
 package suggest
 
 import "strings"

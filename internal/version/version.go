@@ -1,6 +1,3 @@
-// Package version holds perfgate's version, set at build time with
-// -ldflags "-X github.com/perfgate/perfgate/internal/version.Version=v1.2.3"
-// and otherwise taken from the module's build information.
 package version
 
 import "runtime/debug"

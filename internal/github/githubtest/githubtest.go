@@ -1,6 +1,3 @@
-// Package githubtest is a fake of the slice of GitHub's REST API that
-// perfgate's commenter uses, for tests of internal/github and of the CLI's
-// whole gate-and-comment path. It listens on 127.0.0.1 only.
 package githubtest
 
 import (

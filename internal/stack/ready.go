@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/internal/httpguard"
+
+	"github.com/perfgate/perfgate/internal/clock"
 )
 
 // Health is how a stack's health is checked: GET BaseURL+Path answering
@@ -168,30 +170,9 @@ func (e *HealthStatusError) Error() string {
 // 90 lines, not thousands.
 const ProgressEvery = 10 * time.Second
 
-// Clock is the readiness wait's time source; run.RealClock is one. Tests
-// inject a fake that advances without sleeping.
-type Clock interface {
-	Now() time.Time
-	// SleepUntil blocks until t or until ctx is done, and returns ctx.Err()
-	// in the latter case.
-	SleepUntil(ctx context.Context, t time.Time) error
-}
-
-// realClock is the process's own clock.
-type realClock struct{}
-
-func (realClock) Now() time.Time { return time.Now() }
-
-func (realClock) SleepUntil(ctx context.Context, t time.Time) error {
-	timer := time.NewTimer(time.Until(t))
-	defer timer.Stop()
-	select {
-	case <-timer.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// Clock is the readiness wait's time source (clock.Clock). Tests inject a
+// fake that advances without sleeping.
+type Clock = clock.Clock
 
 // Wait says how WaitReady waits: for how long, how often it checks, and
 // where it says how it is going.
@@ -236,7 +217,7 @@ func (w Wait) subject() string {
 
 func (w Wait) clock() Clock {
 	if w.Clock == nil {
-		return realClock{}
+		return clock.Real{}
 	}
 	return w.Clock
 }

@@ -76,42 +76,7 @@ func (im *importer) unknownKey(n int, prefix, key string, keys []string) {
 // tools, tool_choice) into req, and reports whether m was one. Types are
 // checked here; ranges by workload.Parse when the request is added.
 func (im *importer) sampling(n int, prefix string, m workload.Member, req *workload.Request) bool {
-	f := workload.Member{Key: prefix + m.Key, Raw: m.Raw}
-	switch m.Key {
-	case "temperature", "top_p":
-		var v float64
-		if im.Decode(n, f, &v, "number") {
-			if m.Key == "temperature" {
-				req.Temperature = &v
-			} else {
-				req.TopP = &v
-			}
-		}
-	case "seed":
-		var v int64
-		if im.Decode(n, f, &v, "integer") {
-			req.Seed = &v
-		}
-	case "min_tokens":
-		var v int
-		if im.Decode(n, f, &v, "integer") {
-			req.MinTokens = &v
-		}
-	case "ignore_eos":
-		var v bool
-		if im.Decode(n, f, &v, "boolean") {
-			req.IgnoreEOS = &v
-		}
-	case "response_format":
-		req.ResponseFormat = workload.Compact(m.Raw)
-	case "tools":
-		req.Tools = workload.Compact(m.Raw)
-	case "tool_choice":
-		req.ToolChoice = workload.Compact(m.Raw)
-	default:
-		return false
-	}
-	return true
+	return im.DecodeSampling(n, m.Key, workload.Member{Key: prefix + m.Key, Raw: m.Raw}, req)
 }
 
 // maxTokens fills req.MaxTokens from Options.MaxTokens when the source had

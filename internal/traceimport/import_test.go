@@ -362,3 +362,19 @@ func TestOpenAIKeepModels(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want)
 	}
 }
+
+// An imported body's sampling keys are decoded by the workload format's
+// own decoder: a value out of its range is an error at the source's
+// field, not a workload that fails to load later.
+func TestImportSamplingRules(t *testing.T) {
+	for _, c := range []struct{ src, want string }{
+		{`{"body":{"prompt":"a","max_tokens":3,"temperature":7}}`, "in:1: body.temperature: want a number from 0 to 2, got 7"},
+		{`{"prompt":"a","max_tokens":3,"top_p":0}`, "in:1: top_p: want a number greater than 0 and at most 1, got 0"},
+		{`{"prompt":"a","max_tokens":3,"response_format":"json"}`, `in:1: response_format: want a JSON object, got a string`},
+		{`{"prompt":"a","max_tokens":3,"tools":{}}`, "in:1: tools: want a JSON array of tools"},
+	} {
+		_, err := importString(t, "openai", c.src, Options{})
+		require.Error(t, err, c.src)
+		assert.Contains(t, err.Error(), c.want)
+	}
+}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -185,55 +184,9 @@ func (p *parser) parseLine(n int, line []byte) {
 			if p.floatIn(n, m, &v, 0, MaxArrivalMS, "from 0 to 1e9 (milliseconds from the start of the trace)") {
 				req.ArrivalMS = &v
 			}
-		case "temperature":
-			var v float64
-			if p.floatIn(n, m, &v, 0, MaxTemperature, "from 0 to 2") {
-				req.Temperature = &v
-			}
-		case "top_p":
-			var v float64
-			if p.floatIn(n, m, &v, math.SmallestNonzeroFloat64, 1, "greater than 0 and at most 1") {
-				req.TopP = &v
-			}
-		case "seed":
-			var v int64
-			if p.Decode(n, m, &v, "integer") {
-				req.Seed = &v
-			}
-		case "ignore_eos":
-			var v bool
-			if p.Decode(n, m, &v, "boolean") {
-				req.IgnoreEOS = &v
-			}
-		case "min_tokens":
-			var v int
-			if p.intIn(n, m, &v, 0, MaxLength) {
-				req.MinTokens = &v
-				minSet = true
-			}
-		case "response_format":
-			if m.Raw[0] != '{' {
-				p.errorf(n, "response_format", "want a JSON object, got %s", Describe(m.Raw))
-				continue
-			}
-			var buf bytes.Buffer
-			if err := json.Compact(&buf, m.Raw); err != nil { // cannot fail: the line is valid JSON
-				p.errorf(n, "response_format", "%v", err)
-				continue
-			}
-			req.ResponseFormat = json.RawMessage(buf.Bytes())
-		case "tools":
-			if m.Raw[0] != '[' {
-				p.errorf(n, "tools", "want a JSON array of tools, got %s", Describe(m.Raw))
-				continue
-			}
-			req.Tools = Compact(m.Raw)
-		case "tool_choice":
-			if m.Raw[0] != '"' && m.Raw[0] != '{' {
-				p.errorf(n, "tool_choice", "want a string or a JSON object, got %s", Describe(m.Raw))
-				continue
-			}
-			req.ToolChoice = Compact(m.Raw)
+		case "temperature", "top_p", "seed", "ignore_eos", "min_tokens", "response_format", "tools", "tool_choice":
+			p.DecodeSampling(n, m.Key, m, &req)
+			minSet = minSet || (m.Key == "min_tokens" && req.MinTokens != nil)
 		case "session_id":
 			if p.Decode(n, m, &req.SessionID, "string") && req.SessionID == "" {
 				p.errorf(n, "session_id", "must not be empty")
@@ -419,22 +372,22 @@ func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
 
 // intIn decodes an integer member into dst and checks it is in [lo, hi]:
 // "want an integer from 1 to 1048576, got -5" for any value that is not.
-func (p *parser) intIn(n int, m Member, dst *int, lo, hi int) bool {
+func (p *Problems) intIn(n int, m Member, dst *int, lo, hi int) bool {
 	var probe Problems // a type error is said with the bounds, below
 	if probe.Decode(n, m, dst, "integer") && *dst >= lo && *dst <= hi {
 		return true
 	}
-	p.errorf(n, m.Key, "want an integer from %d to %d, got %s", lo, hi, Describe(m.Raw))
+	p.Errorf(n, m.Key, "want an integer from %d to %d, got %s", lo, hi, Describe(m.Raw))
 	return false
 }
 
 // floatIn decodes a number member into dst and checks it is in [lo, hi]
 // (which bounds says in words): "want a number from 0 to 2, got 3".
-func (p *parser) floatIn(n int, m Member, dst *float64, lo, hi float64, bounds string) bool {
+func (p *Problems) floatIn(n int, m Member, dst *float64, lo, hi float64, bounds string) bool {
 	var probe Problems
 	if probe.Decode(n, m, dst, "number") && *dst >= lo && *dst <= hi {
 		return true
 	}
-	p.errorf(n, m.Key, "want a number %s, got %s", bounds, Describe(m.Raw))
+	p.Errorf(n, m.Key, "want a number %s, got %s", bounds, Describe(m.Raw))
 	return false
 }

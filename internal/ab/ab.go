@@ -19,7 +19,6 @@ import (
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
 	"github.com/perfgate/perfgate/internal/stat"
-	"github.com/perfgate/perfgate/internal/workload"
 )
 
 // The arms' names, in results (result.ABArm.Arm) and progress lines.
@@ -179,8 +178,8 @@ func orNone(s string) string {
 
 // probe is what a scenario result of sc would say it measured.
 func probe(sc run.Scenario) *result.ScenarioResult {
-	return &result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load.Result(),
-		SLO: sc.Config.SLO.Result(), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+	h := sc.Header()
+	return &h
 }
 
 // The arms' orders in a round, as compare.AB.Order records them.

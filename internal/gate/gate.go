@@ -16,7 +16,6 @@ import (
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
-	"github.com/perfgate/perfgate/internal/workload"
 )
 
 // Gate is a gate in progress: the baselines it compares with, read before
@@ -65,8 +64,7 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 		}
 		bs := b.Scenarios[0]
 		if !allowMismatch {
-			probe := result.ScenarioResult{Name: sc.Config.Name, WorkloadHash: sc.WorkloadHash, Load: sc.Config.Load.Result(), SLO: sc.Config.SLO.Result(),
-				Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode()}
+			probe := sc.Header()
 			if c := sc.Config.Capacity; c != nil {
 				// What the search will look for: a baseline that searched
 				// otherwise (or not at all) measured something else.

@@ -59,6 +59,17 @@ func (s *Scenario) SaltMode() string {
 	return result.SaltOff
 }
 
+// Header is what a result of s says it measured, before anything is
+// measured: its name, workload and its hash, load shape, SLOs, sampling
+// and salt. A session's scenario result starts from it, and the gate and
+// perfgate ab compare it with a baseline's before they start a stack: one
+// place says what a scenario is, so a check and a result cannot disagree.
+func (s *Scenario) Header() result.ScenarioResult {
+	c := s.Config
+	return result.ScenarioResult{Name: c.Name, Workload: s.Source, WorkloadHash: s.WorkloadHash, Load: c.Load.Result(),
+		SLO: c.SLO.Result(), Sampling: workload.Sampling(s.Requests), Salt: s.SaltMode()}
+}
+
 // Prepare loads (or synthesises) the workload of each scenario of cfg as
 // measured (config.Config.Measured: a sweep is one scenario per point) whose
 // name is in only (all of them when only is empty). A name in only selects

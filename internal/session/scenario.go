@@ -95,9 +95,8 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.Scena
 // measures, its gates, and the cold start of the stack it runs on.
 func (s *session) scenarioResult(sc run.Scenario) result.ScenarioResult {
 	c := sc.Config
-	res := result.ScenarioResult{Name: c.Name, Workload: sc.Source, WorkloadHash: sc.WorkloadHash, Load: c.Load.Result(), SLO: c.SLO.Result(),
-		Gates: config.ResultGates(s.cfg.GatesOf(c)), Sampling: workload.Sampling(sc.Requests), Salt: sc.SaltMode(),
-		Seed: new(s.cfg.Seed)}
+	res := sc.Header()
+	res.Gates, res.Seed = config.ResultGates(s.cfg.GatesOf(c)), new(s.cfg.Seed)
 	shape := workload.Stats(sc.Requests)
 	res.WorkloadShape = &shape
 	if s.cfg.Stack.Kind != config.StackExternal {

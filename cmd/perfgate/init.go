@@ -1,10 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -15,7 +13,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"text/template"
 	"time"
 	"unicode/utf8"
 
@@ -24,7 +21,6 @@ import (
 	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/textsafe"
 )
@@ -99,7 +95,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 		return exit.UsageError(fmt.Errorf("--output: %s exists; --force overwrites it", o.output))
 	}
 	headers, _ := config.ParseHeaders(q.Headers)
-	v := initValues{BaseURL: q.Target, API: cmp.Or(q.API, config.DefaultAPI), Model: q.Model, Engine: config.EngineAuto}
+	v := config.StarterValues{BaseURL: q.Target, API: cmp.Or(q.API, config.DefaultAPI), Model: q.Model, Engine: config.EngineAuto}
 	var err error
 	var literals []string
 	if v.Headers, literals, err = initHeaders(headers, stderr); err != nil {
@@ -110,7 +106,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 		if err != nil {
 			return err
 		}
-		v.Model, v.Engine = models[0].ID, guessEngine(models[0].OwnedBy)
+		v.Model, v.Engine = models[0].ID, config.EngineOwning(models[0].OwnedBy)
 		for _, m := range models[1:] {
 			if len(v.Others) == initListed {
 				v.More = len(models) - 1 - initListed
@@ -119,7 +115,7 @@ func initRun(ctx context.Context, o *initOptions) error {
 			v.Others = append(v.Others, m.ID)
 		}
 	}
-	text, err := renderInit(v)
+	text, err := config.RenderStarter(v)
 	if err != nil {
 		return err
 	}
@@ -139,12 +135,6 @@ func initRun(ctx context.Context, o *initOptions) error {
 	return nil
 }
 
-// initModel is one model a server lists, its id checked (safeModel).
-type initModel struct {
-	ID      string
-	OwnedBy string
-}
-
 // listModels asks base's /v1/models, with headers (their ${VAR} read from
 // the environment), and returns the models it lists with a usable id, in
 // its order; an error when there is none, or no answer. An id holding a
@@ -152,7 +142,7 @@ type initModel struct {
 // the config does not hold), as it is or URL-escaped, is skipped, and a
 // redirect's Location has them redacted: the server echoes what it was
 // sent.
-func (o *initOptions) listModels(ctx context.Context, base string, headers map[string]string, literals []string) ([]initModel, error) {
+func (o *initOptions) listModels(ctx context.Context, base string, headers map[string]string, literals []string) ([]client.Model, error) {
 	url := base + "/v1/models"
 	// The one rule for ${VAR} in headers (config.Target.ExpandHeaders): the
 	// same syntax, the same refusals (GITHUB_TOKEN and its kind) as a run.
@@ -184,7 +174,7 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 	default:
 		return nil, exit.RunError(fmt.Errorf("ask %s: %w%s", url, err, hint))
 	}
-	var out []initModel
+	var out []client.Model
 	skipped, secret := 0, 0
 	for _, m := range list {
 		switch {
@@ -193,7 +183,7 @@ func (o *initOptions) listModels(ctx context.Context, base string, headers map[s
 		case expanded.Redact(m.ID) != m.ID: // the server echoes the key
 			secret++
 		default:
-			out = append(out, initModel{ID: m.ID, OwnedBy: m.OwnedBy})
+			out = append(out, m)
 		}
 	}
 	if skipped > 0 {
@@ -217,26 +207,6 @@ func safeModel(id string) bool {
 		!strings.ContainsAny(id, "\"\\`'") && strings.TrimSpace(id) == id
 }
 
-// guessEngine is the engine a model's owned_by names (vLLM says vllm,
-// SGLang sglang, llama.cpp llamacpp, perfgate sim perfgate-sim); auto
-// otherwise, which asks each engine's identity endpoint at run time.
-func guessEngine(ownedBy string) string {
-	switch strings.ToLower(strings.TrimSpace(ownedBy)) {
-	case "vllm":
-		return config.EngineVLLM
-	case "sglang":
-		return config.EngineSGLang
-	case "llamacpp", "llama.cpp":
-		return config.EngineLlamaCpp
-	case "perfgate-sim":
-		return config.EngineSim
-	}
-	return config.EngineAuto
-}
-
-// initHeader is a header as written to the config.
-type initHeader struct{ Name, Value string }
-
 // headerName is what init takes as a header's name (an RFC 7230 token);
 // the template quotes it, since a token may begin with # or hold ' and |.
 var headerName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
@@ -249,7 +219,7 @@ var headerName = regexp.MustCompile(`^[A-Za-z0-9!#$%&'*+.^_|~-]+$`)
 // rule) is refused here too, rather than rewritten. literals are the
 // credentials so kept out of the config, for listModels to redact: the
 // whole value and, after "Bearer ", the token.
-func initHeaders(headers map[string]string, stderr io.Writer) (out []initHeader, literals []string, err error) {
+func initHeaders(headers map[string]string, stderr io.Writer) (out []config.StarterHeader, literals []string, err error) {
 	for _, name := range slices.Sorted(maps.Keys(headers)) {
 		if !headerName.MatchString(name) {
 			return nil, nil, exit.UsageError(fmt.Errorf("--header: %q is not a valid header name", textsafe.Cut(name, 64)))
@@ -270,182 +240,7 @@ func initHeaders(headers map[string]string, stderr io.Writer) (out []initHeader,
 			value = prefix + "${PERFGATE_API_KEY}"
 			fmt.Fprintf(stderr, "warning: --header %s: its value looks like a credential and is not written to the config; the config reads it from ${PERFGATE_API_KEY}, so export PERFGATE_API_KEY before perfgate run\n", name)
 		}
-		out = append(out, initHeader{Name: name, Value: value})
+		out = append(out, config.StarterHeader{Name: name, Value: value})
 	}
 	return out, literals, nil
 }
-
-// plainKey is a header name YAML reads as the string it is, unquoted.
-var plainKey = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]*$`)
-
-// yamlKey is name as a YAML mapping key: as it is when plain (X-Team),
-// else double-quoted, so that a token such as #x (a comment otherwise),
-// a'b or true reads back as the same string.
-func yamlKey(name string) (string, error) {
-	switch strings.ToLower(name) {
-	case "true", "false", "null", "yes", "no", "on", "off", "y", "n":
-	default:
-		if plainKey.MatchString(name) {
-			return name, nil
-		}
-	}
-	b, err := json.Marshal(name)
-	return string(b), err
-}
-
-// initValues fill the config template.
-type initValues struct {
-	BaseURL, API, Model, Engine string
-	Headers                     []initHeader
-	// Others are the server's other models, More how many more it lists.
-	Others []string
-	More   int
-}
-
-// renderInit writes the commented config for v.
-func renderInit(v initValues) ([]byte, error) {
-	gates := slices.Sorted(maps.Keys(config.DefaultGates))
-	slices.SortStableFunc(gates, func(a, b string) int { return metric.Order(a) - metric.Order(b) })
-	t, err := template.New("init").Funcs(template.FuncMap{
-		"q": func(s string) (string, error) { // a YAML double-quoted scalar (JSON's escapes are YAML's)
-			b, err := json.Marshal(s)
-			return string(b), err
-		},
-		"gate": func(name string) string { return config.DefaultGates[name] },
-		"key":  yamlKey,
-	}).Parse(initTemplate)
-	if err != nil {
-		return nil, fmt.Errorf("init template: %w", err)
-	}
-	var b bytes.Buffer
-	data := struct {
-		initValues
-		Gates                     []string
-		Repetitions               config.Repetitions
-		Seed                      int
-		Alpha                     float64
-		OnInconclusive, Baselines string
-	}{v, gates, config.DefaultRepetitions, config.DefaultSeed, config.DefaultAlpha, config.DefaultOnInconclusive, config.DefaultBaselines}
-	if err := t.Execute(&b, data); err != nil {
-		return nil, fmt.Errorf("init template: %w", err)
-	}
-	return b.Bytes(), nil
-}
-
-// initTemplate is the config perfgate init writes. Every key is in
-// docs/config.md; TestInitGolden pins what it renders.
-const initTemplate = `# perfgate.yaml, written by perfgate init. Every key, its default and its
-# meaning: docs/config.md. Check it with: perfgate validate -c perfgate.yaml
-
-# The OpenAI-compatible server under test: its root URL (perfgate adds
-# /v1/...), the API to send (chat: /v1/chat/completions, completions:
-# /v1/completions) and the model to ask for.
-target:
-  base_url: {{q .BaseURL}}
-  api: {{.API}}
-  model: {{q .Model}}
-{{- if .Others}}
-  # The server also lists:{{range .Others}}
-  #   {{.}}{{end}}{{if .More}}
-  #   ... and {{.More}} more{{end}}
-{{- end}}
-{{- if .Headers}}
-  # Sent with every request. ${VAR} is read from the environment when the
-  # run starts: a credential belongs there, not in this file.
-  headers:{{range .Headers}}
-    {{key .Name}}: {{q .Value}}{{end}}
-{{- end}}
-  timeout: 5m                      # one request, connect to end of stream
-
-# How the server is run. external: it is already up at target.base_url, and
-# perfgate neither starts nor stops it (kind: process or docker lets
-# perfgate start it and record the cold start; docs/stacks.md).
-stack:
-  kind: external
-  {{- if eq .Engine "auto"}}
-  # auto asks each engine's identity endpoint in turn (vllm, tgi, sglang,
-  # llamacpp or sim name one).
-  {{- else}}
-  # Guessed from the models' owner at /v1/models.
-  {{- end}}
-  engine: {{.Engine}}
-
-# Each scenario is sent its own load until the server is steady (windows
-# of median TTFT and throughput that agree within the tolerance), never
-# measured. A server that is still drifting after max fails the run.
-warmup:
-  window: 5s
-  windows: 3
-  tolerance: 0.1
-  max: 5m
-
-# Each scenario is measured this many times: one sample a repetition for
-# the gates. A baseline (perfgate run on the main branch) measures max; a
-# pull request's gate measures min, compares, and measures more only while
-# a gate is undecided. Before you gate, perfgate validate -c perfgate.yaml
-# --baselines baselines/ says what each gate can confirm against your
-# baseline's noise (docs/gating.md).
-repetitions: {min: {{.Repetitions.Min}}, max: {{.Repetitions.Max}}}
-# The same seed sends the same requests at the same times.
-seed: {{.Seed}}
-
-scenarios:
-  # Closed loop: eight users, each sending its next request when its last
-  # one ends. A synthetic workload (prompts of about 512 words, answers of
-  # up to about 192 tokens); record your own traffic with perfgate workload
-  # import, or write one with perfgate workload synth, and name it with
-  # workload: instead (docs/workloads.md).
-  - name: chat-c8
-    synth:
-      requests: 128
-      input: {type: lognormal, mean: 512, stddev: 384, min: 8, max: 8192}
-      output: {type: lognormal, mean: 192, stddev: 128, min: 8, max: 1024}
-    load:
-      type: closed
-      concurrency: 8
-    requests: 128                  # per repetition
-    # A request is good (it counts towards goodput) when it meets these.
-    slo:
-      ttft: 1s
-      tpot: 50ms
-    # TTFT at p90 here: about six of these requests queue behind a long
-    # prompt, and the seventh-slowest TTFT falls either side of that jump
-    # from one repetition to the next. It is this scenario's p95 at 128
-    # requests (±8% between identical repetitions) and its p90 at 64; the
-    # p90 of 128 holds within 2%.
-    gates:
-      ttft.p95: off
-      ttft.p90: +10%
-
-  # Open loop: Poisson arrivals at 2 requests/s, whatever the server does,
-  # as users arrive in production. A rate the server cannot keep up with
-  # fails the run as overloaded; lower it, or find the highest rate that
-  # holds the SLOs with a capacity search (docs/capacity.md).
-  - name: chat-poisson
-    synth:
-      requests: 64
-      input: {type: lognormal, mean: 512, stddev: 384, min: 8, max: 8192}
-      output: {type: lognormal, mean: 192, stddev: 128, min: 8, max: 1024}
-    load:
-      type: poisson
-      rate: 2
-    requests: 64
-    slo:
-      ttft: 1s
-      tpot: 50ms
-
-# The gates perfgate gate applies to every scenario, at their defaults: a
-# change beyond the tolerance, shown with significance at compare.alpha, is
-# a regression. Uncomment a line to change it, or write "off".
-# gates:{{range .Gates}}
-#   {{.}}: {{q (gate .)}}{{end}}
-
-# How a candidate is compared with its baseline (perfgate baseline promote
-# writes baselines/<scenario>.json; perfgate gate reads them).
-# alpha {{.Alpha}}: at most one false regression in 20 runs; on_inconclusive
-# fail: a gate that could not decide fails.
-compare:
-  alpha: {{.Alpha}}
-  on_inconclusive: {{.OnInconclusive}}
-  baselines: {{.Baselines}}
-`

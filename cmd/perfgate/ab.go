@@ -1,13 +1,9 @@
 package main
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -21,7 +17,6 @@ import (
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
-	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/session"
 )
 
@@ -141,22 +136,10 @@ func (o *abOptions) check() error {
 		return exit.UsageError(fmt.Errorf("--rewarm: want %s or %s, got %q", config.RewarmShort, config.RewarmFull, o.rewarm))
 	case o.output == o.baseOutput:
 		return exit.UsageError(fmt.Errorf("--output and --base-output are both %s: give each arm its own result file", o.output))
-	case o.output == partialPath(o.baseOutput) || o.baseOutput == partialPath(o.output):
+	case o.output == ab.PartialPath(o.baseOutput) || o.baseOutput == ab.PartialPath(o.output):
 		return exit.UsageError(fmt.Errorf("--output %s and --base-output %s: one is the other's partial result file (an interrupted run writes NAME.partial.json); give each arm a name of its own", o.output, o.baseOutput))
 	}
 	return nil
-}
-
-// partialPath is where an A/B that did not finish writes what it measured
-// in place of the result file at path: ".partial" before its extension
-// (result.json → result.partial.json); "" for an output that is not a
-// regular file (/dev/null), which has no such place.
-func partialPath(path string) string {
-	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
-		return ""
-	}
-	ext := filepath.Ext(path)
-	return strings.TrimSuffix(path, ext) + ".partial" + ext
 }
 
 // abRun is perfgate ab: both configs loaded and checked, the rounds
@@ -179,13 +162,8 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	}
 	// A failed A/B must not leave older files behind that a later step
 	// could mistake for this run's.
-	for _, p := range []string{o.output, o.baseOutput, partialPath(o.output), partialPath(o.baseOutput), o.reportPath, o.html} {
-		if p == "" {
-			continue
-		}
-		if err := safeio.RemoveOld(p); err != nil {
-			return exit.UsageError(fmt.Errorf("remove the old %s: %w", p, err))
-		}
+	if err := removeOld(o.output, o.baseOutput, ab.PartialPath(o.output), ab.PartialPath(o.baseOutput), o.reportPath, o.html); err != nil {
+		return err
 	}
 	load := func(path string) (*config.Config, []run.Scenario, error) {
 		return loadRun(&runOptions{sys: o.sys, configPath: path, scenarios: o.scenarios, quiet: o.quiet, quick: o.quick, configSet: true, percentiles: o.percentiles, ab: true})
@@ -248,61 +226,8 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	// As gate: a scenario either arm's server could not keep up with
 	// fails the run (exit 3) over any verdict, the verdict and report
 	// still delivered, labelled.
-	if oerr := abOverloadExit(res.Base, res.Candidate); oerr != nil && exit.Code(err) <= exit.Regression {
+	if oerr := res.CheckOverload(); oerr != nil && exit.Code(err) <= exit.Regression {
 		return oerr
 	}
 	return err
-}
-
-// writePartial writes what an A/B that failed measured (ab.Run's Outcome
-// with its error): each arm's incomplete result at the partial path of its
-// output, and a line saying so. Its error, when it could not write one,
-// has the exit code of a failed run, as the A/B's own has.
-func writePartial(stderr io.Writer, o *abOptions, res *ab.Outcome) error {
-	var written []string
-	var errs []error
-	for _, w := range []struct {
-		arm, path string
-		res       *result.Result
-	}{{"candidate", partialPath(o.output), res.Candidate}, {"base", partialPath(o.baseOutput), res.Base}} {
-		if w.res == nil || w.path == "" {
-			continue
-		}
-		if err := result.Write(w.path, w.res); err != nil {
-			errs = append(errs, exit.RunError(fmt.Errorf("the %s arm's partial result: %w", w.arm, err)))
-			continue
-		}
-		written = append(written, fmt.Sprintf("%s (%s)", w.path, w.arm))
-	}
-	if len(written) > 0 {
-		rounds := 0
-		if r := cmp.Or(res.Candidate, res.Base); r.Incomplete != nil {
-			rounds = r.Incomplete.Rounds
-		}
-		plural := "s"
-		if rounds == 1 {
-			plural = ""
-		}
-		fmt.Fprintf(stderr, "the A/B did not finish: wrote what it measured (%d complete round%s) to %s, marked incomplete; no verdict, and compare, gate, baseline promote and export refuse them\n",
-			rounds, plural, strings.Join(written, " and "))
-	}
-	return errors.Join(errs...)
-}
-
-// abOverloadExit is overloadExit over both arms' results, naming the arm:
-// the candidate's overload first.
-func abOverloadExit(base, candidate *result.Result) error {
-	var errs []error
-	for _, arm := range []struct {
-		name string
-		res  *result.Result
-	}{{"candidate", candidate}, {"base", base}} {
-		if err := arm.res.CheckOverload(); err != nil {
-			errs = append(errs, fmt.Errorf("%s arm: %w", arm.name, err))
-		}
-	}
-	if len(errs) == 0 {
-		return nil
-	}
-	return exit.RunError(errors.Join(errs...))
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
+
+	"github.com/perfgate/perfgate/internal/ab"
 )
 
 // abScenario is the arms' common part: short warm-ups, fixed rounds, and two
@@ -260,7 +262,7 @@ func TestPartialPath(t *testing.T) {
 		{"results.d/result", "results.d/result.partial"},
 		{"/dev/null", ""},
 	} {
-		assert.Equal(t, tt.want, partialPath(tt.in), tt.in)
+		assert.Equal(t, tt.want, ab.PartialPath(tt.in), tt.in)
 	}
 	o := abOptions{basePath: "base.yaml", format: "text", output: "a.json", baseOutput: "a.partial.json"}
 	err := o.check()

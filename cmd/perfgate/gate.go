@@ -16,7 +16,6 @@ import (
 	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
-	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // gateOptions are perfgate gate's flags, and the system it runs in
@@ -151,13 +150,8 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 	}
 	// A failed gate must not leave an older report behind that a later
 	// step could mistake for this run's (the result file is handled alike).
-	for _, p := range []string{o.reportPath, o.html} {
-		if p == "" {
-			continue
-		}
-		if err := safeio.RemoveOld(p); err != nil {
-			return exit.UsageError(fmt.Errorf("remove the old %s: %w", p, err))
-		}
+	if err := removeOld(o.reportPath, o.html); err != nil {
+		return err
 	}
 	cfg, scenarios, err := loadRun(&o.runOptions)
 	if err != nil {

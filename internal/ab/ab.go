@@ -1,11 +1,14 @@
 package ab
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -57,6 +60,65 @@ type Outcome struct {
 	// an arm that measured nothing.
 	Base, Candidate *result.Result
 	Verdict         *compare.Verdict
+}
+
+// PartialPath is where an A/B that did not finish writes what it measured
+// in place of the result file at path: ".partial" before its extension
+// (result.json → result.partial.json); "" for an output that is not a
+// regular file (/dev/null), which has no such place.
+func PartialPath(path string) string {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return ""
+	}
+	ext := filepath.Ext(path)
+	return strings.TrimSuffix(path, ext) + ".partial" + ext
+}
+
+// WritePartial writes what an A/B that failed measured: each arm's
+// incomplete result at the PartialPath of its output (candidate, then
+// base). written names what it wrote, "PATH (arm)"; rounds is how many
+// rounds were complete.
+func (o *Outcome) WritePartial(candidatePath, basePath string) (written []string, rounds int, err error) {
+	var errs []error
+	for _, w := range []struct {
+		arm, path string
+		res       *result.Result
+	}{{"candidate", PartialPath(candidatePath), o.Candidate}, {"base", PartialPath(basePath), o.Base}} {
+		if w.res == nil || w.path == "" {
+			continue
+		}
+		if err := result.Write(w.path, w.res); err != nil {
+			errs = append(errs, fmt.Errorf("the %s arm's partial result: %w", w.arm, err))
+			continue
+		}
+		written = append(written, fmt.Sprintf("%s (%s)", w.path, w.arm))
+	}
+	if r := cmp.Or(o.Candidate, o.Base); r != nil && r.Incomplete != nil {
+		rounds = r.Incomplete.Rounds
+	}
+	return written, rounds, errors.Join(errs...)
+}
+
+// CheckOverload is result.CheckOverload over both arms, naming the arm
+// (the candidate's first): a scenario either arm's server could not keep
+// up with fails the A/B (exit 3) over any verdict.
+func (o *Outcome) CheckOverload() error {
+	var errs []error
+	for _, arm := range []struct {
+		name string
+		res  *result.Result
+	}{{"candidate", o.Candidate}, {"base", o.Base}} {
+		if arm.res == nil {
+			continue
+		}
+		if err := arm.res.CheckOverload(); err != nil {
+			errs = append(errs, fmt.Errorf("%s arm: %w", arm.name, err))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return exit.RunError(errors.Join(errs...))
 }
 
 // Check refuses two configs that do not measure the same thing: the same

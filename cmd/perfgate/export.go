@@ -11,14 +11,13 @@ import (
 
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/export"
-	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // exportFormats are the formats `perfgate export --format` writes: benchfmt
-// (report.WriteBenchfmt) and those of internal/export.
+// (export.WriteBenchfmt) and those of internal/export.
 func exportFormats() []string {
 	out := []string{"benchfmt"}
 	for _, f := range export.Formats() {
@@ -138,7 +137,7 @@ func runExport(o exportOptions, path string, stdout io.Writer) error {
 	// Render in full first, so that an error leaves no partial output.
 	var buf bytes.Buffer
 	if o.format == "benchfmt" {
-		err = report.WriteBenchfmt(&buf, r)
+		err = export.WriteBenchfmt(&buf, r)
 	} else {
 		err = export.Write(&buf, r, export.Format(o.format), export.Options{Per: per})
 	}

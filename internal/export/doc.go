@@ -10,7 +10,7 @@
 //   - vllm: the JSON `vllm bench serve --save-result` writes, one object per
 //     repetition (vllm.go).
 //
-// (The Go benchmark format, for benchstat, is report.WriteBenchfmt.)
+// The Go benchmark format, for benchstat, is WriteBenchfmt.
 //
 // Every format is checked in this package's tests against a schema derived
 // from the consuming tool's own documentation or source; testdata/schema

@@ -54,24 +54,6 @@ func TestSummaryShowsConfiguredPercentiles(t *testing.T) {
 	assert.Contains(t, buf.String(), " 38.75 ", "TTFT p75: the median of the repetitions' (p50+p90)/2, (31+46.5)/2")
 }
 
-// The benchfmt export writes the result's percentiles, p99.99 among them,
-// and only those.
-func TestBenchfmtConfiguredPercentiles(t *testing.T) {
-	r := percentilesResult()
-	out := writeBenchfmt(t, r)
-	results, _ := readBenchfmt(t, out)
-	require.Len(t, results, 3)
-	for i, res := range results {
-		got, ok := res.Value("ttft-p99.99-sec")
-		require.True(t, ok, "no ttft-p99.99-sec in %s", out)
-		assert.InDelta(t, r.Scenarios[0].Repetitions[i].TTFT.Percentiles["p99.99"]/1000, got, 1e-12)
-		_, ok = res.Value("itl-p75-sec")
-		assert.True(t, ok, "itl-p75-sec")
-		_, ok = res.Value("ttft-p90-sec")
-		assert.False(t, ok, "p90 was not listed")
-	}
-}
-
 // A document of a candidate that measured p75 and p99.99 against a
 // baseline from before the key: the baseline gives them from its
 // histograms, or, without histograms, leaves them out and the table says

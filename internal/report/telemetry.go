@@ -1,7 +1,6 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -19,31 +18,10 @@ import (
 // each scenario's medians on both sides as TelemetryRows, which the view
 // shows as one table (build.go's telemetryTable).
 
-// repetitionValues is metric name's value in each repetition of s;
-// measured[i] is false where repetition i has none (a telemetry or cost
-// metric whose source was unavailable: result.NotMeasuredError). Any other
-// error is returned.
-func repetitionValues(s *result.ScenarioResult, name string) (values []float64, measured []bool, err error) {
-	values = make([]float64, len(s.Repetitions))
-	measured = make([]bool, len(s.Repetitions))
-	for i := range s.Repetitions {
-		v, err := s.Repetitions[i].Value(name)
-		var nm *result.NotMeasuredError
-		switch {
-		case errors.As(err, &nm):
-			continue
-		case err != nil:
-			return nil, nil, err
-		}
-		values[i], measured[i] = v, true
-	}
-	return values, measured, nil
-}
-
 // measuredValues is metric name's finite values over the repetitions of s
 // that measured it.
 func measuredValues(s *result.ScenarioResult, name string) ([]float64, error) {
-	values, measured, err := repetitionValues(s, name)
+	values, measured, err := s.RepetitionValues(name)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/metric"
+
+	"errors"
 )
 
 // Values returns the samples of a metric, named as the metric catalogue
@@ -229,4 +231,26 @@ func telemetryValue(r *Repetition, name string) (v float64, ok bool, err error) 
 		}
 	}
 	return 0, false, nil
+}
+
+// RepetitionValues is metric name's value in each repetition of s, and
+// whether the repetition measured it (a telemetry metric a repetition had
+// no source for is not measured, not an error); other errors are returned.
+// Reports and exports show what was measured, each repetition in its
+// column.
+func (s *ScenarioResult) RepetitionValues(name string) (values []float64, measured []bool, err error) {
+	values = make([]float64, len(s.Repetitions))
+	measured = make([]bool, len(s.Repetitions))
+	for i := range s.Repetitions {
+		v, err := s.Repetitions[i].Value(name)
+		var nm *NotMeasuredError
+		switch {
+		case errors.As(err, &nm):
+			continue
+		case err != nil:
+			return nil, nil, err
+		}
+		values[i], measured[i] = v, true
+	}
+	return values, measured, nil
 }

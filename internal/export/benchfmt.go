@@ -1,4 +1,4 @@
-package report
+package export
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // benchfmtGOMAXPROCS is the "-N" suffix WriteBenchfmt ends every benchmark
@@ -175,7 +177,7 @@ func benchmarkLines(r *result.Result) (lines []string, written []metric.Info, er
 		cols := make([][]float64, len(metrics))
 		has := make([][]bool, len(metrics))
 		for j, m := range metrics {
-			vals, measured, err := repetitionValues(s, m.Name)
+			vals, measured, err := s.RepetitionValues(m.Name)
 			if err != nil {
 				return nil, nil, fmt.Errorf("benchfmt: scenario %s: %w", s.Name, err)
 			}
@@ -288,5 +290,5 @@ func gpuField(gpus []result.GPU, field func(result.GPU) string) string {
 // configText makes untrusted text a configuration value: one line, no
 // surrounding space (the format would drop it), at most 200 runes.
 func configText(s string) string {
-	return strings.TrimSpace(clean(s, 200))
+	return strings.TrimSpace(textsafe.Cut(s, 200))
 }

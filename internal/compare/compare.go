@@ -774,9 +774,9 @@ func notMeasuredSide(m metric.Info, baseErr, candErr error) string {
 		switch {
 		case errors.As(baseErr, &nm):
 			return "not measured on the baseline (" + nm.Why + "; results from before subsets have none): promote a new baseline to gate it"
-		case baseErr == nil && errors.As(candErr, &nm):
-			return "not measured on the candidate: " + nm.Why
 		}
+		// A candidate without it is an error, not a pass: its requests of
+		// that kind failed, or it sent none.
 		return ""
 	}
 	switch {

@@ -55,11 +55,10 @@ func GateValues(s *result.ScenarioResult, name, estimator string) ([]float64, er
 	for i := range s.Repetitions {
 		r := &s.Repetitions[i]
 		if inSubset {
-			v, err := r.View(subset)
-			if err != nil {
-				_, err := r.Value(name) // the error that names the metric
-				return nil, err
+			if _, err := r.Value(name); err != nil {
+				return nil, err // no such subset, or none of it timed
 			}
+			v, _ := r.View(subset)
 			r = v
 		}
 		enc := r.Histograms[family]

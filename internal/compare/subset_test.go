@@ -68,3 +68,20 @@ func TestGateSubsetAlone(t *testing.T) {
 	require.Len(t, v.Scenarios[0].NotGated, 2)
 	assert.Contains(t, v.Scenarios[0].NotGated[0].Reason, "not measured on the baseline")
 }
+
+// A candidate whose subset was not measured (its structured answers all
+// wrong, or none sent) fails the comparison with why, rather than pass
+// the gate as not gated.
+func TestGateSubsetMissingOnTheCandidate(t *testing.T) {
+	gates := []result.Gate{{Metric: "tpot.p50@structured", Tolerance: "+10%"}}
+	r := rand.New(rand.NewPCG(5, 6))
+	base := subsetResult(r, 5, 5, gates...)
+	cand := subsetResult(r, 5, 5, gates...)
+	for i := range cand.Scenarios[0].Repetitions {
+		cand.Scenarios[0].Repetitions[i].Subsets = nil
+	}
+	_, err := Compare([]*result.Result{base}, cand, Options{})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "candidate scenario agents")
+	assert.Contains(t, err.Error(), "no request of the repetition asked for structured output")
+}

@@ -147,3 +147,24 @@ func validateRep(r *Repetition) error {
 	v.repetition("r", r)
 	return v.err()
 }
+
+// A subset none of whose requests was timed (every structured answer
+// wrong, as llama.cpp gives without --jinja) has no latency, not one of 0.
+func TestSubsetNothingTimed(t *testing.T) {
+	a := NewAggregator(SLO{}, false, 0)
+	for i := range 6 {
+		r := rec(0, 10, 5, 4)
+		if i%2 == 0 {
+			r.Structured, r.StructuredError = true, "not JSON"
+		}
+		a.Add(r)
+	}
+	s := a.Summary(1)
+	_, err := s.Value("tpot.p50@structured")
+	var nm *NotMeasuredError
+	require.ErrorAs(t, err, &nm)
+	assert.Contains(t, err.Error(), "no request of the subset was timed")
+	v, err := s.Value("error_rate@structured")
+	require.NoError(t, err, "the subset itself is there")
+	assert.Zero(t, v)
+}

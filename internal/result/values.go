@@ -66,6 +66,13 @@ func repValue(r *Repetition, name string) (float64, error) {
 		if err != nil {
 			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: subsetMissing(subset)}
 		}
+		// A subset none of whose requests was timed (each failed, or
+		// answered what its request did not ask for) has no latency: not
+		// a latency of 0, which would read as the fastest ever.
+		if family, _, ok := strings.Cut(base, "."); ok && v.latency(family) != nil && v.latency(family).Count == 0 {
+			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index,
+				Why: "no request of the subset was timed: each failed, or answered what it did not ask for"}
+		}
 		return repValue(v, base)
 	}
 	switch name {
@@ -253,4 +260,20 @@ func (s *ScenarioResult) RepetitionValues(name string) (values []float64, measur
 		values[i], measured[i] = v, true
 	}
 	return values, measured, nil
+}
+
+// latency is the repetition's distribution of latency family ("ttft"), nil
+// for another name.
+func (r *Repetition) latency(family string) *Stats {
+	switch family {
+	case "ttft":
+		return &r.TTFT
+	case "tpot":
+		return &r.TPOT
+	case "itl":
+		return &r.ITL
+	case "e2e":
+		return &r.E2E
+	}
+	return nil
 }

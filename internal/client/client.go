@@ -51,10 +51,12 @@ type Client struct {
 	opts      Options
 	streamURL string
 	modelsURL string
-	header    http.Header // sent with every request; never mutated after New
-	host      string      // a "Host" from Options.Headers, else ""
-	tr        *http.Transport
-	hc        *http.Client
+	// base is the server root, without a trailing / (perfgate adds /v1/...).
+	base   string
+	header http.Header // sent with every request; never mutated after New
+	host   string      // a "Host" from Options.Headers, else ""
+	tr     *http.Transport
+	hc     *http.Client
 	// retryTr has keep-alives off, so each request on it has a connection of
 	// its own: a request sent again (see attempt.retryable) is certain to go
 	// out on a new connection, never on another stale one from the pool.
@@ -111,7 +113,7 @@ func New(opts Options) (*Client, error) {
 	u.RawPath = ""
 	base := strings.TrimRight(u.String(), "/")
 
-	c := &Client{opts: opts, modelsURL: base + "/v1/models"}
+	c := &Client{opts: opts, base: base, modelsURL: base + "/v1/models"}
 	if opts.API == APIChat {
 		c.streamURL = base + "/v1/chat/completions"
 	} else {

@@ -106,6 +106,12 @@ type Target struct {
 	Headers map[string]string `yaml:"headers" json:"headers,omitempty"`
 	// Timeout bounds one request, connect to end of stream.
 	Timeout time.Duration `yaml:"timeout" json:"timeout"`
+	// Adapters are the LoRA adapters the server can load at run time, by
+	// name, each with its path as the engine's load endpoint takes it
+	// (vLLM's /v1/load_lora_adapter lora_path). A scenario with
+	// cold_adapters reloads each adapter its workload names before every
+	// repetition.
+	Adapters map[string]string `yaml:"adapters" json:"adapters,omitempty"`
 }
 
 // Scenario is one workload replayed at one load shape.
@@ -126,6 +132,12 @@ type Scenario struct {
 	Requests int `yaml:"requests" json:"requests,omitempty"`
 	// Gates changes the gates for this scenario, over the top-level gates.
 	Gates map[string]string `yaml:"gates" json:"gates,omitempty"`
+	// ColdAdapters reloads every adapter the workload names
+	// (target.adapters) before each repetition, so that the first request
+	// to each is served by a freshly loaded adapter: the repetition's
+	// cold-adapter subset is those first requests, its warm-adapter subset
+	// the adapters' others.
+	ColdAdapters bool `yaml:"cold_adapters" json:"cold_adapters,omitempty"`
 	// FreshStack starts a stack of its own for this scenario (stopping the
 	// one before it), rather than sharing the running one.
 	FreshStack bool `yaml:"fresh_stack" json:"fresh_stack,omitempty"`

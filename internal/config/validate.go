@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"unicode"
 )
 
 // namePattern is what a scenario name may be: it is used in file names.
@@ -159,7 +161,22 @@ func (v *validator) target() {
 			v.headerVars(name, t.Headers[name])
 		}
 	}
+	if len(t.Adapters) > MaxAdapters {
+		v.add("target.adapters", "%d adapters, more than the %d perfgate reloads", len(t.Adapters), MaxAdapters)
+	}
+	for _, name := range slices.Sorted(maps.Keys(t.Adapters)) {
+		path := t.Adapters[name]
+		switch {
+		case name == "" || len(name) > 256 || strings.IndexFunc(name, unicode.IsControl) >= 0:
+			v.add("target.adapters", "adapter name %q: want 1 to 256 bytes without control characters", name)
+		case strings.TrimSpace(path) == "" || len(path) > 4096 || strings.IndexFunc(path, unicode.IsControl) >= 0:
+			v.add("target.adapters."+name, "want the path the server loads the adapter from (1 to 4096 bytes, no control characters), got %q", path)
+		}
+	}
 }
+
+// MaxAdapters bounds target.adapters.
+const MaxAdapters = 256
 
 // headerVars checks the ${NAME} references of one header value (headers.go)
 // and warns of a variable this environment lacks: run, gate and ab refuse
@@ -238,6 +255,9 @@ func (v *validator) scenario(i int, seen map[string]int) {
 	v.scenarioGates(p+".gates", s)
 	if s.Capacity != nil {
 		v.capacity(p, s)
+	}
+	if s.ColdAdapters && len(v.c.Target.Adapters) == 0 {
+		v.add(p+".cold_adapters", "needs target.adapters: the adapters' names and the paths the server loads them from")
 	}
 	if s.FreshStack && v.c.Stack.Kind == StackExternal {
 		v.add(p+".fresh_stack", "needs a stack perfgate starts (stack.kind process or docker), and stack.kind is external")

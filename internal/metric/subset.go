@@ -20,6 +20,11 @@ const (
 	SubsetStructured = "structured"
 	// SubsetFree are the others, where a repetition had both kinds.
 	SubsetFree = "free"
+	// SubsetColdAdapter are the first requests to each adapter after a
+	// scenario's cold_adapters reload; SubsetWarmAdapter the adapters'
+	// other requests.
+	SubsetColdAdapter = "cold-adapter"
+	SubsetWarmAdapter = "warm-adapter"
 	// ModelSubsetPrefix starts a model's subset: "model:" and its name.
 	ModelSubsetPrefix = "model:"
 	// maxModelName bounds a model's name in a subset.
@@ -72,6 +77,8 @@ func subsetTitle(subset string) (string, error) {
 	switch {
 	case subset == SubsetStructured, subset == SubsetFree:
 		return subset, nil
+	case subset == SubsetColdAdapter, subset == SubsetWarmAdapter:
+		return strings.Replace(subset, "-", " ", 1), nil
 	case strings.HasPrefix(subset, ModelSubsetPrefix):
 		model := strings.TrimPrefix(subset, ModelSubsetPrefix)
 		if model == "" || len(model) > maxModelName || strings.IndexFunc(model, func(r rune) bool {
@@ -81,5 +88,6 @@ func subsetTitle(subset string) (string, error) {
 		}
 		return "model " + model, nil
 	}
-	return "", fmt.Errorf("unknown subset %q after %s: want %s, %s or %s<model>", subset, SubsetSep, SubsetStructured, SubsetFree, ModelSubsetPrefix)
+	return "", fmt.Errorf("unknown subset %q after %s: want %s, %s, %s, %s or %s<model>", subset, SubsetSep,
+		SubsetStructured, SubsetFree, SubsetColdAdapter, SubsetWarmAdapter, ModelSubsetPrefix)
 }

@@ -58,9 +58,12 @@ type Record struct {
 	StructuredError string `json:"structured_error,omitempty"`
 	// Model is the model the request was sent to when its workload line
 	// named one (an adapter, say), else empty: the target's model.
-	Model     string `json:"model,omitempty"`
-	ErrorKind string `json:"error_kind,omitempty"`
-	Error     string `json:"error"`
+	Model string `json:"model,omitempty"`
+	// ColdAdapter says the request was the first of its repetition to its
+	// adapter after the scenario's cold_adapters reload.
+	ColdAdapter bool   `json:"cold_adapter,omitempty"`
+	ErrorKind   string `json:"error_kind,omitempty"`
+	Error       string `json:"error"`
 	// Session and Turn place the request in its session: the workload's
 	// session_id and turn; empty and 0 for a request of no session.
 	Session string `json:"session,omitempty"`

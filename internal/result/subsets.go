@@ -15,8 +15,10 @@ import (
 // base model and its LoRA adapters). A gate names one with a suffix
 // (metric.Subset): `ttft.p95@structured`, `tpot.p50@model:sql-lora`.
 const (
-	SubsetStructured = metric.SubsetStructured
-	SubsetFree       = metric.SubsetFree
+	SubsetStructured  = metric.SubsetStructured
+	SubsetFree        = metric.SubsetFree
+	SubsetColdAdapter = metric.SubsetColdAdapter
+	SubsetWarmAdapter = metric.SubsetWarmAdapter
 	// MaxModelSubsets bounds the models measured apart in a repetition;
 	// requests to models past it count in the whole only (Subsets
 	// says so in SubsetsCut).
@@ -66,7 +68,7 @@ func (a *Aggregator) WithDefaultModel(name string) *Aggregator {
 
 // subsetsOf routes a record to the subsets it belongs to: its kind
 // (structured or free) and its model.
-func (a *Aggregator) subsetsOf(r *Record) (kind, model string) {
+func (a *Aggregator) subsetsOf(r *Record) (kind, model, adapter string) {
 	kind = SubsetFree
 	if r.Structured {
 		kind = SubsetStructured
@@ -79,14 +81,20 @@ func (a *Aggregator) subsetsOf(r *Record) (kind, model string) {
 	default:
 		model = metric.ModelSubset(DefaultModel)
 	}
-	return kind, model
+	switch {
+	case r.ColdAdapter:
+		adapter = SubsetColdAdapter
+	case r.Model != "":
+		adapter = SubsetWarmAdapter
+	}
+	return kind, model, adapter
 }
 
 // addSubsets folds r into the aggregators of its subsets, made at the
 // first record of each.
 func (a *Aggregator) addSubsets(r *Record) {
-	kind, model := a.subsetsOf(r)
-	for _, name := range []string{kind, model} {
+	kind, model, adapter := a.subsetsOf(r)
+	for _, name := range []string{kind, model, adapter} {
 		if name == "" {
 			continue
 		}
@@ -120,6 +128,10 @@ func (a *Aggregator) subsetSummaries(window time.Duration) map[string]*Subset {
 	if a.subsets[SubsetStructured] != nil {
 		keep[SubsetStructured] = true
 		keep[SubsetFree] = a.subsets[SubsetFree] != nil
+	}
+	if a.subsets[SubsetColdAdapter] != nil {
+		keep[SubsetColdAdapter] = true
+		keep[SubsetWarmAdapter] = a.subsets[SubsetWarmAdapter] != nil
 	}
 	if a.models >= 2 {
 		for name := range a.subsets {
@@ -163,8 +175,12 @@ func (r *Repetition) SubsetNames() []string {
 				return 0
 			case SubsetFree:
 				return 1
+			case SubsetColdAdapter:
+				return 2
+			case SubsetWarmAdapter:
+				return 3
 			}
-			return 2
+			return 4
 		}
 		if d := rank(x) - rank(y); d != 0 {
 			return d
@@ -196,6 +212,8 @@ func subsetMissing(name string) string {
 		return "no request of the repetition asked for structured output (response_format JSON, or tools)"
 	case name == SubsetFree:
 		return "every request of the repetition asked for structured output, or none did (free requests are measured apart only beside structured ones)"
+	case name == SubsetColdAdapter, name == SubsetWarmAdapter:
+		return "the scenario does not reload its adapters (cold_adapters), or its workload names none"
 	case strings.HasPrefix(name, metric.ModelSubsetPrefix):
 		return fmt.Sprintf("no request of the repetition was sent to model %q, or it sent to one model only (models are measured apart when there are two or more)",
 			strings.TrimPrefix(name, metric.ModelSubsetPrefix))

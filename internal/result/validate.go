@@ -887,8 +887,8 @@ func (v *checker) atMost(field string, n, limit int, what string) {
 // aggregator keeps, counts within the repetition's, sound distributions.
 func (v *checker) subsets(p string, r *Repetition) {
 	v.count(p+".subsets_cut", r.SubsetsCut)
-	if len(r.Subsets) > MaxModelSubsets+2 {
-		v.add(p+".subsets", "%d subsets, more than the %d perfgate keeps", len(r.Subsets), MaxModelSubsets+2)
+	if len(r.Subsets) > MaxModelSubsets+4 {
+		v.add(p+".subsets", "%d subsets, more than the %d perfgate keeps", len(r.Subsets), MaxModelSubsets+4)
 		return
 	}
 	for _, name := range slices.Sorted(maps.Keys(r.Subsets)) {

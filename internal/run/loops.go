@@ -38,6 +38,29 @@ type dispatch struct {
 	slots chan struct{}
 	evals atomic.Int64
 	wg    sync.WaitGroup
+	// coldSent are the adapters a request was sent to already, with
+	// Plan.ColdAdapters.
+	coldMu   sync.Mutex
+	coldSent map[string]bool
+}
+
+// firstToAdapter reports whether req is the plan's first request to its
+// adapter, with Plan.ColdAdapters; it is decided when the request is
+// sent, so that the first sent is the cold one.
+func (x *dispatch) firstToAdapter(req *workload.Request) bool {
+	if !x.p.ColdAdapters || req.Model == "" {
+		return false
+	}
+	x.coldMu.Lock()
+	defer x.coldMu.Unlock()
+	if x.coldSent[req.Model] {
+		return false
+	}
+	if x.coldSent == nil {
+		x.coldSent = map[string]bool{}
+	}
+	x.coldSent[req.Model] = true
+	return true
 }
 
 // thinkSampler is the sampler of the load's think_time, nil when it has none.
@@ -196,12 +219,14 @@ func (x *dispatch) thinkTime(req *workload.Request, rng **rand.Rand, k int) time
 // records it.
 func (x *dispatch) send(ctx context.Context, orig, text *workload.Request, i int, scheduled time.Time, r reservation, j int) *client.Response {
 	id := x.requestID(i)
+	cold := x.firstToAdapter(orig)
 	attempt := x.clk.Now()
 	resp := x.d.Sender.Do(ctx, text, id)
 	if resp.Sent.IsZero() { // failed before the request was written
 		resp.Sent = attempt
 	}
 	rec := newRecord(*x.p, orig, resp, x.start, scheduled)
+	rec.ColdAdapter = cold
 	x.placeInSession(rec, orig, r)
 	x.records <- rec
 	return resp

@@ -116,6 +116,11 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 		if err := structured.Validate(s.Requests); err != nil {
 			return nil, fmt.Errorf("scenario %s: workload %s: %w", sc.Name, s.Source, err)
 		}
+		if sc.ColdAdapters {
+			if err := checkColdAdapters(s.Requests, cfg.Target); err != nil {
+				return nil, fmt.Errorf("scenario %s: cold_adapters: workload %s %w", sc.Name, s.Source, err)
+			}
+		}
 		if sc.Load.ThinkTime != "" && !hasSessions(s.Requests) {
 			return nil, fmt.Errorf("scenario %s: load.think_time is set, but workload %s has no sessions (no line has a session_id), so no turn would ever wait it: remove it, or import the workload with sessions",
 				sc.Name, s.Source)
@@ -200,6 +205,10 @@ type Measurement struct {
 	// none: it names their subset when a repetition sends to several
 	// models (result.Repetition.Subsets).
 	Model string
+	// ReloadAdapters, for a scenario with cold_adapters, unloads and loads
+	// again every adapter the scenario's workload names, before each
+	// repetition; an error fails the repetition.
+	ReloadAdapters func(ctx context.Context, s Scenario) error
 }
 
 // BrokenError says a repetition failed too many of its requests to count:
@@ -318,6 +327,17 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 	if s.Salt {
 		plan.Salt = SaltSeed(m.Seed, s.saltName(), rep, 1)
 	}
+	if c.ColdAdapters {
+		// After the cool-down, before the first request: the reload is
+		// not timed, and the first request to each adapter is the cold one.
+		if m.ReloadAdapters == nil {
+			return result.Repetition{}, fmt.Errorf("scenario %s: cold_adapters, but nothing reloads them", c.Name)
+		}
+		if err := m.ReloadAdapters(ctx, s); err != nil {
+			return result.Repetition{}, fmt.Errorf("scenario %s repetition %d: cold_adapters: %w", c.Name, rep, err)
+		}
+		plan.ColdAdapters = true
+	}
 	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model)
 	var watch *overloadWatch // open loop only: a closed loop follows the server
 	if plan.OpenLoop() {
@@ -393,4 +413,28 @@ func planSeed(seed int64, scenario string, rep int) uint64 {
 	h := fnv.New64a()
 	fmt.Fprintf(h, "%d/%s/%d", seed, scenario, rep)
 	return h.Sum64()
+}
+
+// checkColdAdapters checks that a cold_adapters scenario's workload names
+// adapters, each listed in target.adapters with its path.
+func checkColdAdapters(reqs []workload.Request, t config.Target) error {
+	var named, missing []string
+	for i := range reqs {
+		m := reqs[i].Model
+		if m == "" || m == t.Model || slices.Contains(named, m) {
+			continue
+		}
+		named = append(named, m)
+		if _, ok := t.Adapters[m]; !ok {
+			missing = append(missing, m)
+		}
+	}
+	switch {
+	case len(named) == 0:
+		return errors.New("names no adapter (no line has a model other than the target's), so there is nothing to reload")
+	case len(missing) > 0:
+		slices.Sort(missing)
+		return fmt.Errorf("names adapters target.adapters does not list: %s (give each its path)", strings.Join(missing, ", "))
+	}
+	return nil
 }

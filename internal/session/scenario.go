@@ -13,6 +13,8 @@ import (
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
 	"github.com/perfgate/perfgate/internal/workload"
+
+	"slices"
 )
 
 // scenario warms sc up and measures its repetitions under a crash watch; a
@@ -246,7 +248,47 @@ func (s *session) measurement(d *run.Dispatcher) *run.Measurement {
 		Dispatcher: d, Repetitions: s.cfg.Repetitions, Cooldown: s.cfg.Cooldown, Clock: s.clock,
 		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
 		Observe: s.observe, Percentiles: s.cfg.MeasuredPercentiles(), Model: s.cfg.Target.Model,
+		ReloadAdapters: s.reloadAdapters,
 	}
+}
+
+// adapterReloader is a Sender that can reload a LoRA adapter
+// (*client.Client).
+type adapterReloader interface {
+	ReloadAdapter(ctx context.Context, name, path string) error
+}
+
+// reloadAdapters unloads and loads again every adapter sc's workload
+// names (cold_adapters), each from its target.adapters path, in name
+// order.
+func (s *session) reloadAdapters(ctx context.Context, sc run.Scenario) error {
+	r, ok := s.client.(adapterReloader)
+	if !ok {
+		return errors.New("this target's client cannot reload adapters")
+	}
+	for _, name := range workloadAdapters(sc.Requests, s.cfg.Target.Model) {
+		path, ok := s.cfg.Target.Adapters[name]
+		if !ok {
+			return fmt.Errorf("the workload names model %s, which target.adapters does not list: give its path, or leave it out of the workload", name)
+		}
+		if err := r.ReloadAdapter(ctx, name, path); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// workloadAdapters are the models reqs name other than the target's, each
+// once, sorted.
+func workloadAdapters(reqs []workload.Request, target string) []string {
+	var names []string
+	for i := range reqs {
+		if m := reqs[i].Model; m != "" && m != target && !slices.Contains(names, m) {
+			names = append(names, m)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // evalRun collects the answers to a scenario's eval items.

@@ -120,6 +120,30 @@ type engine struct {
 	// loading is the load time the next step pays.
 	loras   []string
 	loading time.Duration
+
+	// evictions are adapters unloaded at run time, which leave their
+	// slots at the next admission (evict).
+	evictMu   sync.Mutex
+	evictions []string
+}
+
+// evict makes adapter name leave its slot before the next admission: it
+// was unloaded (/v1/unload_lora_adapter). Safe from any goroutine.
+func (e *engine) evict(name string) {
+	e.evictMu.Lock()
+	e.evictions = append(e.evictions, name)
+	e.evictMu.Unlock()
+}
+
+// applyEvictions removes the unloaded adapters from their slots.
+func (e *engine) applyEvictions() {
+	e.evictMu.Lock()
+	ev := e.evictions
+	e.evictions = nil
+	e.evictMu.Unlock()
+	for _, name := range ev {
+		e.loras = slices.DeleteFunc(e.loras, func(n string) bool { return n == name })
+	}
 }
 
 func newEngine(cfg Config, start time.Time, m *metrics) *engine {
@@ -272,6 +296,7 @@ func (e *engine) reap() {
 // admit moves waiting requests into the batch, first come first served,
 // while the batch has room and the head's KV reservation fits.
 func (e *engine) admit() {
+	e.applyEvictions()
 	n := 0
 	var skipped []*seq // waiting for an adapter slot: later requests go first
 	for _, s := range e.waiting {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"encoding/json"
 )
 
 // loraChat sends a streaming chat request to model and reads it to the end.
@@ -108,4 +110,41 @@ func TestLoraConfigValidate(t *testing.T) {
 		require.Error(t, err, strings.Join(c.loras, ","))
 		assert.Contains(t, err.Error(), c.want)
 	}
+}
+
+// vLLM's runtime endpoints: an unloaded adapter is a 404 until loaded
+// again, and its first request after the load pays the load; unloading an
+// adapter that is not served is a 404, loading one twice a 400.
+func TestLoraRuntimeLoadAndUnload(t *testing.T) {
+	cfg := testConfig()
+	cfg.Loras, cfg.MaxLoras, cfg.LoraLoad = []string{"sql"}, 2, 30*time.Millisecond
+	s := startSim(t, cfg)
+	call := func(path, body string) (int, string) {
+		resp := post(t, context.Background(), s.URL()+path, "", json.RawMessage(body))
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	require.Equal(t, http.StatusOK, loraChat(t, s.Server, "warm-1", "sql"))
+	require.Equal(t, http.StatusOK, loraChat(t, s.Server, "warm-2", "sql"))
+	code, _ := call("/v1/unload_lora_adapter", `{"lora_name":"sql"}`)
+	require.Equal(t, http.StatusOK, code)
+	assert.Equal(t, http.StatusNotFound, loraChat(t, s.Server, "gone", "sql"), "unloaded: not served")
+	code, msg := call("/v1/unload_lora_adapter", `{"lora_name":"sql"}`)
+	assert.Equal(t, http.StatusNotFound, code)
+	assert.Contains(t, msg, "The lora adapter 'sql' cannot be found.")
+	code, _ = call("/v1/load_lora_adapter", `{"lora_name":"sql","lora_path":"/adapters/sql"}`)
+	require.Equal(t, http.StatusOK, code)
+	code, msg = call("/v1/load_lora_adapter", `{"lora_name":"sql","lora_path":"/adapters/sql"}`)
+	assert.Equal(t, http.StatusBadRequest, code)
+	assert.Contains(t, msg, "already been loaded")
+	code, _ = call("/v1/load_lora_adapter", `{"lora_name":"new"}`)
+	assert.Equal(t, http.StatusBadRequest, code, "no path")
+	require.Equal(t, http.StatusOK, loraChat(t, s.Server, "cold", "sql"))
+	require.Equal(t, http.StatusOK, loraChat(t, s.Server, "warm-3", "sql"))
+	recs := s.records(t)
+	assert.True(t, recs["warm-1"].AdapterLoaded)
+	assert.False(t, recs["warm-2"].AdapterLoaded)
+	assert.True(t, recs["cold"].AdapterLoaded, "the first request after a reload loads the adapter again")
+	assert.False(t, recs["warm-3"].AdapterLoaded)
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -26,6 +25,8 @@ type Server struct {
 	truth   *truthWriter
 	gen     generator
 	nextID  atomic.Uint64
+	// loras are the adapters served; nil without adapters.
+	loras *loraSet
 
 	handlers  sync.WaitGroup
 	served    chan struct{} // closed when Serve has returned
@@ -67,6 +68,7 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		m:       newMetrics(cfg),
 		truth:   newTruthWriter(cfg.Truth),
 		gen:     gen,
+		loras:   newLoraSet(cfg.Loras),
 		served:  make(chan struct{}),
 		closed:  make(chan struct{}),
 	}
@@ -75,6 +77,10 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 	mux.HandleFunc("POST /v1/chat/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiChat) }))
 	mux.HandleFunc("POST /v1/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiCompletions) }))
 	mux.HandleFunc("GET /v1/models", s.keyed(s.models))
+	if s.loras != nil { // vLLM's runtime LoRA endpoints
+		mux.HandleFunc("POST /v1/load_lora_adapter", s.keyed(s.loadLora))
+		mux.HandleFunc("POST /v1/unload_lora_adapter", s.keyed(s.unloadLora))
+	}
 	if !cfg.NoHealth {
 		mux.HandleFunc("GET /health", s.health)
 	}
@@ -186,7 +192,7 @@ func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 		ID: s.cfg.Model, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
 		Root: s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens,
 	}}
-	for _, name := range s.cfg.Loras { // as vLLM lists its adapters: the base as parent
+	for _, name := range s.loras.list() { // as vLLM lists its adapters: the base as parent
 		data = append(data, model{ID: name, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
 			Root: "/adapters/" + name, Parent: &s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens})
 	}
@@ -463,10 +469,10 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, req *request, sq 
 // model; known is false for a name the sim does not serve (with Loras
 // set: without, every name is the base model).
 func (s *Server) adapter(model string) (adapter string, known bool) {
-	if len(s.cfg.Loras) == 0 || model == "" || model == s.cfg.Model {
+	if s.loras == nil || model == "" || model == s.cfg.Model {
 		return "", true
 	}
-	if slices.Contains(s.cfg.Loras, model) {
+	if s.loras.has(model) {
 		return model, true
 	}
 	return "", false

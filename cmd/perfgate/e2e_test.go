@@ -17,6 +17,8 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/sim"
+
+	"sort"
 )
 
 // syncBuffer is a bytes.Buffer safe for the simulator's truth writer.
@@ -303,16 +305,21 @@ scenarios:
 	lagP50, lagP99, lagMax := probe.Quantile(0.5), probe.Quantile(0.99), probe.Quantile(1)
 	t.Logf("scheduled %.2f req/s (CV %.3f); send lateness p50 %v, p99 %v, max %v; scheduling lag p50 %v, p99 %v, max %v",
 		scheduled, cv, lateP50, lateP99, lateMax, lagP50, lagP99, lagMax)
-	for _, c := range []struct {
-		what      string
-		got, want time.Duration
-	}{
-		{"p50", lateP50, 2*time.Millisecond + 3*lagP50},
-		{"p99", lateP99, 10*time.Millisecond + 3*lagP99},
-	} {
-		if c.got > c.want {
-			t.Errorf("send lateness %s = %v, want <= %v (from the scheduling lag: p50 %v, p99 %v)", c.what, c.got, c.want, lagP50, lagP99)
-		}
+	if want := 2*time.Millisecond + 3*lagP50; lateP50 > want {
+		t.Errorf("send lateness p50 = %v, want <= %v (from the scheduling lag: p50 %v)", lateP50, want, lagP50)
+	}
+	// The tail: at most 1% of sends later than the lag's p99 allows, plus
+	// those the machine's own stalls explain: a stall of S (the probe saw
+	// it too) delays every send scheduled in it, about rate × S of them,
+	// and one 230 ms stall on a shared CI machine is 58 sends, 3%.
+	bound := 10*time.Millisecond + 3*lagP99
+	stalled := probe.Stalled(5 * time.Millisecond)
+	excused := int(math.Ceil(rate*stalled.Seconds()*1.5)) + 5
+	over := len(late) - sort.Search(len(late), func(i int) bool { return late[i] > bound })
+	t.Logf("sends later than %v: %d of %d; the machine stalled %v (%d sends excused)", bound, over, len(late), stalled, excused)
+	if over > len(late)/100+excused {
+		t.Errorf("send lateness: %d of %d sends later than %v (lateness p99 %v), want at most 1%% plus %d the machine's stalls explain (stalled %v; scheduling lag p99 %v)",
+			over, len(late), bound, lateP99, excused, stalled, lagP99)
 	}
 
 	// The achieved rate differs from the schedule's only by how late the

@@ -60,6 +60,20 @@ func (p *lagProbe) Stop() []time.Duration {
 	return p.late
 }
 
+// Stalled is the time the probe's wake-ups were late beyond threshold,
+// summed, once stopped: how long the machine ran nothing of this process
+// (a GC pause, another tenant), beyond its ordinary timer lag. A send
+// scheduled in such a stall is late by it, whatever the dispatcher does.
+func (p *lagProbe) Stalled(threshold time.Duration) time.Duration {
+	var sum time.Duration
+	for _, l := range p.Stop() {
+		if l > threshold {
+			sum += l - threshold
+		}
+	}
+	return sum
+}
+
 // Quantile is the q-quantile (0 <= q <= 1) of the probe's lateness, once
 // stopped; zero when it never woke.
 func (p *lagProbe) Quantile(q float64) time.Duration {

@@ -49,7 +49,6 @@ var layer = map[string]int{
 	"internal/gate": 9, "internal/ab": 10,
 	// 11: commands, benchmarks and generators, which wire the rest.
 	"cmd/perfgate": 11, "bench/decide": 11, "examples/gen": 11,
-	"bench/scratch/analyze": 11, "bench/scratch/noise": 11, "bench/scratch/pairs": 11,
 }
 
 // forbiddenHTTP are the net/http names that make a request: cmd/perfgate
@@ -76,7 +75,8 @@ func root(t *testing.T) string {
 	return r
 }
 
-// scan parses every non-test Go file of the module (not tools/, testdata
+// scan parses every non-test Go file of the module (not tools/, testdata,
+// scratch directories, which hold local experiments a clone does not have,
 // or hidden directories) for its imports of the module and its uses of
 // forbiddenHTTP.
 func scan(t *testing.T) map[string]*pkg {
@@ -90,7 +90,7 @@ func scan(t *testing.T) map[string]*pkg {
 		}
 		name := d.Name()
 		if d.IsDir() {
-			if path != base && (strings.HasPrefix(name, ".") || name == "testdata" || name == "tools" || name == "node_modules") {
+			if path != base && (strings.HasPrefix(name, ".") || name == "testdata" || name == "tools" || name == "scratch" || name == "node_modules") {
 				return filepath.SkipDir
 			}
 			return nil

@@ -12,6 +12,8 @@ import (
 
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/report"
+
+	"github.com/perfgate/perfgate/internal/frontier"
 )
 
 // frontierFixtures are the report package's frontier fixtures: six result
@@ -43,9 +45,9 @@ func TestReportFrontierCommand(t *testing.T) {
 
 	out, _, err = perfgate(append([]string{"report", "--frontier", "--format", "json"}, files...)...)
 	require.NoError(t, err)
-	var f report.Frontier
+	var f frontier.Frontier
 	require.NoError(t, json.Unmarshal([]byte(out), &f))
-	assert.Equal(t, report.FrontierSchema, f.Schema)
+	assert.Equal(t, frontier.Schema, f.Schema)
 	assert.Len(t, f.Configs, 6)
 }
 

@@ -16,6 +16,8 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/safeio"
+
+	"github.com/perfgate/perfgate/internal/frontier"
 )
 
 type reportOptions struct {
@@ -188,15 +190,15 @@ func runFrontier(sys *system, cmd *cobra.Command, paths []string, o reportOption
 			return exit.UsageError(fmt.Errorf("--frontier and --%s: a frontier is no verdict, so it is not merged, compared, commented or an exit code", name))
 		}
 	}
-	var inputs []report.FrontierInput
+	var inputs []frontier.Input
 	for _, p := range paths {
 		r, err := report.ReadFrontierResult(p)
 		if err != nil {
 			return exit.UsageError(err)
 		}
-		inputs = append(inputs, report.FrontierInput{Path: p, Result: r})
+		inputs = append(inputs, frontier.Input{Path: p, Result: r})
 	}
-	f, err := report.NewFrontier(inputs, report.FrontierOptions{Scenario: o.scenario})
+	f, err := frontier.New(inputs, frontier.Options{Scenario: o.scenario})
 	if err != nil {
 		return exit.UsageError(err)
 	}
@@ -218,7 +220,7 @@ func runFrontier(sys *system, cmd *cobra.Command, paths []string, o reportOption
 }
 
 // writeFrontierHTML writes f's HTML page to path, replacing it whole.
-func writeFrontierHTML(path string, f *report.Frontier) error {
+func writeFrontierHTML(path string, f *frontier.Frontier) error {
 	var page bytes.Buffer
 	if err := report.WriteFrontierHTML(&page, f); err != nil {
 		return err

@@ -32,7 +32,7 @@ var layer = map[string]int{
 	// 2: the result file, what every stage reads and writes.
 	"internal/result": 2,
 	// 3: the workload format and the capacity search's arithmetic.
-	"internal/workload": 3, "internal/capacity": 3,
+	"internal/workload": 3, "internal/capacity": 3, "internal/frontier": 3,
 	// 4: the config, the HTTP client, the importers.
 	"internal/config": 4, "internal/client": 4, "internal/traceimport": 4, "internal/github": 4,
 	// 5: what runs beside the load: eval suites, the stack, telemetry,

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/compare"
+
+	"github.com/perfgate/perfgate/internal/metric"
 )
 
 // Numbers for people: how the reports write values, changes, intervals and
@@ -316,26 +318,8 @@ func verdictNotGatedValues(ng compare.NotGated, base string) string {
 	return base + " " + verdictValues(ng.Baseline, ng.Unit) + " · candidate " + verdictValues(ng.Candidate, ng.Unit)
 }
 
-// verdictSigFigs formats x with three significant figures, but never rounds away
-// digits before the point: 41.2, 1235, 0.450.
-func verdictSigFigs(x float64) string {
-	switch {
-	case math.IsNaN(x):
-		return "?"
-	case math.IsInf(x, 1):
-		return "∞"
-	case math.IsInf(x, -1):
-		return "-∞"
-	case x == 0:
-		return "0"
-	}
-	decimals := 0
-	if a := math.Abs(x); a < 100 {
-		decimals = min(2-int(math.Floor(math.Log10(a))), 9)
-	}
-	scale := math.Pow10(decimals)
-	return strconv.FormatFloat(math.Round(x*scale)/scale, 'f', decimals, 64)
-}
+// verdictSigFigs is metric.SigFigs.
+func verdictSigFigs(x float64) string { return metric.SigFigs(x) }
 
 // verdictPString is the adjusted p-value as the table shows it ("p=0.002").
 func verdictPString(p compare.Num) string {

@@ -8,9 +8,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/perfgate/perfgate/internal/frontier"
 )
 
-// The frontier's renderings: a Frontier laid out as view blocks (a table
+// The frontier's renderings: a frontier.Frontier laid out as view blocks (a table
 // of the configurations, per suite its charts, a table of accuracies and
 // the dominated configurations, then what was not placed and the
 // warnings), written by the terminal, markdown and HTML renderers. The
@@ -18,7 +20,7 @@ import (
 // kind frontier that report.js draws.
 
 // WriteFrontierText writes f for a terminal.
-func WriteFrontierText(w io.Writer, f *Frontier) error {
+func WriteFrontierText(w io.Writer, f *frontier.Frontier) error {
 	l := frontierLayoutOf(f)
 	p := &verdictPrinter{w: w}
 	p.println("perfgate frontier: " + l.summary)
@@ -33,7 +35,7 @@ func WriteFrontierText(w io.Writer, f *Frontier) error {
 
 // WriteFrontierMarkdown writes f as GitHub-flavoured markdown: tables, as
 // mermaid cannot draw a scatter.
-func WriteFrontierMarkdown(w io.Writer, f *Frontier) error {
+func WriteFrontierMarkdown(w io.Writer, f *frontier.Frontier) error {
 	l := frontierLayoutOf(f)
 	p := &verdictPrinter{w: w}
 	p.println("### perfgate: the quality-cost frontier")
@@ -44,7 +46,7 @@ func WriteFrontierMarkdown(w io.Writer, f *Frontier) error {
 }
 
 // WriteFrontierJSON writes f as indented JSON.
-func WriteFrontierJSON(w io.Writer, f *Frontier) error {
+func WriteFrontierJSON(w io.Writer, f *frontier.Frontier) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(f)
@@ -54,7 +56,7 @@ func WriteFrontierJSON(w io.Writer, f *Frontier) error {
 // style, script and Content-Security-Policy, two charts per suite
 // (accuracy against $/Mtok and against output tok/s at capacity) and the
 // tables of the other media.
-func WriteFrontierHTML(w io.Writer, f *Frontier) error {
+func WriteFrontierHTML(w io.Writer, f *frontier.Frontier) error {
 	l := frontierLayoutOf(f)
 	v := &view{Docs: []docView{{Blocks: l.blocks}}}
 	_, ids := htmlCharts(v)
@@ -189,7 +191,7 @@ type frontierXY struct {
 	Y float64 `json:"y"`
 }
 
-// frontierLayout is a Frontier as view blocks, with the data of each of
+// frontierLayout is a frontier.Frontier as view blocks, with the data of each of
 // its charts.
 type frontierLayout struct {
 	summary string
@@ -198,7 +200,7 @@ type frontierLayout struct {
 }
 
 // frontierLayoutOf lays out f.
-func frontierLayoutOf(f *Frontier) frontierLayout {
+func frontierLayoutOf(f *frontier.Frontier) frontierLayout {
 	l := frontierLayout{charts: map[*chart]*frontierChart{}}
 	l.summary = verdictCount(len(f.Configs), "configuration") + " · " + verdictCount(len(f.Suites), "eval suite") +
 		" · " + strconv.Itoa(len(f.Configs)-frontierUnplaced(f)) + " placed"
@@ -234,7 +236,7 @@ func frontierUntrustedReasons(items []item) []item {
 }
 
 // frontierUnplaced counts the configurations on no frontier at all.
-func frontierUnplaced(f *Frontier) int {
+func frontierUnplaced(f *frontier.Frontier) int {
 	n := 0
 	for _, np := range f.NotPlaced {
 		if !np.Throughput {
@@ -246,7 +248,7 @@ func frontierUnplaced(f *Frontier) int {
 
 // frontierWho is a config as the lists name it: its label, with its file
 // when the label does not already end with it.
-func frontierWho(f *Frontier, i int) sentence {
+func frontierWho(f *frontier.Frontier, i int) sentence {
 	c := f.Configs[i]
 	if strings.HasSuffix(c.Label, "("+c.File+")") || c.Label == c.File {
 		return untrusted(c.Label)
@@ -255,7 +257,7 @@ func frontierWho(f *Frontier, i int) sentence {
 }
 
 // frontierConfigsSection is the table of the configurations at capacity.
-func frontierConfigsSection(f *Frontier) *section {
+func frontierConfigsSection(f *frontier.Frontier) *section {
 	t := &table{Kind: "frontier-configs", Columns: []column{
 		{Title: "configuration"}, {Title: "file"}, {Title: "scenario"},
 		{Title: "capacity", Long: "capacity [holds, breaks)", Kind: colNumber},
@@ -278,14 +280,14 @@ func frontierConfigsSection(f *Frontier) *section {
 // frontierCapacity is a config's capacity interval as the report writes
 // it (capacityInterval): "148 req/s [148, 155)", "≥ 640 req/s", "< 10
 // req/s", "not found (no probe held)".
-func frontierCapacity(c FrontierConfig) string {
+func frontierCapacity(c frontier.Config) string {
 	unit := " " + c.Unit
 	switch {
-	case c.Bound == BoundAtLeast && c.Holds <= 0:
+	case c.Bound == frontier.BoundAtLeast && c.Holds <= 0:
 		return "not found (no probe held)"
-	case c.Bound == BoundAtMost:
+	case c.Bound == frontier.BoundAtMost:
 		return "< " + loadText(c.Breaks) + unit
-	case c.Bound == BoundAtLeast:
+	case c.Bound == frontier.BoundAtLeast:
 		return "≥ " + loadText(c.Holds) + unit
 	case c.Breaks > 0:
 		return loadText(c.Holds) + unit + " [" + loadText(c.Holds) + ", " + loadText(c.Breaks) + ")"
@@ -295,8 +297,8 @@ func frontierCapacity(c FrontierConfig) string {
 
 // frontierBoundOf is the mark of a censored capacity's figure: "≥ " for a
 // lower bound, "≤ " for an upper one; cost reverses them.
-func frontierBoundOf(c FrontierConfig, cost bool) string {
-	atLeast := c.Bound == BoundAtLeast
+func frontierBoundOf(c frontier.Config, cost bool) string {
+	atLeast := c.Bound == frontier.BoundAtLeast
 	if c.Bound == "" {
 		return ""
 	}
@@ -311,7 +313,7 @@ func frontierBoundOf(c FrontierConfig, cost bool) string {
 
 // frontierCostOf is a config's cost at capacity ("$0.42"), "—" without a
 // price.
-func frontierCostOf(c FrontierConfig) string {
+func frontierCostOf(c frontier.Config) string {
 	if c.CostPerMTok == nil {
 		return "—"
 	}
@@ -332,7 +334,7 @@ func frontierMoney(x float64) string {
 }
 
 // frontierAccuracy is "0.74 [0.70, 0.78]".
-func frontierAccuracy(p FrontierPoint) string {
+func frontierAccuracy(p frontier.Point) string {
 	return frontierShare(p.Accuracy) + " [" + frontierShare(p.Lo) + ", " + frontierShare(p.Hi) + "]"
 }
 
@@ -340,7 +342,7 @@ func frontierShare(x float64) string { return strconv.FormatFloat(x, 'f', 2, 64)
 
 // suiteSection is a suite's charts, its table of accuracies and its
 // dominated configurations.
-func (l *frontierLayout) suiteSection(f *Frontier, s *FrontierSuite) *section {
+func (l *frontierLayout) suiteSection(f *frontier.Frontier, s *frontier.Suite) *section {
 	name := s.Suite
 	if s.Hash != "" {
 		name += " (" + shortHash(s.Hash) + ")"
@@ -354,11 +356,11 @@ func (l *frontierLayout) suiteSection(f *Frontier, s *FrontierSuite) *section {
 	g := &chartGroup{Title: plain("Accuracy at capacity")}
 	for _, axis := range []struct {
 		title, xTitle, unit string
-		pareto              Pareto
-		value               frontierAxis
+		pareto              frontier.Pareto
+		value               frontier.Axis
 	}{
-		{"accuracy against $/Mtok at capacity", "$ per million output tokens at capacity (lower is better)", "$/Mtok", s.Cost, frontierCost},
-		{"accuracy against output tok/s at capacity", "output tokens per second at capacity (higher is better)", "tok/s", s.Throughput, frontierThroughput},
+		{"accuracy against $/Mtok at capacity", "$ per million output tokens at capacity (lower is better)", "$/Mtok", s.Cost, frontier.CostAxis},
+		{"accuracy against output tok/s at capacity", "output tokens per second at capacity (higher is better)", "tok/s", s.Throughput, frontier.ThroughputAxis},
 	} {
 		fc := frontierChartOf(f, s, axis.pareto, axis.value, name+": "+axis.title, axis.xTitle, axis.unit)
 		if len(fc.Points) == 0 {
@@ -386,10 +388,10 @@ func (l *frontierLayout) suiteSection(f *Frontier, s *FrontierSuite) *section {
 		}})
 	}
 	sec.Blocks = append(sec.Blocks, block{Table: t})
-	sec.Blocks = append(sec.Blocks, frontierDominated(f, s, s.Cost, "cost", func(c FrontierConfig) string {
+	sec.Blocks = append(sec.Blocks, frontierDominated(f, s, s.Cost, "cost", func(c frontier.Config) string {
 		return frontierCostOf(c)
 	}, " /Mtok"))
-	sec.Blocks = append(sec.Blocks, frontierDominated(f, s, s.Throughput, "throughput", func(c FrontierConfig) string {
+	sec.Blocks = append(sec.Blocks, frontierDominated(f, s, s.Throughput, "throughput", func(c frontier.Config) string {
 		return frontierBoundOf(c, false) + verdictSigFigs(c.OutputThroughput)
 	}, " tok/s"))
 	return sec
@@ -397,7 +399,7 @@ func (l *frontierLayout) suiteSection(f *Frontier, s *FrontierSuite) *section {
 
 // frontierStanding is a config's place on a frontier: optimal, dominated,
 // or "—" when it is not on it.
-func frontierStanding(p Pareto, config int) string {
+func frontierStanding(p frontier.Pareto, config int) string {
 	for _, o := range p.Optimal {
 		if o == config {
 			return "optimal"
@@ -415,7 +417,7 @@ func frontierStanding(p Pareto, config int) string {
 // with every configuration that dominates it and the figures:
 // "llama-8b awq (b.json): dominated by llama-8b fp8 (a.json): accuracy
 // 0.71 vs 0.74, $0.42 vs $0.31 /Mtok".
-func frontierDominated(f *Frontier, s *FrontierSuite, p Pareto, axis string, figure func(FrontierConfig) string, unit string) block {
+func frontierDominated(f *frontier.Frontier, s *frontier.Suite, p frontier.Pareto, axis string, figure func(frontier.Config) string, unit string) block {
 	switch {
 	case len(p.Optimal) == 0:
 		return block{Para: &para{Aside: true, Text: plain(fmt.Sprintf("On %s, no configuration is placed: none has a price.", axis))}}
@@ -451,18 +453,18 @@ func frontierDominated(f *Frontier, s *FrontierSuite, p Pareto, axis string, fig
 
 // frontierChartOf is one chart's data: every point with a figure on the
 // axis, and the staircase through the optimal ones.
-func frontierChartOf(f *Frontier, s *FrontierSuite, p Pareto, axis frontierAxis, title, xTitle, unit string) *frontierChart {
+func frontierChartOf(f *frontier.Frontier, s *frontier.Suite, p frontier.Pareto, axis frontier.Axis, title, xTitle, unit string) *frontierChart {
 	fc := &frontierChart{Kind: "frontier", Title: verdictClean(title), Subtitle: "filled: Pareto-optimal · hollow: dominated · bars: Wilson 95% interval",
-		XTitle: xTitle, YTitle: "accuracy (share of items passed)", XUnit: unit, Lower: axis.lower, Points: []frontierChartPoint{}, Step: []frontierXY{}}
+		XTitle: xTitle, YTitle: "accuracy (share of items passed)", XUnit: unit, Lower: axis.Lower, Points: []frontierChartPoint{}, Step: []frontierXY{}}
 	optimal := map[int]bool{}
 	for _, o := range p.Optimal {
 		optimal[o] = true
 	}
-	byConfig := map[int]FrontierPoint{}
+	byConfig := map[int]frontier.Point{}
 	lo, hi := 0.0, 0.0
 	for _, pt := range s.Points {
 		c := f.Configs[pt.Config]
-		x, ok := axis.value(c)
+		x, ok := axis.Value(c)
 		if !ok {
 			continue
 		}
@@ -472,7 +474,7 @@ func frontierChartOf(f *Frontier, s *FrontierSuite, p Pareto, axis frontierAxis,
 		}
 		hi = max(hi, x)
 		bound := ""
-		if b := frontierBoundOf(c, axis.lower); b == "≥ " {
+		if b := frontierBoundOf(c, axis.Lower); b == "≥ " {
 			bound = "at least"
 		} else if b == "≤ " {
 			bound = "at most"
@@ -488,7 +490,7 @@ func frontierChartOf(f *Frontier, s *FrontierSuite, p Pareto, axis frontierAxis,
 	var prev *frontierXY
 	for _, o := range p.Optimal {
 		pt := byConfig[o]
-		x, _ := axis.value(f.Configs[o])
+		x, _ := axis.Value(f.Configs[o])
 		cur := frontierXY{x, pt.Accuracy}
 		if prev != nil {
 			fc.Step = append(fc.Step, frontierXY{cur.X, prev.Y})
@@ -496,7 +498,7 @@ func frontierChartOf(f *Frontier, s *FrontierSuite, p Pareto, axis frontierAxis,
 		fc.Step = append(fc.Step, cur)
 		prev = &cur
 	}
-	if !axis.lower {
+	if !axis.Lower {
 		// Optimal is best first: highest throughput first; draw left to right.
 		for i, j := 0, len(fc.Step)-1; i < j; i, j = i+1, j-1 {
 			fc.Step[i], fc.Step[j] = fc.Step[j], fc.Step[i]

@@ -14,6 +14,8 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/stat"
+
+	"github.com/perfgate/perfgate/internal/frontier"
 )
 
 // frontierFixture is one configuration of the frontier fixtures: what
@@ -142,19 +144,19 @@ func TestFrontierFixtures(t *testing.T) {
 	}
 }
 
-// frontierInputs are the fixtures as NewFrontier's input.
-func frontierInputs(t *testing.T) []FrontierInput {
+// frontierInputs are the fixtures as frontier.New's input.
+func frontierInputs(t *testing.T) []frontier.Input {
 	t.Helper()
-	var in []FrontierInput
+	var in []frontier.Input
 	for _, x := range frontierFixtures {
-		in = append(in, FrontierInput{Path: "results/" + x.file, Result: frontierResult(x)})
+		in = append(in, frontier.Input{Path: "results/" + x.file, Result: frontierResult(x)})
 	}
 	return in
 }
 
-func frontierOfFixtures(t *testing.T) *Frontier {
+func frontierOfFixtures(t *testing.T) *frontier.Frontier {
 	t.Helper()
-	f, err := NewFrontier(frontierInputs(t), FrontierOptions{})
+	f, err := frontier.New(frontierInputs(t), frontier.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,11 +167,11 @@ func TestFrontierGoldens(t *testing.T) {
 	f := frontierOfFixtures(t)
 	for _, r := range []struct {
 		name  string
-		write func(*bytes.Buffer, *Frontier) error
+		write func(*bytes.Buffer, *frontier.Frontier) error
 	}{
-		{"frontier.txt", func(b *bytes.Buffer, f *Frontier) error { return WriteFrontierText(b, f) }},
-		{"frontier.md", func(b *bytes.Buffer, f *Frontier) error { return WriteFrontierMarkdown(b, f) }},
-		{"frontier.json", func(b *bytes.Buffer, f *Frontier) error { return WriteFrontierJSON(b, f) }},
+		{"frontier.txt", func(b *bytes.Buffer, f *frontier.Frontier) error { return WriteFrontierText(b, f) }},
+		{"frontier.md", func(b *bytes.Buffer, f *frontier.Frontier) error { return WriteFrontierMarkdown(b, f) }},
+		{"frontier.json", func(b *bytes.Buffer, f *frontier.Frontier) error { return WriteFrontierJSON(b, f) }},
 	} {
 		var buf bytes.Buffer
 		if err := r.write(&buf, f); err != nil {
@@ -194,7 +196,7 @@ func TestFrontierOfFixtures(t *testing.T) {
 		return -1
 	}
 	a, b, c, d, e, ff := idx("a.json"), idx("b.json"), idx("c.json"), idx("d.json"), idx("e.json"), idx("f.json")
-	suite := func(name, hash string) *FrontierSuite {
+	suite := func(name, hash string) *frontier.Suite {
 		t.Helper()
 		for i := range f.Suites {
 			if f.Suites[i].Suite == name && f.Suites[i].Hash == hash {
@@ -251,92 +253,13 @@ func TestFrontierOfFixtures(t *testing.T) {
 	if len(want) > 0 {
 		t.Errorf("not placed lacks %v", want)
 	}
-	if got := f.Configs[d].Bound; got != BoundAtLeast {
-		t.Errorf("d's bound = %q, want %q (above_max)", got, BoundAtLeast)
+	if got := f.Configs[d].Bound; got != frontier.BoundAtLeast {
+		t.Errorf("d's bound = %q, want %q (above_max)", got, frontier.BoundAtLeast)
 	}
 	// Accuracy is the share passed with its Wilson interval.
 	lo, hi := stat.Wilson(148, 200, 0.95)
 	if p := mmlu.Points[0]; p.Config != a || p.Accuracy != 0.74 || p.Lo != lo || p.Hi != hi {
 		t.Errorf("mmlu a = %+v, want 148/200 = 0.74 [%v, %v]", p, lo, hi)
-	}
-}
-
-func TestPareto(t *testing.T) {
-	pt := func(id int, x, y float64) paretoPoint {
-		return paretoPoint{id: id, x: x, y: y, lo: y - 0.05, hi: y + 0.05}
-	}
-	for _, tc := range []struct {
-		name      string
-		ps        []paretoPoint
-		optimal   []int
-		dominated map[int][]int
-	}{
-		{"none", nil, []int{}, nil},
-		{"single", []paretoPoint{pt(0, 1, 0.5)}, []int{0}, nil},
-		{"equal points: neither dominates", []paretoPoint{pt(0, 1, 0.5), pt(1, 1, 0.5)}, []int{0, 1}, nil},
-		{"tie on x, better y", []paretoPoint{pt(0, 1, 0.5), pt(1, 1, 0.6)}, []int{1}, map[int][]int{0: {1}}},
-		{"tie on y, lower x", []paretoPoint{pt(0, 2, 0.5), pt(1, 1, 0.5)}, []int{1}, map[int][]int{0: {1}}},
-		{"trade-off", []paretoPoint{pt(0, 1, 0.5), pt(1, 2, 0.7), pt(2, 3, 0.9)}, []int{0, 1, 2}, nil},
-		{"all dominated by one", []paretoPoint{pt(0, 2, 0.5), pt(1, 1, 0.9), pt(2, 3, 0.6), pt(3, 1.5, 0.8)}, []int{1},
-			map[int][]int{0: {1, 3}, 2: {1, 3}, 3: {1}}},
-		{"optimal sorted by x", []paretoPoint{pt(5, 3, 0.9), pt(7, 1, 0.5), pt(6, 2, 0.7), pt(8, 2.5, 0.6)}, []int{7, 6, 5},
-			map[int][]int{8: {6}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := pareto(tc.ps)
-			if !slices.Equal(got.Optimal, tc.optimal) {
-				t.Errorf("pareto(%v).Optimal = %v, want %v", tc.ps, got.Optimal, tc.optimal)
-			}
-			if len(got.Dominated) != len(tc.dominated) {
-				t.Errorf("pareto(%v).Dominated = %+v, want %v", tc.ps, got.Dominated, tc.dominated)
-			}
-			for _, d := range got.Dominated {
-				by := slices.Clone(d.By)
-				slices.Sort(by)
-				if want := tc.dominated[d.Config]; !slices.Equal(by, want) {
-					t.Errorf("pareto(%v): %d dominated by %v, want %v", tc.ps, d.Config, d.By, want)
-				}
-				if len(d.WithinNoise) != len(d.By) {
-					t.Errorf("pareto: %d has %d within-noise marks for %d dominators", d.Config, len(d.WithinNoise), len(d.By))
-				}
-			}
-		})
-	}
-}
-
-func TestParetoWithinNoise(t *testing.T) {
-	// 0.70 [0.60, 0.80] against 0.75 [0.72, 0.78]: overlapping; against
-	// 0.95 [0.90, 1]: apart.
-	ps := []paretoPoint{{id: 0, x: 2, y: 0.70, lo: 0.60, hi: 0.80}, {id: 1, x: 1, y: 0.75, lo: 0.72, hi: 0.78}, {id: 2, x: 1, y: 0.95, lo: 0.90, hi: 1}}
-	got := pareto(ps)
-	for _, d := range got.Dominated {
-		if d.Config != 0 {
-			continue
-		}
-		for j, by := range d.By {
-			if want := by == 1; d.WithinNoise[j] != want {
-				t.Errorf("0 dominated by %d within noise = %v, want %v", by, d.WithinNoise[j], want)
-			}
-		}
-		return
-	}
-	t.Errorf("pareto(%v) = %+v, want 0 dominated", ps, got)
-}
-
-func TestFrontierLabels(t *testing.T) {
-	cs := []FrontierConfig{
-		{File: "a.json", Model: "llama-8b", Quantization: "fp8", Engine: "vllm", Version: "0.6.3"},
-		{File: "b.json", Model: "llama-8b", Quantization: "fp8", Engine: "vllm", Version: "0.6.3"},
-		{File: "c.json", Model: "llama-8b", Engine: "vllm"},
-		{File: "d.json"},
-		{File: "e.json", Model: "m", Quantization: "awq"},
-	}
-	frontierLabels(cs)
-	want := []string{"llama-8b fp8 · vllm 0.6.3 (a.json)", "llama-8b fp8 · vllm 0.6.3 (b.json)", "llama-8b · vllm", "d.json", "m awq"}
-	for i, c := range cs {
-		if c.Label != want[i] {
-			t.Errorf("label of %s = %q, want %q", c.File, c.Label, want[i])
-		}
 	}
 }
 
@@ -352,14 +275,14 @@ func TestFrontierNotPlacedReasons(t *testing.T) {
 	zero.Scenarios[0].Capacity.OutputThroughput = 0
 	negative := frontierResult(base)
 	*negative.Scenarios[0].Capacity.CostPerMTok = -1
-	inputs := []FrontierInput{
+	inputs := []frontier.Input{
 		{Path: "nosuites.json", Result: frontierResult(noSuites)},
 		{Path: "nocap.json", Result: frontierResult(noCap)},
 		{Path: "noprice.json", Result: frontierResult(noPrice)},
 		{Path: "zero.json", Result: zero},
 		{Path: "negative.json", Result: negative},
 	}
-	f, err := NewFrontier(inputs, FrontierOptions{})
+	f, err := frontier.New(inputs, frontier.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,18 +309,18 @@ func TestFrontierScenarioChoice(t *testing.T) {
 	second := two.Scenarios[0]
 	second.Name = "long-capacity"
 	two.Scenarios = append(two.Scenarios, second)
-	in := []FrontierInput{{Path: "results/two.json", Result: two}}
-	_, err := NewFrontier(in, FrontierOptions{})
+	in := []frontier.Input{{Path: "results/two.json", Result: two}}
+	_, err := frontier.New(in, frontier.Options{})
 	if err == nil || !strings.Contains(err.Error(), "results/two.json has 2 capacity searches (chat-capacity, long-capacity): pick one with --scenario") {
-		t.Errorf("NewFrontier(two searches) = %v, want the error naming both", err)
+		t.Errorf("frontier.New(two searches) = %v, want the error naming both", err)
 	}
-	f, err := NewFrontier(in, FrontierOptions{Scenario: "long-capacity"})
+	f, err := frontier.New(in, frontier.Options{Scenario: "long-capacity"})
 	if err != nil || f.Configs[0].Scenario != "long-capacity" {
-		t.Errorf("NewFrontier(--scenario long-capacity) = %+v, %v, want it chosen", f, err)
+		t.Errorf("frontier.New(--scenario long-capacity) = %+v, %v, want it chosen", f, err)
 	}
-	f, err = NewFrontier(in, FrontierOptions{Scenario: "nope"})
+	f, err = frontier.New(in, frontier.Options{Scenario: "nope"})
 	if err != nil || len(f.NotPlaced) != 1 || !strings.Contains(f.NotPlaced[0].Reason, "no capacity scenario nope (it has chat-capacity, long-capacity)") {
-		t.Errorf("NewFrontier(--scenario nope) = %+v, %v, want it not placed, naming the searches", f, err)
+		t.Errorf("frontier.New(--scenario nope) = %+v, %v, want it not placed, naming the searches", f, err)
 	}
 }
 
@@ -426,7 +349,7 @@ func TestFrontierEscapes(t *testing.T) {
 	evil := "<img src=x onerror=alert(1)>|**x**\x1b[31m"
 	in[0].Result.Identity.Target.Model = evil
 	in[1].Result.Scenarios[1].Quality[0].Name = "</script><script>alert(2)</script>"
-	f, err := NewFrontier(in, FrontierOptions{})
+	f, err := frontier.New(in, frontier.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,11 +439,11 @@ func TestFrontierCensored(t *testing.T) {
 	x := frontierFixtures[0]
 	x.outcome, x.holds, x.breaks = result.CapacityBelowMin, 0, 10
 	r := frontierResult(x)
-	f, err := NewFrontier([]FrontierInput{{Path: "low.json", Result: r}}, FrontierOptions{})
+	f, err := frontier.New([]frontier.Input{{Path: "low.json", Result: r}}, frontier.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := f.Configs[0]; c.Bound != BoundAtMost || c.OutputThroughput != 2370 {
+	if c := f.Configs[0]; c.Bound != frontier.BoundAtMost || c.OutputThroughput != 2370 {
 		t.Fatalf("below_min config = %+v, want bound at_most at 2370 tok/s", c)
 	}
 	if len(f.Suites) == 0 || !slices.Equal(f.Suites[0].Cost.Optimal, []int{0}) {
@@ -544,80 +467,6 @@ func TestFrontierCensored(t *testing.T) {
 	}
 }
 
-// A censored capacity is placed at its bound, not its value: dominance
-// holds only where the truth behind the bound cannot reverse it. An
-// at-most capacity (below_min: optimistic figures) dominates nothing; an
-// at-least one (above_max, client_limited) is dominated by nothing.
-func TestParetoCensored(t *testing.T) {
-	pt := func(id int, x, y float64, bound string) paretoPoint {
-		return paretoPoint{id: id, x: x, y: y, lo: y - 0.05, hi: y + 0.05,
-			mayBeBetter: bound == BoundAtLeast, mayBeWorse: bound == BoundAtMost}
-	}
-	for _, tc := range []struct {
-		name      string
-		ps        []paretoPoint
-		optimal   []int
-		dominated map[int][]int
-	}{
-		{"at most: dominates nothing it beats as placed",
-			[]paretoPoint{pt(0, 1, 0.9, BoundAtMost), pt(1, 2, 0.5, "")}, []int{0, 1}, nil},
-		{"at most: dominated by what beats its optimistic figure",
-			[]paretoPoint{pt(0, 2, 0.5, BoundAtMost), pt(1, 1, 0.9, "")}, []int{1}, map[int][]int{0: {1}}},
-		{"at least: never dominated, even by a better point",
-			[]paretoPoint{pt(0, 2, 0.5, BoundAtLeast), pt(1, 1, 0.9, "")}, []int{1, 0}, nil},
-		{"at least: dominates what its pessimistic figure beats",
-			[]paretoPoint{pt(0, 1, 0.9, BoundAtLeast), pt(1, 2, 0.5, "")}, []int{0}, map[int][]int{1: {0}}},
-		{"at least over at most",
-			[]paretoPoint{pt(0, 1, 0.9, BoundAtLeast), pt(1, 2, 0.5, BoundAtMost)}, []int{0}, map[int][]int{1: {0}}},
-		{"at most against at least: neither",
-			[]paretoPoint{pt(0, 1, 0.9, BoundAtMost), pt(1, 2, 0.5, BoundAtLeast)}, []int{0, 1}, nil},
-		{"two at most: neither",
-			[]paretoPoint{pt(0, 1, 0.9, BoundAtMost), pt(1, 2, 0.5, BoundAtMost)}, []int{0, 1}, nil},
-		{"an at-most point is dominated by every point beating its figure",
-			[]paretoPoint{pt(0, 1, 0.9, ""), pt(1, 2, 0.5, ""), pt(2, 3, 0.4, BoundAtMost)}, []int{0},
-			map[int][]int{1: {0}, 2: {0, 1}}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			got := pareto(tc.ps)
-			if !slices.Equal(got.Optimal, tc.optimal) {
-				t.Errorf("Optimal = %v, want %v", got.Optimal, tc.optimal)
-			}
-			if len(got.Dominated) != len(tc.dominated) {
-				t.Errorf("Dominated = %+v, want %v", got.Dominated, tc.dominated)
-			}
-			for _, d := range got.Dominated {
-				if want := tc.dominated[d.Config]; !slices.Equal(d.By, want) {
-					t.Errorf("%d dominated by %v, want %v", d.Config, d.By, want)
-				}
-			}
-		})
-	}
-}
-
-// paretoOf marks the censored configurations on both axes: an at-least
-// capacity, cheaper and faster than placed for all the frontier knows, is
-// dominated on neither; an at-most one dominates on neither.
-func TestParetoOfCensored(t *testing.T) {
-	price := func(x float64) *float64 { return &x }
-	cs := []FrontierConfig{
-		{OutputThroughput: 1000, CostPerMTok: price(1), Bound: BoundAtLeast}, // as placed, beaten by 1 on both
-		{OutputThroughput: 2000, CostPerMTok: price(0.5)},
-		{OutputThroughput: 3000, CostPerMTok: price(0.3), Bound: BoundAtMost}, // as placed, beats 1 on both
-	}
-	points := []FrontierPoint{{Config: 0, Accuracy: 0.5}, {Config: 1, Accuracy: 0.6}, {Config: 2, Accuracy: 0.7}}
-	for _, axis := range []frontierAxis{frontierCost, frontierThroughput} {
-		got := paretoOf(points, cs, axis)
-		if len(got.Dominated) != 0 {
-			t.Errorf("lower=%v: dominated %+v, want none: 0's truth may beat both, 2's may lose to both", axis.lower, got.Dominated)
-		}
-		cs[0].Bound, cs[2].Bound = "", ""
-		if got := paretoOf(points, cs, axis); len(got.Dominated) != 2 {
-			t.Errorf("lower=%v uncensored: dominated %+v, want 0 and 1", axis.lower, got.Dominated)
-		}
-		cs[0].Bound, cs[2].Bound = BoundAtLeast, BoundAtMost
-	}
-}
-
 // The error naming a result's capacity searches quotes the result file's
 // scenario names, untrusted: they are cleaned for the terminal.
 func TestFrontierScenarioChoiceCleansNames(t *testing.T) {
@@ -625,9 +474,9 @@ func TestFrontierScenarioChoiceCleansNames(t *testing.T) {
 	second := two.Scenarios[0]
 	second.Name = "evil\x1b]52;c;cGF3bmVk\x07"
 	two.Scenarios = append(two.Scenarios, second)
-	_, err := NewFrontier([]FrontierInput{{Path: "two.json", Result: two}}, FrontierOptions{})
+	_, err := frontier.New([]frontier.Input{{Path: "two.json", Result: two}}, frontier.Options{})
 	if err == nil {
-		t.Fatal("NewFrontier(two searches) = nil error")
+		t.Fatal("frontier.New(two searches) = nil error")
 	}
 	if strings.ContainsAny(err.Error(), "\x1b\x07") || !strings.Contains(err.Error(), "(chat-capacity, evil ]52;c;cGF3bmVk )") {
 		t.Errorf("error = %q, want the names cleaned", err)
@@ -647,7 +496,7 @@ func TestFrontierFailedItems(t *testing.T) {
 	for i := range gsm.Items {
 		gsm.Items[i].Pass, gsm.Items[i].Score, gsm.Items[i].Error, gsm.Items[i].ErrorKind = false, 0, "connect: refused", "connect"
 	}
-	f, err := NewFrontier([]FrontierInput{{Path: "a.json", Result: a}, {Path: "b.json", Result: b}}, FrontierOptions{})
+	f, err := frontier.New([]frontier.Input{{Path: "a.json", Result: a}, {Path: "b.json", Result: b}}, frontier.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -438,12 +438,8 @@ func plural(n int) string {
 	return "s"
 }
 
-func shortHash(h string) string {
-	if len(h) > len("sha256:")+12 {
-		return h[:len("sha256:")+12]
-	}
-	return h
-}
+// shortHash is result.ShortHash.
+func shortHash(h string) string { return result.ShortHash(h) }
 
 // clean makes untrusted text safe for a terminal: control and format
 // characters become spaces, and it is cut to at most n runes.

@@ -68,3 +68,12 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// ShortHash is a "sha256:..." hash cut to its first 12 hex digits, as
+// reports show one; a shorter string as it is.
+func ShortHash(h string) string {
+	if len(h) > len("sha256:")+12 {
+		return h[:len("sha256:")+12]
+	}
+	return h
+}

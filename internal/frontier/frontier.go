@@ -1,18 +1,16 @@
-package report
+package frontier
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
-	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/stat"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // The quality-cost frontier (perfgate report --frontier): several result
@@ -22,16 +20,20 @@ import (
 // output throughput at capacity. A configuration that another beats on both
 // axes of a chart is dominated; the rest are Pareto-optimal.
 //
-// NewFrontier computes a Frontier from the results; frontierView lays it
+// New computes a Frontier from the results; frontierView lays it
 // out as a view, so the terminal, markdown and HTML renderers draw it as
 // they draw a report.
 
-// FrontierSchema names the version of the frontier's JSON (perfgate report
+// Schema names the version of the frontier's JSON (perfgate report
 // --frontier -f json).
-const FrontierSchema = "perfgate/frontier/v1"
+const Schema = "perfgate/frontier/v1"
 
 // frontierConfidence is the confidence of the accuracy's Wilson interval.
 const frontierConfidence = 0.95
+
+// maxShown is the most runes of a result's own text (a scenario's name)
+// the frontier's messages quote.
+const maxShown = 200
 
 // Frontier is the quality-cost frontier of several configurations: where
 // each was placed, per eval suite, and which configurations dominate which.
@@ -39,10 +41,10 @@ type Frontier struct {
 	Schema string `json:"schema"`
 	// Configs are the result files, in the order given; every index in
 	// the frontier is an index in Configs.
-	Configs []FrontierConfig `json:"configs"`
+	Configs []Config `json:"configs"`
 	// Suites are the eval suites, by name (and by content, when results
 	// answered different versions of one suite: Hash tells them apart).
-	Suites []FrontierSuite `json:"suites"`
+	Suites []Suite `json:"suites"`
 	// NotPlaced are the configurations left off a frontier, and why.
 	NotPlaced []NotPlaced `json:"not_placed,omitempty"`
 	// Warnings are what the reader should know before trusting the charts
@@ -50,8 +52,8 @@ type Frontier struct {
 	Warnings []string `json:"warnings,omitempty"`
 }
 
-// FrontierConfig is one result file: what it measured and its capacity.
-type FrontierConfig struct {
+// Config is one result file: what it measured and its capacity.
+type Config struct {
 	// Label names the configuration: model, quantisation, engine and
 	// version, and the file's base name when two labels would be the same.
 	Label string `json:"label"`
@@ -84,7 +86,7 @@ type FrontierConfig struct {
 	CostPerMTok      *float64 `json:"cost_per_mtok,omitempty"`
 }
 
-// The bounds of a censored capacity (FrontierConfig.Bound).
+// The bounds of a censored capacity (Config.Bound).
 const (
 	// BoundAtLeast: the SLOs held at the highest load searched (above_max,
 	// client_limited): the capacity is at least the figures'.
@@ -94,15 +96,15 @@ const (
 	BoundAtMost = "at_most"
 )
 
-// FrontierSuite is one eval suite's two frontiers.
-type FrontierSuite struct {
+// Suite is one eval suite's two frontiers.
+type Suite struct {
 	// Suite is the suite's name; Hash its content's, set when results
 	// answered different versions of it (each is then a suite of its own).
 	Suite string `json:"suite"`
 	Hash  string `json:"hash,omitempty"`
 	// Points are the configurations that answered the suite and have a
 	// capacity, in Configs' order.
-	Points []FrontierPoint `json:"points"`
+	Points []Point `json:"points"`
 	// Cost is the frontier of accuracy against the cost per million output
 	// tokens at capacity (lower is better), over the points with a price;
 	// Throughput against the output throughput at capacity (higher is
@@ -111,8 +113,8 @@ type FrontierSuite struct {
 	Throughput Pareto `json:"throughput"`
 }
 
-// FrontierPoint is one configuration's accuracy on a suite.
-type FrontierPoint struct {
+// Point is one configuration's accuracy on a suite.
+type Point struct {
 	// Config is the configuration's index in Frontier.Configs.
 	Config int `json:"config"`
 	// Passed of Items passed, Items being those answered (an item whose
@@ -157,50 +159,26 @@ type NotPlaced struct {
 	Throughput bool `json:"throughput,omitempty"`
 }
 
-// FrontierInput is one result file for NewFrontier.
-type FrontierInput struct {
+// Input is one result file for New.
+type Input struct {
 	// Path is the file as given; its base name labels the configuration.
 	Path   string
 	Result *result.Result
 }
 
-// FrontierOptions choose what NewFrontier reads from each result.
-type FrontierOptions struct {
+// Options choose what New reads from each result.
+type Options struct {
 	// Scenario names the capacity scenario to read, for results with
 	// several; "" reads each result's only one.
 	Scenario string
 }
 
-// ErrFrontierReport is ReadFrontierResult's error for a report file.
-var ErrFrontierReport = errors.New("a report file, not a result: --frontier reads results")
-
-// ReadFrontierResult reads a result file for the frontier: a report file
-// (perfgate gate's) is refused with ErrFrontierReport, and the rest is
-// result.Decode's, which bounds and validates what it reads.
-func ReadFrontierResult(path string) (*result.Result, error) {
-	data, err := safeio.ReadFile(path, result.MaxFileBytes)
-	var tooLarge *safeio.TooLargeError
-	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("read result %s: the file is larger than %s, the most perfgate reads for a result", path, safeio.FormatBytes(result.MaxFileBytes))
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read result: %w", err)
-	}
-	var probe struct {
-		Schema string `json:"schema"`
-	}
-	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) == nil && probe.Schema == DocumentSchema {
-		return nil, fmt.Errorf("%s: %w", path, ErrFrontierReport)
-	}
-	return result.Decode(data, path)
-}
-
-// NewFrontier places the configurations of results on each eval suite's
+// New places the configurations of results on each eval suite's
 // two frontiers. It fails only when a result has several capacity searches
 // and o names none; everything else that keeps a configuration off a
 // frontier is a NotPlaced entry.
-func NewFrontier(inputs []FrontierInput, o FrontierOptions) (*Frontier, error) {
-	f := &Frontier{Schema: FrontierSchema, Configs: []FrontierConfig{}, Suites: []FrontierSuite{}}
+func New(inputs []Input, o Options) (*Frontier, error) {
+	f := &Frontier{Schema: Schema, Configs: []Config{}, Suites: []Suite{}}
 	// placed and suites are, per config, whether it is on any frontier and
 	// the eval suites it answered.
 	placed := make([]bool, len(inputs))
@@ -233,9 +211,9 @@ func NewFrontier(inputs []FrontierInput, o FrontierOptions) (*Frontier, error) {
 
 // frontierConfig is what in measured and its capacity; reason says why it
 // cannot be placed at all ("" when it can).
-func frontierConfig(in FrontierInput, o FrontierOptions) (c FrontierConfig, reason string, err error) {
+func frontierConfig(in Input, o Options) (c Config, reason string, err error) {
 	r := in.Result
-	c = FrontierConfig{File: filepath.Base(in.Path), Model: r.Identity.Target.Model, Quantization: r.Identity.Target.Quantization,
+	c = Config{File: filepath.Base(in.Path), Model: r.Identity.Target.Model, Quantization: r.Identity.Target.Quantization,
 		Engine: r.Identity.Server.Engine, Version: r.Identity.Server.Version}
 	var names []string
 	var chosen *result.ScenarioResult
@@ -257,7 +235,7 @@ func frontierConfig(in FrontierInput, o FrontierOptions) (c FrontierConfig, reas
 		// terminal as is.
 		shown := make([]string, len(names))
 		for i, n := range names {
-			shown[i] = verdictClean(n)
+			shown[i] = textsafe.Cut(n, maxShown)
 		}
 		return c, "", fmt.Errorf("%s has %d capacity searches (%s): pick one with --scenario", in.Path, len(names), strings.Join(shown, ", "))
 	case chosen == nil:
@@ -277,11 +255,11 @@ func frontierConfig(in FrontierInput, o FrontierOptions) (c FrontierConfig, reas
 		c.Bound = BoundAtMost
 	}
 	if !(cp.OutputThroughput > 0) || math.IsInf(cp.OutputThroughput, 0) {
-		return c, fmt.Sprintf("no output throughput at capacity (%s in scenario %s)", verdictSigFigs(cp.OutputThroughput), chosen.Name), nil
+		return c, fmt.Sprintf("no output throughput at capacity (%s in scenario %s)", metric.SigFigs(cp.OutputThroughput), chosen.Name), nil
 	}
 	if p := cp.CostPerMTok; p != nil {
 		if !(*p > 0) || math.IsInf(*p, 0) {
-			return c, fmt.Sprintf("cost at capacity %s $/Mtok is not a price (scenario %s)", verdictSigFigs(*p), chosen.Name), nil
+			return c, fmt.Sprintf("cost at capacity %s $/Mtok is not a price (scenario %s)", metric.SigFigs(*p), chosen.Name), nil
 		}
 		v := *p
 		c.CostPerMTok = &v
@@ -319,7 +297,7 @@ func frontierSuites(r *result.Result, file string, warnings []string) ([]result.
 // frontierLabels sets each config's label: model, quantisation, engine and
 // version, what is known of them; the file's base name is added to every
 // label two configs share, and is the label of a config with none.
-func frontierLabels(cs []FrontierConfig) {
+func frontierLabels(cs []Config) {
 	count := map[string]int{}
 	for i := range cs {
 		c := &cs[i]
@@ -347,7 +325,7 @@ func frontierLabels(cs []FrontierConfig) {
 // frontierGroups groups the placed configs' suites by name and content
 // and computes each group's frontiers. A name answered in more than one
 // version is warned about, and each version is a suite of its own.
-func frontierGroups(cs []FrontierConfig, placed []bool, suites [][]result.SuiteResult, warnings []string) ([]FrontierSuite, []string) {
+func frontierGroups(cs []Config, placed []bool, suites [][]result.SuiteResult, warnings []string) ([]Suite, []string) {
 	type key struct{ name, hash string }
 	var keys []key
 	members := map[key][]int{} // config indices
@@ -368,7 +346,7 @@ func frontierGroups(cs []FrontierConfig, placed []bool, suites [][]result.SuiteR
 		}
 	}
 	slices.SortStableFunc(keys, func(a, b key) int { return strings.Compare(a.name, b.name) })
-	var out []FrontierSuite
+	var out []Suite
 	for name, hs := range hashes {
 		if len(hs) < 2 {
 			continue
@@ -379,43 +357,45 @@ func frontierGroups(cs []FrontierConfig, placed []bool, suites [][]result.SuiteR
 			for _, i := range members[key{name, h}] {
 				files = append(files, cs[i].File)
 			}
-			parts = append(parts, shortHash(h)+" in "+strings.Join(files, ", "))
+			parts = append(parts, result.ShortHash(h)+" in "+strings.Join(files, ", "))
 		}
 		warnings = append(warnings, fmt.Sprintf("suite %s: its items differ between results (%s): each version is charted apart", name, strings.Join(parts, "; ")))
 	}
 	slices.Sort(warnings)
 	for _, k := range keys {
-		fs := FrontierSuite{Suite: k.name, Points: []FrontierPoint{}}
+		fs := Suite{Suite: k.name, Points: []Point{}}
 		if len(hashes[k.name]) > 1 {
 			fs.Hash = k.hash
 		}
 		for j, i := range members[k] {
 			pass, n := answers[k][j].Answered()
 			lo, hi := stat.Wilson(pass, n, frontierConfidence)
-			fs.Points = append(fs.Points, FrontierPoint{Config: i, Passed: pass, Items: n, Accuracy: float64(pass) / float64(n), Lo: lo, Hi: hi})
+			fs.Points = append(fs.Points, Point{Config: i, Passed: pass, Items: n, Accuracy: float64(pass) / float64(n), Lo: lo, Hi: hi})
 		}
-		fs.Cost = paretoOf(fs.Points, cs, frontierCost)
-		fs.Throughput = paretoOf(fs.Points, cs, frontierThroughput)
+		fs.Cost = paretoOf(fs.Points, cs, CostAxis)
+		fs.Throughput = paretoOf(fs.Points, cs, ThroughputAxis)
 		out = append(out, fs)
 	}
 	return out, warnings
 }
 
-// frontierAxis is a frontier's x axis: a config's value on it (ok false
-// when it has none) and whether lower is better.
-type frontierAxis struct {
-	value func(FrontierConfig) (float64, bool)
-	lower bool
+// Axis is a frontier's x axis: a config's value on it (ok false when it
+// has none) and whether lower is better.
+type Axis struct {
+	Value func(Config) (float64, bool)
+	Lower bool
 }
 
 var (
-	frontierCost = frontierAxis{value: func(c FrontierConfig) (float64, bool) {
+	// CostAxis is the cost per million output tokens at capacity.
+	CostAxis = Axis{Value: func(c Config) (float64, bool) {
 		if c.CostPerMTok == nil {
 			return 0, false
 		}
 		return *c.CostPerMTok, true
-	}, lower: true}
-	frontierThroughput = frontierAxis{value: func(c FrontierConfig) (float64, bool) { return c.OutputThroughput, true }}
+	}, Lower: true}
+	// ThroughputAxis is the output throughput at capacity.
+	ThroughputAxis = Axis{Value: func(c Config) (float64, bool) { return c.OutputThroughput, true }}
 )
 
 // paretoOf is the frontier of points on axis: accuracy against the axis.
@@ -426,11 +406,11 @@ var (
 // per Mtok): an at-least capacity (BoundAtLeast: above_max,
 // client_limited) may be better than placed on either axis, an at-most
 // one (BoundAtMost: below_min) worse.
-func paretoOf(points []FrontierPoint, cs []FrontierConfig, axis frontierAxis) Pareto {
+func paretoOf(points []Point, cs []Config, axis Axis) Pareto {
 	var ps []paretoPoint
 	for _, p := range points {
-		if x, ok := axis.value(cs[p.Config]); ok {
-			if !axis.lower {
+		if x, ok := axis.Value(cs[p.Config]); ok {
+			if !axis.Lower {
 				x = -x // lower is better from here on
 			}
 			ps = append(ps, paretoPoint{id: p.Config, x: x, y: p.Accuracy, lo: p.Lo, hi: p.Hi,

@@ -23,7 +23,7 @@ import (
 )
 
 // verdictFormats are the renderings of a verdict.
-var verdictFormats = []string{"text", "markdown", "json"}
+var verdictFormats = report.TextFormats
 
 type compareOptions struct {
 	baselines     []string
@@ -183,14 +183,11 @@ func readComplete(path string) (*result.Result, error) {
 }
 
 func writeVerdict(w io.Writer, v *compare.Verdict, format string) error {
-	switch format {
-	case "markdown":
-		return report.WriteVerdictMarkdown(w, v)
-	case "json":
-		return report.WriteVerdictJSON(w, v)
-	default:
-		return report.WriteVerdictText(w, v)
+	r, err := report.VerdictReporter(v, format)
+	if err != nil {
+		return exit.UsageError(fmt.Errorf("--format: %w", err))
 	}
+	return r.Report(w)
 }
 
 // verdictError is the error that carries the verdict's exit code under its

@@ -15,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/safeio"
+	"io"
 )
 
 // commentBudget is the most time the pull request comment may take in all
@@ -82,7 +83,7 @@ func publish(ctx context.Context, sys *system, docs []*report.Document, o *publi
 	stderr := sys.stderr
 	if o.html != "" {
 		var page bytes.Buffer
-		if err := report.WriteHTML(&page, docs); err != nil {
+		if err := render(&page, docs, report.FormatHTML, report.MarkdownOptions{}); err != nil {
 			return "", fmt.Errorf("--html: %w", err)
 		}
 		if err := safeio.WriteFile(o.html, page.Bytes(), 0o644); err != nil {
@@ -92,7 +93,7 @@ func publish(ctx context.Context, sys *system, docs []*report.Document, o *publi
 	gh := github.NewAction(sys.getenv, stderr)
 	if gh.InActions() {
 		var md bytes.Buffer
-		if err := report.WriteMarkdown(&md, docs, report.MarkdownOptions{Limit: github.SummaryLimit}); err != nil {
+		if err := render(&md, docs, report.FormatMarkdown, report.MarkdownOptions{Limit: github.SummaryLimit}); err != nil {
 			return "", err
 		}
 		if err := gh.WriteSummary(md.String()); err != nil && !errors.Is(err, github.ErrNoSummary) {
@@ -178,7 +179,7 @@ func postComment(ctx context.Context, sys *system, docs []*report.Document, o *p
 		}
 	}
 	var body bytes.Buffer
-	if err := report.WriteMarkdown(&body, docs, report.MarkdownOptions{Limit: github.CommentLimit, Marker: github.Marker(key)}); err != nil {
+	if err := render(&body, docs, report.FormatMarkdown, report.MarkdownOptions{Limit: github.CommentLimit, Marker: github.Marker(key)}); err != nil {
 		return "", err.Error()
 	}
 	posted, err := c.Upsert(ctx, owner, repo, number, key, body.String())
@@ -205,4 +206,13 @@ func postComment(ctx context.Context, sys *system, docs []*report.Document, o *p
 	}
 	fmt.Fprintf(sys.stderr, "%s the pull request comment: %s\n", verb, posted.URL)
 	return posted.URL, ""
+}
+
+// render writes docs in format through its report.Reporter.
+func render(w io.Writer, docs []*report.Document, format string, o report.MarkdownOptions) error {
+	r, err := report.DocumentsReporter(docs, format, o)
+	if err != nil {
+		return err
+	}
+	return r.Report(w)
 }

@@ -168,14 +168,11 @@ func compareResult(path string, o reportOptions) (*report.Document, error) {
 
 // writeDocuments renders docs on w in format.
 func writeDocuments(w io.Writer, docs []*report.Document, format string) error {
-	switch format {
-	case "markdown":
-		return report.WriteMarkdown(w, docs, report.MarkdownOptions{})
-	case "json":
-		return report.WriteDocumentsJSON(w, docs)
-	default:
-		return report.WriteText(w, docs)
+	r, err := report.DocumentsReporter(docs, format, report.MarkdownOptions{})
+	if err != nil {
+		return exit.UsageError(fmt.Errorf("--format: %w", err))
 	}
+	return r.Report(w)
 }
 
 // frontierExclusive are the flags --frontier refuses: a frontier is no
@@ -202,15 +199,11 @@ func runFrontier(sys *system, cmd *cobra.Command, paths []string, o reportOption
 	if err != nil {
 		return exit.UsageError(err)
 	}
-	switch o.format {
-	case "markdown":
-		err = report.WriteFrontierMarkdown(sys.stdout, f)
-	case "json":
-		err = report.WriteFrontierJSON(sys.stdout, f)
-	default:
-		err = report.WriteFrontierText(sys.stdout, f)
-	}
+	r, err := report.FrontierReporter(f, o.format)
 	if err != nil {
+		return exit.UsageError(fmt.Errorf("--format: %w", err))
+	}
+	if err := r.Report(sys.stdout); err != nil {
 		return err
 	}
 	if o.html != "" {
@@ -221,8 +214,12 @@ func runFrontier(sys *system, cmd *cobra.Command, paths []string, o reportOption
 
 // writeFrontierHTML writes f's HTML page to path, replacing it whole.
 func writeFrontierHTML(path string, f *frontier.Frontier) error {
+	r, err := report.FrontierReporter(f, report.FormatHTML)
+	if err != nil {
+		return err
+	}
 	var page bytes.Buffer
-	if err := report.WriteFrontierHTML(&page, f); err != nil {
+	if err := r.Report(&page); err != nil {
 		return err
 	}
 	if err := safeio.WriteFile(path, page.Bytes(), 0o644); err != nil {

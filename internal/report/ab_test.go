@@ -97,9 +97,9 @@ func abDocument() *Document {
 func TestRenderABReport(t *testing.T) {
 	const line = "A/B on one runner: base.yaml vs perfgate.yaml · co-resident · 8 rounds (ABBA)"
 	var md, text bytes.Buffer
-	require.NoError(t, WriteMarkdown(&md, []*Document{abDocument()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+	require.NoError(t, emitMarkdown(&md, []*Document{abDocument()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 	golden(t, filepath.Join("render", "report-ab.md"), md.Bytes())
-	require.NoError(t, WriteText(&text, []*Document{abDocument()}))
+	require.NoError(t, emitText(&text, []*Document{abDocument()}))
 	golden(t, filepath.Join("render", "report-ab.txt"), text.Bytes())
 	page := renderHTML(t, abDocument())
 	golden(t, filepath.Join("render", "report-ab.html.outline"), []byte(htmlOutline(t, page)))
@@ -164,8 +164,8 @@ func TestStoredBaselineSaysNoAB(t *testing.T) {
 		}
 	}
 	var md, text bytes.Buffer
-	require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, WriteText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*Document{d}))
 	page := renderHTML(t, d)
 	for _, c := range []struct{ medium, out string }{{"markdown", md.String()}, {"text", text.String()}, {"HTML", page}} {
 		for _, bad := range []string{"A/B", "drift across the rounds", "drifted", `class="kind"`, `"rounds"`} {
@@ -328,9 +328,9 @@ func TestABDocumentRoundTrip(t *testing.T) {
 
 	render := func(d *Document) (string, string, string) {
 		var md, text, page bytes.Buffer
-		require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-		require.NoError(t, WriteText(&text, []*Document{d}))
-		require.NoError(t, WriteHTML(&page, []*Document{d}))
+		require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+		require.NoError(t, emitText(&text, []*Document{d}))
+		require.NoError(t, emitHTML(&page, []*Document{d}))
 		return md.String(), text.String(), page.String()
 	}
 	wantMD, wantText, wantHTML := render(d)
@@ -354,8 +354,8 @@ func TestABEscaped(t *testing.T) {
 	d.Verdict.Scenarios[0].Gates[0].Title = "TTFT " + img
 
 	var md, text bytes.Buffer
-	require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, WriteText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*Document{d}))
 	checkMarkdownEscaped(t, "ab", md.String())
 	for _, bad := range []string{"@mention", "#1 ", "\x1b", "\u202e"} {
 		assert.NotContains(t, md.String(), bad, "a mention, an issue reference, an escape or an override in markdown")
@@ -406,8 +406,8 @@ func TestABNamesItsSides(t *testing.T) {
 		d.Scenarios[i].Telemetry = []TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W", Baseline: fptr(600), Candidate: fptr(610), Gated: true}}
 	}
 	var md, text bytes.Buffer
-	require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, WriteText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*Document{d}))
 	page := renderHTML(t, d)
 	body := htmlText(page[:strings.Index(page, `<script type="application/json"`)])
 	for _, c := range []struct{ medium, out string }{{"markdown", md.String()}, {"text", text.String()}, {"HTML", body}} {

@@ -57,7 +57,7 @@ var mermaidYAxis = regexp.MustCompile(`(?m)^    y-axis "[^"]*" (\S+) --> (\S+)$`
 // starts when not at zero.
 func TestMermaidAxesAndLegends(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, []*Document{documentCases[1].doc()}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*Document{documentCases[1].doc()}, MarkdownOptions{}))
 	out := buf.String()
 	charts := strings.Count(out, "```mermaid\n")
 	require.Equal(t, 8, charts)

@@ -338,9 +338,9 @@ func TestCapacityViewOfNonsense(t *testing.T) {
 	sd.Capacity = &CapacityData{Candidate: &result.Capacity{At: 7, Probes: []result.CapacityProbe{{Load: -1, Margin: map[string]float64{"x": -2}}}}}
 	d.Sweeps = append(d.Sweeps, SweepData{Of: "empty"}, SweepData{Of: "negative", Param: "rate", Points: []SweepPointData{{Value: -1, Candidate: &PointStats{}}}})
 	for _, w := range []func() error{
-		func() error { return WriteMarkdown(&bytes.Buffer{}, []*Document{d}, MarkdownOptions{}) },
-		func() error { return WriteText(&bytes.Buffer{}, []*Document{d}) },
-		func() error { return WriteHTML(&bytes.Buffer{}, []*Document{d}) },
+		func() error { return emitMarkdown(&bytes.Buffer{}, []*Document{d}, MarkdownOptions{}) },
+		func() error { return emitText(&bytes.Buffer{}, []*Document{d}) },
+		func() error { return emitHTML(&bytes.Buffer{}, []*Document{d}) },
 	} {
 		require.NoError(t, w())
 	}
@@ -355,7 +355,7 @@ func TestCapacityMarkdownFitsComment(t *testing.T) {
 	cand := capacityResult(fixtureModel{Slow: 1.3, Seed: 4}, sweeps, rates, 0, searches)
 	d := capacityDocument(t, base, cand)
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, []*Document{d}, MarkdownOptions{Marker: "<!-- perfgate:capacity.yaml -->"}))
+	require.NoError(t, emitMarkdown(&buf, []*Document{d}, MarkdownOptions{Marker: "<!-- perfgate:capacity.yaml -->"}))
 	out := buf.String()
 	t.Logf("%d bytes", len(out))
 	assert.LessOrEqual(t, len(out), commentLimit, "the whole report fits, uncut")
@@ -376,9 +376,9 @@ func TestCapacityReportGolden(t *testing.T) {
 	d := fixtureDocument(t)
 	viewGolden(t, "report-capacity", buildView([]*Document{d}))
 	var md, text bytes.Buffer
-	require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:capacity.yaml -->"}))
+	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:capacity.yaml -->"}))
 	golden(t, filepath.Join("render", "report-capacity.md"), md.Bytes())
-	require.NoError(t, WriteText(&text, []*Document{d}))
+	require.NoError(t, emitText(&text, []*Document{d}))
 	golden(t, filepath.Join("render", "report-capacity.txt"), text.Bytes())
 	page := renderHTML(t, d)
 	golden(t, filepath.Join("render", "report-capacity.html.outline"), []byte(htmlOutline(t, page)))

@@ -96,8 +96,8 @@ func TestDocumentRoundTrip(t *testing.T) {
 	back, err := ReadDocument(path)
 	require.NoError(t, err)
 	var a, b bytes.Buffer
-	require.NoError(t, WriteMarkdown(&a, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, WriteMarkdown(&b, []*Document{back}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&a, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&b, []*Document{back}, MarkdownOptions{}))
 	assert.Equal(t, a.String(), b.String(), "a report read back renders the same")
 	assert.Equal(t, d.Source, back.Source)
 
@@ -192,21 +192,21 @@ func TestWriteTextAndJSON(t *testing.T) {
 	a, b := testDocument(passVerdict(), 1, 0), testDocument(regressionVerdict(), 1.3, 0)
 	a.Title, b.Title = "small", "big\x1b[31m"
 	var buf bytes.Buffer
-	require.NoError(t, WriteText(&buf, []*Document{a, b}))
+	require.NoError(t, emitText(&buf, []*Document{a, b}))
 	out := buf.String()
 	assert.Contains(t, out, "=== small\n")
 	assert.Contains(t, out, "=== big [31m\n", "control characters cleaned")
 	assert.True(t, strings.HasSuffix(out, "overall: regression in 1 of 2 jobs (exit 1)\n"), out)
 
 	buf.Reset()
-	require.NoError(t, WriteDocumentsJSON(&buf, []*Document{a, b}))
+	require.NoError(t, emitDocumentsJSON(&buf, []*Document{a, b}))
 	var docs []Document
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &docs))
 	assert.Len(t, docs, 2)
 	buf.Reset()
-	require.NoError(t, WriteDocumentsJSON(&buf, []*Document{a}))
+	require.NoError(t, emitDocumentsJSON(&buf, []*Document{a}))
 	var one Document
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &one))
 	assert.Equal(t, DocumentSchema, one.Schema)
-	assert.ErrorIs(t, WriteText(&buf, nil), errNoDocuments)
+	assert.ErrorIs(t, emitText(&buf, nil), errNoDocuments)
 }

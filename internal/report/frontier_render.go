@@ -19,8 +19,8 @@ import (
 // HTML page is the report's shell, styles, script and CSP, with charts of
 // kind frontier that report.js draws.
 
-// WriteFrontierText writes f for a terminal.
-func WriteFrontierText(w io.Writer, f *frontier.Frontier) error {
+// emitFrontierText writes f for a terminal.
+func emitFrontierText(w io.Writer, f *frontier.Frontier) error {
 	l := frontierLayoutOf(f)
 	p := &verdictPrinter{w: w}
 	p.println("perfgate frontier: " + l.summary)
@@ -33,9 +33,9 @@ func WriteFrontierText(w io.Writer, f *frontier.Frontier) error {
 	return p.err
 }
 
-// WriteFrontierMarkdown writes f as GitHub-flavoured markdown: tables, as
+// emitFrontierMarkdown writes f as GitHub-flavoured markdown: tables, as
 // mermaid cannot draw a scatter.
-func WriteFrontierMarkdown(w io.Writer, f *frontier.Frontier) error {
+func emitFrontierMarkdown(w io.Writer, f *frontier.Frontier) error {
 	l := frontierLayoutOf(f)
 	p := &verdictPrinter{w: w}
 	p.println("### perfgate: the quality-cost frontier")
@@ -45,18 +45,18 @@ func WriteFrontierMarkdown(w io.Writer, f *frontier.Frontier) error {
 	return p.err
 }
 
-// WriteFrontierJSON writes f as indented JSON.
-func WriteFrontierJSON(w io.Writer, f *frontier.Frontier) error {
+// emitFrontierJSON writes f as indented JSON.
+func emitFrontierJSON(w io.Writer, f *frontier.Frontier) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(f)
 }
 
-// WriteFrontierHTML writes f as one self-contained page: the HTML report's
+// emitFrontierHTML writes f as one self-contained page: the HTML report's
 // style, script and Content-Security-Policy, two charts per suite
 // (accuracy against $/Mtok and against output tok/s at capacity) and the
 // tables of the other media.
-func WriteFrontierHTML(w io.Writer, f *frontier.Frontier) error {
+func emitFrontierHTML(w io.Writer, f *frontier.Frontier) error {
 	l := frontierLayoutOf(f)
 	v := &view{Docs: []docView{{Blocks: l.blocks}}}
 	_, ids := htmlCharts(v)

@@ -169,9 +169,9 @@ func TestFrontierGoldens(t *testing.T) {
 		name  string
 		write func(*bytes.Buffer, *frontier.Frontier) error
 	}{
-		{"frontier.txt", func(b *bytes.Buffer, f *frontier.Frontier) error { return WriteFrontierText(b, f) }},
-		{"frontier.md", func(b *bytes.Buffer, f *frontier.Frontier) error { return WriteFrontierMarkdown(b, f) }},
-		{"frontier.json", func(b *bytes.Buffer, f *frontier.Frontier) error { return WriteFrontierJSON(b, f) }},
+		{"frontier.txt", func(b *bytes.Buffer, f *frontier.Frontier) error { return emitFrontierText(b, f) }},
+		{"frontier.md", func(b *bytes.Buffer, f *frontier.Frontier) error { return emitFrontierMarkdown(b, f) }},
+		{"frontier.json", func(b *bytes.Buffer, f *frontier.Frontier) error { return emitFrontierJSON(b, f) }},
 	} {
 		var buf bytes.Buffer
 		if err := r.write(&buf, f); err != nil {
@@ -354,13 +354,13 @@ func TestFrontierEscapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var txt, md, page bytes.Buffer
-	if err := WriteFrontierText(&txt, f); err != nil {
+	if err := emitFrontierText(&txt, f); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFrontierMarkdown(&md, f); err != nil {
+	if err := emitFrontierMarkdown(&md, f); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteFrontierHTML(&page, f); err != nil {
+	if err := emitFrontierHTML(&page, f); err != nil {
 		t.Fatal(err)
 	}
 	if strings.Contains(txt.String(), "\x1b") {
@@ -380,7 +380,7 @@ func TestFrontierEscapes(t *testing.T) {
 func TestFrontierHTML(t *testing.T) {
 	f := frontierOfFixtures(t)
 	var buf bytes.Buffer
-	if err := WriteFrontierHTML(&buf, f); err != nil {
+	if err := emitFrontierHTML(&buf, f); err != nil {
 		t.Fatal(err)
 	}
 	page := buf.String()
@@ -450,7 +450,7 @@ func TestFrontierCensored(t *testing.T) {
 		t.Errorf("suites = %+v, want the censored config placed", f.Suites)
 	}
 	var txt bytes.Buffer
-	if err := WriteFrontierText(&txt, f); err != nil {
+	if err := emitFrontierText(&txt, f); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"< 10 req/s", "≤ 2370", "≥ $0.29", "below_min"} {
@@ -459,7 +459,7 @@ func TestFrontierCensored(t *testing.T) {
 		}
 	}
 	var page bytes.Buffer
-	if err := WriteFrontierHTML(&page, f); err != nil {
+	if err := emitFrontierHTML(&page, f); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(page.String(), `"bound":"at least"`) || !strings.Contains(page.String(), `"bound":"at most"`) {

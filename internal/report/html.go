@@ -51,7 +51,7 @@ var (
 )
 
 // htmlTemplate is the page (assets/report.html.tmpl). Its chartID function
-// is each page's own: WriteHTML executes a clone with the page's charts.
+// is each page's own: emitHTML executes a clone with the page's charts.
 var htmlTemplate = template.Must(template.New("report.html.tmpl").Funcs(htmlFuncs(nil)).ParseFS(assets, "assets/report.html.tmpl"))
 
 // asset is an embedded file's content.
@@ -67,7 +67,7 @@ func asset(name string) string {
 // only, and nothing fetched, so a browser enforces what the tests check.
 const htmlCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:"
 
-// WriteHTML renders docs (one document, or several merged: one section each,
+// emitHTML renders docs (one document, or several merged: one section each,
 // under the overall verdict) as one self-contained HTML file: the header
 // with the overall verdict and the worst change; per scenario the gates, the
 // eval suites with a few changed items, the notes, the engine, GPU and cost
@@ -84,7 +84,7 @@ const htmlCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsa
 // block, and a Content-Security-Policy forbids any other source. Every text
 // from a result is stripped of control characters, cut short and escaped.
 // The tables need no JavaScript; the charts do.
-func WriteHTML(w io.Writer, docs []*Document) error {
+func emitHTML(w io.Writer, docs []*Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}

@@ -121,7 +121,7 @@ func htmlDocumentOf(title string, v *compare.Verdict) *Document {
 func renderHTML(t *testing.T, docs ...*Document) string {
 	t.Helper()
 	var buf bytes.Buffer
-	require.NoError(t, WriteHTML(&buf, docs))
+	require.NoError(t, emitHTML(&buf, docs))
 	htmlWellFormed(t, buf.String())
 	return buf.String()
 }
@@ -448,14 +448,14 @@ func TestHTMLOneDocument(t *testing.T) {
 
 func TestHTMLErrors(t *testing.T) {
 	var buf bytes.Buffer
-	err := WriteHTML(&buf, nil)
+	err := emitHTML(&buf, nil)
 	assert.ErrorIs(t, err, errNoDocuments)
-	assert.ErrorIs(t, WriteHTML(&buf, []*Document{}), errNoDocuments)
-	assert.Error(t, WriteHTML(&buf, []*Document{{Schema: DocumentSchema}}), "a document without a verdict")
+	assert.ErrorIs(t, emitHTML(&buf, []*Document{}), errNoDocuments)
+	assert.Error(t, emitHTML(&buf, []*Document{{Schema: DocumentSchema}}), "a document without a verdict")
 	assert.Zero(t, buf.Len(), "nothing written on error")
 
 	boom := errors.New("disk full")
-	err = WriteHTML(htmlFailingWriter{boom}, []*Document{htmlDocument()})
+	err = emitHTML(htmlFailingWriter{boom}, []*Document{htmlDocument()})
 	assert.ErrorIs(t, err, boom)
 }
 

@@ -36,8 +36,8 @@ func unitsRender(t *testing.T, base, cand *result.Result) (v *compare.Verdict, t
 	require.NoError(t, err)
 	d := htmlDocumentOf("", v)
 	var tb, mb bytes.Buffer
-	require.NoError(t, WriteText(&tb, []*Document{d}))
-	require.NoError(t, WriteMarkdown(&mb, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&tb, []*Document{d}))
+	require.NoError(t, emitMarkdown(&mb, []*Document{d}, MarkdownOptions{}))
 	full := renderHTML(t, d)
 	page = htmlText(full[:strings.Index(full, `<script type="application/json"`)])
 	return v, tb.String(), mb.String(), page
@@ -95,7 +95,7 @@ func TestErrorRateInPointsEverywhere(t *testing.T) {
 	assert.Contains(t, text, "verdict: REGRESSION (1 gate regressed: chat error rate +2.00 pts)")
 
 	var buf bytes.Buffer
-	require.NoError(t, WriteVerdictJSON(&buf, v))
+	require.NoError(t, emitVerdictJSON(&buf, v))
 	var got struct {
 		Scenarios []struct {
 			Gates []map[string]json.RawMessage `json:"gates"`

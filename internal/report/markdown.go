@@ -28,7 +28,7 @@ type MarkdownOptions struct {
 	Marker string
 }
 
-// WriteMarkdown renders docs as GitHub-flavoured markdown for a pull
+// emitMarkdown renders docs as GitHub-flavoured markdown for a pull
 // request comment or a step summary. One document is one verdict: a first
 // line with the verdict and its worst change, per scenario the gate table,
 // the notes, quality, collapsed mermaid charts (TTFT and TPOT percentiles
@@ -49,7 +49,7 @@ type MarkdownOptions struct {
 // examples, then everything but the gate tables), and as a last resort cut
 // at a line, with a note saying so; the first line, the verdict, always
 // stays.
-func WriteMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
+func emitMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}
@@ -68,12 +68,12 @@ func WriteMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
 	return err
 }
 
-// WriteVerdictMarkdown renders v as GitHub-flavoured markdown, for a pull
+// emitVerdictMarkdown renders v as GitHub-flavoured markdown, for a pull
 // request comment or a job summary: a first line with the verdict and the
 // worst change, a table per scenario, what changed, the warnings, and a
-// collapsed block with every gate's per-repetition values. (WriteMarkdown
+// collapsed block with every gate's per-repetition values. (emitMarkdown
 // renders a whole report Document, with its charts.)
-func WriteVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
+func emitVerdictMarkdown(w io.Writer, v *compare.Verdict) error {
 	_, err := io.WriteString(w, renderMarkdown(verdictView(v), detailFull, MarkdownOptions{}))
 	return err
 }
@@ -418,9 +418,9 @@ func truncateBytes(s string, n int) string {
 	return s[:n]
 }
 
-// WriteDocumentsJSON writes one document as indented JSON, or several as a
+// emitDocumentsJSON writes one document as indented JSON, or several as a
 // JSON array of documents.
-func WriteDocumentsJSON(w io.Writer, docs []*Document) error {
+func emitDocumentsJSON(w io.Writer, docs []*Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}
@@ -432,10 +432,10 @@ func WriteDocumentsJSON(w io.Writer, docs []*Document) error {
 	return enc.Encode(docs)
 }
 
-// WriteVerdictJSON writes v as indented JSON, with the model's own field
+// emitVerdictJSON writes v as indented JSON, with the model's own field
 // names; NaN and infinite numbers (no estimate, an unbounded interval) are
 // null.
-func WriteVerdictJSON(w io.Writer, v *compare.Verdict) error {
+func emitVerdictJSON(w io.Writer, v *compare.Verdict) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(v)

@@ -110,7 +110,7 @@ func TestMarkdownDocuments(t *testing.T) {
 	for _, c := range documentCases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, WriteMarkdown(&buf, []*Document{c.doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+			require.NoError(t, emitMarkdown(&buf, []*Document{c.doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 			lines := strings.SplitN(buf.String(), "\n", 3)
 			assert.Equal(t, "<!-- perfgate:perfgate.yaml -->", lines[0])
 			assert.True(t, strings.HasPrefix(lines[1], c.first), "first line %q", lines[1])
@@ -121,7 +121,7 @@ func TestMarkdownDocuments(t *testing.T) {
 
 func TestMarkdownCharts(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, []*Document{documentCases[1].doc()}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*Document{documentCases[1].doc()}, MarkdownOptions{}))
 	out := buf.String()
 	// Two percentile charts and two history charts per compared scenario.
 	assert.Equal(t, 8, strings.Count(out, "```mermaid\nxychart-beta\n"))
@@ -137,7 +137,7 @@ func TestMarkdownMerged(t *testing.T) {
 	docs := mergedDocuments()
 	a := docs[0]
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, docs, MarkdownOptions{Limit: commentLimit}))
+	require.NoError(t, emitMarkdown(&buf, docs, MarkdownOptions{Limit: commentLimit}))
 	out := buf.String()
 	first, _, _ := strings.Cut(out, "\n")
 	assert.Equal(t, "### ❌ perfgate: regression in 1 of 3 jobs (exit 1) — worst: llama-3.1-70b · 4×H100 · chat-c16 TTFT p99 +31.2% [+25.0%, +38.1%]", first)
@@ -145,7 +145,7 @@ func TestMarkdownMerged(t *testing.T) {
 	assert.Contains(t, out, "| ✅ llama-3.1-8b · H100 | pass (2 gates) |")
 
 	buf.Reset()
-	require.NoError(t, WriteMarkdown(&buf, []*Document{a, a}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*Document{a, a}, MarkdownOptions{}))
 	assert.True(t, strings.HasPrefix(buf.String(), "### ✅ perfgate: pass (2 jobs)\n"))
 }
 
@@ -166,7 +166,7 @@ func bigDocument(scenarios int) *Document {
 func TestMarkdownLimits(t *testing.T) {
 	full := func(d *Document) string {
 		var buf bytes.Buffer
-		require.NoError(t, WriteMarkdown(&buf, []*Document{d}, MarkdownOptions{}))
+		require.NoError(t, emitMarkdown(&buf, []*Document{d}, MarkdownOptions{}))
 		return buf.String()
 	}
 	marker := "<!-- perfgate:x -->"
@@ -188,7 +188,7 @@ func TestMarkdownLimits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, WriteMarkdown(&buf, []*Document{c.doc}, MarkdownOptions{Limit: c.limit, Marker: marker}))
+			require.NoError(t, emitMarkdown(&buf, []*Document{c.doc}, MarkdownOptions{Limit: c.limit, Marker: marker}))
 			out := buf.String()
 			assert.LessOrEqual(t, len(out), c.limit)
 			assert.True(t, strings.HasPrefix(out, marker), "the marker is never cut")
@@ -209,7 +209,7 @@ func TestMarkdownLimits(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, []*Document{bigDocument(400)}, MarkdownOptions{Limit: summaryLimit}))
+	require.NoError(t, emitMarkdown(&buf, []*Document{bigDocument(400)}, MarkdownOptions{Limit: summaryLimit}))
 	assert.LessOrEqual(t, buf.Len(), summaryLimit)
 }
 
@@ -220,7 +220,7 @@ func TestMarkdownEscapesTitlesAndMentions(t *testing.T) {
 	d.Scenarios[0].Name = d.Verdict.Scenarios[0].Name
 	d.Verdict.Warnings = []string{"ping @team and close #1 <script>x</script>"}
 	var buf bytes.Buffer
-	require.NoError(t, WriteMarkdown(&buf, []*Document{d, d}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*Document{d, d}, MarkdownOptions{}))
 	out := buf.String()
 	assert.NotRegexp(t, `(^|[^\\])<(img|script)`, out, "HTML only escaped")
 	assert.Equal(t, strings.Count(out, "<details>"), strings.Count(out, "</details>"), "only the report's own details blocks close")
@@ -233,7 +233,7 @@ func TestMarkdownEscapesTitlesAndMentions(t *testing.T) {
 }
 
 func TestMarkdownNoDocuments(t *testing.T) {
-	assert.ErrorIs(t, WriteMarkdown(&bytes.Buffer{}, nil, MarkdownOptions{}), errNoDocuments)
+	assert.ErrorIs(t, emitMarkdown(&bytes.Buffer{}, nil, MarkdownOptions{}), errNoDocuments)
 }
 
 // unescapedTag is an HTML tag that markdown would read as one: not after a
@@ -257,9 +257,9 @@ func TestMarkdownEscapesFigureText(t *testing.T) {
 	d.Scenarios[0].Latency[0].Baseline.Percentiles[0].Name = "p50" + evil
 
 	var doc, verdict bytes.Buffer
-	require.NoError(t, WriteMarkdown(&doc, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, WriteVerdictMarkdown(&verdict, v))
-	for name, out := range map[string]string{"WriteMarkdown": doc.String(), "WriteVerdictMarkdown": verdict.String()} {
+	require.NoError(t, emitMarkdown(&doc, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitVerdictMarkdown(&verdict, v))
+	for name, out := range map[string]string{"emitMarkdown": doc.String(), "emitVerdictMarkdown": verdict.String()} {
 		if loc := unescapedTag.FindStringIndex(out); loc != nil {
 			t.Errorf("%s: unescaped HTML from the report file: …%s…", name, out[max(0, loc[0]-60):min(len(out), loc[1]+40)])
 		}

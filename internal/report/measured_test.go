@@ -47,8 +47,8 @@ func measuredDocument(t *testing.T, model string) *Document {
 func renderAll(t *testing.T, d *Document) (md, text, page string) {
 	t.Helper()
 	var mb, tb bytes.Buffer
-	require.NoError(t, WriteMarkdown(&mb, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, WriteText(&tb, []*Document{d}))
+	require.NoError(t, emitMarkdown(&mb, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&tb, []*Document{d}))
 	return mb.String(), tb.String(), renderHTML(t, d)
 }
 

@@ -42,8 +42,8 @@ func TestOverloadLabel(t *testing.T) {
 	d.Key = "perfgate.yaml"
 	require.NotNil(t, d.Scenarios[0].Overload)
 	var text, md bytes.Buffer
-	require.NoError(t, WriteText(&text, []*Document{d}))
-	require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
 	page := renderHTML(t, d)
 	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page} {
 		assert.Contains(t, out, "Overloaded (declared): "+sentence, name)
@@ -54,6 +54,6 @@ func TestOverloadLabel(t *testing.T) {
 	require.NoError(t, err)
 	assert.Nil(t, d.Scenarios[0].Overload)
 	text.Reset()
-	require.NoError(t, WriteText(&text, []*Document{d}))
+	require.NoError(t, emitText(&text, []*Document{d}))
 	assert.NotContains(t, text.String(), "verloaded")
 }

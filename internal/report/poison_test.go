@@ -197,10 +197,10 @@ func poisonEachString(t *testing.T, doc *Document) {
 			continue // refused: nothing of it is rendered
 		}
 		var md, page bytes.Buffer
-		if err := WriteMarkdown(&md, []*Document{d}, MarkdownOptions{}); err != nil {
+		if err := emitMarkdown(&md, []*Document{d}, MarkdownOptions{}); err != nil {
 			continue
 		}
-		if err := WriteHTML(&page, []*Document{d}); err != nil {
+		if err := emitHTML(&page, []*Document{d}); err != nil {
 			continue
 		}
 		rendered++

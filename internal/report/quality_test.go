@@ -43,8 +43,8 @@ func qualityVerdict() *compare.Verdict {
 
 func TestQualityVerdict(t *testing.T) {
 	var text, md bytes.Buffer
-	require.NoError(t, WriteVerdictText(&text, qualityVerdict()))
-	require.NoError(t, WriteVerdictMarkdown(&md, qualityVerdict()))
+	require.NoError(t, emitVerdictText(&text, qualityVerdict()))
+	require.NoError(t, emitVerdictMarkdown(&md, qualityVerdict()))
 	assert.True(t, strings.HasSuffix(text.String(), "verdict: REGRESSION (1 gate regressed: chat-c16 arithmetic accuracy -30.0 points)\n"), text.String())
 	first, _, _ := strings.Cut(md.String(), "\n")
 	assert.Equal(t, "### ❌ perfgate: regression (1 of 3 gates regressed) — worst: chat-c16 arithmetic accuracy -30.0 points", first)
@@ -60,7 +60,7 @@ func TestQualityOutputsEscaped(t *testing.T) {
 	v.Scenarios[0].Quality[0].Examples[0].ID = "id|<b>"
 
 	var md bytes.Buffer
-	require.NoError(t, WriteVerdictMarkdown(&md, v))
+	require.NoError(t, emitVerdictMarkdown(&md, v))
 	out := md.String()
 	for _, bad := range []string{"</details><script>", "<script>", "\x1b", "\u202e", "| x |", "\n## heading", "id|<b>"} {
 		assert.NotContains(t, out, bad)
@@ -77,7 +77,7 @@ func TestQualityOutputsEscaped(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(out, "</details>"), "only the report's own details block closes")
 
 	var text bytes.Buffer
-	require.NoError(t, WriteVerdictText(&text, v))
+	require.NoError(t, emitVerdictText(&text, v))
 	for _, bad := range []string{"\x1b", "\u202e", "\n## heading"} {
 		assert.NotContains(t, text.String(), bad)
 	}
@@ -122,7 +122,7 @@ func failedVerdict() *compare.Verdict {
 
 func TestQualityFailedItemsRendered(t *testing.T) {
 	var md bytes.Buffer
-	require.NoError(t, WriteVerdictMarkdown(&md, failedVerdict()))
+	require.NoError(t, emitVerdictMarkdown(&md, failedVerdict()))
 	out := md.String()
 	first, _, _ := strings.Cut(out, "\n")
 	assert.Equal(t, "### ❌ perfgate: regression (1 of 4 gates regressed) — worst: chat-c16 facts error rate +13.0 points", first)
@@ -132,7 +132,7 @@ func TestQualityFailedItemsRendered(t *testing.T) {
 	assert.NotContains(t, out, "❌ (empty)")
 
 	var text bytes.Buffer
-	require.NoError(t, WriteVerdictText(&text, failedVerdict()))
+	require.NoError(t, emitVerdictText(&text, failedVerdict()))
 	assert.Contains(t, text.String(), `changed co2 (pass → failed): "carbon dioxide" → failed: http 500: simulated engine error`)
 	assert.Contains(t, text.String(), "verdict: REGRESSION (1 gate regressed: chat-c16 facts error rate +13.0 points)")
 
@@ -144,11 +144,11 @@ func TestQualityFailedItemsRendered(t *testing.T) {
 	v := failedVerdict()
 	v.Scenarios[0].Quality[0].Examples[0].CandidateError = "http 500: </details><script>x</script>| y |\x1b[31m"
 	md.Reset()
-	require.NoError(t, WriteVerdictMarkdown(&md, v))
+	require.NoError(t, emitVerdictMarkdown(&md, v))
 	for _, bad := range []string{"<script>", "| y |", "\x1b"} {
 		assert.NotContains(t, md.String(), bad)
 	}
 	text.Reset()
-	require.NoError(t, WriteVerdictText(&text, v))
+	require.NoError(t, emitVerdictText(&text, v))
 	assert.NotContains(t, text.String(), "\x1b")
 }

@@ -193,7 +193,7 @@ func TestRenderBlocksHTML(t *testing.T) {
 	assertTextOnly(t, rest, "<b>", "@team")
 }
 
-// renderView is v as a page, through WriteHTML's own steps.
+// renderView is v as a page, through emitHTML's own steps.
 func renderView(t *testing.T, v *view) string {
 	t.Helper()
 	var buf bytes.Buffer
@@ -205,9 +205,9 @@ func renderView(t *testing.T, v *view) string {
 // a pull request comment and a terminal show, and the HTML page's outline.
 func TestRenderReport(t *testing.T) {
 	var md, text bytes.Buffer
-	require.NoError(t, WriteMarkdown(&md, []*Document{documentCases[1].doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+	require.NoError(t, emitMarkdown(&md, []*Document{documentCases[1].doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 	golden(t, filepath.Join("render", "report-regression.md"), md.Bytes())
-	require.NoError(t, WriteText(&text, []*Document{telemetryCases[1].doc(t)}))
+	require.NoError(t, emitText(&text, []*Document{telemetryCases[1].doc(t)}))
 	golden(t, filepath.Join("render", "report-telemetry-nogpu.txt"), text.Bytes())
 	page := renderHTML(t, htmlDocument())
 	golden(t, filepath.Join("render", "report-regression.html.outline"), []byte(htmlOutline(t, page)))
@@ -226,12 +226,12 @@ func TestRenderMediaDiffer(t *testing.T) {
 
 	text := func(docs ...*Document) string {
 		var b bytes.Buffer
-		require.NoError(t, WriteText(&b, docs))
+		require.NoError(t, emitText(&b, docs))
 		return b.String()
 	}
 	md := func(docs ...*Document) string {
 		var b bytes.Buffer
-		require.NoError(t, WriteMarkdown(&b, docs, MarkdownOptions{}))
+		require.NoError(t, emitMarkdown(&b, docs, MarkdownOptions{}))
 		return b.String()
 	}
 	for _, c := range []struct {

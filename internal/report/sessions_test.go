@@ -42,8 +42,8 @@ func TestSessionsReport(t *testing.T) {
 	assert.False(t, rows["session_e2e.p99"].Gated, "a session figure is never gated")
 
 	var text, md bytes.Buffer
-	require.NoError(t, WriteText(&text, []*Document{d}))
-	require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
 	page := renderHTML(t, d)
 	golden(t, "sessions.txt", text.Bytes())
 	golden(t, "sessions.md", md.Bytes())

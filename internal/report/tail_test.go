@@ -29,8 +29,8 @@ func tailVerdict() *compare.Verdict {
 
 func TestTailGateRendered(t *testing.T) {
 	for name, write := range map[string]func(*bytes.Buffer, *compare.Verdict) error{
-		"text":     func(b *bytes.Buffer, v *compare.Verdict) error { return WriteVerdictText(b, v) },
-		"markdown": func(b *bytes.Buffer, v *compare.Verdict) error { return WriteVerdictMarkdown(b, v) },
+		"text":     func(b *bytes.Buffer, v *compare.Verdict) error { return emitVerdictText(b, v) },
+		"markdown": func(b *bytes.Buffer, v *compare.Verdict) error { return emitVerdictMarkdown(b, v) },
 	} {
 		var b bytes.Buffer
 		require.NoError(t, write(&b, tailVerdict()), name)
@@ -41,6 +41,6 @@ func TestTailGateRendered(t *testing.T) {
 		assert.Contains(t, out, "beyond the baseline's p99 ×1.1", "%s: the reason", name)
 	}
 	var b bytes.Buffer
-	require.NoError(t, WriteVerdictJSON(&b, tailVerdict()))
+	require.NoError(t, emitVerdictJSON(&b, tailVerdict()))
 	assert.Contains(t, b.String(), `"adjusted_share": 0.039`, "the JSON verdict carries the evidence")
 }

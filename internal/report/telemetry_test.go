@@ -242,8 +242,8 @@ func TestTelemetryReport(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.doc(t)
 			var md, text bytes.Buffer
-			require.NoError(t, WriteMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit}))
-			require.NoError(t, WriteText(&text, []*Document{d}))
+			require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit}))
+			require.NoError(t, emitText(&text, []*Document{d}))
 			out := md.String()
 			assert.Equal(t, 2, strings.Count(out, "<details><summary>Engine, GPU and cost</summary>"), "one table per scenario")
 			assert.Equal(t, strings.Count(out, "<details>"), strings.Count(out, "</details>"))
@@ -261,10 +261,10 @@ func TestTelemetryReport(t *testing.T) {
 func TestTelemetryMarkdownLimits(t *testing.T) {
 	d := telemetryCases[0].doc(t)
 	var full bytes.Buffer
-	require.NoError(t, WriteMarkdown(&full, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&full, []*Document{d}, MarkdownOptions{}))
 	require.Contains(t, full.String(), "<details><summary>Engine, GPU and cost</summary>")
 	var cut bytes.Buffer
-	require.NoError(t, WriteMarkdown(&cut, []*Document{d}, MarkdownOptions{Limit: full.Len() - 1}))
+	require.NoError(t, emitMarkdown(&cut, []*Document{d}, MarkdownOptions{Limit: full.Len() - 1}))
 	assert.NotContains(t, cut.String(), "Engine, GPU and cost", "dropped with the other collapsed details")
 	assert.Contains(t, cut.String(), "```mermaid", "the charts stay")
 }

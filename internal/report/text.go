@@ -16,23 +16,23 @@ import (
 // The terminal renderer: a view as plain text, in the spirit of benchstat.
 // Every untrusted text goes through clean (verdictClean).
 
-// WriteVerdictText renders v for a terminal: per scenario a header line and
+// emitVerdictText renders v for a terminal: per scenario a header line and
 // an aligned table of its gates (each side's median with its interval as ±
 // percent, the Hodges-Lehmann change with its interval, the adjusted
 // one-sided p, the tolerance and the outcome), the reasons and warnings
 // that qualify them, the metrics shown but not gated, and the eval suites;
 // then what changed between the two results, the mismatches compared
 // anyway, the run's warnings, and a last line with the verdict.
-func WriteVerdictText(w io.Writer, v *compare.Verdict) error {
+func emitVerdictText(w io.Writer, v *compare.Verdict) error {
 	return writeText(w, verdictView(v))
 }
 
-// WriteText renders docs for a terminal: one document is its verdict's text,
+// emitText renders docs for a terminal: one document is its verdict's text,
 // with each scenario's engine, GPU and cost medians and the telemetry
 // sources that were unavailable (an A/B's opens with a line saying so);
 // several get a section each, headed by the job's title, and a last line
 // with the overall verdict.
-func WriteText(w io.Writer, docs []*Document) error {
+func emitText(w io.Writer, docs []*Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}

@@ -192,7 +192,7 @@ func TestVerdictText(t *testing.T) {
 	for _, c := range verdictCases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteVerdictText(&buf, c.verdict()); err != nil {
+			if err := emitVerdictText(&buf, c.verdict()); err != nil {
 				t.Fatal(err)
 			}
 			lines := strings.Split(strings.TrimRight(buf.String(), "\n"), "\n")
@@ -213,7 +213,7 @@ func TestVerdictMarkdown(t *testing.T) {
 	for _, c := range verdictCases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			if err := WriteVerdictMarkdown(&buf, c.verdict()); err != nil {
+			if err := emitVerdictMarkdown(&buf, c.verdict()); err != nil {
 				t.Fatal(err)
 			}
 			first, _, _ := strings.Cut(buf.String(), "\n")
@@ -226,7 +226,7 @@ func TestVerdictMarkdown(t *testing.T) {
 
 func TestVerdictMarkdownHeadlineWorstChange(t *testing.T) {
 	var buf bytes.Buffer
-	if err := WriteVerdictMarkdown(&buf, regressionVerdict()); err != nil {
+	if err := emitVerdictMarkdown(&buf, regressionVerdict()); err != nil {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(buf.String(), "\n")
@@ -241,7 +241,7 @@ func TestVerdictMarkdownHeadlineWorstChange(t *testing.T) {
 func TestVerdictJSONRoundTrip(t *testing.T) {
 	v := regressionVerdict()
 	var buf bytes.Buffer
-	if err := WriteVerdictJSON(&buf, v); err != nil {
+	if err := emitVerdictJSON(&buf, v); err != nil {
 		t.Fatal(err)
 	}
 	if !json.Valid(buf.Bytes()) {
@@ -283,7 +283,7 @@ func TestVerdictJSONRoundTrip(t *testing.T) {
 		t.Errorf("round trip lost fields: %+v", back)
 	}
 	var again bytes.Buffer
-	if err := WriteVerdictJSON(&again, &back); err != nil {
+	if err := emitVerdictJSON(&again, &back); err != nil {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(buf.Bytes(), again.Bytes()) {
@@ -297,7 +297,7 @@ func TestVerdictEscapesResultText(t *testing.T) {
 	v.Changes = []compare.Difference{{Field: "engine version", Baseline: "v1\x1b[31m", Candidate: "*v2*_[x](y)`"}}
 
 	var md bytes.Buffer
-	if err := WriteVerdictMarkdown(&md, v); err != nil {
+	if err := emitVerdictMarkdown(&md, v); err != nil {
 		t.Fatal(err)
 	}
 	out := md.String()
@@ -313,7 +313,7 @@ func TestVerdictEscapesResultText(t *testing.T) {
 	}
 
 	var text bytes.Buffer
-	if err := WriteVerdictText(&text, v); err != nil {
+	if err := emitVerdictText(&text, v); err != nil {
 		t.Fatal(err)
 	}
 	out = text.String()
@@ -331,7 +331,7 @@ func TestVerdictMarkdownTruncates(t *testing.T) {
 	v := passVerdict()
 	v.Scenarios[0].Name = strings.Repeat("a", 500)
 	var buf bytes.Buffer
-	if err := WriteVerdictMarkdown(&buf, v); err != nil {
+	if err := emitVerdictMarkdown(&buf, v); err != nil {
 		t.Fatal(err)
 	}
 	if want := strings.Repeat("a", verdictMaxShown-1) + "…"; !strings.Contains(buf.String(), want) {
@@ -415,7 +415,7 @@ func (verdictFailingWriter) Write([]byte) (int, error) { return 0, errors.New("d
 
 func TestVerdictWriteErrors(t *testing.T) {
 	for name, write := range map[string]func(io.Writer, *compare.Verdict) error{
-		"text": WriteVerdictText, "markdown": WriteVerdictMarkdown, "json": WriteVerdictJSON,
+		"text": emitVerdictText, "markdown": emitVerdictMarkdown, "json": emitVerdictJSON,
 	} {
 		if err := write(verdictFailingWriter{}, regressionVerdict()); err == nil {
 			t.Errorf("%s: a failed write returned no error", name)

@@ -345,7 +345,7 @@ func TestReportViewGolden(t *testing.T) {
 
 // Media and detail levels: charts are drawn where they can be, markdown's
 // collapsed details have no place elsewhere, and the blocks markdown sheds
-// to fit a limit are the ones WriteMarkdown's documentation names.
+// to fit a limit are the ones emitMarkdown's documentation names.
 func TestViewMediaAndDetail(t *testing.T) {
 	v := buildView([]*Document{documentCases[1].doc()}) // regression, with history
 	type seen struct {

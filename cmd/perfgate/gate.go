@@ -16,6 +16,7 @@ import (
 	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/result"
 )
 
 // gateOptions are perfgate gate's flags, and the system it runs in
@@ -161,51 +162,37 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 	if o.baselineDir != "" {
 		store.Dir = o.baselineDir
 	}
-	g, err := gating.Prepare(cfg, scenarios, store, o.allowMismatch)
-	if err != nil {
-		return err
-	}
+	opts := gating.RunOptions{Store: store, AllowMismatch: o.allowMismatch}
 	if !o.quiet {
-		for _, name := range g.Missing {
-			fmt.Fprintf(stderr, "warning: scenario %s has no baseline in %s: it is measured but not compared\n", name, store.Dir)
-		}
-		// A tolerance within the baseline's own noise fails an unchanged
-		// pull request more often than not: say so before measuring.
-		for _, d := range g.Detect(cfg) {
-			if d.Warn() {
-				fmt.Fprintf(stderr, "warning: %s: %s\n", unconfirmed(d), d.Sentence())
+		opts.Log = stderr
+		opts.Measured = func(res *result.Result) error {
+			if err := report.Summary(stderr, res); err != nil {
+				return err
 			}
+			fmt.Fprintf(stderr, "wrote %s\n\n", o.output)
+			return nil
 		}
-		g.Looks = stderr
 	}
-
-	res, err := execute(ctx, &o.runOptions, cfg, scenarios, g.More)
-	if err != nil {
-		return err
+	measure := func(ctx context.Context, more func(*result.ScenarioResult) bool) (*result.Result, error) {
+		return execute(ctx, &o.runOptions, cfg, scenarios, more)
 	}
-	out.result = o.output
-	if !o.quiet {
-		if err := report.Summary(stderr, res); err != nil {
+	g, err := gating.Run(ctx, cfg, scenarios, measure, opts)
+	if g != nil {
+		out.result = o.output
+	}
+	if g != nil && g.Verdict != nil { // printed even when the document then failed
+		out.verdict = string(g.Verdict.Outcome)
+		if err := writeVerdict(stdout, g.Verdict, o.format); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "wrote %s\n\n", o.output)
-	}
-	v, err := g.Verdict(res)
-	if err != nil {
-		return err
-	}
-	out.verdict = string(v.Outcome)
-	if err := writeVerdict(stdout, v, o.format); err != nil {
-		return err
-	}
-
-	doc, warnings, err := g.Document(v, res)
-	for _, w := range warnings {
-		fmt.Fprintf(stderr, "warning: %v\n", w)
+		for _, w := range g.Warnings {
+			fmt.Fprintf(stderr, "warning: %v\n", w)
+		}
 	}
 	if err != nil {
 		return err
 	}
+	res, doc := g.Result, g.Document
 	doc.Key, doc.Title, doc.Source = key, o.title, gating.Source(o.output, github.NewAction(o.sys.getenv, stderr))
 	err = deliver(ctx, o.sys, doc, o.reportPath, &o.publishOptions, out)
 	// A scenario the server could not keep up with fails the run (exit

@@ -222,19 +222,10 @@ func sayDetectable(cfg *config.Config, design gating.Design, bases map[string]*r
 	for _, d := range policy.Detect(cfg, bases, history) {
 		switch {
 		case d.Warn():
-			fmt.Fprintf(stderr, "warning: %s: %s\n", unconfirmed(d), d.Sentence())
+			fmt.Fprintf(stderr, "warning: %s: %s\n", d.Unconfirmed(), d.Sentence())
 		case stdout != nil:
 			fmt.Fprintf(stdout, "%s\n", d.Sentence())
 		}
 	}
 }
 
-// unconfirmed is how a warning leads for a gate whose tolerance is within
-// its noise: as likely as not to fail an unchanged candidate, or only
-// sometimes.
-func unconfirmed(d gating.Detectability) string {
-	if d.Likely() {
-		return "an unchanged candidate may fail this gate"
-	}
-	return "an unchanged candidate is unlikely to pass"
-}

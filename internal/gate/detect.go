@@ -510,3 +510,13 @@ func ceilSig(x float64, digits int) float64 {
 	scale := math.Pow(10, float64(digits)-math.Ceil(math.Log10(x)))
 	return math.Ceil(x*scale-1e-9) / scale
 }
+
+// Unconfirmed says what a warned gate risks, in words: "an unchanged
+// candidate may fail this gate" when failing is likely, else "an unchanged
+// candidate is unlikely to pass".
+func (d Detectability) Unconfirmed() string {
+	if d.Likely() {
+		return "an unchanged candidate may fail this gate"
+	}
+	return "an unchanged candidate is unlikely to pass"
+}

@@ -228,4 +228,3 @@ func sayDetectable(cfg *config.Config, design gating.Design, bases map[string]*r
 		}
 	}
 }
-

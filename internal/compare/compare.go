@@ -13,6 +13,7 @@ import (
 	"golang.org/x/perf/benchmath"
 
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/stat"
@@ -198,6 +199,13 @@ func Compare(baselines []*result.Result, candidate *result.Result, o Options) (*
 				return nil, fmt.Errorf("baseline scenario %s: %w%s", p.base.Name, baseErr, unavailable(p.baseRes, m))
 			}
 			if candErr != nil {
+				if m.Subset != "" {
+					// Its requests of that kind produced nothing to time
+					// (each failed, or answered wrong), or it sent none:
+					// the candidate's run failed, not the comparison's
+					// input.
+					return nil, exit.RunError(fmt.Errorf("candidate scenario %s: %w", p.cand.Name, candErr))
+				}
 				return nil, fmt.Errorf("candidate scenario %s: %w%s", p.cand.Name, candErr, unavailable(candidate, m))
 			}
 			if note != "" {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/stat"
 )
@@ -82,6 +83,7 @@ func TestGateSubsetMissingOnTheCandidate(t *testing.T) {
 	}
 	_, err := Compare([]*result.Result{base}, cand, Options{})
 	require.Error(t, err)
+	assert.Equal(t, exit.RunFailed, exit.Code(err), "the candidate's run failed: not bad input")
 	assert.Contains(t, err.Error(), "candidate scenario agents")
 	assert.Contains(t, err.Error(), "no request of the repetition asked for structured output")
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // A subset metric is a metric of some of a repetition's requests, measured
@@ -81,10 +82,11 @@ func subsetTitle(subset string) (string, error) {
 		return strings.Replace(subset, "-", " ", 1), nil
 	case strings.HasPrefix(subset, ModelSubsetPrefix):
 		model := strings.TrimPrefix(subset, ModelSubsetPrefix)
-		if model == "" || len(model) > maxModelName || strings.IndexFunc(model, func(r rune) bool {
-			return unicode.IsSpace(r) || !unicode.IsPrint(r)
-		}) >= 0 {
-			return "", fmt.Errorf("want %s<a model's name, printable, no spaces, at most %d bytes> after %s", ModelSubsetPrefix, maxModelName, SubsetSep)
+		// What a workload line's model may be: any name of at most 256
+		// bytes without control characters (a YAML key with a space is
+		// quoted).
+		if model == "" || len(model) > maxModelName || !utf8.ValidString(model) || strings.IndexFunc(model, unicode.IsControl) >= 0 {
+			return "", fmt.Errorf("want %s<a model's name, at most %d bytes, no control characters> after %s", ModelSubsetPrefix, maxModelName, SubsetSep)
 		}
 		return "model " + model, nil
 	}

@@ -20,6 +20,7 @@ func TestLookupSubset(t *testing.T) {
 		{"e2e.p99.9@model:meta-llama/Llama-3.1-8B", "E2E p99.9 (model meta-llama/Llama-3.1-8B)", "model:meta-llama/Llama-3.1-8B", false},
 		{"decode_throughput@structured", "decode throughput (structured)", "structured", true},
 		{"error_rate@model:sql-lora", "error rate (model sql-lora)", "model:sql-lora", false},
+		{"ttft.p99@model:my lora", "TTFT p99 (model my lora)", "model:my lora", false},
 	} {
 		m, err := Lookup(c.name)
 		require.NoError(t, err, c.name)
@@ -31,7 +32,7 @@ func TestLookupSubset(t *testing.T) {
 	for _, c := range []struct{ name, want string }{
 		{"ttft.p95@vip", `unknown subset "vip"`},
 		{"ttft.p95@model:", "a model's name"},
-		{"ttft.p95@model:a b", "no spaces"},
+		{"ttft.p95@model:a\u0007b", "no control characters"},
 		{"goodput@structured", "a subset (@structured) has the latency statistics"},
 		{"cold_start@free", "not cold_start"},
 		{"kv_cache_peak@free", "not kv_cache_peak"},

@@ -47,9 +47,13 @@ func (s *Suite) Outcomes(path, mode string, answers map[string]*result.Record, g
 				o.ErrorKind = "error"
 			}
 			o.Output, o.OutputTokens, o.Repetition = a.Text, a.OutputTokens, a.Repetition
+		case it.Scorer == "tool_call" && len(a.ToolCalls) == 0:
+			// Text is no call, even text shaped like one.
+			o.Detail = "no tool call: the answer was text"
+			o.Output, o.OutputTokens, o.FinishReason, o.Repetition = a.Text, a.OutputTokens, a.FinishReason, a.Repetition
 		default:
 			text := a.Text
-			if it.Scorer == "tool_call" && len(a.ToolCalls) > 0 {
+			if it.Scorer == "tool_call" {
 				text = CallsText(a.ToolCalls) // the calls are the answer
 			}
 			sc := it.Score(text)

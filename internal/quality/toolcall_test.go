@@ -87,7 +87,7 @@ func TestOutcomesToolCall(t *testing.T) {
 	require.NoError(t, err)
 	answers := map[string]*result.Record{
 		"right": {ID: "right", FinishReason: "tool_calls", ToolCalls: []result.ToolCall{{ID: "c1", Type: "function", Name: "get_time", Arguments: "{}"}}},
-		"text":  {ID: "text", Text: "It is noon.", FinishReason: "stop"},
+		"text":  {ID: "text", Text: `[{"name":"get_time","arguments":{}}]`, FinishReason: "stop"},
 	}
 	r := suite.Outcomes("evals/tools.jsonl", "separate", answers, nil)
 	require.Len(t, r.Items, 2)

@@ -78,6 +78,7 @@ type Aggregator struct {
 	// which has no subsets or sessions of its own.
 	subsets      map[string]*Aggregator
 	defaultModel string
+	coldAdapters []string
 	models       int
 	subsetsCut   int
 	sub          bool

@@ -66,6 +66,14 @@ func (a *Aggregator) WithDefaultModel(name string) *Aggregator {
 	return a
 }
 
+// WithColdAdapters names the adapters the repetition reloaded
+// (cold_adapters): requests to them that were not the first are the
+// warm-adapter subset.
+func (a *Aggregator) WithColdAdapters(names []string) *Aggregator {
+	a.coldAdapters = names
+	return a
+}
+
 // subsetsOf routes a record to the subsets it belongs to: its kind
 // (structured or free) and its model.
 func (a *Aggregator) subsetsOf(r *Record) (kind, model, adapter string) {
@@ -84,7 +92,7 @@ func (a *Aggregator) subsetsOf(r *Record) (kind, model, adapter string) {
 	switch {
 	case r.ColdAdapter:
 		adapter = SubsetColdAdapter
-	case r.Model != "":
+	case r.Model != "" && slices.Contains(a.coldAdapters, r.Model):
 		adapter = SubsetWarmAdapter
 	}
 	return kind, model, adapter

@@ -34,6 +34,8 @@ func TestColdAdaptersAgainstSimulatorTruth(t *testing.T) {
 			r.Model = "sql"
 		case 1:
 			r.Model = "chat"
+		default:
+			r.Model = cfg.Model // the base model, by its name: neither cold nor warm
 		}
 		reqs = append(reqs, r)
 	}
@@ -41,14 +43,15 @@ func TestColdAdaptersAgainstSimulatorTruth(t *testing.T) {
 	require.NoError(t, checkColdAdapters(reqs, target))
 	reloads := 0
 	m := &Measurement{Dispatcher: &Dispatcher{Sender: c}, Repetitions: config.Repetitions{Min: 2, Max: 2}, RunID: "cold",
-		ReloadAdapters: func(ctx context.Context, s Scenario) error {
+		ReloadAdapters: func(ctx context.Context, s Scenario) ([]string, error) {
 			reloads++
-			for _, name := range []string{"chat", "sql"} {
+			names := []string{"chat", "sql"}
+			for _, name := range names {
 				if err := c.ReloadAdapter(ctx, name, target.Adapters[name]); err != nil {
-					return err
+					return nil, err
 				}
 			}
-			return nil
+			return names, nil
 		}}
 	var recs []*result.Record
 	m.OnRecord = func(r *result.Record) { recs = append(recs, r) }
@@ -75,16 +78,21 @@ func TestColdAdaptersAgainstSimulatorTruth(t *testing.T) {
 	for _, sum := range reps {
 		require.Contains(t, sum.Subsets, result.SubsetColdAdapter)
 		require.Contains(t, sum.Subsets, result.SubsetWarmAdapter)
+		assert.Equal(t, 2, sum.Subsets[result.SubsetColdAdapter].Sent)
+		assert.Equal(t, 6, sum.Subsets[result.SubsetWarmAdapter].Sent, "the adapters' 8 requests but the 2 cold; not the base's")
 		coldTTFT, warmTTFT := sum.Subsets[result.SubsetColdAdapter].TTFT, sum.Subsets[result.SubsetWarmAdapter].TTFT
 		assert.GreaterOrEqual(t, coldTTFT.P50, float64(load.Milliseconds()), "a cold request waits for its load")
 		assert.Less(t, warmTTFT.P50, coldTTFT.P50)
 	}
 }
 
-// A cold_adapters workload must name adapters, each with its path.
+// A cold_adapters workload must name an adapter target.adapters lists;
+// other models it names (the base model by name, with target.model auto)
+// are no error.
 func TestCheckColdAdapters(t *testing.T) {
-	target := config.Target{Model: "base", Adapters: map[string]string{"sql": "/a/sql"}}
-	assert.ErrorContains(t, checkColdAdapters([]workload.Request{{Model: "base"}, {}}, target), "names no adapter")
-	assert.ErrorContains(t, checkColdAdapters([]workload.Request{{Model: "sql"}, {Model: "chat"}}, target), "target.adapters does not list: chat")
-	assert.NoError(t, checkColdAdapters([]workload.Request{{Model: "sql"}, {}}, target))
+	target := config.Target{Model: "auto", Adapters: map[string]string{"sql": "/a/sql"}}
+	assert.ErrorContains(t, checkColdAdapters([]workload.Request{{}, {}}, target), "names no model")
+	assert.ErrorContains(t, checkColdAdapters([]workload.Request{{Model: "base"}, {Model: "chat"}}, target),
+		"names no adapter that target.adapters lists (it names base, chat)")
+	assert.NoError(t, checkColdAdapters([]workload.Request{{Model: "sql"}, {Model: "base"}, {}}, target))
 }

@@ -48,10 +48,10 @@ type Plan struct {
 	// requests of one pass keep the prefixes they share. Eval items are
 	// never salted. See SaltSeed.
 	Salt uint64
-	// ColdAdapters marks the first request the plan sends to each adapter
-	// (a workload line's model) as result.Record.ColdAdapter: the
-	// scenario reloaded its adapters just before (cold_adapters).
-	ColdAdapters bool
+	// ColdAdapters are the adapters reloaded just before the plan
+	// (cold_adapters): the first request the plan sends to each is marked
+	// result.Record.ColdAdapter.
+	ColdAdapters []string
 }
 
 // SaltSeed derives the salt of one plan from the run's seed: repetition rep

@@ -12,6 +12,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/workload"
+	"slices"
 )
 
 // SessionErrorKind is the error kind of a session turn that was not sent
@@ -48,7 +49,7 @@ type dispatch struct {
 // adapter, with Plan.ColdAdapters; it is decided when the request is
 // sent, so that the first sent is the cold one.
 func (x *dispatch) firstToAdapter(req *workload.Request) bool {
-	if !x.p.ColdAdapters || req.Model == "" {
+	if req.Model == "" || !slices.Contains(x.p.ColdAdapters, req.Model) {
 		return false
 	}
 	x.coldMu.Lock()
@@ -265,6 +266,8 @@ func (x *dispatch) failRest(ctx context.Context, r reservation, j int, err *clie
 			ScheduledNS: at, SentNS: at, EndNS: at, ITLUS: []int64{},
 			ErrorKind: SessionErrorKind,
 			Error:     fmt.Sprintf("turn %d of session %s failed: %s", failed.Turn, failed.SessionID, err.Error()),
+			// Counted against its kind and model, as a sent turn is.
+			Model: orig.Model, Structured: orig.Structured(),
 		}
 		x.placeInSession(rec, orig, r)
 		x.records <- rec

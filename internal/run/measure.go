@@ -206,9 +206,10 @@ type Measurement struct {
 	// models (result.Repetition.Subsets).
 	Model string
 	// ReloadAdapters, for a scenario with cold_adapters, unloads and loads
-	// again every adapter the scenario's workload names, before each
-	// repetition; an error fails the repetition.
-	ReloadAdapters func(ctx context.Context, s Scenario) error
+	// again the adapters the scenario's workload names that target.adapters
+	// lists, before each repetition, and returns their names; an error
+	// fails the repetition.
+	ReloadAdapters func(ctx context.Context, s Scenario) ([]string, error)
 }
 
 // BrokenError says a repetition failed too many of its requests to count:
@@ -333,12 +334,14 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		if m.ReloadAdapters == nil {
 			return result.Repetition{}, fmt.Errorf("scenario %s: cold_adapters, but nothing reloads them", c.Name)
 		}
-		if err := m.ReloadAdapters(ctx, s); err != nil {
+		names, err := m.ReloadAdapters(ctx, s)
+		if err != nil {
 			return result.Repetition{}, fmt.Errorf("scenario %s repetition %d: cold_adapters: %w", c.Name, rep, err)
 		}
-		plan.ColdAdapters = true
+		plan.ColdAdapters = names
 	}
-	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model)
+	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model).
+		WithColdAdapters(plan.ColdAdapters)
 	var watch *overloadWatch // open loop only: a closed loop follows the server
 	if plan.OpenLoop() {
 		watch = &overloadWatch{}
@@ -416,25 +419,24 @@ func planSeed(seed int64, scenario string, rep int) uint64 {
 }
 
 // checkColdAdapters checks that a cold_adapters scenario's workload names
-// adapters, each listed in target.adapters with its path.
+// at least one adapter target.adapters lists: those are reloaded. Other
+// models it names (the base model by its name, say) are sent as they are,
+// and neither cold nor warm.
 func checkColdAdapters(reqs []workload.Request, t config.Target) error {
-	var named, missing []string
+	var named []string
 	for i := range reqs {
 		m := reqs[i].Model
-		if m == "" || m == t.Model || slices.Contains(named, m) {
+		if m == "" || slices.Contains(named, m) {
 			continue
 		}
-		named = append(named, m)
-		if _, ok := t.Adapters[m]; !ok {
-			missing = append(missing, m)
+		if _, ok := t.Adapters[m]; ok {
+			return nil
 		}
+		named = append(named, m)
 	}
-	switch {
-	case len(named) == 0:
-		return errors.New("names no adapter (no line has a model other than the target's), so there is nothing to reload")
-	case len(missing) > 0:
-		slices.Sort(missing)
-		return fmt.Errorf("names adapters target.adapters does not list: %s (give each its path)", strings.Join(missing, ", "))
+	if len(named) == 0 {
+		return errors.New("names no model (no line has a model), so there is no adapter to reload")
 	}
-	return nil
+	slices.Sort(named)
+	return fmt.Errorf("names no adapter that target.adapters lists (it names %s): give each adapter's path there", strings.Join(named, ", "))
 }

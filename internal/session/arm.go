@@ -236,7 +236,7 @@ func (a *Arm) Round(ctx context.Context, sc run.Scenario, rep int) error {
 		} else if outer.Err() == nil {
 			// Requests that failed as the stack went down: the crash,
 			// not the server's answer to the load.
-			if crash := s.crashBehind(outer); crash != nil {
+			if crash := s.crashBehind(outer, err); crash != nil {
 				err = fmt.Errorf("scenario %s: %w", c.Name, a.named(crash))
 			}
 		}

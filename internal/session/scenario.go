@@ -33,7 +33,7 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.Scena
 			return fmt.Errorf("scenario %s: %w", c.Name, crash)
 		}
 		if err != nil && ctx.Err() == nil {
-			if crash := s.crashBehind(ctx); crash != nil {
+			if crash := s.crashBehind(ctx, err); crash != nil {
 				return fmt.Errorf("scenario %s: %w", c.Name, crash)
 			}
 		}
@@ -259,31 +259,29 @@ type adapterReloader interface {
 }
 
 // reloadAdapters unloads and loads again every adapter sc's workload
-// names (cold_adapters), each from its target.adapters path, in name
-// order.
-func (s *session) reloadAdapters(ctx context.Context, sc run.Scenario) error {
+// names that target.adapters lists (cold_adapters), in name order, and
+// returns their names.
+func (s *session) reloadAdapters(ctx context.Context, sc run.Scenario) ([]string, error) {
 	r, ok := s.client.(adapterReloader)
 	if !ok {
-		return errors.New("this target's client cannot reload adapters")
+		return nil, errors.New("this target's client cannot reload adapters")
 	}
-	for _, name := range workloadAdapters(sc.Requests, s.cfg.Target.Model) {
-		path, ok := s.cfg.Target.Adapters[name]
-		if !ok {
-			return fmt.Errorf("the workload names model %s, which target.adapters does not list: give its path, or leave it out of the workload", name)
-		}
-		if err := r.ReloadAdapter(ctx, name, path); err != nil {
-			return err
+	names := listedAdapters(sc.Requests, s.cfg.Target.Adapters)
+	for _, name := range names {
+		if err := r.ReloadAdapter(ctx, name, s.cfg.Target.Adapters[name]); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return names, nil
 }
 
-// workloadAdapters are the models reqs name other than the target's, each
-// once, sorted.
-func workloadAdapters(reqs []workload.Request, target string) []string {
+// listedAdapters are the models reqs name that adapters lists, each once,
+// sorted.
+func listedAdapters(reqs []workload.Request, adapters map[string]string) []string {
 	var names []string
 	for i := range reqs {
-		if m := reqs[i].Model; m != "" && m != target && !slices.Contains(names, m) {
+		m := reqs[i].Model
+		if _, ok := adapters[m]; ok && !slices.Contains(names, m) {
 			names = append(names, m)
 		}
 	}

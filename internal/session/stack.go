@@ -412,9 +412,19 @@ func (s *session) detail(format string, args ...any) {
 // repetition that failed because the server was going down reports the
 // crash, not the server's failure under load; an external stack, whose
 // process perfgate cannot see, is never waited for.
-func (s *session) crashBehind(ctx context.Context) *stack.CrashError {
-	if s.inst == nil || s.cfg.Stack.Kind == config.StackExternal {
+func (s *session) crashBehind(ctx context.Context, err error) *stack.CrashError {
+	if s.inst == nil || s.cfg.Stack.Kind == config.StackExternal || !requestsFailed(err) {
 		return nil
 	}
 	return stack.ExitedWithin(ctx, s.inst, stack.ExitGrace)
+}
+
+// requestsFailed says err is a warm-up's or a repetition's verdict on
+// failed requests, which a stack going down causes: other errors are not
+// waited on.
+func requestsFailed(err error) bool {
+	var broken *run.BrokenError
+	var failing *run.FailingError
+	var unsteady *run.UnsteadyError
+	return errors.As(err, &broken) || errors.As(err, &failing) || errors.As(err, &unsteady)
 }

@@ -135,15 +135,20 @@ func (e *engine) evict(name string) {
 	e.evictMu.Unlock()
 }
 
-// applyEvictions removes the unloaded adapters from their slots.
+// applyEvictions removes the unloaded adapters from their slots; one that
+// running requests still use keeps its slot until they end.
 func (e *engine) applyEvictions() {
 	e.evictMu.Lock()
-	ev := e.evictions
-	e.evictions = nil
-	e.evictMu.Unlock()
-	for _, name := range ev {
+	defer e.evictMu.Unlock()
+	keep := e.evictions[:0]
+	for _, name := range e.evictions {
+		if slices.ContainsFunc(e.running, func(s *seq) bool { return s.adapter == name }) {
+			keep = append(keep, name)
+			continue
+		}
 		e.loras = slices.DeleteFunc(e.loras, func(n string) bool { return n == name })
 	}
+	e.evictions = keep
 }
 
 func newEngine(cfg Config, start time.Time, m *metrics) *engine {

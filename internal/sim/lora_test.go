@@ -148,3 +148,36 @@ func TestLoraRuntimeLoadAndUnload(t *testing.T) {
 	assert.True(t, recs["cold"].AdapterLoaded, "the first request after a reload loads the adapter again")
 	assert.False(t, recs["warm-3"].AdapterLoaded)
 }
+
+// Unloading an adapter a request is still decoding with does not free
+// its slot under it: with one slot, another adapter's request waits for
+// that request to end, as with no unload.
+func TestLoraUnloadKeepsABusySlot(t *testing.T) {
+	cfg := testConfig()
+	cfg.Loras, cfg.MaxLoras, cfg.LoraLoad = []string{"sql", "chat"}, 1, 0
+	s := startSim(t, cfg)
+	long := chatBody(4, 400, true) // 400 steps of 2 ms: still running when the others end
+	long["model"] = "sql"
+	resp := post(t, context.Background(), s.URL()+"/v1/chat/completions", "long", long)
+	buf := make([]byte, 1)
+	_, err := resp.Body.Read(buf)
+	require.NoError(t, err)
+	unload := post(t, context.Background(), s.URL()+"/v1/unload_lora_adapter", "", map[string]string{"lora_name": "sql"})
+	require.Equal(t, http.StatusOK, unload.StatusCode)
+	unload.Body.Close()
+	assert.Equal(t, http.StatusOK, loraChat(t, s.Server, "to-chat", "chat"))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	recs := s.records(t)
+	assert.Greater(t, recs["to-chat"].FirstTokenNS, recs["long"].EndNS-int64(4*time.Millisecond),
+		"chat waited for sql's running request although sql was unloaded")
+}
+
+// An item expecting parallel calls is refused: the simulator answers with
+// one call, which the scorer would grade wrong against a truth of right.
+func TestAnswersRefuseParallelCalls(t *testing.T) {
+	_, err := ReadAnswers(strings.NewReader(`{"id":"p","prompt":"both","tools":[{"type":"function","function":{"name":"a"}},{"type":"function","function":{"name":"b"}}],"scorer":"tool_call","expected":[{"name":"a","arguments":{}},{"name":"b","arguments":{}}]}`), "evals/p.jsonl")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "evals/p.jsonl:1")
+	assert.Contains(t, err.Error(), "expects 2 calls in parallel")
+}

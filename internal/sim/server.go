@@ -275,6 +275,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 	var g generation
 	wrong := req.constrained() && structuredWrong(s.cfg.StructuredErrorRate, s.cfg.Seed, req.promptText)
 	ans, toolItem := s.toolAnswer(req)
+	if toolItem {
+		wrong = false // an eval item's answer is right or wrong by --accuracy, not cut
+	}
 	switch {
 	case toolItem && ans.call != nil:
 		// A function-calling eval item answered right: its expected call.

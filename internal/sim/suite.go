@@ -274,6 +274,9 @@ func rightCall(expected json.RawMessage) (string, *toolCall, error) {
 	if len(calls) == 0 || calls[0].Name == "" {
 		return "", nil, errors.New("expected: want a call with a name")
 	}
+	if len(calls) > 1 {
+		return "", nil, fmt.Errorf("expects %d calls in parallel; perfgate sim answers with one call", len(calls))
+	}
 	text, err := json.Marshal(calls)
 	if err != nil {
 		return "", nil, err

@@ -8,6 +8,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/perfgate/perfgate/internal/result"
+	"unicode/utf8"
 )
 
 // vLLM's LoRA gauge, vllm:lora_requests_info: one series per combination
@@ -87,7 +88,11 @@ func adapterNames(v string) []string {
 	for name := range strings.SplitSeq(v, ",") {
 		name = strings.TrimSpace(name)
 		if len(name) > maxAdapterName {
-			name = name[:maxAdapterName]
+			n := maxAdapterName
+			for n > 0 && !utf8.RuneStart(name[n]) {
+				n-- // cut on a rune, or JSON would turn the rest into U+FFFD and lengthen it
+			}
+			name = name[:n]
 		}
 		if name != "" && !slices.Contains(out, name) {
 			out = append(out, name)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"unicode/utf8"
 )
 
 // loraPage is a vLLM page whose LoRA gauge has an older state and the
@@ -49,17 +50,20 @@ func TestEngineWindowLoRABounded(t *testing.T) {
 	for i := range 100 {
 		names = append(names, fmt.Sprintf("a%d", i))
 	}
-	long := strings.Repeat("x", 1000)
+	long := strings.Repeat("é", 500) // 1000 bytes of two-byte runes: cut on a rune
 	p := parseText(t, fmt.Sprintf(`# TYPE vllm:lora_requests_info gauge
 vllm:lora_requests_info{max_lora="-3",running_lora_adapters=%q,waiting_lora_adapters=""} 5
-`, strings.Join(append(names, long), ",")))
+`, strings.Join(append([]string{long}, names...), ",")))
 	w := window(t, p)
 	l := w.Summary(0, false).LoRA
 	require.NotNil(t, l)
 	assert.Nil(t, l.MaxLoras)
 	assert.Len(t, l.Adapters, maxAdapterNames)
 	assert.True(t, l.AdaptersCut)
+	require.NotEmpty(t, l.Adapters)
+	assert.Equal(t, strings.Repeat("é", maxAdapterName/2), l.Adapters[0], "the long name, cut to 256 bytes on a rune")
 	for _, n := range l.Adapters {
 		assert.LessOrEqual(t, len(n), maxAdapterName)
+		assert.True(t, utf8.ValidString(n), n)
 	}
 }

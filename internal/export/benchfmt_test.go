@@ -16,6 +16,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/result/resulttest"
 )
 
 // benchfmtResult is a result of 2 scenarios × 3 repetitions whose values
@@ -23,10 +24,10 @@ import (
 // against the wrong unit or line is caught.
 func benchfmtResult() *result.Result {
 	mk := func(i int, scale float64) result.Repetition {
-		r := benchRep(i, 30*scale+float64(i))
-		r.TPOT = benchStats(14*scale + 0.25*float64(i))
-		r.ITL = benchStats(13.5*scale + 0.5*float64(i))
-		r.E2E = benchStats(2500*scale + 7*float64(i))
+		r := resulttest.Rep(i, 30*scale+float64(i))
+		r.TPOT = resulttest.Stats(14*scale + 0.25*float64(i))
+		r.ITL = resulttest.Stats(13.5*scale + 0.5*float64(i))
+		r.E2E = resulttest.Stats(2500*scale + 7*float64(i))
 		r.OutputThroughput = 1600/scale + float64(i)
 		r.InputThroughput = 2400/scale + 3*float64(i)
 		r.PrefillThroughput = new(9000/scale + 5*float64(i))
@@ -400,7 +401,7 @@ func TestBenchfmtTelemetry(t *testing.T) {
 	r := benchfmtResult()
 	reps := r.Scenarios[0].Repetitions
 	for i := range reps {
-		reps[i] = withTelemetry(reps[i], float64(i))
+		reps[i] = resulttest.WithTelemetry(reps[i], float64(i))
 		reps[i].Engine.WaitingPeak = nil // an engine with no queue gauge
 		reps[i].Cost.USDPerMOutputGoodput, reps[i].Cost.USDPerMInputGoodput = nil, nil
 	}
@@ -450,20 +451,6 @@ func TestBenchfmtTelemetry(t *testing.T) {
 	assert.NotContains(t, string(out), "waiting-peak-count", "the engine reported no queue")
 }
 
-// benchStats is a distribution around base, as a repetition's would be.
-func benchStats(base float64) result.Stats {
-	return result.Stats{Count: 100, Mean: base, Min: base / 2, P50: base, P90: base * 1.5, P95: base * 1.7, P99: base * 2, P999: base * 2.5, Max: base * 3}
-}
-
-// benchRep is repetition i of a hundred requests, TTFT around ttft.
-func benchRep(i int, ttft float64) result.Repetition {
-	return result.Repetition{
-		Index: i, Duration: 12.5, Sent: 100, Completed: 100, TokensFrom: "usage",
-		RequestThroughput: 8 + float64(i), OutputThroughput: 1600, InputThroughput: 2400, Goodput: 7, Concurrency: 7.9,
-		TTFT: benchStats(ttft), TPOT: benchStats(14), ITL: benchStats(13.5), E2E: benchStats(2500),
-	}
-}
-
 // The benchfmt export writes the result's percentiles, p99.99 among them,
 // and only those.
 func TestBenchfmtConfiguredPercentiles(t *testing.T) {
@@ -488,20 +475,4 @@ func TestBenchfmtConfiguredPercentiles(t *testing.T) {
 		_, ok = res.Value("ttft-p90-sec")
 		assert.False(t, ok, "p90 was not listed")
 	}
-}
-
-// withTelemetry gives r engine, GPU and cost figures that grow with k.
-func withTelemetry(r result.Repetition, k float64) result.Repetition {
-	f := func(v float64) *float64 { return &v }
-	r.Engine = &result.EngineTelemetry{Adapter: "vllm", Scrapes: 25,
-		KVCachePeak: f(0.80 + 0.02*k), KVCacheMean: f(0.60 + 0.01*k), PrefixCacheHitRate: f(0.40 + 0.05*k),
-		RunningPeak: f(16), WaitingPeak: f(3 + k), Preemptions: f(2 + k),
-		ServerTTFT:     &result.ServerLatency{Count: 100, Mean: 28 + k, P50: 27, P90: 40, P99: 60},
-		TTFTOverheadMS: f(3 + 0.5*k)}
-	r.GPU = &result.GPUTelemetry{Source: "nvml", Interval: 0.5, Samples: 25,
-		MemoryPeakMiB: 40000 + 500*k, MemoryTotalMiB: 81559, UtilizationMean: f(0.90 + 0.01*k),
-		PowerMeanW: f(600 + 10*k), EnergyJ: f(7500 + 125*k), EnergyPerToken: f(0.40 + 0.01*k), TokensPerJoule: f(2.5 - 0.05*k)}
-	r.Cost = &result.Cost{USDPerMOutput: 0.35 + 0.01*k, USDPerMInput: f(0.12 + 0.005*k),
-		USDPerMOutputGoodput: f(0.40 + 0.01*k), USDPerMInputGoodput: f(0.15 + 0.005*k)}
-	return r
 }

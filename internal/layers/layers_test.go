@@ -31,6 +31,8 @@ var layer = map[string]int{
 	"internal/metric": 1, "internal/httpguard": 1, "internal/sim": 1,
 	// 2: the result file, what every stage reads and writes.
 	"internal/result": 2,
+	// 3 (see also below): result fixtures for tests.
+	"internal/result/resulttest": 3,
 	// 3: the workload format and the capacity search's arithmetic.
 	"internal/workload": 3, "internal/capacity": 3, "internal/frontier": 3,
 	// 4: the config, the HTTP client, the importers.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/result/resulttest"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -34,17 +35,9 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func stats(base float64) result.Stats {
-	return result.Stats{Count: 100, Mean: base, Min: base / 2, P50: base, P90: base * 1.5, P95: base * 1.7, P99: base * 2, P999: base * 2.5, Max: base * 3}
-}
+func stats(base float64) result.Stats { return resulttest.Stats(base) }
 
-func rep(i int, ttft float64) result.Repetition {
-	return result.Repetition{
-		Index: i, Duration: 12.5, Sent: 100, Completed: 100, TokensFrom: "usage",
-		RequestThroughput: 8 + float64(i), OutputThroughput: 1600, InputThroughput: 2400, Goodput: 7, Concurrency: 7.9,
-		TTFT: stats(ttft), TPOT: stats(14), ITL: stats(13.5), E2E: stats(2500),
-	}
-}
+func rep(i int, ttft float64) result.Repetition { return resulttest.Rep(i, ttft) }
 
 func TestSummaryGolden(t *testing.T) {
 	// The closed-loop scenario has prefill and decode throughput; the

@@ -14,6 +14,7 @@ import (
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/result/resulttest"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -23,17 +24,7 @@ func fptr(v float64) *float64 { return &v }
 // it, every figure growing with k, so that a median is the figure of the
 // middle k.
 func withTelemetry(r result.Repetition, k float64) result.Repetition {
-	r.Engine = &result.EngineTelemetry{Adapter: "vllm", Scrapes: 25,
-		KVCachePeak: fptr(0.80 + 0.02*k), KVCacheMean: fptr(0.60 + 0.01*k), PrefixCacheHitRate: fptr(0.40 + 0.05*k),
-		RunningPeak: fptr(16), WaitingPeak: fptr(3 + k), Preemptions: fptr(2 + k),
-		ServerTTFT:     &result.ServerLatency{Count: 100, Mean: 28 + k, P50: 27, P90: 40, P99: 60},
-		TTFTOverheadMS: fptr(3 + 0.5*k)}
-	r.GPU = &result.GPUTelemetry{Source: "nvml", Interval: 0.5, Samples: 25,
-		MemoryPeakMiB: 40000 + 500*k, MemoryTotalMiB: 81559, UtilizationMean: fptr(0.90 + 0.01*k),
-		PowerMeanW: fptr(600 + 10*k), EnergyJ: fptr(7500 + 125*k), EnergyPerToken: fptr(0.40 + 0.01*k), TokensPerJoule: fptr(2.5 - 0.05*k)}
-	r.Cost = &result.Cost{USDPerMOutput: 0.35 + 0.01*k, USDPerMInput: fptr(0.12 + 0.005*k),
-		USDPerMOutputGoodput: fptr(0.40 + 0.01*k), USDPerMInputGoodput: fptr(0.15 + 0.005*k)}
-	return r
+	return resulttest.WithTelemetry(r, k)
 }
 
 func TestSummaryTelemetry(t *testing.T) {

@@ -125,7 +125,7 @@ func runCompare(o compareOptions, stdout, stderr io.Writer) error {
 	// alpha split across the scenarios with gates, Holm within each.
 	v, err := gating.Compare(bases, cand, opts)
 	if err != nil {
-		return exit.UsageError(err)
+		return exit.UsageUnlessCoded(err)
 	}
 	if err := writeVerdict(stdout, v, o.format); err != nil {
 		return err

@@ -126,7 +126,7 @@ func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
 			d, err = compareResult(p, o)
 		}
 		if err != nil {
-			return nil, exit.UsageError(err)
+			return nil, exit.UsageUnlessCoded(err)
 		}
 		docs = append(docs, d)
 	}

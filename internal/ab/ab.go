@@ -338,7 +338,7 @@ func Run(ctx context.Context, baseCfg, candCfg *config.Config, baseScenarios, ca
 	}
 	v, err := r.seq.Final([]*result.Result{baseRes}, candRes, o.AllowMismatch)
 	if err != nil {
-		return nil, exit.UsageError(err)
+		return nil, exit.UsageUnlessCoded(err)
 	}
 	return &Outcome{Base: baseRes, Candidate: candRes, Verdict: v}, nil
 }

@@ -33,6 +33,17 @@ func WithCode(code int, err error) error {
 // UsageError marks err as bad input (exit 2).
 func UsageError(err error) error { return WithCode(Usage, err) }
 
+// UsageUnlessCoded is err as a usage error (exit 2), unless it already
+// carries a code (a comparison that found the candidate's run failed
+// says exit 3 itself): what a refused comparison returns.
+func UsageUnlessCoded(err error) error {
+	var e *Error
+	if err == nil || errors.As(err, &e) {
+		return err
+	}
+	return UsageError(err)
+}
+
 // RunError marks err as a failed run (exit 3).
 func RunError(err error) error { return WithCode(RunFailed, err) }
 

@@ -106,3 +106,17 @@ func TestOutcomeError(t *testing.T) {
 		}
 	}
 }
+
+// A refused comparison is bad input (exit 2) unless it already says what
+// it was: a candidate's failed run stays exit 3.
+func TestUsageUnlessCoded(t *testing.T) {
+	if got := Code(UsageUnlessCoded(errors.New("mismatch"))); got != Usage {
+		t.Errorf("plain error: exit %d, want %d", got, Usage)
+	}
+	if got := Code(UsageUnlessCoded(fmt.Errorf("compare: %w", RunError(errors.New("nothing timed"))))); got != RunFailed {
+		t.Errorf("a run's error: exit %d, want %d", got, RunFailed)
+	}
+	if UsageUnlessCoded(nil) != nil {
+		t.Error("nil is nil")
+	}
+}

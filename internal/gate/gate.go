@@ -143,12 +143,8 @@ func (g *Gate) BaselinesOf(res *result.Result) []*result.Result {
 // exit.UsageError.
 func (g *Gate) Verdict(res *result.Result) (*compare.Verdict, error) {
 	v, err := g.Sequential.Final(g.BaselinesOf(res), res, g.AllowMismatch)
-	var coded *exit.Error
-	if err != nil && errors.As(err, &coded) {
-		return nil, err // the comparison said what it was (a failed run's, say)
-	}
 	if err != nil {
-		return nil, exit.UsageError(err)
+		return nil, exit.UsageUnlessCoded(err)
 	}
 	return v, nil
 }

@@ -44,6 +44,7 @@ func TestRun(t *testing.T) {
 		Measured: func(r *result.Result) error { seen = r; return nil }})
 	require.NoError(t, err)
 	assert.True(t, looked, "the measure asked the sequential look")
+	assert.Contains(t, log.String(), "look at 3 repetitions", "the look was taken, not an error")
 	assert.Same(t, out.Result, seen, "Measured sees the result before the verdict")
 	assert.Equal(t, stat.Regression, out.Verdict.Outcome)
 	require.NotNil(t, out.Document)

@@ -15,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/httpguard"
+	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
@@ -426,5 +427,6 @@ func requestsFailed(err error) bool {
 	var broken *run.BrokenError
 	var failing *run.FailingError
 	var unsteady *run.UnsteadyError
-	return errors.As(err, &broken) || errors.As(err, &failing) || errors.As(err, &unsteady)
+	var evals *quality.FailedError
+	return errors.As(err, &broken) || errors.As(err, &failing) || errors.As(err, &unsteady) || errors.As(err, &evals)
 }

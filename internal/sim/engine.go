@@ -30,6 +30,9 @@ type seq struct {
 	// loadedAdapter is set when its admission loaded the adapter.
 	adapter       string
 	loadedAdapter atomic.Bool
+	// adapterGen is the generation of its adapter it decodes with (step
+	// loop only): an unload starts a new one.
+	adapterGen int
 
 	// accepted is closed by the step loop once it has taken the request in,
 	// after setting fail.
@@ -116,15 +119,25 @@ type engine struct {
 	running []*seq
 	kvUsed  int
 	plan    []time.Duration // every step's modelled duration, when cfg.recordSteps
-	// loras are the resident adapters, least recently used first;
-	// loading is the load time the next step pays.
-	loras   []string
+	// loras are the slots' adapters, least recently used first, each of
+	// the generation it was loaded at (gens: an unload starts a new
+	// generation, so a slot of an older one serves no new request but is
+	// held until its running requests end); loading is the load time the
+	// next step pays.
+	loras   []loraSlot
+	gens    map[string]int
 	loading time.Duration
 
-	// evictions are adapters unloaded at run time, which leave their
-	// slots at the next admission (evict).
+	// evictions are adapters unloaded at run time, which start a new
+	// generation at the next admission (evict).
 	evictMu   sync.Mutex
 	evictions []string
+}
+
+// loraSlot is an adapter in a slot, of one generation.
+type loraSlot struct {
+	name string
+	gen  int
 }
 
 // evict makes adapter name leave its slot before the next admission: it
@@ -135,20 +148,19 @@ func (e *engine) evict(name string) {
 	e.evictMu.Unlock()
 }
 
-// applyEvictions removes the unloaded adapters from their slots; one that
-// running requests still use keeps its slot until they end.
+// applyEvictions starts a new generation of each unloaded adapter: its
+// slot serves no new request, and is freed once its running requests end.
 func (e *engine) applyEvictions() {
 	e.evictMu.Lock()
-	defer e.evictMu.Unlock()
-	keep := e.evictions[:0]
-	for _, name := range e.evictions {
-		if slices.ContainsFunc(e.running, func(s *seq) bool { return s.adapter == name }) {
-			keep = append(keep, name)
-			continue
+	ev := e.evictions
+	e.evictions = nil
+	e.evictMu.Unlock()
+	for _, name := range ev {
+		if e.gens == nil {
+			e.gens = map[string]int{}
 		}
-		e.loras = slices.DeleteFunc(e.loras, func(n string) bool { return n == name })
+		e.gens[name]++
 	}
-	e.evictions = keep
 }
 
 func newEngine(cfg Config, start time.Time, m *metrics) *engine {
@@ -343,20 +355,22 @@ func (e *engine) adapterSlot(s *seq) bool {
 	if s.adapter == "" {
 		return true
 	}
-	if i := slices.Index(e.loras, s.adapter); i >= 0 {
-		e.loras = append(slices.Delete(e.loras, i, i+1), s.adapter)
+	want := loraSlot{s.adapter, e.gens[s.adapter]}
+	s.adapterGen = want.gen
+	if i := slices.Index(e.loras, want); i >= 0 {
+		e.loras = append(slices.Delete(e.loras, i, i+1), want)
 		return true
 	}
 	if len(e.loras) >= e.cfg.MaxLoras {
-		victim := slices.IndexFunc(e.loras, func(name string) bool {
-			return !slices.ContainsFunc(e.running, func(r *seq) bool { return r.adapter == name })
+		victim := slices.IndexFunc(e.loras, func(l loraSlot) bool {
+			return !slices.ContainsFunc(e.running, func(r *seq) bool { return r.adapter == l.name && r.adapterGen == l.gen })
 		})
 		if victim < 0 {
 			return false
 		}
 		e.loras = slices.Delete(e.loras, victim, victim+1)
 	}
-	e.loras = append(e.loras, s.adapter)
+	e.loras = append(e.loras, want)
 	e.loading += e.cfg.LoraLoad
 	s.loadedAdapter.Store(true)
 	return true

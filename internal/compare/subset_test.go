@@ -19,7 +19,7 @@ import (
 func subsetResult(r *rand.Rand, freeGap, structGap float64, gates ...result.Gate) *result.Result {
 	s := result.ScenarioResult{Name: "agents", WorkloadHash: "sha256:w", Load: result.Load{Type: "closed", Concurrency: 4}, Gates: gates}
 	for i := range 8 {
-		a := result.NewAggregator(result.SLO{}, false, 0)
+		a := result.NewAggregator(result.SLO{}, false, 0).WithSubsets(true, false)
 		for k := range 60 {
 			structured := k%2 == 0
 			gap := freeGap

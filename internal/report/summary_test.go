@@ -127,7 +127,7 @@ func TestSummaryOfAnABArm(t *testing.T) {
 // shows no table.
 func TestSummarySubsetTable(t *testing.T) {
 	rep := func(index int, structGap int64) result.Repetition {
-		a := result.NewAggregator(result.SLO{}, false, 0)
+		a := result.NewAggregator(result.SLO{}, false, 0).WithSubsets(true, true)
 		for k := range 20 {
 			ms := int64(time.Millisecond)
 			r := &result.Record{FirstTokenNS: 10 * ms, OutputTokens: 5, TokensFrom: "usage", Structured: k%2 == 0}

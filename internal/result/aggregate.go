@@ -77,6 +77,8 @@ type Aggregator struct {
 	// models past MaxModelSubsets. sub marks a subset's own aggregator,
 	// which has no subsets or sessions of its own.
 	subsets      map[string]*Aggregator
+	kindSubsets  bool // structured and free (WithSubsets)
+	modelSubsets bool // one per model (WithSubsets)
 	defaultModel string
 	coldAdapters []string
 	models       int
@@ -109,7 +111,7 @@ func (a *Aggregator) record(name string, us int64) {
 
 // Add folds one request's record into the summary.
 func (a *Aggregator) Add(r *Record) {
-	if !a.sub {
+	if !a.sub && (a.kindSubsets || a.modelSubsets || len(a.coldAdapters) > 0) {
 		a.addSubsets(r)
 	}
 	if r.Session != "" && !a.sub {

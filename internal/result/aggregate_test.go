@@ -236,3 +236,21 @@ func TestPrefillAndDecodeThroughput(t *testing.T) {
 		t.Errorf("with no completed request: PrefillThroughput %v, DecodeThroughput %v, want nil (not measured, not 0)", rep.PrefillThroughput, rep.DecodeThroughput)
 	}
 }
+
+// BenchmarkAggregatorAdd is the cost of folding one record of 101 tokens:
+// into the whole only, and with kind and model subsets measured too.
+func BenchmarkAggregatorAdd(b *testing.B) {
+	for _, c := range []struct {
+		name          string
+		kinds, models bool
+	}{{"whole", false, false}, {"subsets", true, true}} {
+		b.Run(c.name, func(b *testing.B) {
+			r := rec(0, 30, 10, 101)
+			r.Model = "sql"
+			a := NewAggregator(SLO{}, false, 0).WithSubsets(c.kinds, c.models)
+			for range b.N {
+				a.Add(r)
+			}
+		})
+	}
+}

@@ -54,6 +54,17 @@ type Subset struct {
 	Histograms map[string][]byte `json:"histograms,omitempty"`
 }
 
+// WithSubsets says which subsets the repetition can have: kinds when its
+// requests ask for structured output (structured, and free beside it),
+// models when they go to two or more models. Without them (and without
+// WithColdAdapters) a record is folded into the whole only: measuring
+// subsets triples the work a record costs, spent for nothing where the
+// summary would keep none.
+func (a *Aggregator) WithSubsets(kinds, models bool) *Aggregator {
+	a.kindSubsets, a.modelSubsets = kinds, models
+	return a
+}
+
 // DefaultModel names the model of the requests whose workload line names
 // none, in model subsets, when the target names none either.
 const DefaultModel = "(default)"
@@ -77,11 +88,15 @@ func (a *Aggregator) WithColdAdapters(names []string) *Aggregator {
 // subsetsOf routes a record to the subsets it belongs to: its kind
 // (structured or free) and its model.
 func (a *Aggregator) subsetsOf(r *Record) (kind, model, adapter string) {
-	kind = SubsetFree
-	if r.Structured {
+	switch {
+	case !a.kindSubsets:
+	case r.Structured:
 		kind = SubsetStructured
+	default:
+		kind = SubsetFree
 	}
 	switch {
+	case !a.modelSubsets:
 	case r.Model != "":
 		model = metric.ModelSubset(r.Model)
 	case a.defaultModel != "":

@@ -14,7 +14,7 @@ import (
 // models, measures each apart: counts, latencies and throughputs of each
 // subset are its own requests', and the metrics of a subset read them.
 func TestAggregatorSubsets(t *testing.T) {
-	a := NewAggregator(SLO{}, false, 0).WithDefaultModel("base")
+	a := NewAggregator(SLO{}, false, 0).WithSubsets(true, true).WithDefaultModel("base")
 	// 20 structured requests to adapter sql: TTFT 100 ms, tokens 20 ms
 	// apart; 30 free ones to the base: TTFT 10 ms, tokens 5 ms apart.
 	for range 20 {
@@ -73,7 +73,7 @@ func TestAggregatorSubsets(t *testing.T) {
 // the subset, and results do not carry it twice. All-structured keeps the
 // structured subset, so that a gate on it finds it.
 func TestAggregatorSubsetsOnlyWhereTheyDiffer(t *testing.T) {
-	free := NewAggregator(SLO{}, false, 0)
+	free := NewAggregator(SLO{}, false, 0).WithSubsets(true, true)
 	for range 10 {
 		r := rec(0, 10, 5, 4)
 		r.Model = "sql"
@@ -81,7 +81,7 @@ func TestAggregatorSubsetsOnlyWhereTheyDiffer(t *testing.T) {
 	}
 	assert.Nil(t, free.Summary(1).Subsets)
 
-	structured := NewAggregator(SLO{}, false, 0)
+	structured := NewAggregator(SLO{}, false, 0).WithSubsets(true, true)
 	for range 10 {
 		r := rec(0, 10, 5, 4)
 		r.Structured = true
@@ -96,7 +96,7 @@ func TestAggregatorSubsetsOnlyWhereTheyDiffer(t *testing.T) {
 
 // Models past MaxModelSubsets are counted in the whole only, and said so.
 func TestAggregatorModelSubsetsBounded(t *testing.T) {
-	a := NewAggregator(SLO{}, false, 0)
+	a := NewAggregator(SLO{}, false, 0).WithSubsets(true, true)
 	for i := range MaxModelSubsets + 5 {
 		r := rec(0, 10, 5, 4)
 		r.Model = fmt.Sprintf("lora-%d", i)
@@ -111,7 +111,7 @@ func TestAggregatorModelSubsetsBounded(t *testing.T) {
 // A result whose subsets cannot be true is refused, with the field.
 func TestValidateSubsets(t *testing.T) {
 	base := func() Repetition {
-		a := NewAggregator(SLO{}, false, 0)
+		a := NewAggregator(SLO{}, false, 0).WithSubsets(true, true)
 		for i := range 4 {
 			r := rec(0, 10, 5, 4)
 			r.Structured = i%2 == 0
@@ -151,7 +151,7 @@ func validateRep(r *Repetition) error {
 // A subset none of whose requests was timed (every structured answer
 // wrong, as llama.cpp gives without --jinja) has no latency, not one of 0.
 func TestSubsetNothingTimed(t *testing.T) {
-	a := NewAggregator(SLO{}, false, 0)
+	a := NewAggregator(SLO{}, false, 0).WithSubsets(true, true)
 	for i := range 6 {
 		r := rec(0, 10, 5, 4)
 		if i%2 == 0 {

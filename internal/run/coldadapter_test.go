@@ -96,3 +96,24 @@ func TestCheckColdAdapters(t *testing.T) {
 		"names no adapter that target.adapters lists (it names base, chat)")
 	assert.NoError(t, checkColdAdapters([]workload.Request{{Model: "sql"}, {Model: "base"}, {}}, target))
 }
+
+// A repetition measures subsets only where its requests can have some:
+// kinds with a structured request among them, models with two or more
+// (a line without a model counts as the target's).
+func TestSubsetsOf(t *testing.T) {
+	js := workload.Request{ResponseFormat: []byte(`{"type":"json_object"}`)}
+	for _, c := range []struct {
+		name          string
+		reqs          []workload.Request
+		kinds, models bool
+	}{
+		{"plain", []workload.Request{{}, {}}, false, false},
+		{"one structured", []workload.Request{{}, js}, true, false},
+		{"the target by name", []workload.Request{{}, {Model: "base"}}, false, false},
+		{"an adapter", []workload.Request{{}, {Model: "sql"}}, false, true},
+	} {
+		kinds, models := subsetsOf(c.reqs, "base")
+		assert.Equal(t, c.kinds, kinds, c.name)
+		assert.Equal(t, c.models, models, c.name)
+	}
+}

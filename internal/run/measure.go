@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"cmp"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
@@ -340,8 +341,9 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		}
 		plan.ColdAdapters = names
 	}
+	kinds, models := subsetsOf(s.Requests, m.Model)
 	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model).
-		WithColdAdapters(plan.ColdAdapters)
+		WithSubsets(kinds, models).WithColdAdapters(plan.ColdAdapters)
 	var watch *overloadWatch // open loop only: a closed loop follows the server
 	if plan.OpenLoop() {
 		watch = &overloadWatch{}
@@ -439,4 +441,27 @@ func checkColdAdapters(reqs []workload.Request, t config.Target) error {
 	}
 	slices.Sort(named)
 	return fmt.Errorf("names no adapter that target.adapters lists (it names %s): give each adapter's path there", strings.Join(named, ", "))
+}
+
+// subsetsOf says which subsets a repetition of reqs can have
+// (result.Aggregator.WithSubsets): kinds when a request asks for
+// structured output, models when they name two or more models (a line
+// that names none counts as target's).
+func subsetsOf(reqs []workload.Request, target string) (kinds, models bool) {
+	var first string
+	for i := range reqs {
+		if !kinds && reqs[i].Structured() {
+			kinds = true
+		}
+		m := cmp.Or(reqs[i].Model, target)
+		if i == 0 {
+			first = m
+		} else if m != first {
+			models = true
+		}
+		if kinds && models {
+			break
+		}
+	}
+	return kinds, models
 }

@@ -231,7 +231,7 @@ func closedLoop(t *testing.T, c *client.Client, reqs []workload.Request, n int) 
 
 // summary is the repetition the records make.
 func summary(recs []*result.Record) result.Repetition {
-	agg := result.NewAggregator(result.SLO{}, false, 0)
+	agg := result.NewAggregator(result.SLO{}, false, 0).WithSubsets(true, true)
 	for _, r := range recs {
 		agg.Add(r)
 	}

@@ -345,21 +345,7 @@ func TestRunStackCrashes(t *testing.T) {
 			}}, nil
 		},
 	})
-	if res != nil {
-		t.Errorf("Run returned a result for a crashed run")
-	}
-	var crash *stack.CrashError
-	if !errors.As(err, &crash) {
-		t.Fatalf("Run = %v, want a *stack.CrashError", err)
-	}
-	if got := exit.Code(err); got != exit.RunFailed {
-		t.Errorf("exit.Code(%v) = %d, want %d", err, got, exit.RunFailed)
-	}
-	for _, want := range []string{"scenario chat: ", "the stack went down during the run", "process fake-engine exited with status 139"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
-	}
+	wantCrash(t, res, err, "scenario chat: ", "the stack went down during the run", "process fake-engine exited with status 139")
 	if got := st.stopped(); len(got) != 1 || got[0] != 1 {
 		t.Errorf("stops per stack = %v, want [1]", got)
 	}
@@ -387,21 +373,7 @@ func TestRunFailuresAsTheStackGoesDownAreTheCrash(t *testing.T) {
 			}}, nil
 		},
 	})
-	if res != nil {
-		t.Errorf("Run returned a result for a crashed run")
-	}
-	var crash *stack.CrashError
-	if !errors.As(err, &crash) {
-		t.Fatalf("Run = %v, want a *stack.CrashError", err)
-	}
-	if got := exit.Code(err); got != exit.RunFailed {
-		t.Errorf("exit.Code(%v) = %d, want %d", err, got, exit.RunFailed)
-	}
-	for _, want := range []string{"scenario chat: ", "process fake-engine exited with status 137"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q lacks %q", err, want)
-		}
-	}
+	wantCrash(t, res, err, "scenario chat: ", "process fake-engine exited with status 137")
 }
 
 // failingSender sends each request (so the server sees it) but reports
@@ -599,5 +571,26 @@ scenarios:
 	}
 	if !strings.Contains(err.Error(), "`perfgate sim` starts a simulated one") {
 		t.Errorf("error %q lacks the hint to start a simulator", err)
+	}
+}
+
+// wantCrash checks a run that crashed: no result, a *stack.CrashError,
+// exit 3, and an error that says each of wants.
+func wantCrash(t *testing.T, res *result.Result, err error, wants ...string) {
+	t.Helper()
+	if res != nil {
+		t.Errorf("Run returned a result for a crashed run")
+	}
+	var crash *stack.CrashError
+	if !errors.As(err, &crash) {
+		t.Fatalf("Run = %v, want a *stack.CrashError", err)
+	}
+	if got := exit.Code(err); got != exit.RunFailed {
+		t.Errorf("exit.Code(%v) = %d, want %d", err, got, exit.RunFailed)
+	}
+	for _, want := range wants {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
 	}
 }

@@ -69,20 +69,13 @@ func TestLoraWaitsForASlot(t *testing.T) {
 	cfg := testConfig()
 	cfg.Loras, cfg.MaxLoras, cfg.LoraLoad = []string{"sql", "chat"}, 1, 0
 	s := startSim(t, cfg)
-	long := chatBody(4, 400, true) // 400 steps of 2 ms: still running when the others end
-	long["model"] = "sql"
-	resp := post(t, context.Background(), s.URL()+"/v1/chat/completions", "long", long)
-	// Its first chunk: it is running and holds the slot.
-	buf := make([]byte, 1)
-	_, err := resp.Body.Read(buf)
-	require.NoError(t, err)
+	finish := holdSlot(t, s.Server, "sql")
 	var wg sync.WaitGroup
 	for _, m := range []string{"chat", "sql", "perfgate-sim-8b"} {
 		wg.Go(func() { assert.Equal(t, http.StatusOK, loraChat(t, s.Server, "to-"+m, m)) })
 	}
 	wg.Wait()
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	finish()
 	recs := s.records(t)
 	end := recs["long"].EndNS
 	assert.Greater(t, recs["to-chat"].FirstTokenNS, end-int64(4*time.Millisecond), "chat waited for sql's request to end")
@@ -156,18 +149,12 @@ func TestLoraUnloadKeepsABusySlot(t *testing.T) {
 	cfg := testConfig()
 	cfg.Loras, cfg.MaxLoras, cfg.LoraLoad = []string{"sql", "chat"}, 1, 0
 	s := startSim(t, cfg)
-	long := chatBody(4, 400, true) // 400 steps of 2 ms: still running when the others end
-	long["model"] = "sql"
-	resp := post(t, context.Background(), s.URL()+"/v1/chat/completions", "long", long)
-	buf := make([]byte, 1)
-	_, err := resp.Body.Read(buf)
-	require.NoError(t, err)
+	finish := holdSlot(t, s.Server, "sql")
 	unload := post(t, context.Background(), s.URL()+"/v1/unload_lora_adapter", "", map[string]string{"lora_name": "sql"})
 	require.Equal(t, http.StatusOK, unload.StatusCode)
 	unload.Body.Close()
 	assert.Equal(t, http.StatusOK, loraChat(t, s.Server, "to-chat", "chat"))
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	finish()
 	recs := s.records(t)
 	assert.Greater(t, recs["to-chat"].FirstTokenNS, recs["long"].EndNS-int64(4*time.Millisecond),
 		"chat waited for sql's running request although sql was unloaded")
@@ -180,4 +167,22 @@ func TestAnswersRefuseParallelCalls(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "evals/p.jsonl:1")
 	assert.Contains(t, err.Error(), "expects 2 calls in parallel")
+}
+
+// holdSlot starts request "long" to adapter, 400 tokens (400 steps of 2 ms:
+// still running when the test's other requests end), and returns once its
+// first chunk arrived: it is running and holds its adapter's slot. finish
+// reads it to the end.
+func holdSlot(t *testing.T, s *Server, adapter string) (finish func()) {
+	t.Helper()
+	long := chatBody(4, 400, true)
+	long["model"] = adapter
+	resp := post(t, context.Background(), s.URL()+"/v1/chat/completions", "long", long)
+	buf := make([]byte, 1)
+	_, err := resp.Body.Read(buf)
+	require.NoError(t, err)
+	return func() {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
 }

@@ -19,7 +19,7 @@ import (
 	"github.com/goccy/go-yaml"
 
 	"github.com/perfgate/perfgate/internal/baseline"
-	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/stat"
 )
@@ -281,7 +281,7 @@ func (o options) gate(src map[string]any, dir, tag string, s, seed int, slowdown
 		writeTook(resultFile, time.Since(t0))
 		fmt.Fprintf(os.Stderr, "decide: %s gated in %.0fs\n", name, time.Since(t0).Seconds())
 	}
-	doc, err := report.ReadDocument(reportFile)
+	doc, err := reportfile.Read(reportFile)
 	if err != nil {
 		return outcome{err: err}
 	}

@@ -15,6 +15,7 @@ import (
 	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
@@ -217,7 +218,7 @@ func abRun(ctx context.Context, o *abOptions, out *gateOutcome) error {
 	if err := writeVerdict(stdout, v, o.format); err != nil {
 		return err
 	}
-	doc, err := report.NewDocument(v, []*result.Result{res.Base}, res.Candidate, nil)
+	doc, err := reportfile.New(v, []*result.Result{res.Base}, res.Candidate, nil)
 	if err != nil {
 		return err
 	}

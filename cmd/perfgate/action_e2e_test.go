@@ -16,7 +16,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/github/githubtest"
-	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 const actionToken = "ghs_perfgateTestT0ken"
@@ -119,9 +119,9 @@ func TestActionAgainstFakeGitHub(t *testing.T) {
 		sum, err := os.ReadFile(summary)
 		require.NoError(t, err)
 		assert.True(t, strings.HasPrefix(string(sum), "### ⚠️ perfgate · sim: inconclusive"), "the summary has the verdict first")
-		doc, err := report.ReadDocument(out["report"])
+		doc, err := reportfile.Read(out["report"])
 		require.NoError(t, err)
-		assert.Equal(t, report.Source{Result: out["result"], Repository: "acme/serving", Commit: "1111111111111111111111111111111111111111",
+		assert.Equal(t, reportfile.Source{Result: out["result"], Repository: "acme/serving", Commit: "1111111111111111111111111111111111111111",
 			PullRequest: 7, RunURL: "https://github.com/acme/serving/actions/runs/99"}, doc.Source)
 		assert.FileExists(t, filepath.Join(workdir, "report.html"))
 	})

@@ -11,9 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/report"
 
 	"github.com/perfgate/perfgate/internal/frontier"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // frontierFixtures are the report package's frontier fixtures: six result
@@ -56,7 +56,7 @@ func TestReportFrontierUsageErrors(t *testing.T) {
 	files := frontierFixtures(t)
 	dir := t.TempDir()
 	reportFile := filepath.Join(dir, "report.json")
-	require.NoError(t, os.WriteFile(reportFile, []byte(`{"schema": "`+report.DocumentSchema+`"}`), 0o644))
+	require.NoError(t, os.WriteFile(reportFile, []byte(`{"schema": "`+reportfile.Schema+`"}`), 0o644))
 	for _, c := range []struct {
 		args []string
 		want string

@@ -16,6 +16,7 @@ import (
 	gating "github.com/perfgate/perfgate/internal/gate"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -207,14 +208,14 @@ func gateRun(ctx context.Context, o *gateOptions, out *gateOutcome) error {
 // deliver is the end of gate and ab: the report file written (when
 // reportPath is set), the report published (HTML, comment, step summary),
 // and the verdict's exit code.
-func deliver(ctx context.Context, sys *system, doc *report.Document, reportPath string, p *publishOptions, out *gateOutcome) error {
+func deliver(ctx context.Context, sys *system, doc *reportfile.Document, reportPath string, p *publishOptions, out *gateOutcome) error {
 	if reportPath != "" {
-		if err := report.WriteDocument(reportPath, doc); err != nil {
+		if err := reportfile.Write(reportPath, doc); err != nil {
 			return err
 		}
 		out.report = reportPath
 	}
-	docs := []*report.Document{doc}
+	docs := []*reportfile.Document{doc}
 	var err error
 	if out.commentURL, err = publish(ctx, sys, docs, p); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/safeio"
 	"io"
 )
@@ -67,9 +68,9 @@ func (o *publishOptions) check(getenv func(string) string) error {
 }
 
 // verdictExit is the error carrying the exit code of docs under --fail-on
-// (report.ExitError, which exit.ForOutcome decides), or nil.
-func (o *publishOptions) verdictExit(docs []*report.Document) error {
-	return report.ExitError(docs, o.failOn)
+// (reportfile.ExitError, which exit.ForOutcome decides), or nil.
+func (o *publishOptions) verdictExit(docs []*reportfile.Document) error {
+	return reportfile.ExitError(docs, o.failOn)
 }
 
 // publish writes docs where o says: the HTML report, the step summary when
@@ -79,7 +80,7 @@ func (o *publishOptions) verdictExit(docs []*report.Document) error {
 // run) and the verdict's exit code stands. The comment has commentBudget in
 // all (sys.commentBudget in tests), each request to GitHub a deadline of its
 // own, body included (github.DefaultRequestTimeout).
-func publish(ctx context.Context, sys *system, docs []*report.Document, o *publishOptions) (string, error) {
+func publish(ctx context.Context, sys *system, docs []*reportfile.Document, o *publishOptions) (string, error) {
 	stderr := sys.stderr
 	if o.html != "" {
 		var page bytes.Buffer
@@ -124,7 +125,7 @@ func publish(ctx context.Context, sys *system, docs []*report.Document, o *publi
 
 // postComment posts or edits the sticky comment; it returns the comment's
 // URL, or why none was posted.
-func postComment(ctx context.Context, sys *system, docs []*report.Document, o *publishOptions, gh *github.Action) (url, why string) {
+func postComment(ctx context.Context, sys *system, docs []*reportfile.Document, o *publishOptions, gh *github.Action) (url, why string) {
 	if o.token == "" {
 		return "", "no GitHub token (give the github-token input, --github-token or GITHUB_TOKEN)"
 	}
@@ -209,7 +210,7 @@ func postComment(ctx context.Context, sys *system, docs []*report.Document, o *p
 }
 
 // render writes docs in format through its report.Reporter.
-func render(w io.Writer, docs []*report.Document, format string, o report.MarkdownOptions) error {
+func render(w io.Writer, docs []*reportfile.Document, format string, o report.MarkdownOptions) error {
 	r, err := report.DocumentsReporter(docs, format, o)
 	if err != nil {
 		return err

@@ -16,7 +16,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/github/githubtest"
-	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // countingTransport counts the requests that go through it.
@@ -36,7 +36,7 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 func TestPublishUsesTheInjectedSystem(t *testing.T) {
 	t.Setenv("GITHUB_ACTIONS", "") // the fixture's perfgate report must not write a step summary of its own
 	pass, _ := reportFiles(t)
-	doc, err := report.ReadDocument(pass)
+	doc, err := reportfile.Read(pass)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestPublishUsesTheInjectedSystem(t *testing.T) {
 	if err := o.check(sys.getenv); err != nil {
 		t.Fatalf("check = %v", err)
 	}
-	url, err := publish(context.Background(), sys, []*report.Document{doc}, o)
+	url, err := publish(context.Background(), sys, []*reportfile.Document{doc}, o)
 	if err != nil {
 		t.Fatalf("publish = %v; stderr:\n%s", err, stderr.String())
 	}
@@ -159,7 +159,7 @@ func TestPublishSlowGitHubKeepsTheVerdict(t *testing.T) {
 // such (not blamed on a fork's token) and the verdict posted anew.
 func TestPublishStickyCommentIsPerfgates(t *testing.T) {
 	pass, _ := reportFiles(t)
-	doc, err := report.ReadDocument(pass)
+	doc, err := reportfile.Read(pass)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +198,7 @@ func TestPublishStickyCommentIsPerfgates(t *testing.T) {
 				t.Fatalf("check = %v", err)
 			}
 
-			url, err := publish(t.Context(), sys, []*report.Document{doc}, o)
+			url, err := publish(t.Context(), sys, []*reportfile.Document{doc}, o)
 			if err != nil {
 				t.Fatalf("publish = %v", err)
 			}
@@ -230,7 +230,7 @@ func TestPublishStickyCommentIsPerfgates(t *testing.T) {
 // fork's pull request.
 func TestPublishForbiddenNamesTheCause(t *testing.T) {
 	pass, _ := reportFiles(t)
-	doc, err := report.ReadDocument(pass)
+	doc, err := reportfile.Read(pass)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +250,7 @@ func TestPublishForbiddenNamesTheCause(t *testing.T) {
 		if err := o.check(sys.getenv); err != nil {
 			t.Fatalf("check = %v", err)
 		}
-		if _, err := publish(t.Context(), sys, []*report.Document{doc}, o); err != nil {
+		if _, err := publish(t.Context(), sys, []*reportfile.Document{doc}, o); err != nil {
 			t.Fatalf("publish = %v", err)
 		}
 		if got := stderr.String(); !strings.Contains(got, "no pull request comment posted: the token may not comment on pull request #7") || !strings.Contains(got, tt.want) {

@@ -18,6 +18,7 @@ import (
 	"github.com/perfgate/perfgate/internal/safeio"
 
 	"github.com/perfgate/perfgate/internal/frontier"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 type reportOptions struct {
@@ -118,11 +119,11 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 
 // readReports reads the report files, comparing any result file with
 // --baselines first.
-func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
-	var docs []*report.Document
+func readReports(paths []string, o reportOptions) ([]*reportfile.Document, error) {
+	var docs []*reportfile.Document
 	for _, p := range paths {
-		d, err := report.ReadDocument(p)
-		if errors.Is(err, report.ErrResultFile) && len(o.baselines) > 0 {
+		d, err := reportfile.Read(p)
+		if errors.Is(err, reportfile.ErrResultFile) && len(o.baselines) > 0 {
 			d, err = compareResult(p, o)
 		}
 		if err != nil {
@@ -135,7 +136,7 @@ func readReports(paths []string, o reportOptions) ([]*report.Document, error) {
 
 // compareResult is the report of result file path against --baselines, with
 // the gates the result recorded.
-func compareResult(path string, o reportOptions) (*report.Document, error) {
+func compareResult(path string, o reportOptions) (*reportfile.Document, error) {
 	cand, err := readComplete(path)
 	if err != nil {
 		return nil, err
@@ -158,16 +159,16 @@ func compareResult(path string, o reportOptions) (*report.Document, error) {
 			history = append(history, h...)
 		}
 	}
-	d, err := report.NewDocument(v, bases, cand, history)
+	d, err := reportfile.New(v, bases, cand, history)
 	if err != nil {
 		return nil, err
 	}
-	d.Title, d.Source = o.title, report.Source{Result: path}
+	d.Title, d.Source = o.title, reportfile.Source{Result: path}
 	return d, nil
 }
 
 // writeDocuments renders docs on w in format.
-func writeDocuments(w io.Writer, docs []*report.Document, format string) error {
+func writeDocuments(w io.Writer, docs []*reportfile.Document, format string) error {
 	r, err := report.DocumentsReporter(docs, format, report.MarkdownOptions{})
 	if err != nil {
 		return exit.UsageError(fmt.Errorf("--format: %w", err))
@@ -189,7 +190,7 @@ func runFrontier(sys *system, cmd *cobra.Command, paths []string, o reportOption
 	}
 	var inputs []frontier.Input
 	for _, p := range paths {
-		r, err := report.ReadFrontierResult(p)
+		r, err := reportfile.ReadResult(p)
 		if err != nil {
 			return exit.UsageError(err)
 		}

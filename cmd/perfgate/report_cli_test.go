@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // reportFiles writes a pass and a regression report file, compared from
@@ -30,7 +30,7 @@ func reportFiles(t *testing.T) (pass, regression string) {
 		out, stderr, err := perfgate("report", "--baselines", base, "--title", c.title, "--format", "json", c.result)
 		require.NoError(t, err, "a report exits 0 whatever the verdict: %s", stderr)
 		require.NoError(t, os.WriteFile(c.out, []byte(out), 0o644))
-		d, err := report.ReadDocument(c.out)
+		d, err := reportfile.Read(c.out)
 		require.NoError(t, err, "report --format json of one report is a report file")
 		assert.Equal(t, c.title, d.Title)
 	}
@@ -63,7 +63,7 @@ func TestReportCommand(t *testing.T) {
 	assert.NoError(t, err)
 	out, _, err = perfgate("report", "--merge", "--format", "json", pass, regression)
 	require.NoError(t, err)
-	var docs []report.Document
+	var docs []reportfile.Document
 	require.NoError(t, json.Unmarshal([]byte(out), &docs))
 	assert.Len(t, docs, 2)
 

@@ -13,7 +13,7 @@ import (
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/metric"
-	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 )
@@ -153,12 +153,12 @@ func (g *Gate) Verdict(res *result.Result) (*compare.Verdict, error) {
 // charts' data and the baselines' history. A history that cannot be read
 // leaves the document without one and is returned among the warnings. The
 // caller names the document (Key, Title) and says where it was made (Source).
-func (g *Gate) Document(v *compare.Verdict, res *result.Result) (doc *report.Document, warnings []error, err error) {
+func (g *Gate) Document(v *compare.Verdict, res *result.Result) (doc *reportfile.Document, warnings []error, err error) {
 	history, err := g.Store.History()
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		warnings = append(warnings, fmt.Errorf("the report has no history: %w", err))
 	}
-	doc, err = report.NewDocument(v, g.BaselinesOf(res), res, history)
+	doc, err = reportfile.New(v, g.BaselinesOf(res), res, history)
 	if err != nil {
 		return nil, warnings, err
 	}
@@ -182,8 +182,8 @@ func GatesFrom(cfg *config.Config) func(string) []config.Gate {
 // (a pull request's head, not the merge commit GITHUB_SHA names), the pull
 // request and the run's URL. Outside GitHub Actions, or when its event
 // cannot be read, only the result file.
-func Source(resultPath string, gh *github.Action) report.Source {
-	src := report.Source{Result: resultPath}
+func Source(resultPath string, gh *github.Action) reportfile.Source {
+	src := reportfile.Source{Result: resultPath}
 	if !gh.InActions() {
 		return src
 	}

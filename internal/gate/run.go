@@ -8,7 +8,7 @@ import (
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/config"
-	"github.com/perfgate/perfgate/internal/report"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 )
@@ -41,7 +41,7 @@ type RunOptions struct {
 type Outcome struct {
 	Result   *result.Result
 	Verdict  *compare.Verdict
-	Document *report.Document
+	Document *reportfile.Document
 	// Warnings are the document's (a chart it could not draw), said, not
 	// failed on.
 	Warnings []error

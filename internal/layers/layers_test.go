@@ -43,10 +43,10 @@ var layer = map[string]int{
 	// 6: the structured-output check, the comparison, the simulator as a
 	// stack.
 	"internal/structured": 6, "internal/compare": 6, "internal/simstack": 6,
-	// 7: sending the load; rendering and exporting results.
-	"internal/run": 7, "internal/report": 7, "internal/export": 7,
-	// 8: a measuring session.
-	"internal/session": 8,
+	// 7: sending the load; exporting results; the report file.
+	"internal/run": 7, "internal/export": 7, "internal/reportfile": 7,
+	// 8: a measuring session; rendering reports.
+	"internal/session": 8, "internal/report": 8,
 	// 9: the gate's policy and verdict; 10: the A/B pipeline.
 	"internal/gate": 9, "internal/ab": 10,
 	// 11: commands, benchmarks and generators, which wire the rest.

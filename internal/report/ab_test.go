@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -85,9 +86,9 @@ func abVerdict() *compare.Verdict {
 
 // abDocument is abVerdict's report as perfgate ab writes it: the arms'
 // distributions, no history (an A/B has no baseline store).
-func abDocument() *Document {
+func abDocument() *reportfile.Document {
 	d := testDocument(abVerdict(), 1.12, 0)
-	d.Source = Source{Repository: "acme/serving", Commit: "0123456789abcdef", PullRequest: 42, RunURL: "https://github.com/acme/serving/actions/runs/99"}
+	d.Source = reportfile.Source{Repository: "acme/serving", Commit: "0123456789abcdef", PullRequest: 42, RunURL: "https://github.com/acme/serving/actions/runs/99"}
 	return d
 }
 
@@ -97,9 +98,9 @@ func abDocument() *Document {
 func TestRenderABReport(t *testing.T) {
 	const line = "A/B on one runner: base.yaml vs perfgate.yaml · co-resident · 8 rounds (ABBA)"
 	var md, text bytes.Buffer
-	require.NoError(t, emitMarkdown(&md, []*Document{abDocument()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{abDocument()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 	golden(t, filepath.Join("render", "report-ab.md"), md.Bytes())
-	require.NoError(t, emitText(&text, []*Document{abDocument()}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{abDocument()}))
 	golden(t, filepath.Join("render", "report-ab.txt"), text.Bytes())
 	page := renderHTML(t, abDocument())
 	golden(t, filepath.Join("render", "report-ab.html.outline"), []byte(htmlOutline(t, page)))
@@ -164,8 +165,8 @@ func TestStoredBaselineSaysNoAB(t *testing.T) {
 		}
 	}
 	var md, text bytes.Buffer
-	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, emitText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{d}))
 	page := renderHTML(t, d)
 	for _, c := range []struct{ medium, out string }{{"markdown", md.String()}, {"text", text.String()}, {"HTML", page}} {
 		for _, bad := range []string{"A/B", "drift across the rounds", "drifted", `class="kind"`, `"rounds"`} {
@@ -302,12 +303,12 @@ func TestRoundsCharts(t *testing.T) {
 func TestABDocumentRoundTrip(t *testing.T) {
 	d := abDocument()
 	path := filepath.Join(t.TempDir(), "report.json")
-	require.NoError(t, WriteDocument(path, d))
-	back, err := ReadDocument(path)
+	require.NoError(t, reportfile.Write(path, d))
+	back, err := reportfile.Read(path)
 	require.NoError(t, err)
 	require.NotNil(t, back.Verdict.AB, "the A/B is read back")
 	if !reflect.DeepEqual(d.Verdict.AB, back.Verdict.AB) {
-		t.Errorf("ReadDocument(WriteDocument(ab)).Verdict.AB = %+v, want %+v", back.Verdict.AB, d.Verdict.AB)
+		t.Errorf("reportfile.Read(reportfile.Write(ab)).Verdict.AB = %+v, want %+v", back.Verdict.AB, d.Verdict.AB)
 	}
 	for i, s := range d.Verdict.Scenarios {
 		for j, g := range s.Gates {
@@ -326,11 +327,11 @@ func TestABDocumentRoundTrip(t *testing.T) {
 	assert.Contains(t, string(raw), `"ab":{"mode":"co-resident","rounds":8,"order":["AB","BA","AB","BA","AB","BA","AB","BA"],"base":"base.yaml","candidate":"perfgate.yaml"}`)
 	assert.Contains(t, string(raw), `"drift":null`, "an unknown drift is null")
 
-	render := func(d *Document) (string, string, string) {
+	render := func(d *reportfile.Document) (string, string, string) {
 		var md, text, page bytes.Buffer
-		require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-		require.NoError(t, emitText(&text, []*Document{d}))
-		require.NoError(t, emitHTML(&page, []*Document{d}))
+		require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{}))
+		require.NoError(t, emitText(&text, []*reportfile.Document{d}))
+		require.NoError(t, emitHTML(&page, []*reportfile.Document{d}))
 		return md.String(), text.String(), page.String()
 	}
 	wantMD, wantText, wantHTML := render(d)
@@ -354,8 +355,8 @@ func TestABEscaped(t *testing.T) {
 	d.Verdict.Scenarios[0].Gates[0].Title = "TTFT " + img
 
 	var md, text bytes.Buffer
-	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, emitText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{d}))
 	checkMarkdownEscaped(t, "ab", md.String())
 	for _, bad := range []string{"@mention", "#1 ", "\x1b", "\u202e"} {
 		assert.NotContains(t, md.String(), bad, "a mention, an issue reference, an escape or an override in markdown")
@@ -403,11 +404,11 @@ func TestABNamesItsSides(t *testing.T) {
 	d.Verdict.Scenarios[0].Warnings = nil // compare's own words
 	for i := range d.Scenarios {
 		d.Scenarios[i].History = nil
-		d.Scenarios[i].Telemetry = []TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W", Baseline: fptr(600), Candidate: fptr(610), Gated: true}}
+		d.Scenarios[i].Telemetry = []reportfile.TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W", Baseline: fptr(600), Candidate: fptr(610), Gated: true}}
 	}
 	var md, text bytes.Buffer
-	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, emitText(&text, []*Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{d}))
 	page := renderHTML(t, d)
 	body := htmlText(page[:strings.Index(page, `<script type="application/json"`)])
 	for _, c := range []struct{ medium, out string }{{"markdown", md.String()}, {"text", text.String()}, {"HTML", body}} {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -145,9 +146,9 @@ func FuzzAxes(f *testing.F) {
 func TestHTMLOfCDFNarrowerThanFloatSpacing(t *testing.T) {
 	d := htmlDocument()
 	ld := &d.Scenarios[0].Latency[0]
-	narrow := []CDFPoint{{Value: 1, Fraction: 0.5}, {Value: 1.0000000000000002, Fraction: 1}}
-	ld.Baseline = &Distribution{CDF: narrow}
-	ld.Candidate = &Distribution{CDF: narrow}
+	narrow := []reportfile.CDFPoint{{Value: 1, Fraction: 0.5}, {Value: 1.0000000000000002, Fraction: 1}}
+	ld.Baseline = &reportfile.Distribution{CDF: narrow}
+	ld.Candidate = &reportfile.Distribution{CDF: narrow}
 	for _, c := range htmlChartData(t, renderHTML(t, d)).Charts {
 		if c.Kind == "cdf" && c.Scenario == d.Scenarios[0].Name && c.Metric == ld.Metric {
 			assert.Equal(t, []float64{1}, c.XTicks)

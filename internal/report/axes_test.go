@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/baseline"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // Honest value axes: a 0.3% change does not fill a chart, bars start at
@@ -57,7 +58,7 @@ var mermaidYAxis = regexp.MustCompile(`(?m)^    y-axis "[^"]*" (\S+) --> (\S+)$`
 // starts when not at zero.
 func TestMermaidAxesAndLegends(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, emitMarkdown(&buf, []*Document{documentCases[1].doc()}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{documentCases[1].doc()}, MarkdownOptions{}))
 	out := buf.String()
 	charts := strings.Count(out, "```mermaid\n")
 	require.Equal(t, 8, charts)

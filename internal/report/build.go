@@ -12,6 +12,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/metric"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -21,8 +22,8 @@ import (
 // buildView is the view of docs: one document's report, or several merged
 // (a job each, under one overall verdict). docs is not empty, and every
 // document has a verdict.
-func buildView(docs []*Document) *view {
-	v := &view{Outcome: Outcome(docs), ExitCode: ExitCode(docs, exit.FailOnConfig), Merged: len(docs) > 1}
+func buildView(docs []*reportfile.Document) *view {
+	v := &view{Outcome: reportfile.Outcome(docs), ExitCode: reportfile.ExitCode(docs, exit.FailOnConfig), Merged: len(docs) > 1}
 	for i, d := range docs {
 		dv := buildDoc(d.Verdict, d, d.Title)
 		if v.Merged {
@@ -57,7 +58,7 @@ func verdictView(v *compare.Verdict) *view {
 
 // jobName names document i of a merged report: its title, else its key,
 // else its place.
-func jobName(d *Document, i int) string {
+func jobName(d *reportfile.Document, i int) string {
 	switch {
 	case d.Title != "":
 		return d.Title
@@ -69,7 +70,7 @@ func jobName(d *Document, i int) string {
 
 // buildDoc is the view of verdict v; d, when not nil, is its document, with
 // the charts, telemetry and percentiles.
-func buildDoc(v *compare.Verdict, d *Document, title string) docView {
+func buildDoc(v *compare.Verdict, d *reportfile.Document, title string) docView {
 	dv := docView{Title: title, PageTitle: title, Outcome: v.Outcome, Headline: verdictHeadline(v), Verdict: verdictLine(v)}
 	if d != nil {
 		dv.Fields = sourceFields(d)
@@ -77,7 +78,7 @@ func buildDoc(v *compare.Verdict, d *Document, title string) docView {
 	}
 	swept := map[string]bool{}
 	for i := range v.Scenarios {
-		var sd *ScenarioData
+		var sd *reportfile.ScenarioData
 		if d != nil {
 			sd = scenarioData(d, i)
 			// A sweep's section comes before its first point; a point
@@ -126,7 +127,7 @@ func buildDoc(v *compare.Verdict, d *Document, title string) docView {
 
 // scenarioData is the chart data of the document's j-th verdict scenario:
 // the j-th entry when its name matches, else the entry of that name.
-func scenarioData(d *Document, j int) *ScenarioData {
+func scenarioData(d *reportfile.Document, j int) *reportfile.ScenarioData {
 	name := d.Verdict.Scenarios[j].Name
 	if j < len(d.Scenarios) && d.Scenarios[j].Name == name {
 		return &d.Scenarios[j]
@@ -140,7 +141,7 @@ func scenarioData(d *Document, j int) *ScenarioData {
 }
 
 // sourceFields say where d came from, and how its verdict was reached.
-func sourceFields(d *Document) []field {
+func sourceFields(d *reportfile.Document) []field {
 	var out []field
 	add := func(name, value string) {
 		if value != "" {
@@ -165,7 +166,7 @@ func sourceFields(d *Document) []field {
 }
 
 // footer is the runs and commits docs measured, each once.
-func footer(docs []*Document) []link {
+func footer(docs []*reportfile.Document) []link {
 	var out []link
 	seen := map[string]bool{}
 	for _, d := range docs {
@@ -203,7 +204,7 @@ func sidesOf(ab *compare.AB) sides {
 // (ab not nil) the drift of its base arm, and its arms round by round in
 // place of its repetitions. sd, when not nil, is its chart data; charts is
 // false for a verdict without a document, which has none.
-func scenarioSection(s *compare.Scenario, sd *ScenarioData, charts bool, ab *compare.AB) *section {
+func scenarioSection(s *compare.Scenario, sd *reportfile.ScenarioData, charts bool, ab *compare.AB) *section {
 	names := sidesOf(ab)
 	sec := &section{Label: "Scenario", Name: s.Name, Badge: true, Compared: !s.NoBaseline, Outcome: s.Outcome()}
 	add := func(b block) { sec.Blocks = append(sec.Blocks, b) }
@@ -472,7 +473,7 @@ func suiteNotes(q compare.Suite, names sides) []item {
 
 // telemetryTable is a scenario's engine, GPU and cost medians on both
 // sides, under first and gated, the titles of its first and last columns.
-func telemetryTable(rows []TelemetryRow, first, gated string, names sides) *table {
+func telemetryTable(rows []reportfile.TelemetryRow, first, gated string, names sides) *table {
 	t := &table{Kind: "telemetry", Columns: []column{
 		{Title: first},
 		{Title: names.Base, Kind: colNumber},
@@ -548,7 +549,7 @@ func textItems(texts []string) []item {
 // detailsFold is every gate's per-repetition values and, with a document,
 // every latency percentile on both sides, per scenario; nil when no
 // scenario has a gate or a metric shown.
-func detailsFold(v *compare.Verdict, d *Document) *fold {
+func detailsFold(v *compare.Verdict, d *reportfile.Document) *fold {
 	names, per := sidesOf(v.AB), "per-repetition"
 	if v.AB != nil {
 		per = "per-round"
@@ -605,7 +606,7 @@ func detailsFold(v *compare.Verdict, d *Document) *fold {
 
 // percentileTable is a scenario's every latency percentile, baseline →
 // candidate with the change; nil without any.
-func percentileTable(sd *ScenarioData) *table {
+func percentileTable(sd *reportfile.ScenarioData) *table {
 	if sd == nil {
 		return nil
 	}
@@ -660,10 +661,10 @@ const historyShown = 20
 // mermaidCharts are a scenario's charts for markdown: TTFT and TPOT
 // percentiles (baseline bars, candidate line) and, with history, each one's
 // promoted p99 over time ending at this run; nil when there are none.
-func mermaidCharts(s *compare.Scenario, sd *ScenarioData, names sides) *chartGroup {
+func mermaidCharts(s *compare.Scenario, sd *reportfile.ScenarioData, names sides) *chartGroup {
 	g := &chartGroup{Title: cat(plain("Charts: "), untrusted(s.Name))}
 	for _, name := range chartMetrics {
-		if ld := sd.latency(name); ld != nil && ld.Candidate != nil {
+		if ld := sd.LatencyOf(name); ld != nil && ld.Candidate != nil {
 			if c, ok := percentileChart(ld, names); ok {
 				g.Charts = append(g.Charts, &c)
 			}
@@ -680,19 +681,9 @@ func mermaidCharts(s *compare.Scenario, sd *ScenarioData, names sides) *chartGro
 	return g
 }
 
-// latency is the scenario's data of latency metric name, or nil.
-func (sd *ScenarioData) latency(name string) *LatencyData {
-	for i := range sd.Latency {
-		if sd.Latency[i].Metric == name {
-			return &sd.Latency[i]
-		}
-	}
-	return nil
-}
-
 // percentileChart is ld's percentiles: the baseline as bars, the candidate
 // as a line; false when a value is missing.
-func percentileChart(ld *LatencyData, names sides) (chart, bool) {
+func percentileChart(ld *reportfile.LatencyData, names sides) (chart, bool) {
 	c := chart{Kind: "percentiles", Metric: ld.Metric, YTitle: cat(untrusted(ld.Title), plain(" (ms)"))}
 	cand := series{Label: "candidate", Role: "candidate"}
 	base := series{Label: names.Base, Role: "baseline"}
@@ -726,7 +717,7 @@ func percentileChart(ld *LatencyData, names sides) (chart, bool) {
 // historyChart is metric name's p99 over the scenario's promoted history
 // (the latest historyShown entries), ending with this run's candidate;
 // false without history.
-func historyChart(sd *ScenarioData, name string) (chart, bool) {
+func historyChart(sd *reportfile.ScenarioData, name string) (chart, bool) {
 	key := name + ".p99"
 	hist := sd.History
 	if len(hist) > historyShown {
@@ -750,7 +741,7 @@ func historyChart(sd *ScenarioData, name string) (chart, bool) {
 		return chart{}, false
 	}
 	title := strings.ToUpper(name)
-	if ld := sd.latency(name); ld != nil {
+	if ld := sd.LatencyOf(name); ld != nil {
 		title = ld.Title
 		if ld.Candidate != nil {
 			for _, pc := range ld.Candidate.Percentiles {
@@ -772,7 +763,7 @@ func historyChart(sd *ScenarioData, name string) (chart, bool) {
 // A/B's: both arms round by round, and a collapsed table of them), and the
 // promoted history; a note in place of the distributions when the results
 // kept no histograms.
-func distributionCharts(s *compare.Scenario, sd *ScenarioData, ab *compare.AB) []block {
+func distributionCharts(s *compare.Scenario, sd *reportfile.ScenarioData, ab *compare.AB) []block {
 	var out []block
 	names := sidesOf(ab)
 	cdf := &chartGroup{Title: plain("Latency distributions")}
@@ -810,12 +801,12 @@ func distributionCharts(s *compare.Scenario, sd *ScenarioData, ab *compare.AB) [
 // cdfChart is the CDFs of a latency metric, baseline against candidate;
 // false when neither side has one. A log axis has no place for 0 ms, so
 // points at or below it are left out.
-func cdfChart(scenario string, ld LatencyData, names sides) (chart, bool) {
+func cdfChart(scenario string, ld reportfile.LatencyData, names sides) (chart, bool) {
 	c := chart{Kind: "cdf", Scenario: scenario, Metric: ld.Metric, Title: cat(untrusted(ld.Title), plain(" distribution")),
 		XTitle: ld.Title + " (ms, log scale)", YTitle: plain("share of requests at or below")}
 	for _, side := range []struct {
 		label, role string
-		d           *Distribution
+		d           *reportfile.Distribution
 	}{{names.Base, "baseline", ld.Baseline}, {"candidate", "candidate", ld.Candidate}} {
 		if side.d == nil || len(side.d.CDF) == 0 {
 			continue
@@ -883,7 +874,7 @@ func unitAxis(unit string) axisKind {
 // each entry's median with its 95% interval, and where this run's candidate
 // lands (a gate's median of the metric, else the candidate's summary as its
 // history entry would hold it); nil without history.
-func trendCharts(s *compare.Scenario, sd *ScenarioData) *chartGroup {
+func trendCharts(s *compare.Scenario, sd *reportfile.ScenarioData) *chartGroup {
 	history := sd.History
 	if len(history) == 0 {
 		return nil
@@ -964,7 +955,7 @@ func trendCharts(s *compare.Scenario, sd *ScenarioData) *chartGroup {
 // currentMedian is this run's candidate median of history metric name: a
 // gate's when one measured it, else the candidate's summary in sd.Current;
 // false when neither has it.
-func currentMedian(s *compare.Scenario, sd *ScenarioData, name string) (compare.Num, bool) {
+func currentMedian(s *compare.Scenario, sd *reportfile.ScenarioData, name string) (compare.Num, bool) {
 	for _, gate := range s.Gates {
 		if gate.Metric == name && gate.Candidate.Median.Finite() {
 			return gate.Candidate.Median, true
@@ -1215,12 +1206,12 @@ func verdictHeadline(v *compare.Verdict) headline {
 // mergedHeadline is the verdict of several documents: the worst outcome,
 // how many jobs have it and the exit code, and the worst change among
 // those jobs, named by job.
-func mergedHeadline(docs []*Document) headline {
+func mergedHeadline(docs []*reportfile.Document) headline {
 	out, n := overall(docs)
 	if out == stat.Pass {
 		return headline{Summary: plain(fmt.Sprintf("pass (%s)", verdictCount(len(docs), "job")))}
 	}
-	h := headline{Summary: plain(fmt.Sprintf("%s in %d of %s (exit %d)", out, n, verdictCount(len(docs), "job"), ExitCode(docs, exit.FailOnConfig)))}
+	h := headline{Summary: plain(fmt.Sprintf("%s in %d of %s (exit %d)", out, n, verdictCount(len(docs), "job"), reportfile.ExitCode(docs, exit.FailOnConfig)))}
 	var t gateTally
 	for i, d := range docs {
 		if d.Verdict.Outcome == out {
@@ -1249,7 +1240,7 @@ func mergedHeadline(docs []*Document) headline {
 // else the worst latency change. In a merged page the change is named by
 // its document's title, when it has one; a page of one A/B says how it was
 // measured (a merged page, under each document's title).
-func pageHeadline(docs []*Document) headline {
+func pageHeadline(docs []*reportfile.Document) headline {
 	var t gateTally
 	for i, d := range docs {
 		t.add(d.Verdict, i)
@@ -1264,7 +1255,7 @@ func pageHeadline(docs []*Document) headline {
 	if len(docs) == 1 {
 		h.Kind = abLine(docs[0].Verdict.AB)
 	}
-	switch Outcome(docs) {
+	switch reportfile.Outcome(docs) {
 	case stat.Regression:
 		h.Summary = plain(fmt.Sprintf("%d of %s regressed", t.regressed, verdictCount(t.total, "gate")))
 		switch {
@@ -1290,8 +1281,8 @@ func pageHeadline(docs []*Document) headline {
 }
 
 // overall is the outcome of docs together and how many of them have it.
-func overall(docs []*Document) (out stat.Outcome, n int) {
-	out = Outcome(docs)
+func overall(docs []*reportfile.Document) (out stat.Outcome, n int) {
+	out = reportfile.Outcome(docs)
 	for _, d := range docs {
 		if d.Verdict.Outcome == out {
 			n++

@@ -9,7 +9,9 @@ import (
 
 	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // The view of load sweeps and capacity searches: a swept scenario as one
@@ -19,7 +21,7 @@ import (
 // fold, and a chart of the probes' margins.
 
 // sweepOf is the sweep of d that scenario name is a point of, or nil.
-func sweepOf(d *Document, name string) *SweepData {
+func sweepOf(d *reportfile.Document, name string) *reportfile.SweepData {
 	for i := range d.Sweeps {
 		for _, p := range d.Sweeps[i].Points {
 			if p.Scenario == name {
@@ -40,15 +42,15 @@ func pointShown(s *compare.Scenario) bool {
 // perfgate names them: rate in req/s or concurrency in users. A report
 // file is untrusted, so its own words for them are not shown: any other
 // param is "load", with no unit.
-func sweepParam(sw *SweepData) (param, unit string) {
-	if u, ok := sweepUnits[sw.Param]; ok {
+func sweepParam(sw *reportfile.SweepData) (param, unit string) {
+	if u, ok := reportfile.SweepUnit(sw.Param); ok {
 		return sw.Param, u
 	}
 	return "load", ""
 }
 
 // sweepRange is "rate 25…150 req/s · 4 points".
-func sweepRange(sw *SweepData) string {
+func sweepRange(sw *reportfile.SweepData) string {
 	if len(sw.Points) == 0 {
 		return "no points"
 	}
@@ -84,7 +86,7 @@ func loadWithUnit(x float64, unit string) string {
 // baseline → candidate), the warnings of the points shown in no section of
 // their own, mermaid charts of TTFT and TPOT p99 against the offered load
 // for markdown, and latency-throughput curves for HTML.
-func sweepSection(sw *SweepData, v *compare.Verdict, names sides) *section {
+func sweepSection(sw *reportfile.SweepData, v *compare.Verdict, names sides) *section {
 	sec := &section{Label: "Sweep", Name: sw.Of, Facts: sweepRange(sw)}
 	t := &table{Kind: "sweep", Columns: []column{
 		{Title: "point"},
@@ -94,7 +96,7 @@ func sweepSection(sw *SweepData, v *compare.Verdict, names sides) *section {
 		{Title: "TTFT p99 (ms)", Kind: colNumber},
 		{Title: "TPOT p99 (ms)", Kind: colNumber},
 	}}
-	figure := func(p SweepPointData, f func(*PointStats) float64) string {
+	figure := func(p reportfile.SweepPointData, f func(*reportfile.PointStats) float64) string {
 		c := "—"
 		if p.Candidate != nil {
 			c = verdictValue(f(p.Candidate), "")
@@ -110,10 +112,10 @@ func sweepSection(sw *SweepData, v *compare.Verdict, names sides) *section {
 		t.Rows = append(t.Rows, row{Cells: []cell{
 			textCell(untrusted(p.Scenario)),
 			plainCell(loadWithUnit(p.Value, unit)),
-			plainCell(figure(p, func(s *PointStats) float64 { return s.RequestRate })),
-			plainCell(figure(p, func(s *PointStats) float64 { return s.OutputThroughput })),
-			plainCell(figure(p, func(s *PointStats) float64 { return s.TTFTP99 })),
-			plainCell(figure(p, func(s *PointStats) float64 { return s.TPOTP99 })),
+			plainCell(figure(p, func(s *reportfile.PointStats) float64 { return s.RequestRate })),
+			plainCell(figure(p, func(s *reportfile.PointStats) float64 { return s.OutputThroughput })),
+			plainCell(figure(p, func(s *reportfile.PointStats) float64 { return s.TTFTP99 })),
+			plainCell(figure(p, func(s *reportfile.PointStats) float64 { return s.TPOTP99 })),
 		}})
 		for _, s := range v.Scenarios {
 			if s.Name == p.Scenario && !pointShown(&s) {
@@ -150,13 +152,13 @@ func sweepSection(sw *SweepData, v *compare.Verdict, names sides) *section {
 // sweepMetric is a latency a sweep charts: its title and its p50 and p99.
 type sweepMetric struct {
 	metric, title string
-	p50, p99      func(*PointStats) float64
+	p50, p99      func(*reportfile.PointStats) float64
 }
 
 // sweepMetrics are the latencies a sweep charts.
 var sweepMetrics = []sweepMetric{
-	{"ttft", "TTFT", func(s *PointStats) float64 { return s.TTFTP50 }, func(s *PointStats) float64 { return s.TTFTP99 }},
-	{"tpot", "TPOT", func(s *PointStats) float64 { return s.TPOTP50 }, func(s *PointStats) float64 { return s.TPOTP99 }},
+	{"ttft", "TTFT", func(s *reportfile.PointStats) float64 { return s.TTFTP50 }, func(s *reportfile.PointStats) float64 { return s.TTFTP99 }},
+	{"tpot", "TPOT", func(s *reportfile.PointStats) float64 { return s.TPOTP50 }, func(s *reportfile.PointStats) float64 { return s.TPOTP99 }},
 }
 
 // sweepChart is a sweep's p99 of m against the offered load, for markdown:
@@ -165,7 +167,7 @@ var sweepMetrics = []sweepMetric{
 // spaced whatever their values, and it cannot put the achieved throughput
 // on x as the HTML's curves do. false when the candidate lacks a point
 // (the baseline is left out when it does).
-func sweepChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
+func sweepChart(sw *reportfile.SweepData, m sweepMetric, names sides) (*chart, bool) {
 	c := &chart{Kind: "sweep", Scenario: sw.Of, Metric: m.metric + ".p99",
 		YTitle: plain(m.title + " p99 (ms)")}
 	base := series{Label: names.Base, Role: "baseline"}
@@ -205,7 +207,7 @@ func sweepChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
 // throughput, for HTML: each side's p99 (solid) and p50 (dashed), point i
 // of every series the offered load labelled i; a side's missing point is
 // NaN. false when no side has a point.
-func curveChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
+func curveChart(sw *reportfile.SweepData, m sweepMetric, names sides) (*chart, bool) {
 	param, unit := sweepParam(sw)
 	c := &chart{Kind: "curve", Scenario: sw.Of, Metric: m.metric, Title: plain(m.title + " against output throughput"),
 		Subtitle: "each point an offered " + param + "; solid p99, dashed p50",
@@ -217,10 +219,10 @@ func curveChart(sw *SweepData, m sweepMetric, names sides) (*chart, bool) {
 	any := false
 	for _, side := range []struct {
 		label, role string
-		of          func(SweepPointData) *PointStats
+		of          func(reportfile.SweepPointData) *reportfile.PointStats
 	}{
-		{names.Base, "baseline", func(p SweepPointData) *PointStats { return p.Baseline }},
-		{"candidate", "candidate", func(p SweepPointData) *PointStats { return p.Candidate }},
+		{names.Base, "baseline", func(p reportfile.SweepPointData) *reportfile.PointStats { return p.Baseline }},
+		{"candidate", "candidate", func(p reportfile.SweepPointData) *reportfile.PointStats { return p.Candidate }},
 	} {
 		p99 := series{Label: side.label + " p99", Role: side.role}
 		p50 := series{Label: side.label + " p50", Role: side.role + "-p50"}
@@ -271,7 +273,7 @@ type capacitySide struct {
 
 // capacitySides are the sides of cd that searched, baseline first, each
 // with its capacity gate's summary of the samples when a gate tested them.
-func capacitySides(s *compare.Scenario, cd *CapacityData, names sides) []capacitySide {
+func capacitySides(s *compare.Scenario, cd *reportfile.CapacityData, names sides) []capacitySide {
 	var out []capacitySide
 	var gate *compare.Gate
 	for i := range s.Gates {
@@ -298,7 +300,7 @@ func capacitySides(s *compare.Scenario, cd *CapacityData, names sides) []capacit
 // capacityBlocks are a capacity scenario's search on both sides: what was
 // searched, a table of each side's capacity, its warnings, a chart of the
 // probes (HTML) and a fold with every probe.
-func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block {
+func capacityBlocks(s *compare.Scenario, cd *reportfile.CapacityData, names sides) []block {
 	sidesList := capacitySides(s, cd, names)
 	if len(sidesList) == 0 {
 		return nil
@@ -323,7 +325,7 @@ func capacityBlocks(s *compare.Scenario, cd *CapacityData, names sides) []block 
 			for _, smp := range c.Samples {
 				xs = append(xs, smp.RequestRate)
 			}
-			samples = plainCell(verdictValue(medianOf(xs), ""))
+			samples = plainCell(verdictValue(stat.FiniteMedian(xs), ""))
 		}
 		cost := "—"
 		if c.CostPerMTok != nil {
@@ -392,7 +394,7 @@ func capacityLatency(c *result.Capacity) string {
 	for _, r := range c.Probes[c.At].Repetitions {
 		ttft, tpot = append(ttft, r.TTFT.P99), append(tpot, r.TPOT.P99)
 	}
-	return verdictValue(medianOf(ttft), "") + " / " + verdictValue(medianOf(tpot), "")
+	return verdictValue(stat.FiniteMedian(ttft), "") + " / " + verdictValue(stat.FiniteMedian(tpot), "")
 }
 
 // capacityOutcome says how a search ended, in words: the one wording of

@@ -15,16 +15,17 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
 // capacityDocument is the report of cand against base, compared with the
 // gates they recorded, as perfgate report --baseline makes it.
-func capacityDocument(t *testing.T, base, cand *result.Result) *Document {
+func capacityDocument(t *testing.T, base, cand *result.Result) *reportfile.Document {
 	t.Helper()
 	v, err := compare.Compare([]*result.Result{base}, cand, compare.Options{Detectable: true})
 	require.NoError(t, err)
-	d, err := NewDocument(v, []*result.Result{base}, cand, nil)
+	d, err := reportfile.New(v, []*result.Result{base}, cand, nil)
 	require.NoError(t, err)
 	d.Key = "capacity.yaml"
 	return d
@@ -41,7 +42,7 @@ func sortedMedian(xs []float64) float64 {
 	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }
 
-// NewDocument groups the candidate's sweep points by the scenario they
+// reportfile.New groups the candidate's sweep points by the scenario they
 // sweep, in value order, each with its baseline found by name and the
 // medians of its repetitions; a capacity scenario carries both searches.
 func TestNewDocumentSweepsAndCapacity(t *testing.T) {
@@ -67,10 +68,10 @@ func TestNewDocumentSweepsAndCapacity(t *testing.T) {
 	require.NotNil(t, sw.Points[0].Candidate)
 
 	for _, p := range sw.Points[1:] {
-		bs, cs := findScenario([]*result.Result{base}, p.Scenario), findScenario([]*result.Result{cand}, p.Scenario)
+		bs, cs := scenarioNamed(base, p.Scenario), scenarioNamed(cand, p.Scenario)
 		require.NotNil(t, bs, p.Scenario)
 		for _, side := range []struct {
-			got *PointStats
+			got *reportfile.PointStats
 			s   *result.ScenarioResult
 		}{{p.Baseline, bs}, {p.Candidate, cs}} {
 			require.NotNil(t, side.got, p.Scenario)
@@ -89,7 +90,7 @@ func TestNewDocumentSweepsAndCapacity(t *testing.T) {
 		assert.Greater(t, p.Candidate.TPOTP99, p.Baseline.TPOTP99, p.Scenario)
 	}
 
-	var capacity *ScenarioData
+	var capacity *reportfile.ScenarioData
 	for i := range d.Scenarios {
 		if d.Scenarios[i].Name == "chat-capacity" {
 			capacity = &d.Scenarios[i]
@@ -110,8 +111,8 @@ func TestDocumentCapacityReadsBack(t *testing.T) {
 	base, cand := capacityFixtures()
 	d := capacityDocument(t, base, cand)
 	path := filepath.Join(dir, "report.json")
-	require.NoError(t, WriteDocument(path, d))
-	got, err := ReadDocument(path)
+	require.NoError(t, reportfile.Write(path, d))
+	got, err := reportfile.Read(path)
 	require.NoError(t, err)
 	assert.Equal(t, d.Sweeps, got.Sweeps)
 	for i := range d.Scenarios {
@@ -119,14 +120,14 @@ func TestDocumentCapacityReadsBack(t *testing.T) {
 	}
 
 	old := filepath.Join(dir, "old.json")
-	require.NoError(t, WriteDocument(old, testDocument(passVerdict(), 1, 0)))
+	require.NoError(t, reportfile.Write(old, testDocument(passVerdict(), 1, 0)))
 	raw, err := os.ReadFile(old)
 	require.NoError(t, err)
 	var keys map[string]json.RawMessage
 	require.NoError(t, json.Unmarshal(raw, &keys))
 	assert.NotContains(t, keys, "sweeps", "omitted when empty, as in a report from before sweeps")
 	assert.NotContains(t, string(raw), `"capacity"`)
-	got, err = ReadDocument(old)
+	got, err = reportfile.Read(old)
 	require.NoError(t, err)
 	assert.Nil(t, got.Sweeps)
 	for _, s := range got.Scenarios {
@@ -135,7 +136,7 @@ func TestDocumentCapacityReadsBack(t *testing.T) {
 }
 
 // fixtureDocument is the report of the committed capacity fixtures.
-func fixtureDocument(t *testing.T) *Document {
+func fixtureDocument(t *testing.T) *reportfile.Document {
 	t.Helper()
 	base, err := result.Read(filepath.Join("testdata", "capacity", "base.json"))
 	require.NoError(t, err)
@@ -163,7 +164,7 @@ func sectionNames(dv docView) []string {
 func TestSweepView(t *testing.T) {
 	d := fixtureDocument(t)
 	d.Verdict.Scenarios[0].Warnings = []string{"3 requests timed out"} // chat.rate-25, not gated
-	v := buildView([]*Document{d})
+	v := buildView([]*reportfile.Document{d})
 	dv := v.Docs[0]
 	assert.Equal(t, []string{"Sweep chat", "Scenario chat.rate-100", "Scenario chat-capacity"}, sectionNames(dv))
 	sw := dv.Blocks[0].Section
@@ -211,7 +212,7 @@ func TestSweepView(t *testing.T) {
 func TestSweepCharts(t *testing.T) {
 	d := fixtureDocument(t)
 	sw := d.Sweeps[0]
-	sw.Points = append([]SweepPointData(nil), sw.Points...)
+	sw.Points = append([]reportfile.SweepPointData(nil), sw.Points...)
 	sw.Points[1].Baseline = nil
 	c, ok := curveChart(&sw, sweepMetrics[1], sidesOf(nil))
 	require.True(t, ok)
@@ -232,7 +233,7 @@ func TestSweepCharts(t *testing.T) {
 	_, ok = sweepChart(&sw, sweepMetrics[0], sidesOf(nil))
 	assert.False(t, ok, "a candidate with a point missing: no chart")
 
-	odd := SweepData{Of: "x", Param: "<b>", Unit: "<i>", Points: sw.Points[:1]}
+	odd := reportfile.SweepData{Of: "x", Param: "<b>", Unit: "<i>", Points: sw.Points[:1]}
 	assert.Equal(t, "load 25…25 · 1 point", sweepRange(&odd), "a param perfgate does not know is not shown")
 }
 
@@ -288,7 +289,7 @@ func TestCapacityOutcome(t *testing.T) {
 // its gate table. Its figures are the search's.
 func TestCapacityView(t *testing.T) {
 	d := fixtureDocument(t)
-	v := buildView([]*Document{d})
+	v := buildView([]*reportfile.Document{d})
 	var sec *section
 	for _, b := range v.Docs[0].Blocks {
 		if b.Section != nil && b.Section.Name == "chat-capacity" {
@@ -335,12 +336,12 @@ func TestCapacityView(t *testing.T) {
 func TestCapacityViewOfNonsense(t *testing.T) {
 	d := fixtureDocument(t)
 	sd := &d.Scenarios[len(d.Scenarios)-1]
-	sd.Capacity = &CapacityData{Candidate: &result.Capacity{At: 7, Probes: []result.CapacityProbe{{Load: -1, Margin: map[string]float64{"x": -2}}}}}
-	d.Sweeps = append(d.Sweeps, SweepData{Of: "empty"}, SweepData{Of: "negative", Param: "rate", Points: []SweepPointData{{Value: -1, Candidate: &PointStats{}}}})
+	sd.Capacity = &reportfile.CapacityData{Candidate: &result.Capacity{At: 7, Probes: []result.CapacityProbe{{Load: -1, Margin: map[string]float64{"x": -2}}}}}
+	d.Sweeps = append(d.Sweeps, reportfile.SweepData{Of: "empty"}, reportfile.SweepData{Of: "negative", Param: "rate", Points: []reportfile.SweepPointData{{Value: -1, Candidate: &reportfile.PointStats{}}}})
 	for _, w := range []func() error{
-		func() error { return emitMarkdown(&bytes.Buffer{}, []*Document{d}, MarkdownOptions{}) },
-		func() error { return emitText(&bytes.Buffer{}, []*Document{d}) },
-		func() error { return emitHTML(&bytes.Buffer{}, []*Document{d}) },
+		func() error { return emitMarkdown(&bytes.Buffer{}, []*reportfile.Document{d}, MarkdownOptions{}) },
+		func() error { return emitText(&bytes.Buffer{}, []*reportfile.Document{d}) },
+		func() error { return emitHTML(&bytes.Buffer{}, []*reportfile.Document{d}) },
 	} {
 		require.NoError(t, w())
 	}
@@ -355,7 +356,7 @@ func TestCapacityMarkdownFitsComment(t *testing.T) {
 	cand := capacityResult(fixtureModel{Slow: 1.3, Seed: 4}, sweeps, rates, 0, searches)
 	d := capacityDocument(t, base, cand)
 	var buf bytes.Buffer
-	require.NoError(t, emitMarkdown(&buf, []*Document{d}, MarkdownOptions{Marker: "<!-- perfgate:capacity.yaml -->"}))
+	require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{d}, MarkdownOptions{Marker: "<!-- perfgate:capacity.yaml -->"}))
 	out := buf.String()
 	t.Logf("%d bytes", len(out))
 	assert.LessOrEqual(t, len(out), commentLimit, "the whole report fits, uncut")
@@ -374,15 +375,15 @@ func TestCapacityMarkdownFitsComment(t *testing.T) {
 // gate's repetitions, and the search.
 func TestCapacityReportGolden(t *testing.T) {
 	d := fixtureDocument(t)
-	viewGolden(t, "report-capacity", buildView([]*Document{d}))
+	viewGolden(t, "report-capacity", buildView([]*reportfile.Document{d}))
 	var md, text bytes.Buffer
-	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:capacity.yaml -->"}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:capacity.yaml -->"}))
 	golden(t, filepath.Join("render", "report-capacity.md"), md.Bytes())
-	require.NoError(t, emitText(&text, []*Document{d}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{d}))
 	golden(t, filepath.Join("render", "report-capacity.txt"), text.Bytes())
 	page := renderHTML(t, d)
 	golden(t, filepath.Join("render", "report-capacity.html.outline"), []byte(htmlOutline(t, page)))
-	charts, _ := htmlCharts(buildView([]*Document{d}))
+	charts, _ := htmlCharts(buildView([]*reportfile.Document{d}))
 	var kinds []string
 	for _, c := range charts {
 		kinds = append(kinds, c.Kind)
@@ -433,4 +434,14 @@ func TestLoadText(t *testing.T) {
 	assert.Equal(t, "1 user", loadWithUnit(1, "users"))
 	assert.Equal(t, "2 users", loadWithUnit(2, "users"))
 	assert.Equal(t, "1 req/s", loadWithUnit(1, "req/s"))
+}
+
+// scenarioNamed is r's scenario called name, or nil.
+func scenarioNamed(r *result.Result, name string) *result.ScenarioResult {
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Name == name {
+			return &r.Scenarios[i]
+		}
+	}
+	return nil
 }

@@ -3,210 +3,52 @@ package report
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/perfgate/perfgate/internal/baseline"
-	"github.com/perfgate/perfgate/internal/compare"
-	"github.com/perfgate/perfgate/internal/config"
-	"github.com/perfgate/perfgate/internal/exit"
-	"github.com/perfgate/perfgate/internal/result"
-	"github.com/perfgate/perfgate/internal/stat"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
-// aggregated is a scenario whose repetitions are aggregated from records
-// with TTFT i·scale ms for i = 1..100, so every percentile is known.
-func aggregated(name string, reps int, scale float64) result.ScenarioResult {
-	s := result.ScenarioResult{Name: name}
-	for r := 1; r <= reps; r++ {
-		a := result.NewAggregator(result.SLO{}, false, 0)
-		for i := 1; i <= 100; i++ {
-			ttft := int64(float64(i) * scale * 1000)
-			a.Add(&result.Record{SentNS: int64(i) * 1e6, FirstTokenNS: int64(i)*1e6 + ttft*1000, EndNS: int64(i)*1e6 + 2*ttft*1000,
-				TTFTUS: ttft, E2EUS: 2 * ttft, ITLUS: []int64{ttft / 2, ttft / 2}, OutputTokens: 3, PromptTokens: 10, TokensFrom: "usage"})
-		}
-		s.Repetitions = append(s.Repetitions, a.Summary(r))
-	}
-	return s
-}
-
-func TestNewDocument(t *testing.T) {
-	base := &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{aggregated("chat", 3, 1)}}
-	cand := &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{aggregated("chat", 3, 1.5), aggregated("new", 2, 1)}}
-	v := &compare.Verdict{Scenarios: []compare.Scenario{{Name: "chat"}, {Name: "new", NoBaseline: true}}}
-	history := []baseline.Entry{
-		{Scenario: "chat", Commit: "a", Date: time.Unix(1, 0)},
-		{Scenario: "other", Commit: "b"},
-		{Scenario: "chat", Commit: "c", Date: time.Unix(2, 0)},
-	}
-	d, err := NewDocument(v, []*result.Result{base}, cand, history)
-	require.NoError(t, err)
-	require.Len(t, d.Scenarios, 2)
-	chat := d.Scenarios[0]
-	assert.Equal(t, "chat", chat.Name)
-	assert.Len(t, chat.History, 2, "only the scenario's own history")
-	require.Len(t, chat.Latency, 4)
-	ttft := chat.Latency[0]
-	assert.Equal(t, "ttft", ttft.Metric)
-	require.NotNil(t, ttft.Baseline)
-	require.NotNil(t, ttft.Candidate)
-	// TTFT is 1..100 ms on the baseline, 1.5..150 ms on the candidate.
-	assert.Equal(t, "p50", ttft.Baseline.Percentiles[0].Name)
-	assert.InDelta(t, 50, ttft.Baseline.Percentiles[0].Value, 0.1)
-	assert.InDelta(t, 75, ttft.Candidate.Percentiles[0].Value, 0.1)
-	assert.InDelta(t, 99, ttft.Baseline.Percentiles[3].Value, 0.1)
-	// The pooled CDF rises from the smallest value to the largest.
-	cdf := ttft.Candidate.CDF
-	require.NotEmpty(t, cdf)
-	assert.InDelta(t, 1.5, cdf[0].Value, 0.01)
-	assert.InDelta(t, 150, cdf[len(cdf)-1].Value, 0.2)
-	assert.Equal(t, 1.0, cdf[len(cdf)-1].Fraction)
-	for i := 1; i < len(cdf); i++ {
-		assert.Greater(t, cdf[i].Value, cdf[i-1].Value, "one point per distinct value")
-		assert.Greater(t, cdf[i].Fraction, cdf[i-1].Fraction)
-	}
-	// The median point says half the requests are at or below 75 ms.
-	for _, p := range cdf {
-		if p.Fraction == 0.5 {
-			assert.InDelta(t, 75, p.Value, 0.1)
-		}
-	}
-	assert.Nil(t, d.Scenarios[1].Latency[0].Baseline, "no baseline, no baseline distribution")
-	assert.NotNil(t, d.Scenarios[1].Latency[0].Candidate)
-
-	// A histogram that does not decode names the scenario and repetition.
-	cand.Scenarios[0].Repetitions[1].Histograms["ttft"] = []byte("not a histogram")
-	_, err = NewDocument(v, []*result.Result{base}, cand, nil)
-	assert.ErrorContains(t, err, "candidate: scenario chat repetition 2: ttft histogram")
-}
-
-func TestDocumentRoundTrip(t *testing.T) {
+// A report read back renders as the one written.
+func TestDocumentRoundTripRendersTheSame(t *testing.T) {
 	dir := t.TempDir()
 	d := testDocument(regressionVerdict(), 1.3, 3)
-	d.Title, d.Source = "job", Source{Repository: "a/b", PullRequest: 7, Commit: "abc"}
+	d.Title, d.Source = "job", reportfile.Source{Repository: "a/b", PullRequest: 7, Commit: "abc"}
 	path := filepath.Join(dir, "report.json")
-	require.NoError(t, WriteDocument(path, d))
-	back, err := ReadDocument(path)
+	require.NoError(t, reportfile.Write(path, d))
+	back, err := reportfile.Read(path)
 	require.NoError(t, err)
 	var a, b bytes.Buffer
-	require.NoError(t, emitMarkdown(&a, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, emitMarkdown(&b, []*Document{back}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&a, []*reportfile.Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&b, []*reportfile.Document{back}, MarkdownOptions{}))
 	assert.Equal(t, a.String(), b.String(), "a report read back renders the same")
 	assert.Equal(t, d.Source, back.Source)
 
-	write := func(name, content string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(content), 0o644))
-		return p
-	}
-	for _, c := range []struct{ name, content, want string }{
-		{"result.json", `{"schema":"perfgate/result/v1"}`, "this is a result file"},
-		{"result2.json", `{"schema":"perfgate/result/v2"}`, "this is a result file"},
-		{"other.json", `{"schema":"perfgate/report/v9"}`, `schema "perfgate/report/v9", want "perfgate/report/v1"`},
-		{"text.json", `hello`, "not JSON"},
-		{"noverdict.json", `{"schema":"perfgate/report/v1","scenarios":[]}`, "verdict: missing"},
-		{"short.json", `{"schema":"perfgate/report/v1","verdict":{"scenarios":[{"name":"a"}]},"scenarios":[]}`, "1 verdict scenarios"},
-	} {
-		_, err := ReadDocument(write(c.name, c.content))
-		assert.ErrorContains(t, err, c.want, c.name)
-		assert.ErrorContains(t, err, c.name, "the error names the file")
-	}
-	_, err = ReadDocument(filepath.Join(dir, "missing.json"))
-	assert.ErrorIs(t, err, os.ErrNotExist)
-}
-
-func TestOutcomeAndExitCode(t *testing.T) {
-	pass, reg, inc := testDocument(passVerdict(), 1, 0), testDocument(regressionVerdict(), 1, 0), testDocument(inconclusiveVerdict(), 1, 0)
-	assert.Equal(t, "pass", string(Outcome([]*Document{pass, pass})))
-	assert.Equal(t, "inconclusive", string(Outcome([]*Document{pass, inc})))
-	assert.Equal(t, "regression", string(Outcome([]*Document{inc, reg, pass})))
-	incFail := testDocument(inconclusiveVerdict(), 1, 0)
-	incFail.Verdict.OnInconclusive = config.InconclusiveFail
-	for _, c := range []struct {
-		docs   []*Document
-		failOn string
-		code   int
-		err    string // ExitError's message, "" for none
-	}{
-		{[]*Document{pass, inc}, exit.FailOnConfig, 0, ""}, // the inconclusive verdict's on_inconclusive is pass
-		{[]*Document{pass, inc}, "", 0, ""},
-		{[]*Document{pass, reg}, exit.FailOnConfig, 1, "regression"},
-		{[]*Document{pass, incFail}, exit.FailOnConfig, 1, "inconclusive, and compare.on_inconclusive is fail"},
-		{[]*Document{inc, incFail}, exit.FailOnConfig, 1, "inconclusive, and compare.on_inconclusive is fail"},
-		{[]*Document{incFail, reg}, exit.FailOnConfig, 1, "regression"},
-		{[]*Document{pass, inc}, exit.FailOnInconclusive, 1, "inconclusive, and --fail-on inconclusive"},
-		{[]*Document{pass, incFail}, exit.FailOnRegression, 0, ""},
-		{[]*Document{inc, reg}, exit.FailOnRegression, 1, "regression"},
-		{[]*Document{reg, incFail}, exit.FailOnNever, 0, ""},
-		{[]*Document{pass, pass}, exit.FailOnInconclusive, 0, ""},
-	} {
-		var outcomes []string
-		for _, d := range c.docs {
-			outcomes = append(outcomes, string(d.Verdict.Outcome)+"/"+d.Verdict.OnInconclusive)
-		}
-		if got := ExitCode(c.docs, c.failOn); got != c.code {
-			t.Errorf("ExitCode(%v, %q) = %d, want %d", outcomes, c.failOn, got, c.code)
-		}
-		err := ExitError(c.docs, c.failOn)
-		switch {
-		case c.err == "" && err != nil:
-			t.Errorf("ExitError(%v, %q) = %v, want nil", outcomes, c.failOn, err)
-		case c.err != "" && (err == nil || err.Error() != c.err || exit.Code(err) != c.code):
-			t.Errorf("ExitError(%v, %q) = %v (exit %d), want %q (exit %d)", outcomes, c.failOn, err, exit.Code(err), c.err, c.code)
-		}
-	}
-}
-
-// exit.ForOutcome knows compare.on_inconclusive's values as strings: they
-// must be config's.
-func TestExitPolicyMatchesConfig(t *testing.T) {
-	for _, c := range []struct {
-		onInconclusive string
-		want           int
-	}{
-		{config.InconclusivePass, exit.OK},
-		{config.InconclusiveFail, exit.Regression},
-		{config.DefaultOnInconclusive, exit.Regression},
-		{"", exit.Regression}, // a verdict from before the setting: the default
-	} {
-		got := exit.ForOutcome(string(stat.Inconclusive), exit.Policy{OnInconclusive: c.onInconclusive})
-		if got != c.want {
-			t.Errorf("exit.ForOutcome(inconclusive, on_inconclusive %q) = %d, want %d", c.onInconclusive, got, c.want)
-		}
-	}
-	for _, o := range []stat.Outcome{stat.Pass, stat.Inconclusive, stat.Regression} {
-		if !slices.Contains([]string{exit.OutcomePass, exit.OutcomeInconclusive, exit.OutcomeRegression}, string(o)) {
-			t.Errorf("outcome %q is not one exit knows", o)
-		}
-	}
 }
 
 func TestWriteTextAndJSON(t *testing.T) {
 	a, b := testDocument(passVerdict(), 1, 0), testDocument(regressionVerdict(), 1.3, 0)
 	a.Title, b.Title = "small", "big\x1b[31m"
 	var buf bytes.Buffer
-	require.NoError(t, emitText(&buf, []*Document{a, b}))
+	require.NoError(t, emitText(&buf, []*reportfile.Document{a, b}))
 	out := buf.String()
 	assert.Contains(t, out, "=== small\n")
 	assert.Contains(t, out, "=== big [31m\n", "control characters cleaned")
 	assert.True(t, strings.HasSuffix(out, "overall: regression in 1 of 2 jobs (exit 1)\n"), out)
 
 	buf.Reset()
-	require.NoError(t, emitDocumentsJSON(&buf, []*Document{a, b}))
-	var docs []Document
+	require.NoError(t, emitDocumentsJSON(&buf, []*reportfile.Document{a, b}))
+	var docs []reportfile.Document
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &docs))
 	assert.Len(t, docs, 2)
 	buf.Reset()
-	require.NoError(t, emitDocumentsJSON(&buf, []*Document{a}))
-	var one Document
+	require.NoError(t, emitDocumentsJSON(&buf, []*reportfile.Document{a}))
+	var one reportfile.Document
 	require.NoError(t, json.Unmarshal(buf.Bytes(), &one))
-	assert.Equal(t, DocumentSchema, one.Schema)
+	assert.Equal(t, reportfile.Schema, one.Schema)
 	assert.ErrorIs(t, emitText(&buf, nil), errNoDocuments)
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 
 	"github.com/perfgate/perfgate/internal/metric"
 )
@@ -130,7 +131,7 @@ func changeEstimate(g compare.Gate) sentence {
 // a share's in percentage points ("+0.50 pts"); any other's relative, in
 // percent of the baseline ("+3.1%"), or, from a baseline of 0, the absolute
 // shift in the metric's unit ("+2"); "—" unless both sides have a value.
-func telemetryChange(r TelemetryRow) sentence {
+func telemetryChange(r reportfile.TelemetryRow) sentence {
 	if r.Baseline == nil || r.Candidate == nil {
 		return plain("—")
 	}

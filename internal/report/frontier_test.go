@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -16,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/internal/stat"
 
 	"github.com/perfgate/perfgate/internal/frontier"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // frontierFixture is one configuration of the frontier fixtures: what
@@ -134,12 +134,12 @@ func TestFrontierFixtures(t *testing.T) {
 			t.Fatal(err)
 		}
 		golden(t, filepath.Join("frontier", x.file), append(data, '\n'))
-		r, err := ReadFrontierResult(filepath.Join("testdata", "frontier", x.file))
+		r, err := reportfile.ReadResult(filepath.Join("testdata", "frontier", x.file))
 		if err != nil {
-			t.Fatalf("ReadFrontierResult(%s) = %v, want a valid result", x.file, err)
+			t.Fatalf("reportfile.ReadResult(%s) = %v, want a valid result", x.file, err)
 		}
 		if r.Identity.Target.Model != x.model {
-			t.Errorf("ReadFrontierResult(%s).model = %q, want %q", x.file, r.Identity.Target.Model, x.model)
+			t.Errorf("reportfile.ReadResult(%s).model = %q, want %q", x.file, r.Identity.Target.Model, x.model)
 		}
 	}
 }
@@ -321,24 +321,6 @@ func TestFrontierScenarioChoice(t *testing.T) {
 	f, err = frontier.New(in, frontier.Options{Scenario: "nope"})
 	if err != nil || len(f.NotPlaced) != 1 || !strings.Contains(f.NotPlaced[0].Reason, "no capacity scenario nope (it has chat-capacity, long-capacity)") {
 		t.Errorf("frontier.New(--scenario nope) = %+v, %v, want it not placed, naming the searches", f, err)
-	}
-}
-
-func TestReadFrontierResultRefusesReports(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "report.json")
-	if err := os.WriteFile(path, []byte(`{"schema": "`+DocumentSchema+`"}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	_, err := ReadFrontierResult(path)
-	if err == nil || !strings.Contains(err.Error(), path+": a report file, not a result: --frontier reads results") {
-		t.Errorf("ReadFrontierResult(report) = %v, want the report refused with its path", err)
-	}
-	if err := os.WriteFile(path, []byte(`{"schema": "perfgate/result/v2", "scenarios": [{"name": "x", "repetitions": [{"sent": -1}]}]}`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ReadFrontierResult(path); err == nil || !strings.Contains(err.Error(), "sent") {
-		t.Errorf("ReadFrontierResult(invalid result) = %v, want a validation error", err)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -84,7 +85,7 @@ const htmlCSP = "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsa
 // block, and a Content-Security-Policy forbids any other source. Every text
 // from a result is stripped of control characters, cut short and escaped.
 // The tables need no JavaScript; the charts do.
-func emitHTML(w io.Writer, docs []*Document) error {
+func emitHTML(w io.Writer, docs []*reportfile.Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}

@@ -17,6 +17,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -27,31 +28,36 @@ func htmlLognormal(median, sigma, q float64) float64 {
 	return median * math.Exp(sigma*math.Sqrt2*math.Erfinv(2*q-1))
 }
 
-// htmlDistribution is a distribution sampled as NewDocument samples a
+// htmlDistribution is a distribution sampled as reportfile.New samples a
 // pooled histogram, rounded to microseconds as a histogram would be.
-func htmlDistribution(median, sigma float64) *Distribution {
-	d := &Distribution{}
+func htmlDistribution(median, sigma float64) *reportfile.Distribution {
+	d := &reportfile.Distribution{}
 	for _, p := range []struct {
 		name string
 		q    float64
 	}{{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}, {"p99", 0.99}, {"p99.9", 0.999}} {
-		d.Percentiles = append(d.Percentiles, Percentile{Name: p.name, Value: htmlLognormal(median, sigma, p.q)})
+		d.Percentiles = append(d.Percentiles, reportfile.Percentile{Name: p.name, Value: htmlLognormal(median, sigma, p.q)})
 	}
-	for _, q := range cdfQuantiles {
+	// Every percent and the tail in finer steps, as a document samples.
+	quantiles := []float64{0.001}
+	for i := 1; i <= 99; i++ {
+		quantiles = append(quantiles, float64(i)/100)
+	}
+	for _, q := range append(quantiles, 0.995, 0.999, 0.9995, 0.9999, 1) {
 		v := math.Round(htmlLognormal(median, sigma, q)*1000) / 1000
 		if n := len(d.CDF); n > 0 && d.CDF[n-1].Value == v {
 			d.CDF[n-1].Fraction = q
 			continue
 		}
-		d.CDF = append(d.CDF, CDFPoint{Value: v, Fraction: q})
+		d.CDF = append(d.CDF, reportfile.CDFPoint{Value: v, Fraction: q})
 	}
 	return d
 }
 
 // htmlLatency is the four latency metrics of a scenario whose candidate's
 // TTFT is slower by ttftFactor.
-func htmlLatency(ttftFactor float64) []LatencyData {
-	return []LatencyData{
+func htmlLatency(ttftFactor float64) []reportfile.LatencyData {
+	return []reportfile.LatencyData{
 		{Metric: "ttft", Title: "TTFT", Baseline: htmlDistribution(30, 0.35), Candidate: htmlDistribution(30*ttftFactor, 0.4)},
 		{Metric: "tpot", Title: "TPOT", Baseline: htmlDistribution(14, 0.08), Candidate: htmlDistribution(14.2, 0.09)},
 		{Metric: "itl", Title: "ITL", Baseline: htmlDistribution(13.5, 0.25), Candidate: htmlDistribution(13.6, 0.27)},
@@ -95,30 +101,30 @@ func htmlHistory(name string, n int) []baseline.Entry {
 // htmlDocument is regressionVerdict with the eval suite of qualityVerdict
 // on its first scenario, the latency distributions of both scenarios and
 // twelve promoted baselines of the first.
-func htmlDocument() *Document {
+func htmlDocument() *reportfile.Document {
 	v := regressionVerdict()
 	v.Scenarios[0].Quality = qualityVerdict().Scenarios[0].Quality
-	return &Document{
-		Schema: DocumentSchema, Key: "perfgate.yaml", Verdict: v,
-		Scenarios: []ScenarioData{
+	return &reportfile.Document{
+		Schema: reportfile.Schema, Key: "perfgate.yaml", Verdict: v,
+		Scenarios: []reportfile.ScenarioData{
 			{Name: v.Scenarios[0].Name, Latency: htmlLatency(1.3), History: htmlHistory(v.Scenarios[0].Name, 12)},
 			{Name: v.Scenarios[1].Name, Latency: htmlLatency(1.04)},
 		},
-		Source: Source{Result: "result.json", Repository: "acme/serving", Commit: "0123456789abcdef0123456789abcdef01234567", PullRequest: 42},
+		Source: reportfile.Source{Result: "result.json", Repository: "acme/serving", Commit: "0123456789abcdef0123456789abcdef01234567", PullRequest: 42},
 	}
 }
 
 // htmlDocumentOf is a document of v with distributions for each scenario and
 // no history.
-func htmlDocumentOf(title string, v *compare.Verdict) *Document {
-	d := &Document{Schema: DocumentSchema, Title: title, Verdict: v}
+func htmlDocumentOf(title string, v *compare.Verdict) *reportfile.Document {
+	d := &reportfile.Document{Schema: reportfile.Schema, Title: title, Verdict: v}
 	for _, s := range v.Scenarios {
-		d.Scenarios = append(d.Scenarios, ScenarioData{Name: s.Name, Latency: htmlLatency(1)})
+		d.Scenarios = append(d.Scenarios, reportfile.ScenarioData{Name: s.Name, Latency: htmlLatency(1)})
 	}
 	return d
 }
 
-func renderHTML(t *testing.T, docs ...*Document) string {
+func renderHTML(t *testing.T, docs ...*reportfile.Document) string {
 	t.Helper()
 	var buf bytes.Buffer
 	require.NoError(t, emitHTML(&buf, docs))
@@ -211,7 +217,7 @@ func TestHTMLDataRoundTrip(t *testing.T) {
 			c, ok := byKey["cdf/"+s.Name+"/"+ld.Metric]
 			require.True(t, ok, "CDF of %s %s", s.Name, ld.Metric)
 			require.Len(t, c.Series, 2)
-			for j, want := range []*Distribution{ld.Baseline, ld.Candidate} {
+			for j, want := range []*reportfile.Distribution{ld.Baseline, ld.Candidate} {
 				got := c.Series[j].Points
 				require.Len(t, got, len(want.CDF), "%s %s %s", s.Name, ld.Metric, c.Series[j].Role)
 				for k, p := range want.CDF {
@@ -389,7 +395,7 @@ func assertTextOnly(t *testing.T, page string, markers ...string) {
 }
 
 func TestHTMLMerged(t *testing.T) {
-	docs := []*Document{
+	docs := []*reportfile.Document{
 		htmlDocumentOf("llama-3-8b on H100", passVerdict()),
 		htmlDocumentOf("mistral-7b on A100", regressionVerdict()),
 		htmlDocumentOf("", inconclusiveVerdict()),
@@ -415,11 +421,11 @@ func TestHTMLMerged(t *testing.T) {
 	assert.Len(t, docsSeen, 3)
 
 	for _, c := range []struct {
-		docs []*Document
+		docs []*reportfile.Document
 		want string
 	}{
-		{[]*Document{htmlDocumentOf("a", passVerdict()), htmlDocumentOf("b", passVerdict())}, `<header class="verdict pass">`},
-		{[]*Document{htmlDocumentOf("a", passVerdict()), htmlDocumentOf("b", inconclusiveVerdict())}, `<header class="verdict inconclusive">`},
+		{[]*reportfile.Document{htmlDocumentOf("a", passVerdict()), htmlDocumentOf("b", passVerdict())}, `<header class="verdict pass">`},
+		{[]*reportfile.Document{htmlDocumentOf("a", passVerdict()), htmlDocumentOf("b", inconclusiveVerdict())}, `<header class="verdict inconclusive">`},
 	} {
 		htmlHas(t, renderHTML(t, c.docs...), c.want)
 	}
@@ -450,12 +456,12 @@ func TestHTMLErrors(t *testing.T) {
 	var buf bytes.Buffer
 	err := emitHTML(&buf, nil)
 	assert.ErrorIs(t, err, errNoDocuments)
-	assert.ErrorIs(t, emitHTML(&buf, []*Document{}), errNoDocuments)
-	assert.Error(t, emitHTML(&buf, []*Document{{Schema: DocumentSchema}}), "a document without a verdict")
+	assert.ErrorIs(t, emitHTML(&buf, []*reportfile.Document{}), errNoDocuments)
+	assert.Error(t, emitHTML(&buf, []*reportfile.Document{{Schema: reportfile.Schema}}), "a document without a verdict")
 	assert.Zero(t, buf.Len(), "nothing written on error")
 
 	boom := errors.New("disk full")
-	err = emitHTML(htmlFailingWriter{boom}, []*Document{htmlDocument()})
+	err = emitHTML(htmlFailingWriter{boom}, []*reportfile.Document{htmlDocument()})
 	assert.ErrorIs(t, err, boom)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -36,8 +37,8 @@ func unitsRender(t *testing.T, base, cand *result.Result) (v *compare.Verdict, t
 	require.NoError(t, err)
 	d := htmlDocumentOf("", v)
 	var tb, mb bytes.Buffer
-	require.NoError(t, emitText(&tb, []*Document{d}))
-	require.NoError(t, emitMarkdown(&mb, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&tb, []*reportfile.Document{d}))
+	require.NoError(t, emitMarkdown(&mb, []*reportfile.Document{d}, MarkdownOptions{}))
 	full := renderHTML(t, d)
 	page = htmlText(full[:strings.Index(full, `<script type="application/json"`)])
 	return v, tb.String(), mb.String(), page

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -49,7 +50,7 @@ type MarkdownOptions struct {
 // examples, then everything but the gate tables), and as a last resort cut
 // at a line, with a note saying so; the first line, the verdict, always
 // stays.
-func emitMarkdown(w io.Writer, docs []*Document, o MarkdownOptions) error {
+func emitMarkdown(w io.Writer, docs []*reportfile.Document, o MarkdownOptions) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}
@@ -420,7 +421,7 @@ func truncateBytes(s string, n int) string {
 
 // emitDocumentsJSON writes one document as indented JSON, or several as a
 // JSON array of documents.
-func emitDocumentsJSON(w io.Writer, docs []*Document) error {
+func emitDocumentsJSON(w io.Writer, docs []*reportfile.Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}

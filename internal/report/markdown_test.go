@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // GitHub's limits on a comment and a step summary (internal/github's
@@ -24,26 +25,26 @@ const (
 
 // docPercentiles is a distribution whose percentiles grow from p50 by the
 // given factor and whose CDF has a few points.
-func docPercentiles(p50, tail float64) *Distribution {
-	d := &Distribution{}
+func docPercentiles(p50, tail float64) *reportfile.Distribution {
+	d := &reportfile.Distribution{}
 	for i, n := range []string{"p50", "p90", "p95", "p99", "p99.9"} {
-		d.Percentiles = append(d.Percentiles, Percentile{Name: n, Value: roundSig(p50*(1+tail*float64(i)), 4)})
+		d.Percentiles = append(d.Percentiles, reportfile.Percentile{Name: n, Value: roundSig(p50*(1+tail*float64(i)), 4)})
 	}
 	for i, q := range []float64{0.1, 0.5, 0.9, 0.99, 1} {
-		d.CDF = append(d.CDF, CDFPoint{Value: roundSig(p50*(0.6+tail*float64(i)), 4), Fraction: q})
+		d.CDF = append(d.CDF, reportfile.CDFPoint{Value: roundSig(p50*(0.6+tail*float64(i)), 4), Fraction: q})
 	}
 	return d
 }
 
 // testDocument wraps v with chart data for each scenario: a candidate
 // scale times the baseline, and history entries when history > 0.
-func testDocument(v *compare.Verdict, scale float64, history int) *Document {
-	d := &Document{Schema: DocumentSchema, Key: "perfgate.yaml", Verdict: v}
+func testDocument(v *compare.Verdict, scale float64, history int) *reportfile.Document {
+	d := &reportfile.Document{Schema: reportfile.Schema, Key: "perfgate.yaml", Verdict: v}
 	for _, s := range v.Scenarios {
-		sd := ScenarioData{Name: s.Name}
-		for i, m := range latencyMetrics {
+		sd := reportfile.ScenarioData{Name: s.Name}
+		for i, m := range []struct{ hist, title string }{{"ttft", "TTFT"}, {"tpot", "TPOT"}, {"itl", "ITL"}, {"e2e", "E2E"}} {
 			base := 20 * float64(i+1)
-			ld := LatencyData{Metric: m.hist, Title: m.title, Candidate: docPercentiles(base*scale, 0.5)}
+			ld := reportfile.LatencyData{Metric: m.hist, Title: m.title, Candidate: docPercentiles(base*scale, 0.5)}
 			if !s.NoBaseline {
 				ld.Baseline = docPercentiles(base, 0.5)
 			}
@@ -79,27 +80,27 @@ func identityVerdict() *compare.Verdict {
 
 var documentCases = []struct {
 	name  string
-	doc   func() *Document
+	doc   func() *reportfile.Document
 	first string
 }{
-	{"pass", func() *Document { return testDocument(passVerdict(), 1.01, 0) }, "### ✅ perfgate: pass (2 gates)"},
-	{"regression", func() *Document {
+	{"pass", func() *reportfile.Document { return testDocument(passVerdict(), 1.01, 0) }, "### ✅ perfgate: pass (2 gates)"},
+	{"regression", func() *reportfile.Document {
 		d := testDocument(regressionVerdict(), 1.3, 12)
-		d.Source = Source{Repository: "acme/serving", Commit: "0123456789abcdef", PullRequest: 42, RunURL: "https://github.com/acme/serving/actions/runs/99"}
+		d.Source = reportfile.Source{Repository: "acme/serving", Commit: "0123456789abcdef", PullRequest: 42, RunURL: "https://github.com/acme/serving/actions/runs/99"}
 		measuredAt := time.Date(2026, 10, 16, 3, 0, 0, 0, time.UTC)
-		d.Measured = &Measured{Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm", EngineVersion: "0.6.3",
-			GPUs: []GPUCount{{Model: "NVIDIA H100 80GB HBM3", Count: 8}}, At: measuredAt}
+		d.Measured = &reportfile.Measured{Model: "meta-llama/Llama-3.1-8B-Instruct", Engine: "vllm", EngineVersion: "0.6.3",
+			GPUs: []reportfile.GPUCount{{Model: "NVIDIA H100 80GB HBM3", Count: 8}}, At: measuredAt}
 		for i := range d.Scenarios {
 			d.Scenarios[i].WorkloadHash = "sha256:320f730695f1aa"
 			if h := d.Scenarios[i].History; len(h) > 0 {
-				d.Scenarios[i].Baseline = &BaselineRef{Commit: h[len(h)-1].Commit, Date: h[len(h)-1].Date}
+				d.Scenarios[i].Baseline = &reportfile.BaselineRef{Commit: h[len(h)-1].Commit, Date: h[len(h)-1].Date}
 			}
 		}
 		return d
 	}, "### ❌ perfgate: regression (1 of 5 gates regressed)"},
-	{"inconclusive", func() *Document { return testDocument(inconclusiveVerdict(), 1.08, 0) }, "### ⚠️ perfgate: inconclusive"},
-	{"quality", func() *Document { return testDocument(qualityVerdict(), 1, 0) }, "### ❌ perfgate: regression"},
-	{"identity", func() *Document { return testDocument(identityVerdict(), 1, 3) }, "### ✅ perfgate: pass"},
+	{"inconclusive", func() *reportfile.Document { return testDocument(inconclusiveVerdict(), 1.08, 0) }, "### ⚠️ perfgate: inconclusive"},
+	{"quality", func() *reportfile.Document { return testDocument(qualityVerdict(), 1, 0) }, "### ❌ perfgate: regression"},
+	{"identity", func() *reportfile.Document { return testDocument(identityVerdict(), 1, 3) }, "### ✅ perfgate: pass"},
 	{"ab", abDocument, "### ❌ perfgate: regression (1 of 6 gates regressed)"},
 }
 
@@ -110,7 +111,7 @@ func TestMarkdownDocuments(t *testing.T) {
 	for _, c := range documentCases {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, emitMarkdown(&buf, []*Document{c.doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+			require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{c.doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 			lines := strings.SplitN(buf.String(), "\n", 3)
 			assert.Equal(t, "<!-- perfgate:perfgate.yaml -->", lines[0])
 			assert.True(t, strings.HasPrefix(lines[1], c.first), "first line %q", lines[1])
@@ -121,7 +122,7 @@ func TestMarkdownDocuments(t *testing.T) {
 
 func TestMarkdownCharts(t *testing.T) {
 	var buf bytes.Buffer
-	require.NoError(t, emitMarkdown(&buf, []*Document{documentCases[1].doc()}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{documentCases[1].doc()}, MarkdownOptions{}))
 	out := buf.String()
 	// Two percentile charts and two history charts per compared scenario.
 	assert.Equal(t, 8, strings.Count(out, "```mermaid\nxychart-beta\n"))
@@ -145,13 +146,13 @@ func TestMarkdownMerged(t *testing.T) {
 	assert.Contains(t, out, "| ✅ llama-3.1-8b · H100 | pass (2 gates) |")
 
 	buf.Reset()
-	require.NoError(t, emitMarkdown(&buf, []*Document{a, a}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{a, a}, MarkdownOptions{}))
 	assert.True(t, strings.HasPrefix(buf.String(), "### ✅ perfgate: pass (2 jobs)\n"))
 }
 
 // bigDocument has so many scenarios that its full report is far over a
 // comment's limit.
-func bigDocument(scenarios int) *Document {
+func bigDocument(scenarios int) *reportfile.Document {
 	v := regressionVerdict()
 	base := v.Scenarios
 	v.Scenarios = nil
@@ -164,15 +165,15 @@ func bigDocument(scenarios int) *Document {
 }
 
 func TestMarkdownLimits(t *testing.T) {
-	full := func(d *Document) string {
+	full := func(d *reportfile.Document) string {
 		var buf bytes.Buffer
-		require.NoError(t, emitMarkdown(&buf, []*Document{d}, MarkdownOptions{}))
+		require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{d}, MarkdownOptions{}))
 		return buf.String()
 	}
 	marker := "<!-- perfgate:x -->"
 	for _, c := range []struct {
 		name      string
-		doc       *Document
+		doc       *reportfile.Document
 		limit     int
 		details   bool // the collapsed details survive
 		charts    bool // the charts survive
@@ -188,7 +189,7 @@ func TestMarkdownLimits(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, emitMarkdown(&buf, []*Document{c.doc}, MarkdownOptions{Limit: c.limit, Marker: marker}))
+			require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{c.doc}, MarkdownOptions{Limit: c.limit, Marker: marker}))
 			out := buf.String()
 			assert.LessOrEqual(t, len(out), c.limit)
 			assert.True(t, strings.HasPrefix(out, marker), "the marker is never cut")
@@ -209,7 +210,7 @@ func TestMarkdownLimits(t *testing.T) {
 		})
 	}
 	var buf bytes.Buffer
-	require.NoError(t, emitMarkdown(&buf, []*Document{bigDocument(400)}, MarkdownOptions{Limit: summaryLimit}))
+	require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{bigDocument(400)}, MarkdownOptions{Limit: summaryLimit}))
 	assert.LessOrEqual(t, buf.Len(), summaryLimit)
 }
 
@@ -220,7 +221,7 @@ func TestMarkdownEscapesTitlesAndMentions(t *testing.T) {
 	d.Scenarios[0].Name = d.Verdict.Scenarios[0].Name
 	d.Verdict.Warnings = []string{"ping @team and close #1 <script>x</script>"}
 	var buf bytes.Buffer
-	require.NoError(t, emitMarkdown(&buf, []*Document{d, d}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&buf, []*reportfile.Document{d, d}, MarkdownOptions{}))
 	out := buf.String()
 	assert.NotRegexp(t, `(^|[^\\])<(img|script)`, out, "HTML only escaped")
 	assert.Equal(t, strings.Count(out, "<details>"), strings.Count(out, "</details>"), "only the report's own details blocks close")
@@ -252,12 +253,12 @@ func TestMarkdownEscapesFigureText(t *testing.T) {
 	g.Unit = "ms" + evil
 	g.Change = compare.Interval{Estimate: verdictNaN, Lo: verdictNaN, Hi: verdictNaN} // the shift is shown, in its unit
 	d := testDocument(v, 1.1, 0)
-	d.Scenarios[0].Telemetry = []TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W" + evil, Baseline: fptr(0), Candidate: fptr(3)}}
+	d.Scenarios[0].Telemetry = []reportfile.TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W" + evil, Baseline: fptr(0), Candidate: fptr(3)}}
 	d.Scenarios[0].Latency[0].Candidate.Percentiles[0].Name = "p50" + evil
 	d.Scenarios[0].Latency[0].Baseline.Percentiles[0].Name = "p50" + evil
 
 	var doc, verdict bytes.Buffer
-	require.NoError(t, emitMarkdown(&doc, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&doc, []*reportfile.Document{d}, MarkdownOptions{}))
 	require.NoError(t, emitVerdictMarkdown(&verdict, v))
 	for name, out := range map[string]string{"emitMarkdown": doc.String(), "emitVerdictMarkdown": verdict.String()} {
 		if loc := unescapedTag.FindStringIndex(out); loc != nil {

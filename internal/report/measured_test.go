@@ -11,6 +11,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -18,7 +19,7 @@ import (
 // three days and two hours after its baseline was promoted at commit
 // a1b2c3d4…, with that promotion and a later recorded entry (another
 // identity) in the history.
-func measuredDocument(t *testing.T, model string) *Document {
+func measuredDocument(t *testing.T, model string) *reportfile.Document {
 	t.Helper()
 	zero := []float64{0, 0, 0, 0, 0, 0}
 	base := unitsResult([]float64{43.1, 43.8, 44.0, 43.5, 44.2, 43.9}, zero)
@@ -36,19 +37,19 @@ func measuredDocument(t *testing.T, model string) *Document {
 	other.Identity, other.Commit, other.Date = "sha256:another", "ffffffffffff", promoted.Add(time.Hour)
 	v, err := compare.Compare([]*result.Result{base}, cand, compare.Options{Detectable: true})
 	require.NoError(t, err)
-	d, err := NewDocument(v, []*result.Result{base}, cand, []baseline.Entry{entry, other})
+	d, err := reportfile.New(v, []*result.Result{base}, cand, []baseline.Entry{entry, other})
 	require.NoError(t, err)
 	d.Key = "/home/runner/work/serving/serving/perf/perfgate.yaml"
-	d.Source = Source{Result: "/home/runner/work/serving/serving/result.json"}
+	d.Source = reportfile.Source{Result: "/home/runner/work/serving/serving/result.json"}
 	return d
 }
 
 // renderAll is d in the three media: markdown, text and the HTML page.
-func renderAll(t *testing.T, d *Document) (md, text, page string) {
+func renderAll(t *testing.T, d *reportfile.Document) (md, text, page string) {
 	t.Helper()
 	var mb, tb bytes.Buffer
-	require.NoError(t, emitMarkdown(&mb, []*Document{d}, MarkdownOptions{}))
-	require.NoError(t, emitText(&tb, []*Document{d}))
+	require.NoError(t, emitMarkdown(&mb, []*reportfile.Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&tb, []*reportfile.Document{d}))
 	return mb.String(), tb.String(), renderHTML(t, d)
 }
 

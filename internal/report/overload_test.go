@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -37,23 +38,23 @@ func TestOverloadLabel(t *testing.T) {
 	require.NoError(t, Summary(&sum, overloadResult(true)))
 	assert.Contains(t, sum.String(), "   overloaded (declared): "+sentence+"\n")
 
-	d, err := NewDocument(passVerdict(), []*result.Result{overloadResult(true)}, overloadResult(true), nil)
+	d, err := reportfile.New(passVerdict(), []*result.Result{overloadResult(true)}, overloadResult(true), nil)
 	require.NoError(t, err)
 	d.Key = "perfgate.yaml"
 	require.NotNil(t, d.Scenarios[0].Overload)
 	var text, md bytes.Buffer
-	require.NoError(t, emitText(&text, []*Document{d}))
-	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{}))
 	page := renderHTML(t, d)
 	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": page} {
 		assert.Contains(t, out, "Overloaded (declared): "+sentence, name)
 		assert.Contains(t, out, "baseline: overloaded (declared): "+sentence, name)
 	}
 
-	d, err = NewDocument(passVerdict(), []*result.Result{sessionResult(1)}, sessionResult(1), nil)
+	d, err = reportfile.New(passVerdict(), []*result.Result{sessionResult(1)}, sessionResult(1), nil)
 	require.NoError(t, err)
 	assert.Nil(t, d.Scenarios[0].Overload)
 	text.Reset()
-	require.NoError(t, emitText(&text, []*Document{d}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{d}))
 	assert.NotContains(t, text.String(), "verloaded")
 }

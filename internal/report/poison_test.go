@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode"
+
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // poison is hostile markdown and HTML that a fork's report file could hold
@@ -159,7 +161,7 @@ func TestEveryReportStringEscaped(t *testing.T) {
 
 // poisonEachString renders doc once for each of its strings poisoned, and
 // checks the markdown and the HTML.
-func poisonEachString(t *testing.T, doc *Document) {
+func poisonEachString(t *testing.T, doc *reportfile.Document) {
 	t.Helper()
 	raw, err := json.Marshal(doc)
 	if err != nil {
@@ -192,15 +194,15 @@ func poisonEachString(t *testing.T, doc *Document) {
 		if err := os.WriteFile(file, b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		d, err := ReadDocument(file)
+		d, err := reportfile.Read(file)
 		if err != nil {
 			continue // refused: nothing of it is rendered
 		}
 		var md, page bytes.Buffer
-		if err := emitMarkdown(&md, []*Document{d}, MarkdownOptions{}); err != nil {
+		if err := emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{}); err != nil {
 			continue
 		}
-		if err := emitHTML(&page, []*Document{d}); err != nil {
+		if err := emitHTML(&page, []*reportfile.Document{d}); err != nil {
 			continue
 		}
 		rendered++

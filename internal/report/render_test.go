@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -205,9 +206,9 @@ func renderView(t *testing.T, v *view) string {
 // a pull request comment and a terminal show, and the HTML page's outline.
 func TestRenderReport(t *testing.T) {
 	var md, text bytes.Buffer
-	require.NoError(t, emitMarkdown(&md, []*Document{documentCases[1].doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{documentCases[1].doc()}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 	golden(t, filepath.Join("render", "report-regression.md"), md.Bytes())
-	require.NoError(t, emitText(&text, []*Document{telemetryCases[1].doc(t)}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{telemetryCases[1].doc(t)}))
 	golden(t, filepath.Join("render", "report-telemetry-nogpu.txt"), text.Bytes())
 	page := renderHTML(t, htmlDocument())
 	golden(t, filepath.Join("render", "report-regression.html.outline"), []byte(htmlOutline(t, page)))
@@ -219,17 +220,17 @@ func TestRenderMediaDiffer(t *testing.T) {
 	v := noBaselineVerdict()
 	v.Scenarios[1].Warnings = []string{"only one side measured"}
 	nb := testDocument(v, 1, 0)
-	nb.Scenarios[1].Telemetry = []TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W", Candidate: fptr(610), Gated: true}}
+	nb.Scenarios[1].Telemetry = []reportfile.TelemetryRow{{Metric: "gpu_power", Title: "GPU power", Unit: "W", Candidate: fptr(610), Gated: true}}
 	q := testDocument(qualityVerdict(), 1, 0)
-	merged := []*Document{htmlDocumentOf("", regressionVerdict()), htmlDocumentOf("", passVerdict())}
+	merged := []*reportfile.Document{htmlDocumentOf("", regressionVerdict()), htmlDocumentOf("", passVerdict())}
 	merged[1].Key = "b.yaml"
 
-	text := func(docs ...*Document) string {
+	text := func(docs ...*reportfile.Document) string {
 		var b bytes.Buffer
 		require.NoError(t, emitText(&b, docs))
 		return b.String()
 	}
-	md := func(docs ...*Document) string {
+	md := func(docs ...*reportfile.Document) string {
 		var b bytes.Buffer
 		require.NoError(t, emitMarkdown(&b, docs, MarkdownOptions{}))
 		return b.String()

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/frontier"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // A Reporter writes one rendering of what it was made for, as vegeta's
@@ -15,6 +17,9 @@ import (
 // writer when it runs. Every rendering perfgate prints or saves goes
 // through one.
 type Reporter func(w io.Writer) error
+
+// errNoDocuments is returned by the renderers given nothing to render.
+var errNoDocuments = errors.New("no report to render")
 
 // Report writes r to w.
 func (r Reporter) Report(w io.Writer) error { return r(w) }
@@ -38,7 +43,7 @@ func badFormat(format string, want []string) error {
 
 // DocumentsReporter renders docs (one report, or a merged one) in format;
 // o bounds and marks the markdown (the PR comment's limit and marker).
-func DocumentsReporter(docs []*Document, format string, o MarkdownOptions) (Reporter, error) {
+func DocumentsReporter(docs []*reportfile.Document, format string, o MarkdownOptions) (Reporter, error) {
 	switch format {
 	case FormatText:
 		return func(w io.Writer) error { return emitText(w, docs) }, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -28,10 +29,10 @@ func sessionResult(k float64) *result.Result {
 }
 
 func TestSessionsReport(t *testing.T) {
-	d, err := NewDocument(passVerdict(), []*result.Result{sessionResult(1)}, sessionResult(1.2), nil)
+	d, err := reportfile.New(passVerdict(), []*result.Result{sessionResult(1)}, sessionResult(1.2), nil)
 	require.NoError(t, err)
 	d.Key = "perfgate.yaml"
-	rows := map[string]TelemetryRow{}
+	rows := map[string]reportfile.TelemetryRow{}
 	for _, r := range d.Scenarios[0].Sessions {
 		rows[r.Metric] = r
 	}
@@ -42,8 +43,8 @@ func TestSessionsReport(t *testing.T) {
 	assert.False(t, rows["session_e2e.p99"].Gated, "a session figure is never gated")
 
 	var text, md bytes.Buffer
-	require.NoError(t, emitText(&text, []*Document{d}))
-	require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitText(&text, []*reportfile.Document{d}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{}))
 	page := renderHTML(t, d)
 	golden(t, "sessions.txt", text.Bytes())
 	golden(t, "sessions.md", md.Bytes())
@@ -52,7 +53,7 @@ func TestSessionsReport(t *testing.T) {
 	htmlHas(t, page, "<h4>Sessions (not gated)</h4>")
 	htmlHas(t, page, "<tr><td>TTFT p50, later turns (ms)</td><td class=\"num\">35.0</td><td class=\"num\">42.0</td><td class=\"num\">&#43;20.0%</td><td></td></tr>")
 
-	plain, err := NewDocument(passVerdict(), []*result.Result{telemetryBase()}, telemetryBase(), nil)
+	plain, err := reportfile.New(passVerdict(), []*result.Result{telemetryBase()}, telemetryBase(), nil)
 	require.NoError(t, err)
 	assert.Nil(t, plain.Scenarios[0].Sessions, "no sessions on either side: no rows")
 }

@@ -3,11 +3,9 @@ package report
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 
-	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 )
@@ -17,68 +15,6 @@ import (
 // unavailable. The terminal summary shows a run's own; a Document keeps
 // each scenario's medians on both sides as TelemetryRows, which the view
 // shows as one table (build.go's telemetryTable).
-
-// measuredValues is metric name's finite values over the repetitions of s
-// that measured it.
-func measuredValues(s *result.ScenarioResult, name string) ([]float64, error) {
-	values, measured, err := s.RepetitionValues(name)
-	if err != nil {
-		return nil, err
-	}
-	var out []float64
-	for i, v := range values {
-		if measured[i] && finite(v) {
-			out = append(out, v)
-		}
-	}
-	return out, nil
-}
-
-// telemetryMetrics are the catalogue's telemetry and cost metrics, in
-// report order.
-func telemetryMetrics() []metric.Info {
-	var out []metric.Info
-	for _, m := range metric.All() {
-		if m.Telemetry() {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// telemetryRows are scenario vs's TelemetryRows: one per telemetry metric
-// that the baseline bs or the candidate cs (either may be nil) measured.
-func telemetryRows(vs *compare.Scenario, bs, cs *result.ScenarioResult) ([]TelemetryRow, error) {
-	side := func(s *result.ScenarioResult, name string) (*float64, error) {
-		if s == nil {
-			return nil, nil
-		}
-		vals, err := measuredValues(s, name)
-		if err != nil || len(vals) == 0 {
-			return nil, err
-		}
-		m := median(vals)
-		return &m, nil
-	}
-	var rows []TelemetryRow
-	for _, m := range telemetryMetrics() {
-		b, err := side(bs, m.Name)
-		if err != nil {
-			return nil, fmt.Errorf("baseline: scenario %s: %w", vs.Name, err)
-		}
-		c, err := side(cs, m.Name)
-		if err != nil {
-			return nil, fmt.Errorf("candidate: scenario %s: %w", vs.Name, err)
-		}
-		if b == nil && c == nil {
-			continue
-		}
-		row := TelemetryRow{Metric: m.Name, Title: m.Title, Unit: m.Unit(), Group: m.Group, Baseline: b, Candidate: c}
-		row.Gated = slices.ContainsFunc(vs.Gates, func(g compare.Gate) bool { return g.Metric == m.Name })
-		rows = append(rows, row)
-	}
-	return rows, nil
-}
 
 // telemetrySource is a telemetry source of a run that was not read: its
 // name, why (untrusted: the result's own words), and whether it was turned
@@ -201,7 +137,7 @@ func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.
 				}
 				l.items = append(l.items, loraItems(s.Repetitions)...)
 			}
-			vals, err := measuredValues(s, m.Name)
+			vals, err := s.MeasuredValues(m.Name)
 			if err != nil {
 				return fmt.Errorf("scenario %s: %w", s.Name, err)
 			}

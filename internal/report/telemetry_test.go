@@ -13,6 +13,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/result/resulttest"
 	"github.com/perfgate/perfgate/internal/stat"
@@ -138,9 +139,9 @@ func telemetryResults(scale float64) (base, cand *result.Result) {
 	return base, cand
 }
 
-func telemetryDocument(t *testing.T, v *compare.Verdict, base, cand *result.Result) *Document {
+func telemetryDocument(t *testing.T, v *compare.Verdict, base, cand *result.Result) *reportfile.Document {
 	t.Helper()
-	d, err := NewDocument(v, []*result.Result{base}, cand, nil)
+	d, err := reportfile.New(v, []*result.Result{base}, cand, nil)
 	require.NoError(t, err)
 	d.Key = "perfgate.yaml"
 	return d
@@ -151,7 +152,7 @@ func TestNewDocumentTelemetry(t *testing.T) {
 	d := telemetryDocument(t, telemetryVerdict(), base, cand)
 	require.Equal(t, cand.Telemetry, d.TelemetrySources)
 	rows := d.Scenarios[0].Telemetry
-	byMetric := map[string]TelemetryRow{}
+	byMetric := map[string]reportfile.TelemetryRow{}
 	var order []string
 	for _, r := range rows {
 		byMetric[r.Metric] = r
@@ -161,7 +162,7 @@ func TestNewDocumentTelemetry(t *testing.T) {
 		"gpu_memory_peak", "gpu_utilization", "gpu_power", "energy_per_token", "tokens_per_joule",
 		"cost_per_mtok", "cost_per_mtok_input", "cost_per_mtok_goodput", "cost_per_mtok_input_goodput"}, order, "catalogue order")
 	mem := byMetric["gpu_memory_peak"]
-	assert.Equal(t, TelemetryRow{Metric: "gpu_memory_peak", Title: "GPU memory peak", Unit: "MiB", Group: "gpu",
+	assert.Equal(t, reportfile.TelemetryRow{Metric: "gpu_memory_peak", Title: "GPU memory peak", Unit: "MiB", Group: "gpu",
 		Baseline: fptr(40500), Candidate: fptr(40500 * 1.05), Gated: true}, mem)
 	assert.InDelta(t, 0.82, *byMetric["kv_cache_peak"].Baseline, 1e-12)
 	assert.InDelta(t, 0.82*1.05, *byMetric["kv_cache_peak"].Candidate, 1e-12)
@@ -187,7 +188,7 @@ func TestNewDocumentTelemetry(t *testing.T) {
 		cand.Scenarios[0].Repetitions[i].Cost = nil
 	}
 	d = telemetryDocument(t, telemetryVerdict(), base, cand)
-	byMetric = map[string]TelemetryRow{}
+	byMetric = map[string]reportfile.TelemetryRow{}
 	for _, r := range d.Scenarios[0].Telemetry {
 		byMetric[r.Metric] = r
 	}
@@ -196,7 +197,7 @@ func TestNewDocumentTelemetry(t *testing.T) {
 
 	// Results from before telemetry: nothing, and the JSON is as before.
 	plain := &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{{Name: "chat", Repetitions: []result.Repetition{rep(1, 30)}}}}
-	d, err := NewDocument(telemetryVerdict(), []*result.Result{plain}, plain, nil)
+	d, err := reportfile.New(telemetryVerdict(), []*result.Result{plain}, plain, nil)
 	require.NoError(t, err)
 	assert.Nil(t, d.TelemetrySources)
 	assert.Empty(t, d.Scenarios[0].Telemetry)
@@ -206,13 +207,13 @@ func TestNewDocumentTelemetry(t *testing.T) {
 // of one whose candidate had no GPU source.
 var telemetryCases = []struct {
 	name string
-	doc  func(t *testing.T) *Document
+	doc  func(t *testing.T) *reportfile.Document
 }{
-	{"telemetry", func(t *testing.T) *Document {
+	{"telemetry", func(t *testing.T) *reportfile.Document {
 		base, cand := telemetryResults(1.05)
 		return telemetryDocument(t, telemetryVerdict(), base, cand)
 	}},
-	{"telemetry-nogpu", func(t *testing.T) *Document {
+	{"telemetry-nogpu", func(t *testing.T) *reportfile.Document {
 		base, cand := telemetryResults(1.05)
 		for i := range cand.Scenarios {
 			for j := range cand.Scenarios[i].Repetitions {
@@ -233,8 +234,8 @@ func TestTelemetryReport(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			d := c.doc(t)
 			var md, text bytes.Buffer
-			require.NoError(t, emitMarkdown(&md, []*Document{d}, MarkdownOptions{Limit: commentLimit}))
-			require.NoError(t, emitText(&text, []*Document{d}))
+			require.NoError(t, emitMarkdown(&md, []*reportfile.Document{d}, MarkdownOptions{Limit: commentLimit}))
+			require.NoError(t, emitText(&text, []*reportfile.Document{d}))
 			out := md.String()
 			assert.Equal(t, 2, strings.Count(out, "<details><summary>Engine, GPU and cost</summary>"), "one table per scenario")
 			assert.Equal(t, strings.Count(out, "<details>"), strings.Count(out, "</details>"))
@@ -252,10 +253,10 @@ func TestTelemetryReport(t *testing.T) {
 func TestTelemetryMarkdownLimits(t *testing.T) {
 	d := telemetryCases[0].doc(t)
 	var full bytes.Buffer
-	require.NoError(t, emitMarkdown(&full, []*Document{d}, MarkdownOptions{}))
+	require.NoError(t, emitMarkdown(&full, []*reportfile.Document{d}, MarkdownOptions{}))
 	require.Contains(t, full.String(), "<details><summary>Engine, GPU and cost</summary>")
 	var cut bytes.Buffer
-	require.NoError(t, emitMarkdown(&cut, []*Document{d}, MarkdownOptions{Limit: full.Len() - 1}))
+	require.NoError(t, emitMarkdown(&cut, []*reportfile.Document{d}, MarkdownOptions{Limit: full.Len() - 1}))
 	assert.NotContains(t, cut.String(), "Engine, GPU and cost", "dropped with the other collapsed details")
 	assert.Contains(t, cut.String(), "```mermaid", "the charts stay")
 }
@@ -264,13 +265,13 @@ func TestTelemetryDocumentRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	d := telemetryCases[1].doc(t)
 	first := filepath.Join(dir, "a.json")
-	require.NoError(t, WriteDocument(first, d))
-	back, err := ReadDocument(first)
+	require.NoError(t, reportfile.Write(first, d))
+	back, err := reportfile.Read(first)
 	require.NoError(t, err)
 	assert.Equal(t, d.TelemetrySources, back.TelemetrySources)
 	assert.Equal(t, d.Scenarios[0].Telemetry, back.Scenarios[0].Telemetry)
 	second := filepath.Join(dir, "b.json")
-	require.NoError(t, WriteDocument(second, back))
+	require.NoError(t, reportfile.Write(second, back))
 	a, err := os.ReadFile(first)
 	require.NoError(t, err)
 	b, err := os.ReadFile(second)
@@ -323,10 +324,10 @@ func TestTelemetryNumbers(t *testing.T) {
 		{-2, -1, "ms", "+50.0%"},
 		{0, 0, "count", "+0.0%"},
 	} {
-		r := TelemetryRow{Unit: c.unit, Baseline: fptr(c.base), Candidate: fptr(c.cand)}
+		r := reportfile.TelemetryRow{Unit: c.unit, Baseline: fptr(c.base), Candidate: fptr(c.cand)}
 		if got := telemetryChange(r).raw(); got != c.want {
 			t.Errorf("telemetryChange(%v → %v %s) = %q, want %q", c.base, c.cand, c.unit, got, c.want)
 		}
 	}
-	assert.Equal(t, "—", telemetryChange(TelemetryRow{Unit: "MiB", Candidate: fptr(1)}).raw())
+	assert.Equal(t, "—", telemetryChange(reportfile.TelemetryRow{Unit: "MiB", Candidate: fptr(1)}).raw())
 }

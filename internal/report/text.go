@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
@@ -32,7 +33,7 @@ func emitVerdictText(w io.Writer, v *compare.Verdict) error {
 // sources that were unavailable (an A/B's opens with a line saying so);
 // several get a section each, headed by the job's title, and a last line
 // with the overall verdict.
-func emitText(w io.Writer, docs []*Document) error {
+func emitText(w io.Writer, docs []*reportfile.Document) error {
 	if len(docs) == 0 {
 		return errNoDocuments
 	}

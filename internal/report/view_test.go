@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/compare"
+	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
 // The view's goldens: what a report says, whatever the medium, as JSON
@@ -324,12 +325,12 @@ func TestVerdictViewGolden(t *testing.T) {
 func TestReportViewGolden(t *testing.T) {
 	for _, c := range documentCases {
 		t.Run(c.name, func(t *testing.T) {
-			viewGolden(t, "report-"+c.name, buildView([]*Document{c.doc()}))
+			viewGolden(t, "report-"+c.name, buildView([]*reportfile.Document{c.doc()}))
 		})
 	}
 	for _, c := range telemetryCases {
 		t.Run(c.name, func(t *testing.T) {
-			viewGolden(t, "report-"+c.name, buildView([]*Document{c.doc(t)}))
+			viewGolden(t, "report-"+c.name, buildView([]*reportfile.Document{c.doc(t)}))
 		})
 	}
 	t.Run("merged", func(t *testing.T) {
@@ -347,7 +348,7 @@ func TestReportViewGolden(t *testing.T) {
 // collapsed details have no place elsewhere, and the blocks markdown sheds
 // to fit a limit are the ones emitMarkdown's documentation names.
 func TestViewMediaAndDetail(t *testing.T) {
-	v := buildView([]*Document{documentCases[1].doc()}) // regression, with history
+	v := buildView([]*reportfile.Document{documentCases[1].doc()}) // regression, with history
 	type seen struct {
 		media medium
 		drop  detail
@@ -406,7 +407,7 @@ func TestViewMediaAndDetail(t *testing.T) {
 	// a line each); the telemetry table with the details (a terminal, which
 	// has no folds, shows the table alone); the suite's notes stay to the
 	// end.
-	q := buildView([]*Document{documentCases[3].doc()}).Docs[0].Blocks[0].Section
+	q := buildView([]*reportfile.Document{documentCases[3].doc()}).Docs[0].Blocks[0].Section
 	var suite *section
 	for _, b := range q.Blocks {
 		if b.Section != nil {
@@ -428,7 +429,7 @@ func TestViewMediaAndDetail(t *testing.T) {
 		assert.Equal(t, want.media, suite.Blocks[i].Media, "%s: media", want.what)
 		assert.Equal(t, want.drop, suite.Blocks[i].Drop, "%s: level", want.what)
 	}
-	tel := buildView([]*Document{telemetryCases[0].doc(t)}).Docs[0].Blocks[0].Section
+	tel := buildView([]*reportfile.Document{telemetryCases[0].doc(t)}).Docs[0].Blocks[0].Section
 	var folds, tables []block
 	for _, b := range tel.Blocks {
 		switch {
@@ -447,14 +448,14 @@ func TestViewMediaAndDetail(t *testing.T) {
 
 // mergedDocuments are three jobs: a pass, a regression and an inconclusive
 // verdict.
-func mergedDocuments() []*Document {
+func mergedDocuments() []*reportfile.Document {
 	a := testDocument(passVerdict(), 1.01, 0)
 	a.Title = "llama-3.1-8b · H100"
 	b := testDocument(regressionVerdict(), 1.3, 0)
 	b.Title = "llama-3.1-70b · 4×H100"
 	c := testDocument(inconclusiveVerdict(), 1.08, 0)
 	c.Title = "qwen2.5-7b · L4"
-	return []*Document{a, b, c}
+	return []*reportfile.Document{a, b, c}
 }
 
 // A view of several documents has one headline over them: the worst
@@ -469,14 +470,14 @@ func TestMergedHeadline(t *testing.T) {
 	inc.Key = "inc.yaml"
 	for _, c := range []struct {
 		name string
-		docs []*Document
+		docs []*reportfile.Document
 		want string
 	}{
 		{"the worst regression of any job", append(mergedDocuments(), reg2),
 			"regression in 2 of 4 jobs (exit 1) — worst: «bigger» · «chat-c16» «TTFT p99» +50.0% [+40.0%, +60.0%]"},
-		{"inconclusive: the worst change among the inconclusive jobs", []*Document{mergedDocuments()[0], inc},
+		{"inconclusive: the worst change among the inconclusive jobs", []*reportfile.Document{mergedDocuments()[0], inc},
 			"inconclusive in 1 of 2 jobs (exit 0) — worst: «inc.yaml» · «chat-c16» «TTFT p99» +8.0% [+6.0%, +14.0%]"},
-		{"pass: the jobs counted", []*Document{mergedDocuments()[0], mergedDocuments()[0]}, "pass (2 jobs)"},
+		{"pass: the jobs counted", []*reportfile.Document{mergedDocuments()[0], mergedDocuments()[0]}, "pass (2 jobs)"},
 	} {
 		if got := headlineJSON(buildView(c.docs).Headline); got != c.want {
 			t.Errorf("%s: headline = %q, want %q", c.name, got, c.want)

@@ -2,9 +2,6 @@ package report
 
 import (
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
@@ -80,37 +77,8 @@ func warmupFailures(w *result.Warmup) string {
 		return ""
 	}
 	out := fmt.Sprintf(", %d failed", w.Failed)
-	if len(w.Errors) > 0 {
-		kinds := make([]string, 0, len(w.Errors))
-		for _, k := range slices.Sorted(maps.Keys(w.Errors)) {
-			kinds = append(kinds, fmt.Sprintf("%s %d", k, w.Errors[k]))
-		}
-		out += ": " + strings.Join(kinds, ", ")
-	}
-	return out
-}
-
-// warmupNotes are what a report says about the two sides' warm-ups: the
-// warm-up requests that failed, and a drain cut short, for each side where
-// it happened (a warm-up that was not steady is compare's warning).
-func warmupNotes(base, cand *result.ScenarioResult) []string {
-	var out []string
-	for _, side := range []struct {
-		name string
-		s    *result.ScenarioResult
-	}{{"baseline", base}, {"candidate", cand}} {
-		if side.s == nil || side.s.Warmup == nil {
-			continue
-		}
-		w := side.s.Warmup
-		if w.Failed > 0 {
-			n := w.Requests + w.Failed
-			out = append(out, fmt.Sprintf("the %s's warm-up: %d of %d request%s failed%s", side.name, w.Failed, n, plural(n),
-				strings.TrimPrefix(warmupFailures(w), fmt.Sprintf(", %d failed", w.Failed))))
-		}
-		if w.DrainCut > 0 || w.DrainQueue != nil {
-			out = append(out, fmt.Sprintf("the %s's warm-up did not drain within target.timeout: its last requests may have run into repetition 1", side.name))
-		}
+	if kinds := w.FailureKinds(); kinds != "" {
+		out += ": " + kinds
 	}
 	return out
 }

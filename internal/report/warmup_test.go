@@ -21,18 +21,6 @@ func TestPreparationTellsWarmupFailures(t *testing.T) {
 	assert.Equal(t, "   warm-up 8.0 s, steady (windows, 138 requests)", preparation(s), "nothing failed, a result from before drains")
 }
 
-func TestWarmupNotes(t *testing.T) {
-	q := 3.0
-	base := &result.ScenarioResult{Warmup: &result.Warmup{Method: config.WarmupWindows, Steady: true, Requests: 10}}
-	cand := &result.ScenarioResult{Warmup: &result.Warmup{Method: config.WarmupWindows, Steady: true, Requests: 30, Failed: 10,
-		Errors: map[string]int{"http": 10}, DrainQueue: &q}}
-	assert.Equal(t, []string{
-		"the candidate's warm-up: 10 of 40 requests failed: http 10",
-		"the candidate's warm-up did not drain within target.timeout: its last requests may have run into repetition 1",
-	}, warmupNotes(base, cand))
-	assert.Empty(t, warmupNotes(nil, base))
-}
-
 // A drain's cancelled requests are told with why: at the bound, or at once
 // for the backlog of a server that could not keep up.
 func TestPreparationTellsWhyTheDrainCut(t *testing.T) {

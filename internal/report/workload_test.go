@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/reportfile"
 	"github.com/perfgate/perfgate/internal/result"
 )
 
@@ -86,7 +87,7 @@ func TestRenderWorkloadLine(t *testing.T) {
 	const line = "workload workloads/chat.jsonl sha256:1a2b3c4d5e6f: 300 requests, prompts p50 20 / p99 2100 words, max_tokens p50 128, prefix sharing 12%, 40 sessions of 2-5 turns"
 
 	var md bytes.Buffer
-	require.NoError(t, emitMarkdown(&md, []*Document{doc}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
+	require.NoError(t, emitMarkdown(&md, []*reportfile.Document{doc}, MarkdownOptions{Limit: commentLimit, Marker: "<!-- perfgate:perfgate.yaml -->"}))
 	section := md.String()[strings.Index(md.String(), sd.Name):]
 	assert.Contains(t, section, strings.Replace(line, "max_tokens", `max\_tokens`, 1), "the comment's section of %s (markdown-escaped)", sd.Name)
 	assert.Equal(t, 1, strings.Count(md.String(), "prompts p50 20 / p99 2100 words"), "the line once, in its scenario only")

@@ -2,6 +2,8 @@ package result
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/stat"
@@ -229,4 +231,15 @@ func (v *checker) loadOverload(p string, l Load) {
 // judged overloaded), rather than at the drain's bound.
 func (w *Warmup) BacklogCut() bool {
 	return w.Overload != nil && w.Overload.Overloaded
+}
+
+// FailureKinds are the warm-up's failed requests by kind, in the kinds'
+// order: "http 60, stream 44"; "" when none failed or their kinds were not
+// kept.
+func (w *Warmup) FailureKinds() string {
+	kinds := make([]string, 0, len(w.Errors))
+	for _, k := range slices.Sorted(maps.Keys(w.Errors)) {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, w.Errors[k]))
+	}
+	return strings.Join(kinds, ", ")
 }

@@ -2,6 +2,7 @@ package result
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/metric"
@@ -260,6 +261,23 @@ func (s *ScenarioResult) RepetitionValues(name string) (values []float64, measur
 		values[i], measured[i] = v, true
 	}
 	return values, measured, nil
+}
+
+// MeasuredValues is metric name's finite values over the repetitions of s
+// that measured it, in repetition order: what a report's median of a
+// telemetry metric is taken over.
+func (s *ScenarioResult) MeasuredValues(name string) ([]float64, error) {
+	values, measured, err := s.RepetitionValues(name)
+	if err != nil {
+		return nil, err
+	}
+	var out []float64
+	for i, v := range values {
+		if measured[i] && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			out = append(out, v)
+		}
+	}
+	return out, nil
 }
 
 // latency is the repetition's distribution of latency family ("ttft"), nil

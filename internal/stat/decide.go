@@ -466,6 +466,19 @@ func Median(xs []float64) float64 {
 	return SortedMedian(slices.Sorted(slices.Values(xs)))
 }
 
+// FiniteMedian is the median of the finite values of xs (NaN and the
+// infinities left out), NaN when there are none: the median of figures a
+// file may have left unmeasured.
+func FiniteMedian(xs []float64) float64 {
+	s := make([]float64, 0, len(xs))
+	for _, x := range xs {
+		if !notFinite(x) {
+			s = append(s, x)
+		}
+	}
+	return Median(s)
+}
+
 // SortedMedian returns the median of sorted values, NaN when there are none.
 func SortedMedian(s []float64) float64 {
 	n := len(s)

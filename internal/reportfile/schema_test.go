@@ -1,8 +1,9 @@
-package report
+package reportfile
 
 import (
 	"bytes"
 	"encoding/json"
+	"flag"
 	"os"
 	"path"
 	"path/filepath"
@@ -19,7 +20,7 @@ import (
 // file (perfgate run) and the report file (perfgate gate --report), are
 // generated from the Go types and their doc comments, and committed under
 // docs/schema for tools and readers. This test regenerates them and fails
-// when a committed one is stale: go test ./internal/report -update rewrites
+// when a committed one is stale: go test ./internal/reportfile -update rewrites
 // them.
 func TestJSONSchemasAreCurrent(t *testing.T) {
 	for _, tc := range []struct {
@@ -27,7 +28,7 @@ func TestJSONSchemasAreCurrent(t *testing.T) {
 		root                any
 	}{
 		{"result.schema.json", result.Schema, "perfgate result file", result.Result{}},
-		{"report.schema.json", DocumentSchema, "perfgate report file", Document{}},
+		{"report.schema.json", Schema, "perfgate report file", Document{}},
 	} {
 		t.Run(tc.file, func(t *testing.T) {
 			got := jsonSchema(t, tc.root, tc.schema, tc.title)
@@ -39,10 +40,10 @@ func TestJSONSchemasAreCurrent(t *testing.T) {
 			}
 			want, err := os.ReadFile(file)
 			if err != nil {
-				t.Fatalf("%v (go test ./internal/report -update writes it)", err)
+				t.Fatalf("%v (go test ./internal/reportfile -update writes it)", err)
 			}
 			if !bytes.Equal(got, want) {
-				t.Errorf("%s is stale: the Go types or their doc comments changed; go test ./internal/report -update rewrites it", file)
+				t.Errorf("%s is stale: the Go types or their doc comments changed; go test ./internal/reportfile -update rewrites it", file)
 			}
 		})
 	}
@@ -80,7 +81,7 @@ func jsonSchema(t *testing.T, root any, version, title string) []byte {
 	}
 	// Descriptions come from the doc comments of every package under
 	// internal/ (the root's, and those whose types it holds).
-	if err := r.AddGoComments("github.com/perfgate/perfgate/internal/report", ".."); err != nil {
+	if err := r.AddGoComments("github.com/perfgate/perfgate/internal/reportfile", ".."); err != nil {
 		t.Fatal(err)
 	}
 	s := r.Reflect(root)
@@ -97,3 +98,5 @@ func jsonSchema(t *testing.T, root any, version, title string) []byte {
 	}
 	return append(b, '\n')
 }
+
+var update = flag.Bool("update", false, "rewrite the committed JSON Schemas")

@@ -1,4 +1,4 @@
-package report
+package reportfile
 
 import (
 	"bytes"
@@ -10,13 +10,13 @@ import (
 	"github.com/perfgate/perfgate/internal/safeio"
 )
 
-// ErrFrontierReport is ReadFrontierResult's error for a report file.
-var ErrFrontierReport = errors.New("a report file, not a result: --frontier reads results")
+// ErrReportNotResult is ReadResult's error for a report file.
+var ErrReportNotResult = errors.New("a report file, not a result: --frontier reads results")
 
-// ReadFrontierResult reads a result file for the frontier: a report file
-// (perfgate gate's) is refused with ErrFrontierReport, and the rest is
+// ReadResult reads a result file for the frontier: a report file
+// (perfgate gate's) is refused with ErrReportNotResult, and the rest is
 // result.Decode's, which bounds and validates what it reads.
-func ReadFrontierResult(path string) (*result.Result, error) {
+func ReadResult(path string) (*result.Result, error) {
 	data, err := safeio.ReadFile(path, result.MaxFileBytes)
 	var tooLarge *safeio.TooLargeError
 	if errors.As(err, &tooLarge) {
@@ -28,8 +28,8 @@ func ReadFrontierResult(path string) (*result.Result, error) {
 	var probe struct {
 		Schema string `json:"schema"`
 	}
-	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) == nil && probe.Schema == DocumentSchema {
-		return nil, fmt.Errorf("%s: %w", path, ErrFrontierReport)
+	if json.Unmarshal(bytes.TrimPrefix(data, []byte("\xef\xbb\xbf")), &probe) == nil && probe.Schema == Schema {
+		return nil, fmt.Errorf("%s: %w", path, ErrReportNotResult)
 	}
 	return result.Decode(data, path)
 }

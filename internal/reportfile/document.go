@@ -1,4 +1,4 @@
-package report
+package reportfile
 
 import (
 	"cmp"
@@ -18,9 +18,9 @@ import (
 	"github.com/perfgate/perfgate/internal/stat"
 )
 
-// DocumentSchema names the version of the report file format. Readers refuse
+// Schema names the version of the report file format. Readers refuse
 // other values.
-const DocumentSchema = "perfgate/report/v1"
+const Schema = "perfgate/report/v1"
 
 // Document is the one model every rendering of a gate's outcome is made from:
 // the markdown of the PR comment and the step summary, the terminal text, the
@@ -238,14 +238,14 @@ var cdfQuantiles = func() []float64 {
 	return append(qs, 0.995, 0.999, 0.9995, 0.9999, 1)
 }()
 
-// NewDocument builds the document of verdict v of candidate cand against
+// New builds the document of verdict v of candidate cand against
 // baselines, with each scenario's history (entries of other scenarios are
 // ignored), the medians of each scenario's engine, GPU and cost metrics on
 // both sides, and where the candidate's telemetry came from. Key, Title and
 // Source are the caller's to fill. A histogram that does not decode is an
 // error naming the scenario and repetition.
-func NewDocument(v *compare.Verdict, baselines []*result.Result, cand *result.Result, history []baseline.Entry) (*Document, error) {
-	d := &Document{Schema: DocumentSchema, Verdict: v, Scenarios: []ScenarioData{}}
+func New(v *compare.Verdict, baselines []*result.Result, cand *result.Result, history []baseline.Entry) (*Document, error) {
+	d := &Document{Schema: Schema, Verdict: v, Scenarios: []ScenarioData{}}
 	for _, vs := range v.Scenarios {
 		sd := ScenarioData{Name: vs.Name}
 		cs := findScenario([]*result.Result{cand}, vs.Name)
@@ -322,6 +322,14 @@ func capacityData(bs, cs *result.ScenarioResult) *CapacityData {
 // sweepUnits are the units of a sweep's values, by what it varies.
 var sweepUnits = map[string]string{"rate": "req/s", "concurrency": "users"}
 
+// SweepUnit is the unit of a sweep's values when it varies param (rate:
+// req/s, concurrency: users), and whether param is one perfgate sweeps: a
+// report file is untrusted, and its own words for them are not shown.
+func SweepUnit(param string) (string, bool) {
+	u, ok := sweepUnits[param]
+	return u, ok
+}
+
 // sweeps are the candidate's swept scenarios, in the order of their first
 // point, each point with its baseline found by name, unless verdict v
 // compared it with none.
@@ -369,7 +377,7 @@ func pointStats(s *result.ScenarioResult) *PointStats {
 		for i := range reps {
 			v[i] = f(&reps[i])
 		}
-		return medianOf(v)
+		return stat.FiniteMedian(v)
 	}
 	return &PointStats{
 		RequestRate:      med(func(r *result.Repetition) float64 { return r.RequestThroughput }),
@@ -381,20 +389,6 @@ func pointStats(s *result.ScenarioResult) *PointStats {
 		E2EP99:           med(func(r *result.Repetition) float64 { return r.E2E.P99 }),
 		N:                len(reps),
 	}
-}
-
-// medianOf is the median of the finite values of v; NaN without any.
-func medianOf(v []float64) float64 {
-	s := make([]float64, 0, len(v))
-	for _, x := range v {
-		if finite(x) {
-			s = append(s, x)
-		}
-	}
-	if len(s) == 0 {
-		return math.NaN()
-	}
-	return median(s)
 }
 
 // findScenario is the first scenario named name in results, or nil.
@@ -429,7 +423,7 @@ func distribution(s *result.ScenarioResult, hist string, percentiles []string) (
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", s.Name, err)
 		}
-		d.Percentiles = append(d.Percentiles, Percentile{Name: name, Value: median(values)})
+		d.Percentiles = append(d.Percentiles, Percentile{Name: name, Value: stat.Median(values)})
 	}
 	var pooled *hdrhistogram.Histogram
 	for _, rep := range s.Repetitions {
@@ -507,10 +501,10 @@ func policy(d *Document, failOn string) exit.Policy {
 	return exit.Policy{FailOn: failOn, OnInconclusive: d.Verdict.OnInconclusive}
 }
 
-// WriteDocument writes d as indented JSON to path, atomically
+// Write writes d as indented JSON to path, atomically
 // (safeio.WriteFile): a write that fails midway leaves the old file at path,
 // or none, never part of d.
-func WriteDocument(path string, d *Document) error {
+func Write(path string, d *Document) error {
 	b, err := json.MarshalIndent(d, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report %s: %w", path, err)
@@ -521,25 +515,25 @@ func WriteDocument(path string, d *Document) error {
 	return nil
 }
 
-// ErrResultFile is ReadDocument's error for a result file (perfgate run's),
+// ErrResultFile is Read's error for a result file (perfgate run's),
 // which must be compared before it can be rendered.
 var ErrResultFile = errors.New("this is a result file (perfgate run's), not a report: compare it first with --baseline")
 
-// MaxDocumentBytes is the largest report file ReadDocument reads: 64 MiB,
+// MaxBytes is the largest report file Read reads: 64 MiB,
 // as for a result file (result.MaxFileBytes), which a report holds little
 // more than. A report may be uploaded by a fork's pull request and read by
 // a workflow with write access.
-const MaxDocumentBytes = 64 << 20
+const MaxBytes = 64 << 20
 
-// ReadDocument reads a report file written by WriteDocument. A file of
+// Read reads a report file written by Write. A file of
 // another kind (a result file: ErrResultFile) or another schema version is
 // an error that says what it is. Only a regular file of at most
-// MaxDocumentBytes is read, and a JSON error names its line and column.
-func ReadDocument(path string) (*Document, error) {
-	b, err := safeio.ReadFile(path, MaxDocumentBytes)
+// MaxBytes is read, and a JSON error names its line and column.
+func Read(path string) (*Document, error) {
+	b, err := safeio.ReadFile(path, MaxBytes)
 	var tooLarge *safeio.TooLargeError
 	if errors.As(err, &tooLarge) {
-		return nil, fmt.Errorf("read report %s: the file is larger than %s, the most perfgate reads for a report", path, safeio.FormatBytes(MaxDocumentBytes))
+		return nil, fmt.Errorf("read report %s: the file is larger than %s, the most perfgate reads for a report", path, safeio.FormatBytes(MaxBytes))
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read report: %w", err)
@@ -553,8 +547,8 @@ func ReadDocument(path string) (*Document, error) {
 	switch {
 	case result.KnownSchema(probe.Schema):
 		return nil, fmt.Errorf("read report %s: %w", path, ErrResultFile)
-	case probe.Schema != DocumentSchema:
-		return nil, fmt.Errorf("read report %s: schema %q, want %q", path, probe.Schema, DocumentSchema)
+	case probe.Schema != Schema:
+		return nil, fmt.Errorf("read report %s: schema %q, want %q", path, probe.Schema, Schema)
 	}
 	var d Document
 	if err := json.Unmarshal(b, &d); err != nil {
@@ -569,8 +563,16 @@ func ReadDocument(path string) (*Document, error) {
 	return &d, nil
 }
 
-// errNoDocuments is returned by the renderers given nothing to render.
-var errNoDocuments = errors.New("no report to render")
+// LatencyOf is the scenario's data of latency metric name (ttft, tpot,
+// itl, e2e), or nil.
+func (sd *ScenarioData) LatencyOf(name string) *LatencyData {
+	for i := range sd.Latency {
+		if sd.Latency[i].Metric == name {
+			return &sd.Latency[i]
+		}
+	}
+	return nil
+}
 
 // Percentile is the distribution's percentile called name, and whether it
 // has it.
@@ -585,3 +587,14 @@ func (d *Distribution) Percentile(name string) (float64, bool) {
 	}
 	return 0, false
 }
+
+// plural is "s" unless n is 1.
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// finite reports whether x is a number, neither NaN nor infinite.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

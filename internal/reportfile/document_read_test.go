@@ -1,4 +1,4 @@
-package report
+package reportfile
 
 import (
 	"bytes"
@@ -11,17 +11,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/perfgate/perfgate/internal/safeio/safeiotest"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
-// ReadDocument reads only regular files, at once (a report may be uploaded
+// Read reads only regular files, at once (a report may be uploaded
 // by a fork's pull request), and says what is wrong in the file's terms.
 func TestReadDocumentBounded(t *testing.T) {
 	dir := t.TempDir()
-	safeiotest.RefusesWhatIsNotAFile(t, "report.json", func(p string) error { _, err := ReadDocument(p); return err })
+	safeiotest.RefusesWhatIsNotAFile(t, "report.json", func(p string) error { _, err := Read(p); return err })
 
 	wrong := filepath.Join(dir, "wrong.json")
 	require.NoError(t, os.WriteFile(wrong, []byte("{\"schema\":\"perfgate/report/v1\",\n\"verdict\":{\"scenarios\":\"none\"}}"), 0o644))
-	_, err := ReadDocument(wrong)
+	_, err := Read(wrong)
 	assert.EqualError(t, err, "read report: "+wrong+":2:24: verdict.scenarios: want an array, got a string")
 }
 
@@ -30,7 +31,7 @@ func TestReadDocumentBounded(t *testing.T) {
 func TestWriteDocumentFailingMidwayLeavesTheOldReport(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "report.json")
-	if err := WriteDocument(path, testDocument(passVerdict(), 1, 0)); err != nil {
+	if err := Write(path, docOf(stat.Pass, 0)); err != nil {
 		t.Fatal(err)
 	}
 	before, err := os.ReadFile(path)
@@ -38,19 +39,19 @@ func TestWriteDocumentFailingMidwayLeavesTheOldReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := safeiotest.WithFileSizeLimit(t, uint64(len(before))+512, dir, func(dir string) error {
-		return WriteDocument(filepath.Join(dir, "report.json"), testDocument(passVerdict(), 1, 200))
+		return Write(filepath.Join(dir, "report.json"), docOf(stat.Pass, 200))
 	})
 	if !strings.Contains(got, "file too large") || !strings.Contains(got, path) {
-		t.Errorf("WriteDocument(past the size limit) = %q, want an error naming %s, file too large", got, path)
+		t.Errorf("Write(past the size limit) = %q, want an error naming %s, file too large", got, path)
 	}
 	after, err := os.ReadFile(path)
 	if err != nil || !bytes.Equal(after, before) {
-		t.Errorf("after a failed WriteDocument %s holds %d bytes (%v), want the old %d", path, len(after), err, len(before))
+		t.Errorf("after a failed Write %s holds %d bytes (%v), want the old %d", path, len(after), err, len(before))
 	}
-	if _, err := ReadDocument(path); err != nil {
-		t.Errorf("ReadDocument after a failed write = %v, want the old report", err)
+	if _, err := Read(path); err != nil {
+		t.Errorf("Read after a failed write = %v, want the old report", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-		t.Errorf("after a failed WriteDocument %s holds %d files, want only report.json", dir, len(ents))
+		t.Errorf("after a failed Write %s holds %d files, want only report.json", dir, len(ents))
 	}
 }

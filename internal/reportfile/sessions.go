@@ -1,7 +1,8 @@
-package report
+package reportfile
 
 import (
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // Sessions in the reports: a scenario whose workload has sessions shows a
@@ -78,7 +79,7 @@ func sessionMedian(reps []*result.SessionStats, value func(*result.SessionStats)
 			xs = append(xs, x)
 		}
 	}
-	m := medianOf(xs)
+	m := stat.FiniteMedian(xs)
 	if !finite(m) {
 		return nil
 	}

@@ -1,0 +1,83 @@
+package reportfile
+
+import (
+	"testing"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/result/resulttest"
+)
+
+// A candidate that measured p75 and p99.99 against a baseline from before
+// the key: the baseline gives them from its histograms, or, without
+// histograms, leaves them out.
+func TestDistributionPercentilesAgainstOldBaseline(t *testing.T) {
+	cand := resulttest.PercentilesResult()
+	cs := &cand.Scenarios[0]
+	d, err := distribution(cs, "ttft", cand.PercentileNames())
+	require.NoError(t, err)
+	var names []string
+	for _, p := range d.Percentiles {
+		names = append(names, p.Name)
+	}
+	assert.Equal(t, []string{"p50", "p75", "p99", "p99.99"}, names)
+	p75, _ := d.Percentile("p75")
+	assert.Equal(t, 38.75, p75, "the median of the repetitions' (p50+p90)/2: (31+46.5)/2")
+
+	// The old baseline: TTFT of 1..1000 ms in each repetition's histogram,
+	// no percentiles map.
+	old := result.ScenarioResult{Name: "chat"}
+	for i := 1; i <= 3; i++ {
+		h := hdrhistogram.New(1, 3600e6, 3)
+		for v := int64(1); v <= 1000; v++ {
+			require.NoError(t, h.RecordValue(v*1000))
+		}
+		enc, err := h.Encode(hdrhistogram.V2CompressedEncodingCookieBase)
+		require.NoError(t, err)
+		r := resulttest.Rep(i, 500)
+		r.Histograms = map[string][]byte{"ttft": enc}
+		old.Repetitions = append(old.Repetitions, r)
+	}
+	bd, err := distribution(&old, "ttft", cand.PercentileNames())
+	require.NoError(t, err)
+	p75, ok := bd.Percentile("p75")
+	require.True(t, ok)
+	assert.InEpsilon(t, 750, p75, 0.002)
+	p9999, ok := bd.Percentile("p99.99")
+	require.True(t, ok)
+	assert.InEpsilon(t, 1000, p9999, 0.002)
+	p50, _ := bd.Percentile("p50")
+	assert.Equal(t, 500.0, p50, "a field is read, not recomputed")
+	require.NotEmpty(t, bd.CDF, "the pooled histograms give a CDF")
+	last := bd.CDF[len(bd.CDF)-1]
+	assert.Equal(t, 1.0, last.Fraction)
+	assert.InEpsilon(t, 1000, last.Value, 0.002)
+
+	bare := old
+	bare.Repetitions = nil
+	for _, r := range old.Repetitions {
+		r.Histograms = nil
+		bare.Repetitions = append(bare.Repetitions, r)
+	}
+	bd2, err := distribution(&bare, "ttft", cand.PercentileNames())
+	require.NoError(t, err)
+	_, ok = bd2.Percentile("p75")
+	assert.False(t, ok, "not measured, no histogram")
+	assert.Empty(t, bd2.CDF)
+}
+
+func TestWarmupNotes(t *testing.T) {
+	q := 3.0
+	base := &result.ScenarioResult{Warmup: &result.Warmup{Method: config.WarmupWindows, Steady: true, Requests: 10}}
+	cand := &result.ScenarioResult{Warmup: &result.Warmup{Method: config.WarmupWindows, Steady: true, Requests: 30, Failed: 10,
+		Errors: map[string]int{"http": 10}, DrainQueue: &q}}
+	assert.Equal(t, []string{
+		"the candidate's warm-up: 10 of 40 requests failed: http 10",
+		"the candidate's warm-up did not drain within target.timeout: its last requests may have run into repetition 1",
+	}, warmupNotes(base, cand))
+	assert.Empty(t, warmupNotes(nil, base))
+}

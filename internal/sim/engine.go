@@ -119,6 +119,8 @@ type engine struct {
 	running []*seq
 	kvUsed  int
 	plan    []time.Duration // every step's modelled duration, when cfg.recordSteps
+	// published holds a step's sequence states until its gauges are set.
+	published []published
 	// loras are the slots' adapters, least recently used first, each of
 	// the generation it was loaded at (gens: an unload starts a new
 	// generation, so a slot of an older one serves no new request but is
@@ -431,7 +433,7 @@ func (e *engine) finishStep(now time.Time) {
 			e.m.reqPrompt.Observe(float64(s.prompt))
 			e.m.reqGenToks.Observe(float64(s.generated))
 		}
-		s.publish(st)
+		e.published = append(e.published, published{s, st})
 		if st.ended {
 			e.kvUsed -= s.reserve
 			continue
@@ -441,7 +443,21 @@ func (e *engine) finishStep(now time.Time) {
 	clear(e.running[len(run):])
 	e.running = run
 	e.m.generationTokens.Add(float64(gen))
+	// The gauges first: a client that reads /metrics once its answer has
+	// ended sees the engine without it.
 	e.gauges()
+	for _, p := range e.published {
+		p.s.publish(p.st)
+	}
+	clear(e.published)
+	e.published = e.published[:0]
+}
+
+// published is a sequence's state of a step, published once the step's
+// gauges are.
+type published struct {
+	s  *seq
+	st seqState
 }
 
 func (e *engine) gauges() {

@@ -862,7 +862,7 @@ func scenarioWarnings(b, c *result.ScenarioResult) []string {
 // req/s. "" when the seeds are the same or either is unknown.
 func seedWarning(b, c *result.ScenarioResult) string {
 	if b.Seed == nil || c.Seed == nil || *b.Seed == *c.Seed || c.Load.Arrivals == config.ArrivalsFresh ||
-		(c.Load.Type != config.LoadPoisson && c.Load.Type != config.LoadGamma) {
+		(c.Load.Type != config.LoadPoisson && c.Load.Type != config.LoadGamma && c.Load.Type != config.LoadStep) {
 		return ""
 	}
 	return fmt.Sprintf("the baseline ran with seed %d and the candidate with seed %d: every repetition of a side replayed that side's one arrival schedule (load.arrivals: same), so the two differ by their schedules as well as their servers; keep the seed, or draw arrivals afresh for each repetition (load.arrivals: fresh)",

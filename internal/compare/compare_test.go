@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -391,4 +392,38 @@ func TestGateStructuredErrorRate(t *testing.T) {
 	assert.Empty(t, v.Scenarios[0].Gates)
 	require.Len(t, v.Scenarios[0].NotGated, 1)
 	assert.Contains(t, v.Scenarios[0].NotGated[0].Reason, "not measured on the baseline")
+}
+
+// withRecovery makes r a step load whose repetitions recovered in the
+// given seconds, gated by recovery at tolerance.
+func withRecovery(r *result.Result, tolerance string, seconds ...float64) *result.Result {
+	s := &r.Scenarios[0]
+	s.Load = result.Load{Type: config.LoadStep, Steps: []float64{8, 30}, At: []time.Duration{20 * time.Second}, Burstiness: 1, RecoveryWindow: 5 * time.Second}
+	for i := range s.Repetitions {
+		s.Repetitions[i].Recovery = &result.Recovery{StepS: 20, WindowS: 5, Recovered: true, Seconds: seconds[i%len(seconds)]}
+	}
+	s.Gates = []result.Gate{{Metric: "recovery", Tolerance: tolerance}}
+	return r
+}
+
+// A step load's recovery gates as a latency does, in milliseconds with a
+// duration for its tolerance: a stack that takes 10 s longer to come back
+// is a regression at +5s, the same recovery passes.
+func TestGateRecovery(t *testing.T) {
+	base := withRecovery(fakeResult("spike", 100, 100, 100, 100, 100, 100), "+5s", 21, 22, 20.5, 21.5, 22.5, 21)
+	same := withRecovery(fakeResult("spike", 100, 100, 100, 100, 100, 100), "+5s", 21.5, 21, 22, 20.5, 21, 22)
+	slower := withRecovery(fakeResult("spike", 100, 100, 100, 100, 100, 100), "+5s", 31, 32, 30.5, 31.5, 32.5, 31)
+	v, err := Compare([]*result.Result{base}, same, Options{})
+	require.NoError(t, err)
+	require.Len(t, v.Scenarios[0].Gates, 1)
+	g := v.Scenarios[0].Gates[0]
+	assert.Equal(t, "recovery", g.Metric)
+	assert.Equal(t, "ms", g.Unit)
+	assert.Equal(t, stat.Pass, g.Outcome, g.Reason)
+
+	v, err = Compare([]*result.Result{base}, slower, Options{})
+	require.NoError(t, err)
+	g = v.Scenarios[0].Gates[0]
+	assert.Equal(t, stat.Regression, g.Outcome, g.Reason)
+	assert.Equal(t, exit.Regression, v.ExitCode())
 }

@@ -34,8 +34,8 @@ func (v *validator) loadArrivals(p string, s *Scenario) {
 	case l.Arrivals != ArrivalsSame && l.Arrivals != ArrivalsFresh:
 		v.add(p+".arrivals", "must be %s (the default: every repetition replays one seeded schedule) or %s (each repetition draws its own), got %q",
 			ArrivalsSame, ArrivalsFresh, l.Arrivals)
-	case l.Type != LoadPoisson && l.Type != LoadGamma:
-		v.add(p+".arrivals", "only for poisson and gamma loads, which draw arrivals: a %s load has none to draw (closed users send when answered, a trace replays its arrival_ms)", l.Type)
+	case l.Type != LoadPoisson && l.Type != LoadGamma && l.Type != LoadStep:
+		v.add(p+".arrivals", "only for poisson, gamma and step loads, which draw arrivals: a %s load has none to draw (closed users send when answered, a trace replays its arrival_ms)", l.Type)
 	}
 }
 

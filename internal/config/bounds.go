@@ -30,6 +30,15 @@ const (
 	// slower to a thousand times faster than recorded. Past them a trace
 	// of minutes lasts days, or collapses into one burst.
 	MinSpeedup, MaxSpeedup = 0.01, 1000.0
+	// MinRecoveryWindow and MaxRecoveryWindow bound a step load's recovery
+	// window: under a second a window holds too few requests for a p95 at
+	// the rates a spike starts from; over ten minutes the recovery can only
+	// be told to within ten minutes.
+	MinRecoveryWindow, MaxRecoveryWindow = time.Second, 10 * time.Minute
+	// StepRecoveryWindows is how many recovery windows a step load's
+	// repetition must run past its last step: two to see TTFT p95 back
+	// within the SLO and stay there, the rest for the recovery itself.
+	StepRecoveryWindows = 6
 	// MaxConcurrency bounds closed-loop users, open-loop max_in_flight and
 	// quality.concurrency: 10,000. Each in-flight request holds a
 	// connection and a goroutine; a single serving stack batches a few

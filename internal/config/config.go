@@ -2,7 +2,10 @@ package config
 
 import (
 	"fmt"
+	"strings"
 	"time"
+
+	"github.com/goccy/go-yaml"
 
 	"github.com/perfgate/perfgate/internal/workload"
 )
@@ -206,6 +209,7 @@ const (
 	LoadPoisson = "poisson" // open loop, exponential inter-arrival times at Rate
 	LoadGamma   = "gamma"   // open loop, gamma inter-arrival times at Rate with Burstiness
 	LoadTrace   = "trace"   // each request at its arrival_ms, divided by Speedup
+	LoadStep    = "step"    // open loop at Steps[0], then each next rate of Steps from its At: a spike
 )
 
 // Load is the load shape of a scenario.
@@ -246,6 +250,59 @@ type Load struct {
 	// SweepParam is what Sweep varies: rate or concurrency; empty without a
 	// sweep.
 	SweepParam string `yaml:"-" json:"sweep_param,omitempty"`
+	// Steps are a step load's rates in requests per second, in order: the
+	// list given to rate (`rate: [4, 16]`). The first holds from the start
+	// of the repetition, each next one from its At. nil for other loads.
+	Steps []float64 `yaml:"-" json:"steps,omitempty"`
+	// At is when each step after the first begins, from the start of the
+	// repetition: one duration per step after the first (`at: 60s`, or
+	// `at: [60s, 120s]` for three rates).
+	At StepTimes `yaml:"at" json:"at,omitempty"`
+	// RecoveryWindow is the span of send times over which a step load
+	// takes TTFT p95 when it looks for the recovery (DefaultRecoveryWindow
+	// when not set): shorter resolves the moment better, longer has more
+	// requests in each window.
+	RecoveryWindow time.Duration `yaml:"recovery_window" json:"recovery_window,omitempty"`
+}
+
+// StepTimes are a step load's step times: one duration in YAML, or a
+// list of them.
+type StepTimes []time.Duration
+
+// UnmarshalYAML reads one duration ("60s") or a list of them.
+func (st *StepTimes) UnmarshalYAML(b []byte) error {
+	var one string
+	if err := yaml.Unmarshal(b, &one); err == nil {
+		d, err := parseStepTime(one)
+		if err != nil {
+			return err
+		}
+		*st = StepTimes{d}
+		return nil
+	}
+	var list []string
+	if err := yaml.Unmarshal(b, &list); err != nil {
+		return fmt.Errorf("want a duration (60s) or a list of durations ([60s, 120s])")
+	}
+	out := make(StepTimes, len(list))
+	for i, x := range list {
+		d, err := parseStepTime(x)
+		if err != nil {
+			return fmt.Errorf("[%d]: %w", i, err)
+		}
+		out[i] = d
+	}
+	*st = out
+	return nil
+}
+
+// parseStepTime reads one step time, a Go duration ("60s", "1m30s").
+func parseStepTime(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("want a duration such as 60s, got %q", s)
+	}
+	return d, nil
 }
 
 // The parameters a sweep can vary (Load.SweepParam, SweepPoint.Param).

@@ -69,6 +69,10 @@ const (
 	DefaultBurstiness = 1.0
 	// DefaultSpeedup 1 replays a trace at its recorded pace.
 	DefaultSpeedup = 1.0
+	// DefaultRecoveryWindow is the span of send times a step load takes
+	// TTFT p95 over when it looks for the recovery: at 4 req/s, twenty
+	// requests a window.
+	DefaultRecoveryWindow = 5 * time.Second
 	// DefaultMaxErrorRate 5%: past it, latency percentiles describe only the
 	// requests that survived and the run is broken (exit 3). Below it an
 	// error-rate increase is a regression for a gate to judge, not a crash.
@@ -382,6 +386,14 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 		}
 		if s.Load.Type == LoadTrace && unset(p+".load.speedup", s.Load.Speedup == 0) {
 			s.Load.Speedup = DefaultSpeedup
+		}
+		if s.Load.Type == LoadStep {
+			if unset(p+".load.burstiness", s.Load.Burstiness == 0) {
+				s.Load.Burstiness = DefaultBurstiness
+			}
+			if unset(p+".load.recovery_window", s.Load.RecoveryWindow == 0) {
+				s.Load.RecoveryWindow = DefaultRecoveryWindow
+			}
 		}
 		// A synthetic workload speaks the target's API unless it says
 		// otherwise: chat requests sent to /v1/completions would fail.

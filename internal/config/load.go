@@ -207,8 +207,17 @@ func unmarshalLoad(l *Load, b []byte) error {
 			out.Sweep[j] = v
 		}
 	}
+	stepRates(&out)
 	*l = out
 	return nil
+}
+
+// stepRates makes a step load's list of rates its Steps: for a step load,
+// `rate: [4, 16]` is the rates of its steps, not a sweep.
+func stepRates(l *Load) {
+	if l.Type == LoadStep && l.SweepParam == SweepRate {
+		l.Steps, l.Sweep, l.SweepParam = l.Sweep, nil, ""
+	}
 }
 
 var (
@@ -434,4 +443,44 @@ func tokenPos(n ast.Node) pos {
 		return pos{}
 	}
 	return pos{tk.Position.Line, tk.Position.Column}
+}
+
+// WarmupLoad is the load a warm-up runs at: a step load's first step, as a
+// gamma load of its burstiness (1 is Poisson), since steady state is
+// reached before the spike; any other load as it is.
+func (l Load) WarmupLoad() Load {
+	if l.Type != LoadStep || len(l.Steps) == 0 {
+		return l
+	}
+	w := l
+	w.Type, w.Rate, w.Steps, w.At, w.RecoveryWindow = LoadGamma, l.Steps[0], nil, nil, 0
+	return w
+}
+
+// OfferedRate is the mean rate an open loop offers over a repetition of d:
+// its rate, or a step load's rates weighted by how long each holds within
+// d (the first alone when d is 0). 0 for a closed loop or a trace.
+func (l Load) OfferedRate(d time.Duration) float64 {
+	if l.Type != LoadStep {
+		return l.Rate
+	}
+	if len(l.Steps) == 0 {
+		return 0
+	}
+	if d <= 0 || len(l.At) != len(l.Steps)-1 {
+		return l.Steps[0]
+	}
+	var sum float64
+	from := time.Duration(0)
+	for i, r := range l.Steps {
+		to := d
+		if i < len(l.At) {
+			to = min(l.At[i], d)
+		}
+		if to > from {
+			sum += r * (to - from).Seconds()
+			from = to
+		}
+	}
+	return sum / d.Seconds()
 }

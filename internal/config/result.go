@@ -15,7 +15,7 @@ import (
 func (l Load) Result() result.Load {
 	return result.Load{Type: l.Type, Concurrency: l.Concurrency, Rate: l.Rate, Burstiness: l.Burstiness,
 		MaxInFlight: l.MaxInFlight, Speedup: l.Speedup, ThinkTime: l.ThinkTime, Overload: l.resultOverload(),
-		Arrivals: l.resultArrivals()}
+		Arrivals: l.resultArrivals(), Steps: l.Steps, At: l.At, RecoveryWindow: l.RecoveryWindow}
 }
 
 // Result is the SLOs as a result records them, in milliseconds.

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -38,8 +39,10 @@ func TestResultKeepsTheConfigsFields(t *testing.T) {
 	cases := []struct {
 		config, result any
 	}{
-		{Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh},
-			Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh}.Result()},
+		{Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh,
+			Steps: []float64{4, 16}, At: StepTimes{time.Minute}, RecoveryWindow: 5 * time.Second},
+			Load{Type: LoadGamma, Concurrency: 3, Rate: 4.5, Burstiness: 0.5, MaxInFlight: 16, Speedup: 2, ThinkTime: "fixed:1500", Overload: OverloadMeasure, Arrivals: ArrivalsFresh,
+				Steps: []float64{4, 16}, At: StepTimes{time.Minute}, RecoveryWindow: 5 * time.Second}.Result()},
 		{Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95", Estimator: EstimatorSample},
 			Compare{Alpha: 0.01, OnInconclusive: InconclusivePass, Baselines: "../baselines", Tail: "p95", Estimator: EstimatorSample}.Result()},
 		{Cost{USDPerGPUHour: 2.5, GPUs: 8}, Cost{USDPerGPUHour: 2.5, GPUs: 8}.Result()},

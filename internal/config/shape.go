@@ -29,6 +29,7 @@ var (
 	configType      = reflect.TypeFor[Config]()
 	durationType    = reflect.TypeFor[time.Duration]()
 	repetitionsType = reflect.TypeFor[Repetitions]()
+	stepTimesType   = reflect.TypeFor[StepTimes]()
 )
 
 // extensionPrefix starts the top-level keys that perfgate ignores, as Docker
@@ -126,6 +127,15 @@ func (sh *shape) walk(n ast.Node, t reflect.Type, path string, at pos) {
 
 	if t == durationType {
 		sh.duration(n, path, at)
+		return
+	}
+	if t == stepTimesType {
+		// One duration, or a list of them.
+		if seq, ok := n.(*ast.SequenceNode); ok {
+			sh.items(seq, durationType, path, at)
+		} else {
+			sh.duration(n, path, at)
+		}
 		return
 	}
 	if t == repetitionsType {

@@ -229,7 +229,7 @@ func TestSweepAndCapacityMessages(t *testing.T) {
 			"p.yaml:4:26: scenarios[0].load.concurrency[0]: must be from 1 to 10000 users, got 0"},
 		{scenarioYAML("    load: {type: closed, rate: [1, 2]}"),
 			"p.yaml:4:5: scenarios[0].load.concurrency: required for a closed load: the number of concurrent users (1 to 10000)\n" +
-				"p.yaml:4:26: scenarios[0].load.rate: only for poisson and gamma loads, and this load is closed"},
+				"p.yaml:4:26: scenarios[0].load.rate: only for poisson, gamma and step loads, and this load is closed"},
 		{scenarioYAML("    load: {type: poisson, rate: [4, 8]}") + "  - name: chat.rate-4\n" + synth + "    load: {concurrency: 1}\n",
 			"p.yaml:2:11: scenarios[0].name: point chat.rate-4 of this sweep has the name of scenarios[1]"},
 		{"scenarios:\n  - name: " + strings.Repeat("c", 60) + "\n" + synth + "    load: {type: poisson, rate: [4, 8]}\n",

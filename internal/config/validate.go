@@ -20,7 +20,7 @@ import (
 // namePattern is what a scenario name may be: it is used in file names.
 var namePattern = regexp.MustCompile(`^[a-zA-Z0-9][a-zA-Z0-9._-]*$`)
 
-var loadTypes = []string{LoadClosed, LoadPoisson, LoadGamma, LoadTrace}
+var loadTypes = []string{LoadClosed, LoadPoisson, LoadGamma, LoadTrace, LoadStep}
 
 // validator collects the problems of a decoded, defaulted config.
 type validator struct {
@@ -314,14 +314,17 @@ func (v *validator) load(p string, s *Scenario) {
 	// Keys that only one kind of load reads: setting one on another kind is
 	// a mistake (the user believes it has an effect).
 	concGiven := v.set(p+".concurrency", l.Concurrency != 0 || l.SweepParam == SweepConcurrency)
-	rateGiven := v.set(p+".rate", l.Rate != 0 || l.SweepParam == SweepRate)
+	rateGiven := v.set(p+".rate", l.Rate != 0 || l.SweepParam == SweepRate || l.Steps != nil)
+	step := typ == LoadStep
 	only := []struct {
 		key, forTypes  string
 		given, applies bool
 	}{
 		{"concurrency", "closed loads", concGiven, typ == LoadClosed},
-		{"rate", "poisson and gamma loads", rateGiven, paced},
-		{"burstiness", "gamma loads", v.set(p+".burstiness", l.Burstiness != 0), typ == LoadGamma},
+		{"rate", "poisson, gamma and step loads", rateGiven, paced || step},
+		{"burstiness", "gamma and step loads", v.set(p+".burstiness", l.Burstiness != 0), typ == LoadGamma || step},
+		{"at", "step loads", v.set(p+".at", l.At != nil), step},
+		{"recovery_window", "step loads", v.set(p+".recovery_window", l.RecoveryWindow != 0), step},
 		{"speedup", "trace loads", v.set(p+".speedup", l.Speedup != 0), typ == LoadTrace},
 		{"max_in_flight", "poisson, gamma and trace loads (a closed load is bounded by its concurrency)", v.set(p+".max_in_flight", l.MaxInFlight != 0), open},
 	}
@@ -332,6 +335,8 @@ func (v *validator) load(p string, s *Scenario) {
 	}
 
 	switch {
+	case step:
+		v.stepLoad(p, s)
 	case s.Capacity != nil:
 		v.capacityLoad(p, s, rateGiven, concGiven)
 	case typ == LoadClosed && l.SweepParam == SweepConcurrency:
@@ -347,7 +352,7 @@ func (v *validator) load(p string, s *Scenario) {
 	case paced:
 		v.floatIn(p+".rate", l.Rate, MinRate, MaxRate, "requests per second")
 	}
-	if typ == LoadGamma {
+	if typ == LoadGamma || step {
 		v.floatIn(p+".burstiness", l.Burstiness, MinBurstiness, MaxBurstiness, "")
 	}
 	if typ == LoadTrace {
@@ -364,6 +369,62 @@ func (v *validator) load(p string, s *Scenario) {
 			v.add(p+".think_time", "%v", err)
 		}
 	}
+}
+
+// stepLoad checks a step load (p is its path): two or more rates with a
+// time for each step after the first, a repetition timed to run past the
+// last step by a few recovery windows, and the TTFT SLO the recovery is
+// measured against.
+func (v *validator) stepLoad(p string, s *Scenario) {
+	l := s.Load
+	sp := strings.TrimSuffix(p, ".load")
+	if s.Capacity != nil {
+		v.add(p+".type", "a step load offers the rates it lists, and a capacity search finds the rate: use load.type poisson or gamma with capacity, or remove capacity")
+		return
+	}
+	if len(l.Steps) < 2 {
+		v.add(p+".rate", "a step load needs a list of two or more rates, one per step (rate: [4, 16] with at: 60s), got %s", stepRatesText(l))
+		return
+	}
+	for i, r := range l.Steps {
+		v.floatIn(fmt.Sprintf("%s.rate[%d]", p, i), r, MinRate, MaxRate, "requests per second")
+	}
+	if len(l.At) != len(l.Steps)-1 {
+		v.add(p+".at", "want %d step time(s), one for each rate after the first (at: 60s, or a list), got %d", len(l.Steps)-1, len(l.At))
+		return
+	}
+	var prev time.Duration
+	for i, at := range l.At {
+		if at <= prev {
+			v.add(fmt.Sprintf("%s.at[%d]", p, i), "must be after %s (the start, or the step before), got %s", prev, at)
+			return
+		}
+		prev = at
+	}
+	if w := l.RecoveryWindow; w < MinRecoveryWindow || w > MaxRecoveryWindow {
+		v.add(p+".recovery_window", "must be from %s to %s, got %s", MinRecoveryWindow, MaxRecoveryWindow, w)
+		return
+	}
+	last, want := l.At[len(l.At)-1], l.At[len(l.At)-1]+StepRecoveryWindows*l.RecoveryWindow
+	switch {
+	case s.Requests > 0:
+		v.add(sp+".requests", "a step load is timed: a request count could end a repetition before its steps; remove requests and set duration (at least %s)", want)
+	case s.Duration == 0:
+		v.add(sp+".duration", "required for a step load: each repetition must run past its last step (%s) for long enough to see the recovery, at least %s (%d recovery windows of %s)", last, want, StepRecoveryWindows, l.RecoveryWindow)
+	case s.Duration < want:
+		v.add(sp+".duration", "ends %s after the last step (%s), and the recovery is looked for in windows of %s: at least %s", s.Duration-last, last, l.RecoveryWindow, want)
+	}
+	if s.SLO.TTFT == 0 {
+		v.add(sp+".slo.ttft", "required for a step load: its recovery is the time until TTFT p95 is back within slo.ttft")
+	}
+}
+
+// stepRatesText is what a step load was given for rate, for a message.
+func stepRatesText(l Load) string {
+	if l.Rate != 0 {
+		return "one rate, " + fmtFloat(l.Rate)
+	}
+	return "none"
 }
 
 func fmtFloat(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }

@@ -110,11 +110,11 @@ func TestBenchfmtReadsBack(t *testing.T) {
 	out := writeBenchfmt(t, r)
 	results, units := readBenchfmt(t, out)
 
-	// The result carries no telemetry, no structured requests and no
-	// reasoning: every metric but the engine's, the GPUs', the cost's,
-	// structured_error_rate and the reasoning ones, which are not written
-	// as a 0 they never measured.
-	unmeasured := []string{"structured_error_rate", "ttfa.p50", "ttfa.p95", "ttfa.p99", "reasoning_tokens"}
+	// The result carries no telemetry, no structured requests, no
+	// reasoning and no step load: every metric but the engine's, the GPUs',
+	// the cost's, structured_error_rate, the reasoning ones and the
+	// recovery's, which are not written as a 0 they never measured.
+	unmeasured := []string{"structured_error_rate", "ttfa.p50", "ttfa.p95", "ttfa.p99", "reasoning_tokens", "recovery", "recovery_breaches"}
 	var metrics []metric.Info
 	for _, m := range metric.All() {
 		if !m.PerStart && !m.Telemetry() && m.Group != metric.GroupCapacity && !slices.Contains(unmeasured, m.Name) {

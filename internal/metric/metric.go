@@ -172,6 +172,10 @@ func build() []Info {
 			Doc: "reasoning tokens per request that reasoned, mean: a model that thinks longer costs more and answers later"},
 		Info{Name: "structured_error_rate", Kind: Fraction, Title: "structured error rate", Group: GroupTraffic,
 			Doc: "answers that were not the JSON or the tool call their request asked for, over the structured requests answered"},
+		Info{Name: "recovery", Kind: Latency, Title: "recovery", Group: GroupLatency,
+			Doc: "step loads: from the first step until TTFT p95 is back within slo.ttft for good (a lower bound when it never is)"},
+		Info{Name: "recovery_breaches", Kind: Count, Title: "requests over the SLO while recovering", Group: GroupTraffic,
+			Doc: "step loads: requests sent from the first step until the recovery that broke slo.ttft, failed ones included"},
 		Info{Name: "cold_start", Kind: Latency, Title: "cold start", PerStart: true, Group: GroupLatency,
 			Doc: "stack start to ready, once per start"},
 

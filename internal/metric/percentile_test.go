@@ -95,7 +95,7 @@ func TestAllWith(t *testing.T) {
 	}
 	assert.Equal(t, []string{"ttft.p75", "ttft.p99.99", "ttft.mean", "tpot.p75", "tpot.p99.99", "tpot.mean",
 		"itl.p75", "itl.p99.99", "itl.mean", "e2e.p75", "e2e.p99.99", "e2e.mean",
-		"ttfa.p50", "ttfa.p95", "ttfa.p99"}, latency, "time to first answer is not a family: its three are fixed")
+		"ttfa.p50", "ttfa.p95", "ttfa.p99", "recovery"}, latency, "time to first answer is not a family: its three are fixed; a step load's recovery is one figure")
 }
 
 // CheckPercentiles, the one check of a percentiles list that configs, the

@@ -69,6 +69,9 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 	if line := preparation(s); line != "" {
 		fmt.Fprintln(w, line)
 	}
+	if line := recoveryLine(s); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if line := overloadLine(s); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -155,6 +158,13 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 		row("TTFT p50, turn 1 (ms)", "%.2f", func(r result.Repetition) float64 { return statP50(r.Sessions.FirstTurnTTFT) })
 		row("TTFT p50, later turns (ms)", "%.2f", func(r result.Repetition) float64 { return statP50(r.Sessions.LaterTurnTTFT) })
 		row("session E2E p50 (s)", "%.2f", func(r result.Repetition) float64 { return statP50(r.Sessions.E2E) / 1000 })
+	}
+	// A step load's recovery: a lower bound where the server never
+	// recovered, which the line below the table says.
+	if !slices.ContainsFunc(reps, func(r result.Repetition) bool { return r.Recovery == nil }) {
+		row("recovery (s)", "%.1f", func(r result.Repetition) float64 { return r.Recovery.Seconds })
+		row("requests over slo.ttft meanwhile", "%.0f", func(r result.Repetition) float64 { return float64(r.Recovery.Breaches) })
+		row("TTFT p95 peak (ms)", "%.0f", func(r result.Repetition) float64 { return r.Recovery.PeakP95MS })
 	}
 	if reps[0].Schedule != nil {
 		row("achieved rate (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.AchievedRate })
@@ -411,6 +421,8 @@ func describeLoad(l result.Load) string {
 		s = fmt.Sprintf("gamma %.4g req/s, burstiness %.3g", l.Rate, l.Burstiness)
 	case config.LoadTrace:
 		s = fmt.Sprintf("trace replay, speed-up %.3g", l.Speedup)
+	case config.LoadStep:
+		s = "step " + stepsText(l)
 	default:
 		s = clean(l.Type, 40) // a result file's: untrusted
 	}
@@ -418,6 +430,36 @@ func describeLoad(l result.Load) string {
 		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)
 	}
 	return s
+}
+
+// recoveryLine is the run summary's line for a step load whose server did
+// not recover in some repetitions; "" when it recovered in every one.
+func recoveryLine(s *result.ScenarioResult) string {
+	var not []string
+	for _, r := range s.Repetitions {
+		if r.Recovery != nil && !r.Recovery.Recovered {
+			not = append(not, strconv.Itoa(r.Index))
+		}
+	}
+	if len(not) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("   NOT RECOVERED in repetition %s: TTFT p95 was still over slo.ttft at the end; the recovery shown is a lower bound", strings.Join(not, ", "))
+}
+
+// stepsText is a step load's rates and times: "4 req/s, 16 from 60s"; its
+// numbers printed as numbers, whatever the file held.
+func stepsText(l result.Load) string {
+	if len(l.Steps) == 0 {
+		return "(no rates)"
+	}
+	parts := []string{fmt.Sprintf("%.4g req/s", l.Steps[0])}
+	for i, r := range l.Steps[1:] {
+		if i < len(l.At) {
+			parts = append(parts, fmt.Sprintf("%.4g from %s", r, l.At[i]))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // median is stat.Median: NaN for none.

@@ -69,6 +69,10 @@ type Aggregator struct {
 	prefillNS, decodeNS   int64
 	// sessions folds the session turns' records (SessionStats).
 	sessions *sessions
+	// recovery keeps a step load's requests for its recovery (WithRecovery):
+	// from step, in windows of window; nil for other loads.
+	recovery             []recoverySample
+	recoveryStep, window time.Duration
 
 	// slo is kept for the subsets' aggregators.
 	slo SLO
@@ -121,6 +125,9 @@ func (a *Aggregator) Add(r *Record) {
 		a.sessions.add(r)
 	}
 	a.sent++
+	if a.window > 0 && !a.sub {
+		a.recovery = append(a.recovery, recoverySample{atNS: r.ScheduledNS, ttftNS: r.FirstTokenNS - r.SentNS, ok: r.OK() && r.FirstTokenNS > 0})
+	}
 	if r.ErrorKind == SessionErrorKind { // never sent: a failure with no times
 		a.errors[r.ErrorKind]++
 		if a.firstError == "" {
@@ -260,6 +267,7 @@ func (a *Aggregator) Summary(index int) Repetition {
 		E2E:              a.latency(HistE2E),
 		Histograms:       map[string][]byte{},
 	}
+	rep.Recovery = a.summaryRecovery()
 	if a.sessions != nil {
 		rep.Sessions = a.sessions.summary()
 	}

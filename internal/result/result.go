@@ -428,6 +428,10 @@ type Repetition struct {
 	// the workload has none.
 	Sessions *SessionStats `json:"sessions,omitempty"`
 
+	// Recovery is how a step load's repetition came back from its step;
+	// nil for other loads.
+	Recovery *Recovery `json:"recovery,omitempty"`
+
 	// Histograms holds each metric's HDR histogram (microseconds), V2-compressed,
 	// so later stages can pool repetitions or draw distributions.
 	Histograms map[string][]byte `json:"histograms,omitempty"`

@@ -40,6 +40,14 @@ type Load struct {
 	// schedule (the default since load.arrivals; results measured before it
 	// drew fresh arrivals and do not say so).
 	Arrivals string `json:"arrivals,omitempty"`
+	// Steps are a step load's rates in requests per second, in order; At
+	// when each step after the first began, in nanoseconds from the start
+	// of a repetition; RecoveryWindow the window its recovery was looked
+	// for in, in nanoseconds (as the config's JSON writes durations). Empty
+	// for other loads.
+	Steps          []float64       `json:"steps,omitempty"`
+	At             []time.Duration `json:"at,omitempty"`
+	RecoveryWindow time.Duration   `json:"recovery_window,omitempty"`
 }
 
 // SLO are the per-request objectives a scenario's goodput was counted

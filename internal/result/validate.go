@@ -157,6 +157,7 @@ func (v *checker) scenario(p string, s *ScenarioResult) {
 	v.count(p+".load.concurrency", s.Load.Concurrency)
 	v.count(p+".load.max_in_flight", s.Load.MaxInFlight)
 	v.loadOverload(p, s.Load)
+	v.stepLoad(p+".load", s.Load)
 	v.warmup(p+".warmup", s.Warmup)
 	for j, rw := range s.Warmups {
 		wp := fmt.Sprintf("%s.warmups[%d]", p, j)
@@ -342,6 +343,9 @@ func (v *checker) repetition(p string, r *Repetition) {
 	v.subsets(p, r)
 	if s := r.Sessions; s != nil {
 		v.sessions(p+".sessions", s)
+	}
+	if rc := r.Recovery; rc != nil {
+		v.recovery(p+".recovery", rc, r)
 	}
 	if e := r.Engine; e != nil {
 		ep := p + ".engine"

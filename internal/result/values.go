@@ -77,6 +77,15 @@ func repValue(r *Repetition, name string) (float64, error) {
 		return repValue(v, base)
 	}
 	switch name {
+	case "recovery", "recovery_breaches":
+		rc := r.Recovery
+		if rc == nil {
+			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: "not a step load, or no window after its step"}
+		}
+		if name == "recovery" {
+			return rc.Seconds * 1000, nil
+		}
+		return float64(rc.Breaches), nil
 	case "output_throughput":
 		return r.OutputThroughput, nil
 	case "input_throughput":

@@ -23,6 +23,7 @@ func TestValuesOfEveryMetric(t *testing.T) {
 		s.Repetitions[i].PrefillThroughput, s.Repetitions[i].DecodeThroughput = &one, &one // a v1 result has neither
 		s.Repetitions[i].Structured, s.Repetitions[i].StructuredErrors, s.Repetitions[i].StructuredErrorRate = 10, 1, 0.1
 		s.Repetitions[i].Reasoning = &ReasoningStats{Requests: 4, ReasoningTokens: 400, AnswerTokens: 40, TTFA: Stats{Count: 4, P50: 1, P95: 2, P99: 3}}
+		s.Repetitions[i].Recovery = &Recovery{StepS: 30, WindowS: 5, Recovered: true, Seconds: 12.5, Breaches: 40}
 	}
 	if _, err := s.Values("capacity"); !errors.As(err, new(*NotMeasuredError)) {
 		t.Errorf("Values(capacity) of a scenario with no search = %v, want a *NotMeasuredError", err)
@@ -42,6 +43,9 @@ func TestValuesOfEveryMetric(t *testing.T) {
 		v, err := s.Values(m.Name)
 		if err != nil || len(v) != want {
 			t.Errorf("Values(%s) = %d values, %v; want %d values", m.Name, len(v), err, want)
+		}
+		if m.Name == "recovery" && len(v) > 0 && v[0] != 12500 {
+			t.Errorf("Values(recovery) = %v, want the recovery in milliseconds, 12500", v)
 		}
 		if m.Name == "capacity" && len(v) > 1 && (v[0] != 10 || v[1] != 11) {
 			t.Errorf("Values(capacity) = %v, want the samples' request rates 10, 11, ...", v)

@@ -107,6 +107,9 @@ func (p *Plan) schedule() (Schedule, []unit, error) {
 	case config.LoadGamma:
 		s, err := NewRenewal(p.Load.Rate, p.Load.Burstiness, p.Seed, block)
 		return s, units, err
+	case config.LoadStep:
+		s, err := NewSteps(p.Load.Steps, p.Load.At, p.Load.Burstiness, p.Seed)
+		return s, units, err
 	case config.LoadTrace:
 		// A unit arrives at its first turn's arrival_ms.
 		arrival := func(u unit) time.Duration {

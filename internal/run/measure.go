@@ -342,10 +342,16 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		plan.ColdAdapters = names
 	}
 	kinds, models := subsetsOf(s.Requests, m.Model)
-	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.Rate).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model).
+	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.OfferedRate(plan.Duration)).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model).
 		WithSubsets(kinds, models).WithColdAdapters(plan.ColdAdapters)
-	var watch *overloadWatch // open loop only: a closed loop follows the server
-	if plan.OpenLoop() {
+	// A steady open loop is watched for overload (a closed loop follows the
+	// server); a step load changes its rate on purpose, and its recovery
+	// says whether the server absorbed the change.
+	var watch *overloadWatch
+	switch {
+	case c.Load.Type == config.LoadStep:
+		agg.WithRecovery(c.Load.At[0], c.Load.RecoveryWindow)
+	case plan.OpenLoop():
 		watch = &overloadWatch{}
 	}
 	if m.Progress != nil {

@@ -121,6 +121,58 @@ func (r *Renewal) drawBlock() {
 	}
 }
 
+// Steps is a step load's schedule: a renewal process (Renewal) at each
+// step's rate, the first from 0 and each next from its step time, each
+// drawn from a seed of its own. A step's arrivals end where the next step
+// begins; the last step's go on. At is deterministic in (seed, i), memoises
+// its offsets, and is not safe for concurrent use.
+type Steps struct {
+	steps   []*Renewal
+	from    []time.Duration // when each step begins; from[0] is 0
+	step, j int             // the step of the next arrival, and its index in it
+	offsets []time.Duration
+}
+
+var _ Schedule = (*Steps)(nil)
+
+// NewSteps returns the schedule of rates (requests/s), each after the first
+// from its time in at (one fewer than rates, ascending), with gamma shape
+// burstiness (1 for Poisson), seeded.
+func NewSteps(rates []float64, at []time.Duration, burstiness float64, seed uint64) (*Steps, error) {
+	if len(rates) < 2 || len(at) != len(rates)-1 {
+		return nil, fmt.Errorf("a step load needs two or more rates and a time for each after the first, got %d rates and %d times", len(rates), len(at))
+	}
+	s := &Steps{from: append([]time.Duration{0}, at...)}
+	for i, r := range rates {
+		if i > 0 && s.from[i] <= s.from[i-1] {
+			return nil, fmt.Errorf("step %d begins at %s, not after the step before (%s)", i+1, s.from[i], s.from[i-1])
+		}
+		// A seed of its own for each step, so that step k's arrivals do
+		// not depend on how many step k-1 had.
+		r, err := NewRenewal(r, burstiness, seed+uint64(i)*0x9e3779b97f4a7c15, DefaultBlock)
+		if err != nil {
+			return nil, fmt.Errorf("step %d: %w", i+1, err)
+		}
+		s.steps = append(s.steps, r)
+	}
+	return s, nil
+}
+
+// At implements Schedule.
+func (s *Steps) At(i int) (time.Duration, bool) {
+	for len(s.offsets) <= i {
+		off, _ := s.steps[s.step].At(s.j)
+		t := s.from[s.step] + off
+		if s.step+1 < len(s.steps) && t >= s.from[s.step+1] {
+			s.step, s.j = s.step+1, 0
+			continue
+		}
+		s.j++
+		s.offsets = append(s.offsets, t)
+	}
+	return s.offsets[i], true
+}
+
 // gamma draws from Gamma(shape, 1) by Marsaglia and Tsang's method (2000),
 // with the usual boost for shape < 1.
 func gamma(rng *rand.Rand, shape float64) float64 {

@@ -135,3 +135,67 @@ func TestRenewalShortBlock(t *testing.T) {
 		}
 	}
 }
+
+// A step load offers each step's rate over its span: the arrivals of each
+// step, counted where it holds, are its rate times its length (within the
+// block rescaling's rounding), and the same seed draws the same arrivals.
+func TestStepsOfferEachRate(t *testing.T) {
+	s, err := NewSteps([]float64{4, 16, 2}, []time.Duration{60 * time.Second, 90 * time.Second}, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]int, 3)
+	var prev time.Duration
+	for i := 0; ; i++ {
+		at, ok := s.At(i)
+		if !ok {
+			t.Fatalf("At(%d) has no arrival: the last step goes on", i)
+		}
+		if at < prev {
+			t.Fatalf("At(%d) = %s, before At(%d) = %s", i, at, i-1, prev)
+		}
+		prev = at
+		if at >= 150*time.Second {
+			break
+		}
+		switch {
+		case at < 60*time.Second:
+			counts[0]++
+		case at < 90*time.Second:
+			counts[1]++
+		default:
+			counts[2]++
+		}
+	}
+	// 240, 480 and 120 arrivals; a block of 256 spans block/rate exactly,
+	// so a step's count is off by at most the part of a block it cuts.
+	for i, want := range []float64{240, 480, 120} {
+		if got := float64(counts[i]); got < 0.9*want || got > 1.1*want {
+			t.Errorf("step %d: %v arrivals, want about %v", i+1, got, want)
+		}
+	}
+	again, err := NewSteps([]float64{4, 16, 2}, []time.Duration{60 * time.Second, 90 * time.Second}, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, i := range []int{0, 100, 500, 800} {
+		a, _ := s.At(i)
+		b, _ := again.At(i)
+		if a != b {
+			t.Errorf("At(%d) = %s and %s with one seed", i, a, b)
+		}
+	}
+	for _, bad := range []struct {
+		rates []float64
+		at    []time.Duration
+	}{
+		{[]float64{4}, nil},
+		{[]float64{4, 16}, nil},
+		{[]float64{4, 16, 8}, []time.Duration{60 * time.Second, 30 * time.Second}},
+		{[]float64{4, 0}, []time.Duration{time.Second}},
+	} {
+		if _, err := NewSteps(bad.rates, bad.at, 1, 1); err == nil {
+			t.Errorf("NewSteps(%v, %v) = nil error, want one", bad.rates, bad.at)
+		}
+	}
+}

@@ -287,7 +287,7 @@ func (w *Warmup) Run(ctx context.Context, s Scenario) (*result.Warmup, error) {
 	if cfg.Method == config.WarmupNone {
 		return &result.Warmup{Method: config.WarmupNone, Steady: true}, nil
 	}
-	judge, err := newJudge(cfg, s.Config.Load)
+	judge, err := newJudge(cfg, s.Config.Load.WarmupLoad())
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s warm-up: %w", name, err)
 	}
@@ -607,7 +607,7 @@ func (w *Warmup) dispatch(ctx context.Context, d *Dispatcher, clk Clock, start t
 		}
 		p := Plan{
 			Scenario: name, Repetition: 0, Requests: s.Requests,
-			Count: 0, Duration: left, Load: s.Config.Load,
+			Count: 0, Duration: left, Load: s.Config.Load.WarmupLoad(),
 			Seed: planSeed(w.Seed, name, 0), RunID: runID,
 		}
 		if s.Salt {

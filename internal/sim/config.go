@@ -133,6 +133,21 @@ type Config struct {
 	// one seed the items right at a lower accuracy are a subset of those right
 	// at a higher one (a lower accuracy only turns right answers wrong).
 	Accuracy float64
+	// AutoscaleMax, when above 1, makes the sim autoscale as a serving
+	// deployment behind a router does, up to this many replicas: it starts
+	// with one, and when AutoscaleQueue requests or more are waiting it
+	// starts another, ready AutoscaleColdStart later (a GPU replica's cold
+	// start: pull, load, warm), one at a time. A replica is modelled as a
+	// share of one batch: n replicas admit n × MaxBatch sequences and n ×
+	// KVCacheTokens, and a step costs what a replica's share of the batch
+	// and the prefill costs. After AutoscaleIdle with nothing running or
+	// waiting it is back to one replica (0: never), as a deployment scales
+	// down between bursts: a pause between repetitions gives each the
+	// same start.
+	AutoscaleMax       int
+	AutoscaleQueue     int
+	AutoscaleColdStart time.Duration
+	AutoscaleIdle      time.Duration
 	// Truth, if non-nil, receives one JSON line (TruthRecord) per finished
 	// request. It is written under a lock through a buffer, flushed on Close.
 	Truth io.Writer
@@ -142,6 +157,10 @@ type Config struct {
 	// same steps whatever the test machine's scheduler does to wall time.
 	recordSteps bool
 }
+
+// maxReplicas bounds --autoscale-max: a spike's test needs a few; more is
+// a typo.
+const maxReplicas = 64
 
 // DefaultConfig returns the defaults: roughly a 7-8B model in bf16 served by
 // vLLM on one H100.
@@ -225,6 +244,10 @@ func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.Float64Var(&c.WarmUpFactor, "warm-up-factor", c.WarmUpFactor, "step time multiplier at the start of warm-up (factor, >= 1)")
 	fs.Float64Var(&c.Drift, "drift", c.Drift, "step time is multiplied by 1 + R*m, m the minutes of wall-clock time since --drift-epoch: a drift like heat or a noisy neighbour, the same for every simulator given that epoch (rate `R` per minute, in [0,1000]; 0.3 = +30% a minute; 0 = off)")
 	fs.Var((*epochValue)(&c.DriftEpoch), "drift-epoch", "the wall-clock instant --drift counts from, as Unix seconds (integer or decimal) or RFC 3339; give every simulator of a test or an A/B the same `T`, and the same again to one restarted (default: this simulator's start)")
+	fs.IntVar(&c.AutoscaleMax, "autoscale-max", c.AutoscaleMax, "autoscale up to this many replicas, starting with one: a spike's queue starts another (count; 0 or 1 = one replica, no autoscaling)")
+	fs.IntVar(&c.AutoscaleQueue, "autoscale-queue", c.AutoscaleQueue, "with --autoscale-max: this many waiting requests start another replica (count, >= 1)")
+	fs.DurationVar(&c.AutoscaleColdStart, "autoscale-cold-start", c.AutoscaleColdStart, "with --autoscale-max: how long a new replica takes to be ready (duration)")
+	fs.DurationVar(&c.AutoscaleIdle, "autoscale-idle", c.AutoscaleIdle, "with --autoscale-max: back to one replica after this long with nothing running or waiting (duration; 0 = never)")
 	fs.Float64Var(&c.Accuracy, "accuracy", c.Accuracy, "share of --answers items answered right, each drawn once from --seed; a lower accuracy only turns right answers wrong (fraction in [0,1]; for testing perfgate's quality gates, not models)")
 }
 
@@ -249,7 +272,7 @@ func (c Config) Validate() error {
 	}{
 		{"step-base", c.StepBase}, {"per-seq", c.PerSeq}, {"per-prefill-token", c.PerPrefillToken},
 		{"stall-every", c.StallEvery}, {"stall", c.Stall}, {"cold-start", c.ColdStart}, {"warm-up", c.WarmUp},
-		{"unhealthy-after", c.UnhealthyAfter}, {"lora-load", c.LoraLoad},
+		{"unhealthy-after", c.UnhealthyAfter}, {"lora-load", c.LoraLoad}, {"autoscale-cold-start", c.AutoscaleColdStart}, {"autoscale-idle", c.AutoscaleIdle},
 	} {
 		if d.v < 0 {
 			bad(d.flag, "must be >= 0, got %s", d.v)
@@ -257,6 +280,14 @@ func (c Config) Validate() error {
 	}
 	if c.PrefillBudget < 1 {
 		bad("prefill-budget", "must be >= 1, got %d", c.PrefillBudget)
+	}
+	switch {
+	case c.AutoscaleMax < 0 || c.AutoscaleMax > maxReplicas:
+		bad("autoscale-max", "must be from 0 to %d, got %d", maxReplicas, c.AutoscaleMax)
+	case c.AutoscaleMax > 1 && c.AutoscaleQueue < 1:
+		bad("autoscale-queue", "must be >= 1 with --autoscale-max, got %d", c.AutoscaleQueue)
+	case c.AutoscaleMax <= 1 && (c.AutoscaleQueue != 0 || c.AutoscaleColdStart != 0 || c.AutoscaleIdle != 0):
+		bad("autoscale-max", "--autoscale-queue, --autoscale-cold-start and --autoscale-idle need --autoscale-max 2 or more")
 	}
 	if !(c.Slowdown > 0) || c.Slowdown > 1e6 {
 		bad("slowdown", "must be in (0,1e6], got %g", c.Slowdown)

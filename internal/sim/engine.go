@@ -30,6 +30,9 @@ type seq struct {
 	// loadedAdapter is set when its admission loaded the adapter.
 	adapter       string
 	loadedAdapter atomic.Bool
+	// replicas is how many replicas were ready when it was admitted
+	// (Config.AutoscaleMax); 0 before.
+	replicas atomic.Int32
 	// adapterGen is the generation of its adapter it decodes with (step
 	// loop only): an unload starts a new one.
 	adapterGen int
@@ -121,6 +124,11 @@ type engine struct {
 	plan    []time.Duration // every step's modelled duration, when cfg.recordSteps
 	// published holds a step's sequence states until its gauges are set.
 	published []published
+	// replicas are the replicas ready (Config.AutoscaleMax), and
+	// scaleReady when the one starting is ready (zero when none is).
+	replicas   int
+	scaleReady time.Time
+	idleSince  time.Time // when the engine last fell idle
 	// loras are the slots' adapters, least recently used first, each of
 	// the generation it was loaded at (gens: an unload starts a new
 	// generation, so a slot of an older one serves no new request but is
@@ -173,6 +181,7 @@ func newEngine(cfg Config, start time.Time, m *metrics) *engine {
 		m:         m,
 		zeroDelay: cfg.StepBase == 0 && cfg.PerSeq == 0 && cfg.PerPrefillToken == 0,
 		submit:    make(chan *seq, 256),
+		replicas:  1,
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -192,8 +201,10 @@ func (e *engine) run() {
 	for {
 		if len(e.running) == 0 && len(e.waiting) == 0 {
 			e.gauges()
+			e.idleSince = time.Now()
 			select {
 			case s := <-e.submit:
+				e.scaleDown(time.Now())
 				e.intake(s)
 			case <-e.stop:
 				return
@@ -204,6 +215,7 @@ func (e *engine) run() {
 			return
 		}
 		e.reap()
+		e.autoscale(time.Now())
 		e.admit()
 		if len(e.running) == 0 {
 			continue
@@ -212,7 +224,8 @@ func (e *engine) run() {
 			stepStart = now
 		}
 		prefill := e.schedule()
-		d := e.model.step(stepStart.Sub(e.start), len(e.running), prefill)
+		// n replicas step together, each with its share of the batch.
+		d := e.model.step(stepStart.Sub(e.start), (len(e.running)+e.replicas-1)/e.replicas, prefill/e.replicas)
 		if e.cfg.ConstrainedSlowdown != 1 && e.anyConstrained() {
 			d = time.Duration(float64(d) * e.cfg.ConstrainedSlowdown)
 		}
@@ -319,7 +332,7 @@ func (e *engine) admit() {
 	n := 0
 	var skipped []*seq // waiting for an adapter slot: later requests go first
 	for _, s := range e.waiting {
-		if len(e.running) >= e.cfg.MaxBatch || e.kvUsed+s.reserve > e.cfg.KVCacheTokens {
+		if len(e.running) >= e.cfg.MaxBatch*e.replicas || e.kvUsed+s.reserve > e.cfg.KVCacheTokens*e.replicas {
 			break
 		}
 		n++
@@ -328,6 +341,7 @@ func (e *engine) admit() {
 			continue
 		}
 		e.kvUsed += s.reserve
+		s.replicas.Store(int32(e.replicas))
 		if e.cache != nil {
 			hit := e.cache.lookup(s.blocks) * blockSize
 			if hit >= s.prompt { // the last prompt token is always computed
@@ -347,6 +361,36 @@ func (e *engine) admit() {
 		e.waiting = e.waiting[:k]
 	}
 	e.gauges()
+}
+
+// autoscale readies the replica starting once its cold start is over, and
+// starts another when the queue is long (Config.AutoscaleMax), one at a
+// time.
+func (e *engine) autoscale(now time.Time) {
+	if e.cfg.AutoscaleMax <= 1 {
+		return
+	}
+	if !e.scaleReady.IsZero() && !now.Before(e.scaleReady) {
+		e.replicas++
+		e.scaleReady = time.Time{}
+		e.m.replicas.Set(float64(e.replicas))
+	}
+	if e.scaleReady.IsZero() && e.replicas < e.cfg.AutoscaleMax && len(e.waiting) >= e.cfg.AutoscaleQueue {
+		e.scaleReady = now.Add(e.cfg.AutoscaleColdStart)
+	}
+}
+
+// scaleDown is back to one replica when the engine, waking at now, has
+// been idle for Config.AutoscaleIdle: a replica starting is cancelled too.
+func (e *engine) scaleDown(now time.Time) {
+	if e.cfg.AutoscaleIdle <= 0 || now.Sub(e.idleSince) < e.cfg.AutoscaleIdle {
+		return
+	}
+	e.scaleReady = time.Time{}
+	if e.replicas > 1 {
+		e.replicas = 1
+		e.m.replicas.Set(1)
+	}
 }
 
 // adapterSlot makes s's adapter resident, loading it into a free slot or
@@ -381,7 +425,7 @@ func (e *engine) adapterSlot(s *seq) bool {
 // schedule assigns this step's prefill budget in batch order and returns
 // the prompt tokens scheduled.
 func (e *engine) schedule() int {
-	budget := e.cfg.PrefillBudget
+	budget := e.cfg.PrefillBudget * e.replicas
 	total := 0
 	for _, s := range e.running {
 		if budget == 0 {
@@ -463,7 +507,7 @@ type published struct {
 func (e *engine) gauges() {
 	e.m.running.Set(float64(len(e.running)))
 	e.m.waiting.Set(float64(len(e.waiting)))
-	u := float64(e.kvUsed) / float64(e.cfg.KVCacheTokens)
+	u := float64(e.kvUsed) / float64(e.cfg.KVCacheTokens*e.replicas)
 	e.m.kvCache.Set(u)
 	e.m.gpuCache.Set(u)
 	if e.m.loraInfo != nil {

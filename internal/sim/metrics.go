@@ -52,6 +52,9 @@ type metrics struct {
 	// adapters (Config.Loras).
 	loraInfo *prometheus.GaugeVec
 	maxLoras string
+	// replicas is the replicas ready (Config.AutoscaleMax), on the page
+	// only with autoscaling: what a cluster's deployment would say.
+	replicas prometheus.Gauge
 }
 
 func newMetrics(cfg Config) *metrics {
@@ -90,6 +93,11 @@ func newMetrics(cfg Config) *metrics {
 	b := buckets125(cfg.KVCacheTokens)
 	m.reqPrompt = hist("vllm:request_prompt_tokens", "Number of prefill tokens processed.", b)
 	m.reqGenToks = hist("vllm:request_generation_tokens", "Number of generation tokens processed.", b)
+	m.replicas = prometheus.NewGauge(prometheus.GaugeOpts{Name: "perfgate_sim_replicas", Help: "Replicas ready (the simulator's --autoscale-max).", ConstLabels: labels})
+	if cfg.AutoscaleMax > 1 {
+		reg.MustRegister(m.replicas)
+		m.replicas.Set(1)
+	}
 	if len(cfg.Loras) > 0 {
 		m.loraInfo = prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "vllm:lora_requests_info", Help: "Running stats on lora requests.",

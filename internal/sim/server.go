@@ -316,7 +316,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 	sq := newSeq(req.promptTokens, req.blocks, g, req.maxTokens)
 	sq.constrained = req.constrained()
 	sq.adapter = adapter
-	defer func() { rec.AdapterLoaded = sq.loadedAdapter.Load() }()
+	defer func() {
+		rec.AdapterLoaded = sq.loadedAdapter.Load()
+		if s.cfg.AutoscaleMax > 1 {
+			rec.Replicas = int(sq.replicas.Load())
+		}
+	}()
 	ctx := r.Context()
 	select {
 	case s.eng.submit <- sq:

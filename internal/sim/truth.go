@@ -52,6 +52,10 @@ type TruthRecord struct {
 	// the request paid Config.LoraLoad.
 	Adapter       string `json:"adapter,omitempty"`
 	AdapterLoaded bool   `json:"adapter_loaded,omitempty"`
+	// Replicas is how many replicas were ready when the request was
+	// admitted (Config.AutoscaleMax); absent without autoscaling, and for a
+	// request never admitted.
+	Replicas int `json:"replicas,omitempty"`
 	// DriftFactor is the factor Config.Drift multiplied step time by when
 	// the request arrived (Server.DriftFactor); absent without Drift.
 	DriftFactor float64 `json:"drift_factor,omitempty"`

@@ -214,7 +214,7 @@ const (
 
 // Load is the load shape of a scenario.
 type Load struct {
-	// Type is one of closed, poisson, gamma, trace.
+	// Type is one of closed, poisson, gamma, trace, step.
 	Type string `yaml:"type" json:"type"`
 	// Concurrency is the number of closed-loop users.
 	Concurrency int `yaml:"concurrency" json:"concurrency,omitempty" perfgate:"sweepable"`

@@ -54,3 +54,29 @@ func TestStepLoadRates(t *testing.T) {
 	p := Load{Type: LoadPoisson, Rate: 3}
 	assert.Equal(t, p, p.WarmupLoad())
 }
+
+// A top-level gate on the recovery applies to the step loads alone: a
+// scenario at one rate has no recovery to gate.
+func TestRecoveryGatesOnlyStepLoads(t *testing.T) {
+	c, err := Parse([]byte(`gates: {recovery: +5s}
+scenarios:
+  - name: spike
+    synth: {requests: 64, input: {type: fixed, value: 64}, output: {type: fixed, value: 16}}
+    load: {type: step, rate: [4, 16], at: 30s}
+    duration: 1m
+    slo: {ttft: 500ms}
+  - name: steady
+    synth: {requests: 64, input: {type: fixed, value: 64}, output: {type: fixed, value: 16}}
+    load: {type: poisson, rate: 4}
+`), "p.yaml")
+	require.NoError(t, err)
+	names := func(s Scenario) []string {
+		var out []string
+		for _, g := range c.GatesOf(s) {
+			out = append(out, g.Metric)
+		}
+		return out
+	}
+	assert.Contains(t, names(c.Scenarios[0]), "recovery")
+	assert.NotContains(t, names(c.Scenarios[1]), "recovery")
+}

@@ -326,7 +326,7 @@ func (v *validator) load(p string, s *Scenario) {
 		{"at", "step loads", v.set(p+".at", l.At != nil), step},
 		{"recovery_window", "step loads", v.set(p+".recovery_window", l.RecoveryWindow != 0), step},
 		{"speedup", "trace loads", v.set(p+".speedup", l.Speedup != 0), typ == LoadTrace},
-		{"max_in_flight", "poisson, gamma and trace loads (a closed load is bounded by its concurrency)", v.set(p+".max_in_flight", l.MaxInFlight != 0), open},
+		{"max_in_flight", "poisson, gamma and trace loads (a closed load is bounded by its concurrency; a step load's spike must reach the server, not queue in perfgate, for its recovery to be the server's)", v.set(p+".max_in_flight", l.MaxInFlight != 0), open && !step},
 	}
 	for _, o := range only {
 		if o.given && !o.applies {

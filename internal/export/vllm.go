@@ -103,8 +103,8 @@ func vllmObject(r *result.Result, s *result.ScenarioResult, rep *result.Repetiti
 	o.add("num_prompts", rep.Sent)
 
 	switch s.Load.Type {
-	case config.LoadPoisson, config.LoadGamma:
-		rate := s.Load.Rate
+	case config.LoadPoisson, config.LoadGamma, config.LoadStep:
+		rate := s.Load.Rate // a step load's mean is its schedule's offered rate
 		if rep.Schedule != nil && rep.Schedule.OfferedRate > 0 {
 			rate = rep.Schedule.OfferedRate
 		}
@@ -115,7 +115,7 @@ func vllmObject(r *result.Result, s *result.ScenarioResult, rep *result.Repetiti
 		o.add("request_rate", "inf")
 	}
 	burstiness := 1.0
-	if s.Load.Type == config.LoadGamma && s.Load.Burstiness > 0 {
+	if (s.Load.Type == config.LoadGamma || s.Load.Type == config.LoadStep) && s.Load.Burstiness > 0 {
 		burstiness = s.Load.Burstiness
 	}
 	o.add("burstiness", round(burstiness))

@@ -78,6 +78,10 @@ type Info struct {
 	Subset string
 }
 
+// StepOnly reports whether metric name is measured by a step load alone
+// (load.type step): its recovery and the requests over the SLO meanwhile.
+func StepOnly(name string) bool { return name == "recovery" || name == "recovery_breaches" }
+
 // Telemetry reports whether the metric comes from telemetry or cost (the
 // engine's page, the GPUs, the price), which a run may not have.
 func (i Info) Telemetry() bool {

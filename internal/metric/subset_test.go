@@ -36,6 +36,7 @@ func TestLookupSubset(t *testing.T) {
 		{"goodput@structured", "a subset (@structured) has the latency statistics"},
 		{"cold_start@free", "not cold_start"},
 		{"kv_cache_peak@free", "not kv_cache_peak"},
+		{"recovery@structured", "not recovery"},
 		{"ttfx.p95@free", `unknown metric "ttfx.p95"`},
 	} {
 		_, err := Lookup(c.name)

@@ -97,7 +97,8 @@ func measureRecovery(samples []recoverySample, step, window, end, slo time.Durat
 	if last < step {
 		return nil
 	}
-	recoveredAt := -1 // the first window of the run of windows that held to the end
+	recoveredAt := -1          // the first window of the run of windows that held to the end
+	var starts []time.Duration // each window's start, as rec.Windows
 	for at := step; at <= last; at += stride {
 		lo, hi := int64(at), int64(at+window)
 		w := RecoveryWindow{AtS: at.Seconds()}
@@ -126,6 +127,7 @@ func measureRecovery(samples []recoverySample, step, window, end, slo time.Durat
 			recoveredAt = len(rec.Windows)
 		}
 		rec.Windows = append(rec.Windows, w)
+		starts = append(starts, at)
 	}
 	if len(rec.Windows) == 0 {
 		return nil
@@ -133,12 +135,10 @@ func measureRecovery(samples []recoverySample, step, window, end, slo time.Durat
 	until := int64(end) + 1 // not recovered: every request from the step on
 	if recoveredAt >= 0 {
 		rec.Recovered = true
-		if recoveredAt > 0 {
-			rec.Seconds = rec.Windows[recoveredAt].AtS - rec.StepS
-		}
-		until = int64(step) + int64(rec.Seconds*1e9)
+		rec.Seconds = (starts[recoveredAt] - step).Seconds()
+		until = int64(starts[recoveredAt])
 	} else {
-		rec.Seconds = rec.Windows[len(rec.Windows)-1].AtS - rec.StepS
+		rec.Seconds = (starts[len(starts)-1] - step).Seconds()
 	}
 	for _, s := range samples {
 		if s.atNS >= int64(step) && s.atNS < until && (!s.ok || s.ttftNS > int64(slo)) {

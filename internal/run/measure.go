@@ -349,7 +349,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 	// says whether the server absorbed the change.
 	var watch *overloadWatch
 	switch {
-	case c.Load.Type == config.LoadStep:
+	case c.Load.Type == config.LoadStep && len(c.Load.At) > 0:
 		agg.WithRecovery(c.Load.At[0], c.Load.RecoveryWindow)
 	case plan.OpenLoop():
 		watch = &overloadWatch{}

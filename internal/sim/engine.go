@@ -225,7 +225,7 @@ func (e *engine) run() {
 		}
 		prefill := e.schedule()
 		// n replicas step together, each with its share of the batch.
-		d := e.model.step(stepStart.Sub(e.start), (len(e.running)+e.replicas-1)/e.replicas, prefill/e.replicas)
+		d := e.model.step(stepStart.Sub(e.start), (len(e.running)+e.replicas-1)/e.replicas, (prefill+e.replicas-1)/e.replicas)
 		if e.cfg.ConstrainedSlowdown != 1 && e.anyConstrained() {
 			d = time.Duration(float64(d) * e.cfg.ConstrainedSlowdown)
 		}

@@ -273,6 +273,11 @@ func scenarioSection(s *compare.Scenario, sd *reportfile.ScenarioData, charts bo
 		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Sessions (not gated)"),
 			Blocks: []block{{Table: telemetryTable(sd.Sessions, "session figure (median of repetitions)", "", names)}}}})
 	}
+	if sd != nil && len(sd.Recovery) > 0 {
+		add(block{Media: mediumText, Table: telemetryTable(sd.Recovery, "spike recovery (median of repetitions)", "", names)})
+		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Spike recovery"),
+			Blocks: []block{{Table: telemetryTable(sd.Recovery, "figure (median of repetitions)", "gated", names)}}}})
+	}
 	if charts {
 		for _, b := range distributionCharts(s, sd, ab) {
 			b.Media = mediumHTML

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/compare"
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/result/resulttest"
@@ -80,4 +81,41 @@ func TestWarmupNotes(t *testing.T) {
 		"the candidate's warm-up did not drain within target.timeout: its last requests may have run into repetition 1",
 	}, warmupNotes(base, cand))
 	assert.Empty(t, warmupNotes(nil, base))
+}
+
+// A step load's spike figures go into the document on both sides, medians
+// of the repetitions, the gated one flagged; a scenario of another load has
+// none.
+func TestRecoveryRows(t *testing.T) {
+	side := func(seconds ...float64) *result.Result {
+		s := result.ScenarioResult{Name: "spike"}
+		for i, sec := range seconds {
+			r := resulttest.Rep(i+1, 100)
+			r.Recovery = &result.Recovery{StepS: 20, WindowS: 5, Recovered: sec < 60, Seconds: sec, Breaches: int(10 * sec), BeforeP95MS: 90, PeakP95MS: 100 * sec}
+			s.Repetitions = append(s.Repetitions, r)
+		}
+		return &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{s}}
+	}
+	v := &compare.Verdict{Scenarios: []compare.Scenario{{Name: "spike", Gates: []compare.Gate{{Metric: "recovery"}}}}}
+	d, err := New(v, []*result.Result{side(20, 21, 22)}, side(30, 64, 31), nil)
+	require.NoError(t, err)
+	rows := d.Scenarios[0].Recovery
+	require.Len(t, rows, 5)
+	byMetric := map[string]TelemetryRow{}
+	for _, r := range rows {
+		byMetric[r.Metric] = r
+	}
+	rec := byMetric["recovery"]
+	assert.Equal(t, 21.0, *rec.Baseline)
+	assert.Equal(t, 31.0, *rec.Candidate)
+	assert.True(t, rec.Gated)
+	assert.False(t, byMetric["recovery_breaches"].Gated)
+	assert.Equal(t, 310.0, *byMetric["recovery_breaches"].Candidate)
+	assert.Equal(t, 0.0, *byMetric["not_recovered"].Baseline)
+	assert.Equal(t, 1.0, *byMetric["not_recovered"].Candidate, "the repetition at 64 s never recovered")
+
+	plain := &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{{Name: "spike", Repetitions: []result.Repetition{resulttest.Rep(1, 100)}}}}
+	d, err = New(v, []*result.Result{plain}, plain, nil)
+	require.NoError(t, err)
+	assert.Nil(t, d.Scenarios[0].Recovery)
 }

@@ -146,6 +146,12 @@ type ScenarioData struct {
 	// of repetitions), shown and not gated; nil when neither side's
 	// workload had sessions, and in reports from before sessions.
 	Sessions []TelemetryRow `json:"sessions,omitempty"`
+	// Recovery holds a step load's spike figures on both sides (median of
+	// repetitions): the recovery, the requests over the SLO meanwhile, the
+	// TTFT p95 before the step and at its peak, and the repetitions that
+	// did not recover; a row is flagged gated when a gate of the verdict
+	// tested its metric. nil when neither side was a step load.
+	Recovery []TelemetryRow `json:"recovery,omitempty"`
 	// Overload is the scenario's sustainable-load verdict where a side's
 	// server could not keep up; nil otherwise.
 	Overload *OverloadData `json:"overload,omitempty"`
@@ -284,6 +290,7 @@ func New(v *compare.Verdict, baselines []*result.Result, cand *result.Result, hi
 			sd.Workload, sd.WorkloadHash, sd.WorkloadShape = cs.Workload, cs.WorkloadHash, cs.WorkloadShape
 		}
 		sd.Sessions = sessionRows(bs, cs)
+		sd.Recovery = recoveryRows(&vs, bs, cs)
 		sd.Overload = overloadData(bs, cs)
 		sd.Warmup = warmupNotes(bs, cs)
 		if bs != nil {

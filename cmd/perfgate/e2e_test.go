@@ -19,6 +19,7 @@ import (
 	"github.com/perfgate/perfgate/internal/sim"
 
 	"sort"
+	"strings"
 )
 
 // syncBuffer is a bytes.Buffer safe for the simulator's truth writer.
@@ -353,8 +354,11 @@ scenarios:
 
 // A run against a server that is not there fails with exit 3, not a pass.
 func TestRunTargetDown(t *testing.T) {
+	// A short readiness bound: the test is the exit code, not the default
+	// wait (external_ready_timeout, 30 s).
 	conf := writeConfig(t, `
 target: {base_url: "http://127.0.0.1:1"}
+stack: {external_ready_timeout: 2s}
 scenarios:
   - name: s
     synth: {requests: 5, input: {type: fixed, value: 8}, output: {type: fixed, value: 4}}
@@ -364,6 +368,9 @@ scenarios:
 	err := Main(context.Background(), []string{"run", "-c", conf, "-o", filepath.Join(filepath.Dir(conf), "r.json"), "--quiet"}, &stdout, &stderr)
 	if code := exit.Code(err); code != exit.RunFailed {
 		t.Errorf("run against a closed port: exit %d (%v), want %d", code, err, exit.RunFailed)
+	}
+	if err == nil || !strings.Contains(err.Error(), "not ready") {
+		t.Errorf("run against a closed port: %v, want it to say the server was not ready", err)
 	}
 }
 
@@ -375,6 +382,7 @@ func TestRunAllErrorsFails(t *testing.T) {
 	url, _ := startSim(t, cfg)
 	conf := writeConfig(t, fmt.Sprintf(`
 target: {base_url: %q}
+stack: {external_ready_timeout: 2s}
 warmup: {method: none}
 repetitions: 1
 scenarios:

@@ -382,6 +382,11 @@ func (v *validator) stepLoad(p string, s *Scenario) {
 		v.add(p+".type", "a step load offers the rates it lists, and a capacity search finds the rate: use load.type poisson or gamma with capacity, or remove capacity")
 		return
 	}
+	if l.SweepParam == SweepConcurrency {
+		// Both lists given: the decoder kept the first, concurrency,
+		// and concurrency's own message says it is for closed loads.
+		return
+	}
 	if len(l.Steps) < 2 {
 		v.add(p+".rate", "a step load needs a list of two or more rates, one per step (rate: [4, 16] with at: 60s), got %s", stepRatesText(l))
 		return

@@ -2,7 +2,6 @@ package reportfile
 
 import (
 	"github.com/perfgate/perfgate/internal/result"
-	"github.com/perfgate/perfgate/internal/stat"
 )
 
 // Sessions in the reports: a scenario whose workload has sessions shows a
@@ -15,7 +14,8 @@ import (
 // TelemetryRow shape so that the telemetry table renders them; nil when
 // neither side replayed sessions.
 func sessionRows(bs, cs *result.ScenarioResult) []TelemetryRow {
-	b, c := sessionStats(bs), sessionStats(cs)
+	b, c := ofRepetitions(bs, func(r *result.Repetition) *result.SessionStats { return r.Sessions }),
+		ofRepetitions(cs, func(r *result.Repetition) *result.SessionStats { return r.Sessions })
 	if b == nil && c == nil {
 		return nil
 	}
@@ -38,7 +38,7 @@ func sessionRows(bs, cs *result.ScenarioResult) []TelemetryRow {
 	out := make([]TelemetryRow, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, TelemetryRow{Metric: r.metric, Title: r.title, Unit: r.unit, Group: "sessions",
-			Baseline: sessionMedian(b, r.value), Candidate: sessionMedian(c, r.value)})
+			Baseline: medianOver(b, r.value), Candidate: medianOver(c, r.value)})
 	}
 	return out
 }
@@ -53,35 +53,4 @@ func sessionStat(of func(*result.SessionStats) result.Stats, pct func(result.Sta
 		st := of(s)
 		return pct(st), st.Count > 0
 	}
-}
-
-// sessionStats is the SessionStats of each repetition of s that has them;
-// nil when none has.
-func sessionStats(s *result.ScenarioResult) []*result.SessionStats {
-	if s == nil {
-		return nil
-	}
-	var out []*result.SessionStats
-	for i := range s.Repetitions {
-		if st := s.Repetitions[i].Sessions; st != nil {
-			out = append(out, st)
-		}
-	}
-	return out
-}
-
-// sessionMedian is the median of value over the repetitions that have it;
-// nil when none has.
-func sessionMedian(reps []*result.SessionStats, value func(*result.SessionStats) (float64, bool)) *float64 {
-	var xs []float64
-	for _, s := range reps {
-		if x, ok := value(s); ok {
-			xs = append(xs, x)
-		}
-	}
-	m := stat.FiniteMedian(xs)
-	if !finite(m) {
-		return nil
-	}
-	return &m
 }

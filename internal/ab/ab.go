@@ -130,13 +130,17 @@ func (o *Outcome) CheckOverload() error {
 // difference is named, in one exit.UsageError.
 //
 // A capacity scenario is refused: a search probes loads it chooses from its
-// own results, so the two arms would not take the same rounds. A point of a
+// own results, so the two arms would not take the same rounds. So is a
+// scenario with a fault, whose kills and restarts are a gate's. A point of a
 // sweep is an ordinary scenario at one load and is A/B-tested like one.
 func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Scenario) error {
 	for _, scs := range [][]run.Scenario{candScenarios, baseScenarios} {
 		for _, sc := range scs {
 			if sc.Config.Capacity != nil {
 				return exit.UsageError(fmt.Errorf("scenario %s searches its capacity, which perfgate ab does not do: gate it with perfgate gate", sc.Config.Name))
+			}
+			if sc.Config.Fault != nil {
+				return exit.UsageError(fmt.Errorf("scenario %s kills a replica (fault), which perfgate ab does not do: gate it with perfgate gate", sc.Config.Name))
 			}
 		}
 	}

@@ -91,8 +91,15 @@ func (c *Config) ProblemAt(path, format string, args ...any) Problem {
 
 // Target says where and how to send requests.
 type Target struct {
-	// BaseURL is the server root, e.g. http://127.0.0.1:8000.
+	// BaseURL is the server root, e.g. http://127.0.0.1:8000. With
+	// BaseURLs it is their first (set one or the other).
 	BaseURL string `yaml:"base_url" json:"base_url"`
+	// BaseURLs are the roots of several replicas of one server, which
+	// perfgate spreads requests over itself, round-robin, leaving out a
+	// replica that refused a connection until its health check answers
+	// again: a process stack starts one replica per URL, and a scenario's
+	// fault can kill one (docs/faults.md). Empty: one server, BaseURL.
+	BaseURLs []string `yaml:"base_urls" json:"base_urls,omitempty"`
 	// API is "chat" (/v1/chat/completions) or "completions" (/v1/completions).
 	API string `yaml:"api" json:"api"`
 	// Model is the model name to send, or "auto" to take the first of /v1/models.
@@ -159,6 +166,10 @@ type Scenario struct {
 	// than at one load: load gives only the shape (type, burstiness), the
 	// search the rate or concurrency.
 	Capacity *Capacity `yaml:"capacity" json:"capacity,omitempty"`
+	// Fault, when set, disturbs every repetition of the scenario on
+	// purpose (a replica killed at a set time), to measure the errors, the
+	// capacity left and the recovery.
+	Fault *Fault `yaml:"fault" json:"fault,omitempty"`
 	// Point is set on the scenarios Config.Measured expands from a sweep;
 	// nil on scenarios as written.
 	Point *SweepPoint `yaml:"-" json:"-"`

@@ -288,6 +288,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	d := Defaults()
 	if unset("target.base_url", c.Target.BaseURL == "") {
 		c.Target.BaseURL = d.Target.BaseURL
+		if len(c.Target.BaseURLs) > 0 {
+			c.Target.BaseURL = c.Target.BaseURLs[0]
+		}
 	}
 	if unset("target.api", c.Target.API == "") {
 		c.Target.API = d.Target.API
@@ -387,13 +390,11 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 		if s.Load.Type == LoadTrace && unset(p+".load.speedup", s.Load.Speedup == 0) {
 			s.Load.Speedup = DefaultSpeedup
 		}
-		if s.Load.Type == LoadStep {
-			if unset(p+".load.burstiness", s.Load.Burstiness == 0) {
-				s.Load.Burstiness = DefaultBurstiness
-			}
-			if unset(p+".load.recovery_window", s.Load.RecoveryWindow == 0) {
-				s.Load.RecoveryWindow = DefaultRecoveryWindow
-			}
+		if s.Load.Type == LoadStep && unset(p+".load.burstiness", s.Load.Burstiness == 0) {
+			s.Load.Burstiness = DefaultBurstiness
+		}
+		if (s.Load.Type == LoadStep || s.Fault != nil) && unset(p+".load.recovery_window", s.Load.RecoveryWindow == 0) {
+			s.Load.RecoveryWindow = DefaultRecoveryWindow
 		}
 		// A synthetic workload speaks the target's API unless it says
 		// otherwise: chat requests sent to /v1/completions would fail.

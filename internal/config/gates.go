@@ -170,10 +170,10 @@ func (c *Config) GatesOf(s Scenario) []Gate {
 			delete(merged, StructuredGate)
 		}
 		maps.DeleteFunc(merged, func(name, _ string) bool { return capGate(name) })
-		if s.Load.Type != LoadStep {
-			// A top-level gate on a step load's recovery skips the
-			// scenarios that have none.
-			maps.DeleteFunc(merged, func(name, _ string) bool { return metric.StepOnly(name) })
+		if !s.Disturbed() {
+			// A top-level gate on a recovery skips the scenarios that
+			// have none.
+			maps.DeleteFunc(merged, func(name, _ string) bool { return metric.RecoveryOnly(name) })
 		}
 	}
 	// The default gates are on the default percentiles, always measured

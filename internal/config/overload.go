@@ -31,6 +31,8 @@ func (v *validator) loadOverload(p string, s *Scenario) {
 		v.add(p+".overload", "only for poisson, gamma and trace loads: a closed load cannot overload the server (each user waits for its answer, so the load follows the server)")
 	case s.Capacity != nil:
 		v.add(p+".overload", "a capacity search counts a probe the server cannot keep up with as over capacity: remove load.overload")
+	case s.Fault != nil:
+		v.add(p+".overload", "a fault disturbs the load on purpose and is judged by its recovery, not the overload detector: remove load.overload")
 	case l.Type == LoadStep:
 		v.add(p+".overload", "a step load overloads on purpose and is judged by its recovery, not the overload detector: remove load.overload")
 	}

@@ -52,6 +52,7 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	}
 	v := &validator{c: c, src: src}
 	v.target()
+	v.replicas()
 	v.stack()
 	v.warmup()
 	v.durationIn("cooldown", c.Cooldown, 0, MaxPause)
@@ -141,7 +142,7 @@ func (v *validator) target() {
 		v.add("target.base_url", "must be an http or https URL like %s, got %q", DefaultBaseURL, t.BaseURL)
 	case u.RawQuery != "" || u.Fragment != "":
 		v.add("target.base_url", "must not have a query or fragment, got %q", t.BaseURL)
-	case strings.HasSuffix(strings.TrimRight(u.Path, "/"), "/v1"):
+	case hasV1(u.Path):
 		v.add("target.base_url", "must be the server root without /v1 (perfgate adds /v1/...), got %q", t.BaseURL)
 	}
 	if !validAPI(t.API) {
@@ -256,6 +257,9 @@ func (v *validator) scenario(i int, seen map[string]int) {
 	if s.Capacity != nil {
 		v.capacity(p, s)
 	}
+	if s.Fault != nil {
+		v.fault(p, s)
+	}
 	if s.ColdAdapters && len(v.c.Target.Adapters) == 0 {
 		v.add(p+".cold_adapters", "needs target.adapters: the adapters' names and the paths the server loads them from")
 	}
@@ -324,7 +328,7 @@ func (v *validator) load(p string, s *Scenario) {
 		{"rate", "poisson, gamma and step loads", rateGiven, paced || step},
 		{"burstiness", "gamma and step loads", v.set(p+".burstiness", l.Burstiness != 0), typ == LoadGamma || step},
 		{"at", "step loads", v.set(p+".at", l.At != nil), step},
-		{"recovery_window", "step loads", v.set(p+".recovery_window", l.RecoveryWindow != 0), step},
+		{"recovery_window", "step loads and scenarios with a fault", v.set(p+".recovery_window", l.RecoveryWindow != 0), step || s.Fault != nil},
 		{"speedup", "trace loads", v.set(p+".speedup", l.Speedup != 0), typ == LoadTrace},
 		{"max_in_flight", "poisson, gamma and trace loads (a closed load is bounded by its concurrency; a step load's spike must reach the server, not queue in perfgate, for its recovery to be the server's)", v.set(p+".max_in_flight", l.MaxInFlight != 0), open && !step},
 	}

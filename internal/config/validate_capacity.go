@@ -225,8 +225,8 @@ func (v *validator) scenarioGates(path string, s *Scenario) {
 			v.add(path+"."+name, "each side of a capacity scenario is measured at its own capacity, so %s would compare different loads: gate capacity or capacity_tokens here, and latency in a scenario at one load", name)
 		case s.Capacity == nil && capGate:
 			v.add(path+"."+name, "%s comes from a capacity search, and this scenario has no capacity section", name)
-		case metric.StepOnly(name) && s.Load.Type != LoadStep:
-			v.add(path+"."+name, "%s is a step load's (load.type step), and this load is %s", name, s.Load.Type)
+		case metric.RecoveryOnly(name) && !s.Disturbed():
+			v.add(path+"."+name, "%s is measured by a step load (load.type step) or a fault, and this scenario has neither", name)
 		}
 	}
 }

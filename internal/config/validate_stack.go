@@ -63,6 +63,9 @@ func (v *validator) stack() {
 			return
 		}
 		v.env("stack.process.env", s.Process.Env)
+		if n := len(v.c.Target.BaseURLs); n > 0 && !s.Process.UsesPort() {
+			v.add("stack.process.command", "starts one replica per target.base_urls entry (%d), and each must listen at its own: put ${%s} where the command takes its port (--port ${%s}), or in stack.process.env", n, EnvReplicaPort, EnvReplicaPort)
+		}
 		if s.Process.Dir != "" {
 			v.dir("stack.process.dir", s.Process.Dir)
 		}

@@ -78,9 +78,10 @@ type Info struct {
 	Subset string
 }
 
-// StepOnly reports whether metric name is measured by a step load alone
-// (load.type step): its recovery and the requests over the SLO meanwhile.
-func StepOnly(name string) bool { return name == "recovery" || name == "recovery_breaches" }
+// RecoveryOnly reports whether metric name is measured only by a scenario
+// disturbed on purpose, a step load (load.type step) or a fault: its
+// recovery and the requests over the SLO meanwhile.
+func RecoveryOnly(name string) bool { return name == "recovery" || name == "recovery_breaches" }
 
 // Telemetry reports whether the metric comes from telemetry or cost (the
 // engine's page, the GPUs, the price), which a run may not have.
@@ -177,9 +178,9 @@ func build() []Info {
 		Info{Name: "structured_error_rate", Kind: Fraction, Title: "structured error rate", Group: GroupTraffic,
 			Doc: "answers that were not the JSON or the tool call their request asked for, over the structured requests answered"},
 		Info{Name: "recovery", Kind: Latency, Title: "recovery", Group: GroupLatency,
-			Doc: "step loads: from the first step until TTFT p95 is back within slo.ttft for good (a lower bound when it never is)"},
+			Doc: "step loads and faults: from the first step, or the fault, until TTFT p95 is back within slo.ttft for good (a lower bound when it never is)"},
 		Info{Name: "recovery_breaches", Kind: Count, Title: "requests over the SLO while recovering", Group: GroupTraffic,
-			Doc: "step loads: requests sent from the first step until the recovery that broke slo.ttft, failed ones included"},
+			Doc: "step loads and faults: requests sent from the first step, or the fault, until the recovery that broke slo.ttft, failed ones included"},
 		Info{Name: "cold_start", Kind: Latency, Title: "cold start", PerStart: true, Group: GroupLatency,
 			Doc: "stack start to ready, once per start"},
 

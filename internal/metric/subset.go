@@ -61,7 +61,7 @@ func subsetInfo(name string) (Info, bool, error) {
 	if err != nil {
 		return Info{}, true, err
 	}
-	if m.Group != GroupLatency || m.PerStart || strings.HasPrefix(base, "ttfa.") || StepOnly(base) {
+	if m.Group != GroupLatency || m.PerStart || strings.HasPrefix(base, "ttfa.") || RecoveryOnly(base) {
 		if !slices.Contains(subsetBases, base) {
 			return Info{}, true, fmt.Errorf("metric %q: a subset (%s%s) has the latency statistics (ttft, tpot, itl, e2e) and %s, not %s",
 				name, SubsetSep, subset, strings.Join(subsetBases, ", "), base)

@@ -274,8 +274,12 @@ func scenarioSection(s *compare.Scenario, sd *reportfile.ScenarioData, charts bo
 			Blocks: []block{{Table: telemetryTable(sd.Sessions, "session figure (median of repetitions)", "", names)}}}})
 	}
 	if sd != nil && len(sd.Recovery) > 0 {
-		add(block{Media: mediumText, Table: telemetryTable(sd.Recovery, "spike recovery (median of repetitions)", "", names)})
-		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Spike recovery"),
+		title := "Spike recovery"
+		if sd.RecoveryOf == "fault" {
+			title = "Replica loss and recovery"
+		}
+		add(block{Media: mediumText, Table: telemetryTable(sd.Recovery, strings.ToLower(title)+" (median of repetitions)", "", names)})
+		add(block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain(title),
 			Blocks: []block{{Table: telemetryTable(sd.Recovery, "figure (median of repetitions)", "gated", names)}}}})
 	}
 	if charts {

@@ -61,6 +61,12 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 	if s.Capacity != nil {
 		load, at = describeShape(s.Load)+", capacity search", " at the capacity point"
 	}
+	if f := firstFault(reps); f != nil {
+		load += fmt.Sprintf(" · replica %d of %d killed at %.4gs", f.Replica, f.Replicas, f.AtS)
+		if !f.Restarted {
+			load += ", left down"
+		}
+	}
 	fmt.Fprintf(w, "== %s · %s · %d repetition%s%s · workload %s (%s)\n",
 		clean(s.Name, 80), load, len(reps), plural(len(reps)), at, clean(s.Workload, 80), shortHash(s.WorkloadHash))
 	if line := workloadLine(s.Workload, s.WorkloadHash, s.WorkloadShape); line != "" {
@@ -165,6 +171,20 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 		row("recovery (s)", "%.1f", func(r result.Repetition) float64 { return r.Recovery.Seconds })
 		row("requests over slo.ttft meanwhile", "%.0f", func(r result.Repetition) float64 { return float64(r.Recovery.Breaches) })
 		row("TTFT p95 peak (ms)", "%.0f", func(r result.Repetition) float64 { return r.Recovery.PeakP95MS })
+	}
+	// A fault's effect: the errors from the kill on, when the killed
+	// replica was back (left out where it was not within the repetition)
+	// and the goodput of the requests sent before and while it was down.
+	if !slices.ContainsFunc(reps, func(r result.Repetition) bool { return r.Fault == nil }) {
+		row("errors from the fault on", "%.0f", func(r result.Repetition) float64 { return float64(r.Fault.Errors) })
+		row("replica back after (s)", "%.1f", func(r result.Repetition) float64 {
+			if r.Fault.BackS == nil {
+				return math.NaN()
+			}
+			return *r.Fault.BackS - r.Fault.KilledS
+		})
+		row("goodput before the fault (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Fault.BeforeRPS })
+		row("goodput while down (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Fault.DuringRPS })
 	}
 	if reps[0].Schedule != nil {
 		row("achieved rate (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.AchievedRate })
@@ -430,6 +450,14 @@ func describeLoad(l result.Load) string {
 		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)
 	}
 	return s
+}
+
+// firstFault is the first repetition's fault, nil without one.
+func firstFault(reps []result.Repetition) *result.Fault {
+	if len(reps) == 0 {
+		return nil
+	}
+	return reps[0].Fault
 }
 
 // recoveryLine is the run summary's line for a step load whose server did

@@ -114,8 +114,48 @@ func TestRecoveryRows(t *testing.T) {
 	assert.Equal(t, 0.0, *byMetric["not_recovered"].Baseline)
 	assert.Equal(t, 1.0, *byMetric["not_recovered"].Candidate, "the repetition at 64 s never recovered")
 
+	assert.Equal(t, "step", d.Scenarios[0].RecoveryOf)
+	assert.Equal(t, "TTFT p95 before the step", byMetric["before_ttft_p95"].Title)
+
 	plain := &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{{Name: "spike", Repetitions: []result.Repetition{resulttest.Rep(1, 100)}}}}
 	d, err = New(v, []*result.Result{plain}, plain, nil)
 	require.NoError(t, err)
 	assert.Nil(t, d.Scenarios[0].Recovery)
+	assert.Empty(t, d.Scenarios[0].RecoveryOf)
+}
+
+// A fault's recovery rows say "the fault", and its own rows follow: the
+// errors, the replica back after (left out of the median where it was not
+// back), the goodput before and while down.
+func TestFaultRows(t *testing.T) {
+	side := func(errors int, back ...float64) *result.Result {
+		s := result.ScenarioResult{Name: "lost"}
+		for i, b := range back {
+			r := resulttest.Rep(i+1, 100)
+			r.Recovery = &result.Recovery{StepS: 30, WindowS: 5, Recovered: true, Seconds: 10}
+			r.Fault = &result.Fault{Kill: "replica", Replica: 2, Replicas: 2, AtS: 30, KilledS: 30, Restarted: true,
+				Errors: errors + i, BeforeRPS: 8, DuringRPS: 5}
+			if b > 0 {
+				r.Fault.BackS = new(30 + b)
+			}
+			s.Repetitions = append(s.Repetitions, r)
+		}
+		return &result.Result{Schema: result.Schema, Scenarios: []result.ScenarioResult{s}}
+	}
+	v := &compare.Verdict{Scenarios: []compare.Scenario{{Name: "lost"}}}
+	d, err := New(v, []*result.Result{side(10, 4, 5, 6)}, side(20, 40, 0, 0), nil)
+	require.NoError(t, err)
+	sd := d.Scenarios[0]
+	assert.Equal(t, "fault", sd.RecoveryOf)
+	byMetric := map[string]TelemetryRow{}
+	for _, r := range sd.Recovery {
+		byMetric[r.Metric] = r
+	}
+	assert.Equal(t, "TTFT p95 before the fault", byMetric["before_ttft_p95"].Title)
+	assert.Equal(t, 11.0, *byMetric["fault_errors"].Baseline)
+	assert.Equal(t, 21.0, *byMetric["fault_errors"].Candidate)
+	assert.Equal(t, 5.0, *byMetric["replica_back"].Baseline)
+	assert.Equal(t, 40.0, *byMetric["replica_back"].Candidate, "the repetitions where it was not back are left out")
+	assert.Equal(t, 8.0, *byMetric["goodput_before"].Candidate)
+	assert.Equal(t, 5.0, *byMetric["goodput_down"].Candidate)
 }

@@ -150,8 +150,12 @@ type ScenarioData struct {
 	// repetitions): the recovery, the requests over the SLO meanwhile, the
 	// TTFT p95 before the step and at its peak, and the repetitions that
 	// did not recover; a row is flagged gated when a gate of the verdict
-	// tested its metric. nil when neither side was a step load.
-	Recovery []TelemetryRow `json:"recovery,omitempty"`
+	// tested its metric. nil when neither side was a step load. A
+	// scenario with a fault has the same rows, counted from the fault, and
+	// the fault's own (errors from it on, the replica back after, goodput
+	// before and while down); RecoveryOf says which: "step" or "fault".
+	Recovery   []TelemetryRow `json:"recovery,omitempty"`
+	RecoveryOf string         `json:"recovery_of,omitempty"`
 	// Overload is the scenario's sustainable-load verdict where a side's
 	// server could not keep up; nil otherwise.
 	Overload *OverloadData `json:"overload,omitempty"`
@@ -290,7 +294,7 @@ func New(v *compare.Verdict, baselines []*result.Result, cand *result.Result, hi
 			sd.Workload, sd.WorkloadHash, sd.WorkloadShape = cs.Workload, cs.WorkloadHash, cs.WorkloadShape
 		}
 		sd.Sessions = sessionRows(bs, cs)
-		sd.Recovery = recoveryRows(&vs, bs, cs)
+		sd.Recovery, sd.RecoveryOf = recoveryRows(&vs, bs, cs)
 		sd.Overload = overloadData(bs, cs)
 		sd.Warmup = warmupNotes(bs, cs)
 		if bs != nil {

@@ -158,6 +158,9 @@ type Stack struct {
 	Kind string `json:"kind"`
 	// Command is a process stack's argv.
 	Command []string `json:"command,omitempty"`
+	// Replicas is how many replicas a process stack started (one per
+	// target.base_urls entry); absent for one.
+	Replicas int `json:"replicas,omitempty"`
 	// Image is a docker stack's image as configured, ImageID the image the
 	// engine resolved it to (sha256:...), and Args its arguments.
 	Image   string   `json:"image,omitempty"`
@@ -428,9 +431,13 @@ type Repetition struct {
 	// the workload has none.
 	Sessions *SessionStats `json:"sessions,omitempty"`
 
-	// Recovery is how a step load's repetition came back from its step;
-	// nil for other loads.
+	// Recovery is how a step load's repetition came back from its step,
+	// or a fault scenario's from its fault; nil for others.
 	Recovery *Recovery `json:"recovery,omitempty"`
+
+	// Fault is what the scenario's fault did in this repetition; nil
+	// without one. Its recovery is Recovery, counted from the fault.
+	Fault *Fault `json:"fault,omitempty"`
 
 	// Histograms holds each metric's HDR histogram (microseconds), V2-compressed,
 	// so later stages can pool repetitions or draw distributions.

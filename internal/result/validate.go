@@ -347,6 +347,9 @@ func (v *checker) repetition(p string, r *Repetition) {
 	if rc := r.Recovery; rc != nil {
 		v.recovery(p+".recovery", rc, r)
 	}
+	if f := r.Fault; f != nil {
+		v.fault(p+".fault", f, r)
+	}
 	if e := r.Engine; e != nil {
 		ep := p + ".engine"
 		v.count(ep+".scrapes", e.Scrapes)

@@ -80,7 +80,7 @@ func repValue(r *Repetition, name string) (float64, error) {
 	case "recovery", "recovery_breaches":
 		rc := r.Recovery
 		if rc == nil {
-			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: "not a step load, or no window after its step"}
+			return 0, &NotMeasuredError{Metric: name, Repetition: r.Index, Why: "not a step load or a fault, or no window after its step or fault"}
 		}
 		if name == "recovery" {
 			return rc.Seconds * 1000, nil

@@ -48,6 +48,8 @@ type Plan struct {
 	// requests of one pass keep the prefixes they share. Eval items are
 	// never salted. See SaltSeed.
 	Salt uint64
+	// Fault, if set, is made once, at its time into the plan.
+	Fault *PlannedFault
 	// ColdAdapters are the adapters reloaded just before the plan
 	// (cold_adapters): the first request the plan sends to each is marked
 	// result.Record.ColdAdapter.
@@ -181,12 +183,23 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 
 	x := &dispatch{d: d, p: &p, clk: clk, start: clk.Now(), records: records, units: len(units), think: think,
 		res: &reserver{units: units, limit: p.limit()}}
+	// The fault is made on time, or not at all once the load has ended.
+	fctx, endFault := context.WithCancel(ctx)
+	faultDone := make(chan struct{})
+	go func() {
+		defer close(faultDone)
+		if f := p.Fault; f != nil {
+			f.make(fctx, clk, x.start, stop)
+		}
+	}()
 	if sched == nil {
 		x.closedLoop(ctx)
 	} else {
 		x.openLoop(ctx, sched)
 	}
 	x.wg.Wait()
+	endFault()
+	<-faultDone
 	close(records)
 	<-collected
 	return runErr(outer, ctx)

@@ -211,6 +211,11 @@ type Measurement struct {
 	// lists, before each repetition, and returns their names; an error
 	// fails the repetition.
 	ReloadAdapters func(ctx context.Context, s Scenario) ([]string, error)
+	// Injector makes a scenario's fault (config.Scenario.Fault) in each
+	// repetition, on a stack of Replicas replicas; required for a
+	// scenario with one.
+	Injector Injector
+	Replicas int
 }
 
 // BrokenError says a repetition failed too many of its requests to count:
@@ -341,22 +346,31 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		}
 		plan.ColdAdapters = names
 	}
+	if f := c.Fault; f != nil {
+		if m.Injector == nil {
+			return result.Repetition{}, fmt.Errorf("scenario %s: a fault, but nothing makes it", c.Name)
+		}
+		plan.Fault = &PlannedFault{At: f.At, Config: *f, Inject: m.Injector.Inject}
+	}
 	kinds, models := subsetsOf(s.Requests, m.Model)
 	agg := result.NewAggregator(c.SLO.Result(), plan.OpenLoop(), c.Load.OfferedRate(plan.Duration)).WithPercentiles(m.Percentiles).WithDefaultModel(m.Model).
 		WithSubsets(kinds, models).WithColdAdapters(plan.ColdAdapters)
 	// A steady open loop is watched for overload (a closed loop follows the
-	// server); a step load changes its rate on purpose, and its recovery
-	// says whether the server absorbed the change.
+	// server); a step load changes its rate on purpose, and a fault the
+	// server, and their recovery says whether the server absorbed it.
 	var watch *overloadWatch
 	switch {
 	case c.Load.Type == config.LoadStep && len(c.Load.At) > 0:
 		agg.WithRecovery(c.Load.At[0], c.Load.RecoveryWindow)
+	case plan.Fault != nil:
+		agg.WithRecovery(plan.Fault.At, c.Load.RecoveryWindow)
 	case plan.OpenLoop():
 		watch = &overloadWatch{}
 	}
 	if m.Progress != nil {
 		m.Progress.begin(label, plan.limit(), plan.Duration)
 	}
+	var faultSamples []result.FaultSample
 	endObserve := func(*result.Repetition) {}
 	if m.Observe != nil {
 		endObserve = m.Observe(ctx)
@@ -372,6 +386,11 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 			return
 		}
 		agg.Add(r)
+		if plan.Fault != nil {
+			ok := r.OK()
+			good := ok && (c.SLO.TTFT <= 0 || r.FirstTokenNS-r.SentNS <= c.SLO.TTFT.Nanoseconds())
+			faultSamples = append(faultSamples, result.FaultSample{AtNS: r.ScheduledNS, EndNS: r.EndNS, OK: ok, Good: good})
+		}
 		if watch != nil {
 			watch.add(r)
 		}
@@ -398,6 +417,10 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 	sum := agg.Summary(rep)
 	if watch != nil {
 		sum.Overload = watch.judge()
+	}
+	if sum.Fault, err = m.faultResult(ctx, &plan, m.Replicas, faultSamples); err != nil {
+		endObserve(nil)
+		return result.Repetition{}, fmt.Errorf("scenario %s repetition %d: %w", c.Name, rep, err)
 	}
 	endObserve(&sum)
 	if sum.Completed == 0 || sum.ErrorRate > c.MaxErrorRate || sum.StructuredErrors == sum.Completed {

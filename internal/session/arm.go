@@ -192,6 +192,7 @@ func (a *Arm) Close() error {
 func (a *Arm) Stop() {
 	_ = a.endWatch()
 	a.s.stopStack()
+	a.s.closeRouter()
 	if a.s.telemetry != nil {
 		if err := a.s.telemetry.Close(); err != nil && a.s.out != nil {
 			fmt.Fprintf(a.s.out, "warning: GPU telemetry: %v\n", err)

@@ -25,7 +25,7 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.Scena
 	res := s.scenarioResult(sc)
 	refused := &refusals{Sender: s.client}
 	defer func() { err = s.explain(refused, err) }()
-	watched, stopWatch := stack.Watch(ctx, s.inst, s.health(s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
+	watched, stopWatch := stack.Watch(ctx, s.inst, s.healthAt(s.watchedRoot(c), s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
 	defer stopWatch()
 	crashed := func(err error) error {
 		var crash *stack.CrashError
@@ -60,6 +60,9 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.Scena
 
 	reps := s.cfg.Repetitions
 	m := s.measurement(dispatcher)
+	if m.Injector, err = s.injector(watched, c); err != nil {
+		return res, err
+	}
 	if s.more != nil && !reps.Fixed() {
 		s.begin(fmt.Sprintf("%s: measuring %d repetitions, up to %d while a gate is undecided", c.Name, reps.Min, reps.Max))
 		m.More = func(done []result.Repetition) bool {
@@ -248,7 +251,7 @@ func (s *session) measurement(d *run.Dispatcher) *run.Measurement {
 		Dispatcher: d, Repetitions: s.cfg.Repetitions, Cooldown: s.cfg.Cooldown, Clock: s.clock,
 		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
 		Observe: s.observe, Percentiles: s.cfg.MeasuredPercentiles(), Model: s.cfg.Target.Model,
-		ReloadAdapters: s.reloadAdapters,
+		ReloadAdapters: s.reloadAdapters, Replicas: len(s.cfg.Target.Replicas()),
 	}
 }
 

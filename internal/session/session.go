@@ -174,7 +174,7 @@ func newSession(cfg *config.Config, o Options, headers config.ExpandedHeaders) *
 			if err != nil {
 				return nil, err // not a typed nil in the interface
 			}
-			return c, nil
+			return routed(cfg, s.headers, c)
 		}
 	}
 	if s.openTelemetryFunc == nil {

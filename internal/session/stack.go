@@ -112,6 +112,7 @@ func (s *session) health(interval time.Duration) stack.Health {
 func (s *session) measure(ctx context.Context, scenarios []run.Scenario) ([]result.ScenarioResult, error) {
 	defer func() {
 		s.stopStack()
+		s.closeRouter()
 		if err := s.telemetry.Close(); err != nil && s.out != nil {
 			fmt.Fprintf(s.out, "warning: GPU telemetry: %v\n", err)
 		}
@@ -175,7 +176,7 @@ func (s *session) startStack(ctx context.Context) error {
 	}
 	inst, err := s.startFunc(ctx, st, stack.Options{
 		RunID: fmt.Sprintf("%s-%d", s.runID, s.starts), LogPath: s.logPath(s.starts),
-		Dir: s.cfg.StackDir(), Grace: st.StopGrace, Target: s.cfg.Target.BaseURL,
+		Dir: s.cfg.StackDir(), Grace: st.StopGrace, Target: s.cfg.Target.BaseURL, Replicas: s.cfg.Target.BaseURLs,
 		Notice: func(msg string) { s.detail("%s", msg) },
 	})
 	if err != nil {
@@ -190,8 +191,12 @@ func (s *session) startStack(ctx context.Context) error {
 	wait := stack.Wait{Timeout: st.ReadyTimeout, Clock: s.clock, Progress: func(msg string) { s.detail("%s", msg) },
 		Final: func(err error) bool { return refusedStatus(err) != 0 }}
 	if managed {
+		logs := s.logPath(s.starts)
+		if n := len(s.cfg.Target.BaseURLs); n > 1 {
+			logs = fmt.Sprintf("%s ... %s (a log a replica)", stack.ReplicaLog(logs, 0, n), stack.ReplicaLog(logs, n-1, n))
+		}
 		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
-			s.logPath(s.starts), st.ReadyTimeout, healthDesc(st.HealthPath))
+			logs, st.ReadyTimeout, healthDesc(st.HealthPath))
 	} else {
 		// perfgate does not start an external server: it should be up
 		// now, and is given a short while with backoff to ride out a
@@ -201,7 +206,7 @@ func (s *session) startStack(ctx context.Context) error {
 		wait.Backoff, wait.MaxBackoff = externalBackoff, externalMaxBackoff
 		wait.Final = answerIsFinal
 	}
-	ready, err := stack.WaitReady(ctx, inst, s.health(readyPoll), wait, s.probe)
+	ready, err := s.waitReady(ctx, inst, wait)
 	if err != nil {
 		var nre *stack.NotReadyError
 		switch {
@@ -255,6 +260,29 @@ func (s *session) startStack(ctx context.Context) error {
 	return nil
 }
 
+// waitReady waits until every replica of the stack is ready, in turn, all
+// within wait's timeout: one server's readiness, or each of
+// target.base_urls'.
+func (s *session) waitReady(ctx context.Context, inst stack.Instance, wait stack.Wait) (stack.Readiness, error) {
+	roots := s.cfg.Target.Replicas()
+	if len(roots) < 2 {
+		return stack.WaitReady(ctx, inst, s.health(readyPoll), wait, s.probe)
+	}
+	t0 := s.clock.Now()
+	var ready stack.Readiness
+	for i, root := range roots {
+		w := wait
+		w.Timeout = wait.Timeout - s.clock.Now().Sub(t0)
+		w.Subject = fmt.Sprintf("replica %d of %d (%s)", i+1, len(roots), root)
+		r, err := stack.WaitReady(ctx, inst, s.healthAt(root, readyPoll), w, s.replicaProbe(i))
+		if err != nil {
+			return r, err
+		}
+		ready = r
+	}
+	return ready, nil
+}
+
 // redactServer cleans the server's account of itself, which the result
 // keeps, of the headers' secrets, should it echo one.
 func (s *session) redactServer() {
@@ -295,6 +323,9 @@ func (s *session) openTelemetry(ctx context.Context) {
 	}
 	opts := telemetry.Options{
 		MetricsURL: s.cfg.MetricsURL(), GPU: gpu, Devices: t.Devices, Interval: t.Interval,
+	}
+	if config.SameOrigin(opts.MetricsURL, s.cfg.Target.BaseURL) {
+		opts.OneOf = len(s.cfg.Target.Replicas())
 	}
 	if config.SameOrigin(opts.MetricsURL, s.cfg.Target.BaseURL) {
 		// The target's own page: llama-server's --api-key guards /metrics
@@ -356,17 +387,23 @@ func (s *session) probe(ctx context.Context) error {
 		}
 		s.client = c
 	}
-	req := &workload.Request{MaxTokens: 1}
-	if s.cfg.Target.API == "completions" {
-		req.Prompt = "Say OK."
-	} else {
-		req.Messages = []workload.Message{{Role: "user", Content: "Say OK."}}
-	}
-	resp := s.client.Do(ctx, req, fmt.Sprintf("perfgate-%s-ready", s.runID))
+	resp := s.client.Do(ctx, readinessRequest(s.cfg.Target.API), fmt.Sprintf("perfgate-%s-ready", s.runID))
 	if resp.Err != nil {
 		return resp.Err
 	}
 	return nil
+}
+
+// readinessRequest is the one-token request that says a server is ready,
+// for api (chat or completions).
+func readinessRequest(api string) *workload.Request {
+	req := &workload.Request{MaxTokens: 1}
+	if api == "completions" {
+		req.Prompt = "Say OK."
+	} else {
+		req.Messages = []workload.Message{{Role: "user", Content: "Say OK."}}
+	}
+	return req
 }
 
 // stopStack stops the running stack, if any, even when perfgate is being

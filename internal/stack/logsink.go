@@ -22,8 +22,16 @@ type logSink struct {
 }
 
 // newLogSink creates (or truncates) the log file at path.
-func newLogSink(path string) (*logSink, error) {
-	f, err := os.Create(path)
+func newLogSink(path string) (*logSink, error) { return openLogSink(path, false) }
+
+// openLogSink is newLogSink, appending to the file when appending (a
+// replica started again keeps its killed life's lines above its new ones).
+func openLogSink(path string, appending bool) (*logSink, error) {
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	if appending {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+	}
+	f, err := os.OpenFile(path, flags, 0o666)
 	if err != nil {
 		return nil, fmt.Errorf("stack log: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"slices"
@@ -48,20 +49,29 @@ func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Insta
 	if err := checkTargetFree(ctx, o.Target); err != nil {
 		return nil, err
 	}
-	cmdline := strings.Join(p.Command, " ")
-	path, err := commandPath(p.Command[0])
+	argv := replicaArgv(p.Command, o.replica)
+	cmdline := strings.Join(argv, " ")
+	path, err := commandPath(argv[0])
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmdline, err)
 	}
-	env, err := processEnv(os.Environ(), p.Env, os.LookupEnv)
+	lookup := func(name string) (string, bool) {
+		if v, ok := o.replica[name]; ok {
+			return v, true
+		}
+		return os.LookupEnv(name)
+	}
+	env, err := processEnv(os.Environ(), p.Env, lookup)
 	if err != nil {
 		return nil, fmt.Errorf("start %s: %w", cmdline, err)
 	}
-	log, err := newLogSink(o.LogPath)
+	// The replica's own variables, unless stack.process.env sets them.
+	env = dedupEnv(append(replicaEnv(o.replica), env...))
+	log, err := openLogSink(o.LogPath, o.appendLog)
 	if err != nil {
 		return nil, err
 	}
-	pr := &process{argv: slices.Clone(p.Command), log: log, grace: o.Grace, exitState: newExitState()}
+	pr := &process{argv: argv, log: log, grace: o.Grace, exitState: newExitState()}
 	// Not tied to ctx: the stack must outlive a cancelled start context
 	// long enough to be stopped politely, by Stop.
 	if err := pr.launch(path, env, o); err != nil {
@@ -73,6 +83,29 @@ func startProcess(ctx context.Context, p *config.ProcessStack, o Options) (Insta
 		return nil, fmt.Errorf("start %s: %w", pr.what(), context.Cause(ctx))
 	}
 	return pr, nil
+}
+
+// replicaArgv is the command with each ${PERFGATE_PORT} and
+// ${PERFGATE_REPLICA} replaced by the replica's values; any other ${NAME}
+// is left as it is, for the program to read.
+func replicaArgv(command []string, vars map[string]string) []string {
+	out := slices.Clone(command)
+	for i, a := range out {
+		for _, name := range slices.Sorted(maps.Keys(vars)) {
+			a = strings.ReplaceAll(a, "${"+name+"}", vars[name])
+		}
+		out[i] = a
+	}
+	return out
+}
+
+// replicaEnv is vars as KEY=VALUE, sorted.
+func replicaEnv(vars map[string]string) []string {
+	out := make([]string, 0, len(vars))
+	for _, name := range slices.Sorted(maps.Keys(vars)) {
+		out = append(out, name+"="+vars[name])
+	}
+	return out
 }
 
 // commandPath finds the program to run as exec.Command does: a name without

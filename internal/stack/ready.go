@@ -108,6 +108,10 @@ func (h Health) check(ctx context.Context, timeout time.Duration) error {
 	return nil
 }
 
+// Check is one health check, as Watch and WaitReady make them, bounded by
+// timeout: nil when the server is healthy.
+func (h Health) Check(ctx context.Context, timeout time.Duration) error { return h.check(ctx, timeout) }
+
 // get GETs path once, as check says.
 func (h Health) get(ctx context.Context, timeout time.Duration, path string) error {
 	ctx, cancel := context.WithTimeout(ctx, timeout)

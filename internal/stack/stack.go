@@ -43,10 +43,21 @@ type Options struct {
 	// already answers there: perfgate would measure it instead. Empty: not
 	// checked.
 	Target string
+	// Replicas are the roots of a process stack's replicas
+	// (target.base_urls): with two or more, the command is started once
+	// per root (a Replicas). Empty: one, at Target.
+	Replicas []string
 	// Notice receives lines the user should see about the start: the
 	// containers of an earlier perfgate that is gone, removed. nil drops
 	// them.
 	Notice func(msg string)
+
+	// replica holds the variables a process stack's replica is given
+	// (PERFGATE_PORT, PERFGATE_REPLICA), set by Start.
+	replica map[string]string
+	// appendLog appends to LogPath rather than starting it anew: a
+	// replica restarted after a fault.
+	appendLog bool
 }
 
 // notice passes a line to o.Notice, if set.
@@ -113,6 +124,12 @@ func Start(ctx context.Context, cfg config.Stack, o Options) (Instance, error) {
 	case config.StackProcess:
 		if cfg.Process == nil {
 			return nil, fmt.Errorf("stack: kind process needs stack.process")
+		}
+		if len(o.Replicas) > 1 {
+			return startReplicas(ctx, cfg.Process, o, o.Replicas)
+		}
+		if o.Target != "" {
+			o.replica = replicaVars(o.Target, 0)
 		}
 		return startProcess(ctx, cfg.Process, o)
 	case config.StackDocker:

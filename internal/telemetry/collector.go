@@ -28,6 +28,11 @@ type Options struct {
 	Interval time.Duration
 	// Client reads the engine page; nil is a client with a 5s timeout.
 	Client *http.Client
+	// OneOf, above 1, says the engine page is one replica's of that many
+	// (target.base_urls): its figures are that replica's alone, said so in
+	// the source, and its TTFT is not set against perfgate's, which spans
+	// every replica (no TTFT overhead).
+	OneOf int
 }
 
 // Collector samples the engine's metrics page and the GPUs during measured
@@ -38,6 +43,7 @@ type Collector struct {
 	gpu      GPUSource
 	devices  []int
 	interval time.Duration
+	oneOf    int // the engine page is one replica's of this many (Options.OneOf)
 
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
@@ -61,7 +67,7 @@ type Collector struct {
 // collector leaves it out. gpus are the GPUs the source saw, for the
 // result's identity.
 func Open(ctx context.Context, o Options) (c *Collector, info result.TelemetryInfo, gpus []result.GPU) {
-	c = &Collector{devices: o.Devices, interval: o.Interval}
+	c = &Collector{devices: o.Devices, interval: o.Interval, oneOf: o.OneOf}
 	if o.MetricsURL == "" {
 		info.Engine.Unavailable = "off (telemetry.metrics: off)"
 	} else {
@@ -74,6 +80,9 @@ func Open(ctx context.Context, o Options) (c *Collector, info result.TelemetryIn
 			if a, ok := Detect(page); ok {
 				c.engine, c.adapter = s, a
 				info.Engine.Source = a.Name + " " + o.MetricsURL
+				if o.OneOf > 1 {
+					info.Engine.Source += fmt.Sprintf(" (one replica of %d: its figures alone)", o.OneOf)
+				}
 			} else {
 				info.Engine.Unavailable = fmt.Sprintf("%s has no metric perfgate knows (vllm:, sglang:, tgi_, llamacpp:)", o.MetricsURL)
 			}
@@ -245,7 +254,7 @@ func (c *Collector) Begin(ctx context.Context) (end func(rep *result.Repetition)
 		defer cancelFinal()
 		if c.engine != nil {
 			scrape(final)
-			rep.Engine = window.Summary(rep.TTFT.Mean, rep.TTFT.Count > 0)
+			rep.Engine = window.Summary(rep.TTFT.Mean, rep.TTFT.Count > 0 && c.oneOf <= 1)
 			// Once per series or figure for the whole run, whatever its value.
 			for _, k := range slices.Sorted(maps.Keys(window.refused)) {
 				c.warnOnce("engine figure "+k, "engine telemetry: "+window.refused[k])

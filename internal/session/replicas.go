@@ -1,0 +1,206 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/perfgate/perfgate/internal/client"
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/route"
+	"github.com/perfgate/perfgate/internal/run"
+	"github.com/perfgate/perfgate/internal/stack"
+)
+
+// A target of several replicas (target.base_urls) is reached through
+// perfgate's own router (internal/route): a client per replica, requests
+// round-robin, a replica that refuses connections left out until its
+// health check passes. A process stack starts one replica per root, each
+// waited for in turn; a scenario's fault kills one and starts it again
+// (faultInjector).
+
+// healthAt is the health check of the replica at root, at interval.
+func (s *session) healthAt(root string, interval time.Duration) stack.Health {
+	h := s.health(interval)
+	h.BaseURL = root
+	return h
+}
+
+// watchedRoot is the replica whose health the crash watch checks while sc
+// runs: the first that sc's fault leaves alone. Every replica's process is
+// watched besides (a Replicas ends when one exits that was not killed).
+func (s *session) watchedRoot(c config.Scenario) string {
+	roots := s.cfg.Target.Replicas()
+	if c.Fault == nil {
+		return roots[0]
+	}
+	killed := c.Fault.ReplicaIndex(len(roots))
+	for i, r := range roots {
+		if i != killed {
+			return r
+		}
+	}
+	return roots[0]
+}
+
+// routed wraps first, the client of the first replica (its model resolved),
+// in a router over a client of each replica when the target has several.
+func routed(cfg *config.Config, headers config.ExpandedHeaders, first *client.Client) (Sender, error) {
+	roots := cfg.Target.Replicas()
+	if len(roots) < 2 {
+		return first, nil
+	}
+	pool, _ := run.Connections(cfg)
+	members := []route.Member{first}
+	for _, root := range roots[1:] {
+		c, err := client.New(client.Options{
+			BaseURL: root, API: client.API(cfg.Target.API), Model: cfg.Target.Model,
+			Headers: headers.Values, Redact: headers.Redactor(), Timeout: cfg.Target.Timeout, MaxConns: pool,
+		})
+		if err != nil {
+			return nil, exit.UsageError(fmt.Errorf("target: %w", err))
+		}
+		members = append(members, c)
+	}
+	h := stack.Health{Path: cfg.Stack.HealthPath, Headers: headers.Values, Redact: headers.Redactor(), Interval: cfg.Stack.HealthInterval}
+	probe := func(ctx context.Context, i int) error {
+		hi := h
+		hi.BaseURL = roots[i]
+		return hi.Check(ctx, max(h.Interval, 5*time.Second))
+	}
+	return route.New(members, probe, cfg.Stack.HealthInterval)
+}
+
+// replicaProbe is the readiness completion of replica i: the first's
+// connects (and so builds the router), each later one's goes to its
+// replica alone, not through the router, which would leave out a replica
+// not yet ready.
+func (s *session) replicaProbe(i int) func(context.Context) error {
+	return func(ctx context.Context) error {
+		pool, ok := s.client.(*route.Pool)
+		if i == 0 || !ok { // the first connects, through the router
+			return s.probe(ctx)
+		}
+		resp := pool.Member(i).Do(ctx, readinessRequest(s.cfg.Target.API), fmt.Sprintf("perfgate-%s-ready-%d", s.runID, i+1))
+		if resp.Err != nil {
+			return resp.Err
+		}
+		return nil
+	}
+}
+
+// closeRouter stops the router's probes, if the sender is one.
+func (s *session) closeRouter() {
+	if pool, ok := s.client.(*route.Pool); ok {
+		pool.Close()
+	}
+}
+
+// faultInjector makes a scenario's fault on the replicas perfgate
+// started: it kills one, starts it again (at once, or before the next
+// repetition when the fault says restart: false) and waits until its
+// health check passes and the router has it back.
+type faultInjector struct {
+	s        *session
+	ctx      context.Context // the scenario's: a restart ends with it
+	replicas stack.Replicas
+	killed   int
+	repair   chan repaired // the restart begun at the kill, if any
+}
+
+// repaired is how a restart went: when the replica was healthy again.
+type repaired struct {
+	back time.Time
+	err  error
+}
+
+// injector is the fault injector of sc, or nil when sc has no fault. A
+// fault needs replicas perfgate started (validation says so first). ctx
+// is the scenario's: a restart begun at a kill outlives its repetition,
+// not the scenario.
+func (s *session) injector(ctx context.Context, c config.Scenario) (run.Injector, error) {
+	if c.Fault == nil {
+		return nil, nil
+	}
+	reps, ok := s.inst.(stack.Replicas)
+	if !ok {
+		return nil, fmt.Errorf("scenario %s: fault kill: replica needs a stack of replicas perfgate started, and this one is not", c.Name)
+	}
+	return &faultInjector{s: s, ctx: ctx, replicas: reps, killed: c.Fault.ReplicaIndex(reps.Count())}, nil
+}
+
+func (f *faultInjector) Inject(ctx context.Context, fc config.Fault) error {
+	f.repair = nil
+	if err := f.replicas.Kill(ctx, f.killed); err != nil {
+		return err
+	}
+	if fc.Restarts() {
+		f.repair = make(chan repaired, 1)
+		go func() {
+			back, err := f.restart(f.ctx)
+			f.repair <- repaired{back: back, err: err}
+		}()
+	}
+	return nil
+}
+
+func (f *faultInjector) Repaired(ctx context.Context) (time.Time, bool, error) {
+	if f.repair == nil { // left down, or the fault was never made
+		if _, err := f.restart(ctx); err != nil {
+			return time.Time{}, false, err
+		}
+		return time.Time{}, false, f.rejoined(ctx)
+	}
+	select {
+	case r := <-f.repair:
+		f.repair = nil
+		if r.err != nil {
+			return time.Time{}, true, r.err
+		}
+		return r.back, true, f.rejoined(ctx)
+	case <-ctx.Done():
+		return time.Time{}, true, context.Cause(ctx)
+	}
+}
+
+// restart starts the killed replica again and waits, as a start does (up
+// to stack.ready_timeout), until it answers its health check; it returns
+// when it did. A replica that was not killed (the repetition ended before
+// the fault) is left as it is.
+func (f *faultInjector) restart(ctx context.Context) (time.Time, error) {
+	s := f.s
+	root := s.cfg.Target.Replicas()[f.killed]
+	if err := f.replicas.Restart(ctx, f.killed); err != nil {
+		if errors.Is(err, stack.ErrRunning) {
+			return s.clock.Now(), nil
+		}
+		return time.Time{}, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Stack.ReadyTimeout)
+	defer cancel()
+	h := s.healthAt(root, readyPoll)
+	for {
+		if err := h.Check(ctx, max(readyPoll, 5*time.Second)); err == nil {
+			return s.clock.Now(), nil
+		} else if ctx.Err() != nil {
+			return time.Time{}, fmt.Errorf("replica %d (%s) restarted but not healthy within stack.ready_timeout %s: %w", f.killed+1, root, s.cfg.Stack.ReadyTimeout, err)
+		}
+		if err := s.clock.SleepUntil(ctx, s.clock.Now().Add(readyPoll)); err != nil {
+			return time.Time{}, fmt.Errorf("replica %d (%s) restarted but not healthy within stack.ready_timeout %s", f.killed+1, root, s.cfg.Stack.ReadyTimeout)
+		}
+	}
+}
+
+// rejoined waits until the router has the restarted replica back, so that
+// the next repetition starts with every replica serving.
+func (f *faultInjector) rejoined(ctx context.Context) error {
+	pool, ok := f.s.client.(*route.Pool)
+	if !ok {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, f.s.cfg.Stack.ReadyTimeout)
+	defer cancel()
+	return pool.WaitIn(ctx, f.killed)
+}

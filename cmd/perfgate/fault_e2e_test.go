@@ -62,7 +62,7 @@ scenarios:
 	rep := res.Scenarios[0].Repetitions[0]
 	f := rep.Fault
 	require.NotNil(t, f, "stderr:\n%s", stderr)
-	t.Logf("%d of %d failed; fault %+v; back %v; recovery %+v", rep.Failed, rep.Sent, *f, f.BackS, rep.Recovery.Seconds)
+	t.Logf("%d of %d failed; %d errors from the kill at %.2f s on; recovery %.2f s", rep.Failed, rep.Sent, f.Errors, f.KilledS, rep.Recovery.Seconds)
 	assert.Equal(t, 2, f.Replica)
 	assert.True(t, f.Restarted)
 	assert.InDelta(t, 2, f.KilledS, 0.5)
@@ -70,7 +70,8 @@ scenarios:
 	assert.InDelta(t, f.KilledS+1, *f.BackS, 1.0, "back after its 1 s cold start")
 	assert.Positive(t, f.Errors, "the killed replica's streams in flight failed")
 	assert.Equal(t, rep.Failed, f.Errors, "no request failed before the kill")
-	assert.Positive(t, f.BeforeRPS)
+	require.NotNil(t, f.BeforeRPS)
+	assert.Positive(t, *f.BeforeRPS)
 	require.NotNil(t, rep.Recovery)
 	assert.True(t, rep.Recovery.Recovered)
 	assert.Contains(t, stdout+stderr, "replica 2 of 2 killed at 2s")

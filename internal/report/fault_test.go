@@ -23,7 +23,7 @@ func faultResult(back []float64, seconds ...float64) *result.Result {
 		r.Failed = 40 + i
 		r.Recovery = &result.Recovery{StepS: 30, WindowS: 5, Recovered: sec < 60, Seconds: sec, Breaches: int(10 * sec), BeforeP95MS: 95, PeakP95MS: 60 * sec}
 		r.Fault = &result.Fault{Kill: "replica", Replica: 2, Replicas: 2, AtS: 30, KilledS: 30.001, Restarted: true,
-			Errors: 40 + i, BeforeRPS: 9.8, DuringRPS: 6.1 + float64(i)/10}
+			Errors: 40 + i, BeforeRPS: new(9.8), DuringRPS: new(6.1 + float64(i)/10)}
 		if back[i] > 0 {
 			r.Fault.BackS = new(30.001 + back[i])
 		}

@@ -183,8 +183,8 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 			}
 			return *r.Fault.BackS - r.Fault.KilledS
 		})
-		row("goodput before the fault (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Fault.BeforeRPS })
-		row("goodput while down (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Fault.DuringRPS })
+		row("goodput before the fault (req/s)", "%.2f", func(r result.Repetition) float64 { return nanIfNil(r.Fault.BeforeRPS) })
+		row("goodput while down (req/s)", "%.2f", func(r result.Repetition) float64 { return nanIfNil(r.Fault.DuringRPS) })
 	}
 	if reps[0].Schedule != nil {
 		row("achieved rate (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.AchievedRate })
@@ -450,6 +450,14 @@ func describeLoad(l result.Load) string {
 		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)
 	}
 	return s
+}
+
+// nanIfNil is *x, or NaN (not shown) for nil.
+func nanIfNil(x *float64) float64 {
+	if x == nil {
+		return math.NaN()
+	}
+	return *x
 }
 
 // firstFault is the first repetition's fault, nil without one.

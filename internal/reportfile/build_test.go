@@ -134,7 +134,7 @@ func TestFaultRows(t *testing.T) {
 			r := resulttest.Rep(i+1, 100)
 			r.Recovery = &result.Recovery{StepS: 30, WindowS: 5, Recovered: true, Seconds: 10}
 			r.Fault = &result.Fault{Kill: "replica", Replica: 2, Replicas: 2, AtS: 30, KilledS: 30, Restarted: true,
-				Errors: errors + i, BeforeRPS: 8, DuringRPS: 5}
+				Errors: errors + i, BeforeRPS: new(8.0), DuringRPS: new(5.0)}
 			if b > 0 {
 				r.Fault.BackS = new(30 + b)
 			}

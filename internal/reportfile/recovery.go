@@ -76,8 +76,8 @@ func faultRows(b, c []*result.Fault) []TelemetryRow {
 			}
 			return *f.BackS - f.KilledS, true
 		}},
-		{"goodput_before", "goodput before the fault", "req/s", func(f *result.Fault) (float64, bool) { return f.BeforeRPS, true }},
-		{"goodput_down", "goodput while the replica was down", "req/s", func(f *result.Fault) (float64, bool) { return f.DuringRPS, true }},
+		{"goodput_before", "goodput before the fault", "req/s", func(f *result.Fault) (float64, bool) { return deref(f.BeforeRPS) }},
+		{"goodput_down", "goodput while the replica was down", "req/s", func(f *result.Fault) (float64, bool) { return deref(f.DuringRPS) }},
 	}
 	out := make([]TelemetryRow, 0, len(rows))
 	for _, r := range rows {
@@ -85,4 +85,12 @@ func faultRows(b, c []*result.Fault) []TelemetryRow {
 			Baseline: medianOver(b, r.value), Candidate: medianOver(c, r.value)})
 	}
 	return out
+}
+
+// deref is *x and true, or false for nil: a figure not measured.
+func deref(x *float64) (float64, bool) {
+	if x == nil {
+		return 0, false
+	}
+	return *x, true
 }

@@ -36,9 +36,10 @@ type Fault struct {
 	// fault until the replica was back (or the last was sent). Under an
 	// open loop, which offers the same rate throughout, their ratio is the
 	// share of the load the stack kept serving well while a replica was
-	// down (CapacityLeft).
-	BeforeRPS float64 `json:"before_rps"`
-	DuringRPS float64 `json:"during_rps"`
+	// down (CapacityLeft). Each is nil when no request was sent in its
+	// span (a replica back before the next request): not a goodput of 0.
+	BeforeRPS *float64 `json:"before_rps,omitempty"`
+	DuringRPS *float64 `json:"during_rps,omitempty"`
 }
 
 // FaultSample is one request of a fault scenario, for MeasureFault: its
@@ -62,11 +63,17 @@ func MeasureFault(f Fault, samples []FaultSample) Fault {
 	if f.BackS != nil {
 		until = min(lastSent, int64(*f.BackS*float64(time.Second)))
 	}
-	var before, during int
+	var before, during, sentBefore, sentDuring int
 	f.Errors = 0
 	for _, s := range samples {
 		if s.EndNS >= kill && !s.OK {
 			f.Errors++
+		}
+		switch {
+		case s.AtNS < kill:
+			sentBefore++
+		case s.AtNS < until:
+			sentDuring++
 		}
 		switch {
 		case s.AtNS < kill && (s.Good || !s.OK && s.EndNS >= kill):
@@ -77,26 +84,27 @@ func MeasureFault(f Fault, samples []FaultSample) Fault {
 			during++
 		}
 	}
-	f.BeforeRPS, f.DuringRPS = perSecond(before, kill), perSecond(during, until-kill)
+	f.BeforeRPS, f.DuringRPS = perSecond(before, sentBefore, kill), perSecond(during, sentDuring, until-kill)
 	return f
 }
 
-// perSecond is n over ns nanoseconds, per second; 0 for no time.
-func perSecond(n int, ns int64) float64 {
-	if ns <= 0 {
-		return 0
+// perSecond is n over ns nanoseconds, per second; nil when no request was
+// sent in the span (sent), or it has no length.
+func perSecond(n, sent int, ns int64) *float64 {
+	if sent == 0 || ns <= 0 {
+		return nil
 	}
-	return float64(n) / time.Duration(ns).Seconds()
+	return new(float64(n) / time.Duration(ns).Seconds())
 }
 
 // CapacityLeft is DuringRPS over BeforeRPS: the share of its goodput the
-// stack kept while the replica was down; 0 when nothing was measured
-// before.
-func (f *Fault) CapacityLeft() float64 {
-	if f.BeforeRPS <= 0 {
-		return 0
+// stack kept while the replica was down; ok false when either was not
+// measured, or nothing was good before.
+func (f *Fault) CapacityLeft() (share float64, ok bool) {
+	if f.BeforeRPS == nil || f.DuringRPS == nil || *f.BeforeRPS <= 0 {
+		return 0, false
 	}
-	return f.DuringRPS / f.BeforeRPS
+	return *f.DuringRPS / *f.BeforeRPS, true
 }
 
 // fault checks a repetition's fault: a replica among the replicas, times
@@ -120,6 +128,12 @@ func (v *checker) fault(p string, f *Fault, r *Repetition) {
 	if f.Errors > r.Failed {
 		v.add(p+".errors", "want at most the %d requests that failed, got %d", r.Failed, f.Errors)
 	}
-	v.nonNegative(p+".before_rps", f.BeforeRPS)
-	v.nonNegative(p+".during_rps", f.DuringRPS)
+	for _, r := range []struct {
+		name string
+		x    *float64
+	}{{"before_rps", f.BeforeRPS}, {"during_rps", f.DuringRPS}} {
+		if r.x != nil {
+			v.nonNegative(p+"."+r.name, *r.x)
+		}
+	}
 }

@@ -27,17 +27,25 @@ func TestMeasureFault(t *testing.T) {
 	}
 	f := MeasureFault(Fault{KilledS: 2, BackS: new(4.0)}, samples)
 	assert.Equal(t, 3, f.Errors)
-	assert.InDelta(t, 1.0, f.BeforeRPS, 1e-9, "2 good of the sends in [0, 2 s)")
-	assert.InDelta(t, 0.5, f.DuringRPS, 1e-9, "1 good of the sends in [2 s, 4 s)")
-	assert.InDelta(t, 0.5, f.CapacityLeft(), 1e-9)
+	assert.InDelta(t, 1.0, *f.BeforeRPS, 1e-9, "2 good of the sends in [0, 2 s)")
+	assert.InDelta(t, 0.5, *f.DuringRPS, 1e-9, "1 good of the sends in [2 s, 4 s)")
+	left, ok := f.CapacityLeft()
+	assert.True(t, ok)
+	assert.InDelta(t, 0.5, left, 1e-9)
 
 	never := MeasureFault(Fault{KilledS: 2}, samples)
-	assert.InDelta(t, 2.0/3, never.DuringRPS, 1e-9, "not back: until the last send, 5 s")
-	assert.Zero(t, (&Fault{}).CapacityLeft())
+	assert.InDelta(t, 2.0/3, *never.DuringRPS, 1e-9, "not back: until the last send, 5 s")
+
+	// Back before anything was sent to it: no goodput while down, not one
+	// of 0.
+	quick := MeasureFault(Fault{KilledS: 2, BackS: new(2.1)}, samples)
+	assert.Nil(t, quick.DuringRPS)
+	_, ok = quick.CapacityLeft()
+	assert.False(t, ok)
 }
 
 func TestFaultValidated(t *testing.T) {
-	good := Fault{Kill: "replica", Replica: 2, Replicas: 2, AtS: 30, KilledS: 30, BackS: new(35.0), Restarted: true, Errors: 3, BeforeRPS: 8, DuringRPS: 4}
+	good := Fault{Kill: "replica", Replica: 2, Replicas: 2, AtS: 30, KilledS: 30, BackS: new(35.0), Restarted: true, Errors: 3, BeforeRPS: new(8.0), DuringRPS: new(4.0)}
 	for _, tc := range []struct {
 		name  string
 		edit  func(f *Fault)
@@ -48,7 +56,7 @@ func TestFaultValidated(t *testing.T) {
 		{"one replica", func(f *Fault) { f.Replicas, f.Replica = 1, 1 }, ".replica"},
 		{"back before", func(f *Fault) { f.BackS = new(10.0) }, ".back_s"},
 		{"errors", func(f *Fault) { f.Errors = 6 }, ".errors"},
-		{"negative", func(f *Fault) { f.DuringRPS = -1 }, ".during_rps"},
+		{"negative", func(f *Fault) { f.DuringRPS = new(-1.0) }, ".during_rps"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := good

@@ -78,8 +78,11 @@ func (v *validator) replicas() {
 	if len(t.BaseURLs) == 0 {
 		return
 	}
-	if v.set("target.base_url", false) && t.BaseURL != t.BaseURLs[0] {
-		v.add("target.base_urls", "set target.base_url or target.base_urls, not both: base_urls lists every replica, base_url is one server")
+	if t.BaseURL != t.BaseURLs[0] {
+		v.add("target.base_urls", "set target.base_url or target.base_urls, not both: base_urls lists every replica, base_url is one server (the first of them, when both are given)")
+	}
+	if !v.c.Stack.healthEnabled() {
+		v.add("stack.health_path", "perfgate's router takes a replica it left out back when its health check answers, so replicas need one: remove health_path: none (the engine's, or /v1/models, serves)")
 	}
 	if len(t.BaseURLs) > MaxReplicas {
 		v.add("target.base_urls", "at most %d replicas, got %d", MaxReplicas, len(t.BaseURLs))
@@ -91,10 +94,11 @@ func (v *validator) replicas() {
 			v.add(p, "%s", msg)
 			continue
 		}
-		if j, dup := seen[raw]; dup {
-			v.add(p, "%q is also target.base_urls[%d]: each replica has an address of its own", raw, j)
+		key := replicaAddress(raw)
+		if j, dup := seen[key]; dup {
+			v.add(p, "%q is the address of target.base_urls[%d] (%s): each replica has an address of its own", raw, j, key)
 		}
-		seen[raw] = i
+		seen[key] = i
 	}
 	if v.c.Stack.Kind == StackDocker {
 		v.add("target.base_urls", "a docker stack is one container at one address: use target.base_url, or a process stack to start one replica per URL")
@@ -113,6 +117,16 @@ func baseURLProblem(raw string) string {
 		return fmt.Sprintf("must be the server root without /v1 (perfgate adds /v1/...), got %q", raw)
 	}
 	return ""
+}
+
+// replicaAddress is the host and port a root reaches, lower-cased, the
+// scheme's port filled in: two roots alike here are one server.
+func replicaAddress(root string) string {
+	u, err := url.Parse(root)
+	if err != nil {
+		return root
+	}
+	return strings.ToLower(u.Hostname()) + ":" + ReplicaPort(root)
 }
 
 // ReplicaPort is the port of a replica's root: its own, or its scheme's.
@@ -164,6 +178,8 @@ func (v *validator) fault(p string, s *Scenario) {
 		v.add(fp, "a capacity search probes loads, and a fault disturbs one: measure them in two scenarios")
 	case s.Load.SweepParam != "":
 		v.add(fp, "a sweep expands into a scenario per load; give a fault scenario one load")
+	case s.Load.Type == LoadTrace:
+		v.add(fp, "a trace replays its arrivals once and may end before the fault; give a fault scenario a poisson, gamma or closed load and a duration")
 	case s.Load.MaxInFlight > 0:
 		v.add(p+".load.max_in_flight", "a fault scenario's load must reach the server, not queue in perfgate, for its recovery to be the server's; remove max_in_flight")
 	}
@@ -212,3 +228,7 @@ func (p *ProcessStack) UsesPort() bool {
 	}
 	return false
 }
+
+// healthEnabled reports whether the stack has a health path to check
+// (health_path none: it has none, and only its process is watched).
+func (s Stack) healthEnabled() bool { return s.HealthPath != "none" }

@@ -71,3 +71,14 @@ scenarios:
 	one := Target{BaseURL: "http://127.0.0.1:8000"}
 	assert.Equal(t, []string{"http://127.0.0.1:8000"}, one.Replicas())
 }
+
+// --target names one server: beside replicas it is refused, not routed
+// past them.
+func TestQuickTargetRefusedBesideReplicas(t *testing.T) {
+	c, err := Parse([]byte(faultConfig), "p.yaml")
+	require.NoError(t, err)
+	err = Quick{Target: "http://127.0.0.1:9000"}.Apply(c)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "target.base_urls")
+	assert.Equal(t, "http://127.0.0.1:8001", c.Target.BaseURL, "unchanged")
+}

@@ -240,6 +240,9 @@ func (q Quick) Apply(cfg *Config) error {
 	slo, _ := ParseSLO(q.SLO)
 	t := &cfg.Target
 	if q.Target != "" {
+		if len(t.BaseURLs) > 0 {
+			return fmt.Errorf("--target names one server, and the config lists its replicas in target.base_urls: change them there")
+		}
 		t.BaseURL = q.Target
 	}
 	if q.API != "" && q.API != t.API {

@@ -47,6 +47,13 @@ func TestSummaryOfAFault(t *testing.T) {
 	assert.Contains(t, out, "NOT RECOVERED in repetition 2")
 	assert.Regexp(t, `errors from the fault on\s+41\s+40\s+42`, out)
 	assert.Regexp(t, `replica back after \(s\)\s+13\.0\s+12\.0\s+14\.0`, out, "the median of the two back")
+	assert.NotContains(t, out, "OVER THE SLO BEFORE", "TTFT p95 was 95 ms before the fault, within 500 ms")
+
+	loaded := faultResult([]float64{12, 12}, 20, 20)
+	loaded.Scenarios[0].Repetitions[1].Recovery.BeforeP95MS = 900
+	buf.Reset()
+	require.NoError(t, Summary(&buf, loaded))
+	assert.Contains(t, buf.String(), "OVER THE SLO BEFORE THE FAULT in repetition 2: TTFT p95 was past slo.ttft (500 ms) already")
 }
 
 // The reports show a fault's recovery and its own figures in a fold named

@@ -78,6 +78,9 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 	if line := recoveryLine(s); line != "" {
 		fmt.Fprintln(w, line)
 	}
+	if line := loadedBeforeLine(s); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	if line := overloadLine(s); line != "" {
 		fmt.Fprintln(w, line)
 	}
@@ -458,6 +461,31 @@ func nanIfNil(x *float64) float64 {
 		return math.NaN()
 	}
 	return *x
+}
+
+// loadedBeforeLine is the run summary's line for a step load or a fault
+// whose TTFT p95 was over slo.ttft before the step or the fault in some
+// repetitions: the stack was not keeping up before it was disturbed, so
+// the recovery measures that too; "" when it kept up in every one.
+func loadedBeforeLine(s *result.ScenarioResult) string {
+	if s.SLO.TTFT <= 0 {
+		return ""
+	}
+	var over []string
+	for _, r := range s.Repetitions {
+		if r.Recovery != nil && r.Recovery.BeforeP95MS > s.SLO.TTFT {
+			over = append(over, strconv.Itoa(r.Index))
+		}
+	}
+	if len(over) == 0 {
+		return ""
+	}
+	event := "the step"
+	if firstFault(s.Repetitions) != nil {
+		event = "the fault"
+	}
+	return fmt.Sprintf("   OVER THE SLO BEFORE %s in repetition %s: TTFT p95 was past slo.ttft (%.4g ms) already, so the load was too much before it and the recovery measures that too; lower the load",
+		strings.ToUpper(event), strings.Join(over, ", "), s.SLO.TTFT)
 }
 
 // firstFault is the first repetition's fault, nil without one.

@@ -106,7 +106,7 @@ func (p *Pool) leaveOut(i int) {
 	}
 	p.out[i] = true
 	p.signal()
-	p.mu.Unlock()
+	defer p.mu.Unlock() // the probe is added under the lock, which Close takes to end them
 	p.wg.Go(func() {
 		t := time.NewTicker(p.interval)
 		defer t.Stop()
@@ -205,6 +205,8 @@ func (p *Pool) ReloadAdapter(ctx context.Context, name, path string) error {
 
 // Close stops the probes; the pool routes on, as it stands.
 func (p *Pool) Close() {
+	p.mu.Lock()
 	p.cancel()
+	p.mu.Unlock()
 	p.wg.Wait()
 }

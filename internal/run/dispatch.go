@@ -235,12 +235,16 @@ func stopOnLocal(r *result.Record, stop context.CancelCauseFunc) {
 	}
 }
 
-// runErr is a dispatch's outcome: the *LocalError that stopped it, else the
-// caller's ctx error.
+// runErr is a dispatch's outcome: the *LocalError or *FaultError that
+// stopped it, else the caller's ctx error.
 func runErr(outer, inner context.Context) error {
 	var le *LocalError
 	if errors.As(context.Cause(inner), &le) {
 		return le
+	}
+	var fe *FaultError
+	if errors.As(context.Cause(inner), &fe) {
+		return fe
 	}
 	return outer.Err()
 }

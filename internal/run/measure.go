@@ -388,7 +388,7 @@ func (m *Measurement) Repetition(ctx context.Context, s Scenario, rep int, label
 		agg.Add(r)
 		if plan.Fault != nil {
 			ok := r.OK()
-			good := ok && (c.SLO.TTFT <= 0 || r.FirstTokenNS-r.SentNS <= c.SLO.TTFT.Nanoseconds())
+			good := ok && r.FirstTokenNS > 0 && (c.SLO.TTFT <= 0 || r.FirstTokenNS-r.SentNS <= c.SLO.TTFT.Nanoseconds())
 			faultSamples = append(faultSamples, result.FaultSample{AtNS: r.ScheduledNS, EndNS: r.EndNS, OK: ok, Good: good})
 		}
 		if watch != nil {

@@ -73,14 +73,15 @@ func routed(cfg *config.Config, headers config.ExpandedHeaders, first *client.Cl
 	return route.New(members, probe, cfg.Stack.HealthInterval)
 }
 
-// replicaProbe is the readiness completion of replica i: the first's
-// connects (and so builds the router), each later one's goes to its
-// replica alone, not through the router, which would leave out a replica
-// not yet ready.
+// replicaProbe is the readiness completion of replica i: until the router
+// is built, the first connects (resolving model: auto) and sends through
+// it (the rotation starts at the first replica); from then on each goes to
+// its replica alone, not through the router, which would leave out a
+// replica not yet ready and answer for one with another.
 func (s *session) replicaProbe(i int) func(context.Context) error {
 	return func(ctx context.Context) error {
 		pool, ok := s.client.(*route.Pool)
-		if i == 0 || !ok { // the first connects, through the router
+		if !ok { // the first connects, and so builds the router
 			return s.probe(ctx)
 		}
 		resp := pool.Member(i).Do(ctx, readinessRequest(s.cfg.Target.API), fmt.Sprintf("perfgate-%s-ready-%d", s.runID, i+1))

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -77,6 +78,30 @@ func TestAutoscaleFlagsAreChecked(t *testing.T) {
 // --autoscale-queue starts a replica, ready a cold start later, one at a
 // time up to --autoscale-max; idle for --autoscale-idle, the engine is back
 // to one replica and a replica starting is cancelled.
+// Idle for --autoscale-idle, a scaled-up simulator is back to one replica
+// by itself: /metrics says so before any next request.
+func TestAutoscaleScalesDownWhileIdle(t *testing.T) {
+	cfg := testConfig()
+	cfg.MaxBatch, cfg.AutoscaleMax, cfg.AutoscaleQueue, cfg.AutoscaleColdStart, cfg.AutoscaleIdle = 1, 2, 2, 50*time.Millisecond, 100*time.Millisecond
+	cfg.StepBase, cfg.PerSeq = 2*time.Millisecond, 0
+	s := startSim(t, cfg)
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() { streamChat(t, s.Server, fmt.Sprintf("r%02d", i), 4, 40) })
+	}
+	wg.Wait()
+	replicas := func(n int) string { return fmt.Sprintf(`perfgate_sim_replicas{model_name="perfgate-sim-8b"} %d`, n) }
+	require.Eventually(t, func() bool {
+		_, metrics := get(t, s.URL()+"/metrics")
+		return strings.Contains(string(metrics), replicas(1))
+	}, 10*time.Second, 10*time.Millisecond, "idle past --autoscale-idle, the gauge reads one replica without a request")
+	var two bool
+	for _, r := range s.records(t) { // closes the simulator
+		two = two || r.Replicas == 2
+	}
+	assert.True(t, two, "the queue had started a second replica")
+}
+
 func TestAutoscaleOnTheEnginesClock(t *testing.T) {
 	cfg := testConfig()
 	cfg.MaxBatch, cfg.AutoscaleMax, cfg.AutoscaleQueue, cfg.AutoscaleColdStart, cfg.AutoscaleIdle = 2, 3, 2, time.Second, 10*time.Second

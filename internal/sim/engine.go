@@ -202,11 +202,24 @@ func (e *engine) run() {
 		if len(e.running) == 0 && len(e.waiting) == 0 {
 			e.gauges()
 			e.idleSince = time.Now()
+			// An idle engine scaled up scales down on time, so that
+			// /metrics says so between repetitions, not at the next
+			// request.
+			idle := time.NewTimer(time.Hour)
+			idle.Stop()
+			if e.cfg.AutoscaleMax > 1 && e.cfg.AutoscaleIdle > 0 && (e.replicas > 1 || !e.scaleReady.IsZero()) {
+				idle.Reset(e.cfg.AutoscaleIdle)
+			}
 			select {
 			case s := <-e.submit:
+				idle.Stop()
 				e.scaleDown(time.Now())
 				e.intake(s)
+			case <-idle.C:
+				e.scaleDown(time.Now())
+				continue
 			case <-e.stop:
+				idle.Stop()
 				return
 			}
 			stepStart = time.Now()

@@ -157,14 +157,19 @@ func (rs *replicaSet) Kill(ctx context.Context, i int) error {
 		return err
 	}
 	rs.mu.Lock()
-	rs.killed[i] = true
+	rs.killed[i] = true // before the signal: its end must not read as a crash
 	rs.mu.Unlock()
 	if err := signalGroup(p.leaderPID(), syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		rs.mu.Lock()
+		rs.killed[i] = false // it runs on: nothing to restart
+		rs.mu.Unlock()
 		return fmt.Errorf("kill replica %d (%s): %w", i+1, rs.roots[i], err)
 	}
 	select {
 	case <-p.Done():
 	case <-ctx.Done():
+		// Killed, not yet reaped: free what it held all the same.
+		_ = p.Stop(context.WithoutCancel(ctx))
 		return fmt.Errorf("kill replica %d (%s): %w", i+1, rs.roots[i], context.Cause(ctx))
 	}
 	// Frees what it held: its guard, its log, any process it left.

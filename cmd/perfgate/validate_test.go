@@ -134,6 +134,10 @@ func TestValidateExamplesDecide(t *testing.T) {
 	files, err := filepath.Glob("../../examples/*.yaml")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
+	kube, err := filepath.Glob("../../examples/kubernetes/*.yaml")
+	require.NoError(t, err)
+	require.Len(t, kube, 2, "the plain Deployment's and the KServe InferenceService's")
+	files = append(files, kube...)
 
 	readme, err := os.ReadFile("../../README.md")
 	require.NoError(t, err)

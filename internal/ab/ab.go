@@ -404,8 +404,9 @@ func separateLogs(base, cand *config.Config) (baseLog, candLog string) {
 }
 
 // holdable refuses what a mode cannot do: co-resident arms that would
-// serve at one address (loopback names and a path after the port count as
-// the same address), and swap with a stack perfgate does not manage.
+// serve at one address, any replica of one at any of the other's (loopback
+// names and a path after the port count as the same address), and swap
+// with a stack perfgate does not manage.
 func holdable(base, cand *config.Config, mode string) error {
 	if mode == config.ABSwap {
 		for _, a := range []struct {
@@ -418,9 +419,16 @@ func holdable(base, cand *config.Config, mode string) error {
 		}
 		return nil
 	}
-	if b, c := address(base.Target.BaseURL), address(cand.Target.BaseURL); b == c {
-		return exit.UsageError(fmt.Errorf("both arms serve at %s: co-resident stacks need different ports (give one stack and its target.base_url another port), or use --mode swap to run one at a time",
-			cand.Target.BaseURL))
+	if base.Stack.Kind == config.StackKubernetes || cand.Stack.Kind == config.StackKubernetes {
+		return nil // each arm in a namespace of its own, at an address made for it
+	}
+	for _, b := range base.Target.Replicas() {
+		for _, c := range cand.Target.Replicas() {
+			if address(b) == address(c) {
+				return exit.UsageError(fmt.Errorf("both arms serve at %s: co-resident stacks need different ports (give one stack and its target.base_url, or its target.base_urls, another port), or use --mode swap to run one at a time",
+					c))
+			}
+		}
 	}
 	return nil
 }

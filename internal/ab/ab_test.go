@@ -314,10 +314,14 @@ func TestSeparateLogs(t *testing.T) {
 }
 
 // Co-resident arms at one address are refused however the address is
-// written; swap refuses a stack perfgate cannot restart.
+// written, any replica of one at any of the other's; swap refuses a stack
+// perfgate cannot restart.
 func TestHoldable(t *testing.T) {
 	cfg := func(url, kind string) *config.Config {
 		return &config.Config{Target: config.Target{BaseURL: url}, Stack: config.Stack{Kind: kind}}
+	}
+	replicas := func(urls ...string) *config.Config {
+		return &config.Config{Target: config.Target{BaseURL: urls[0], BaseURLs: urls}, Stack: config.Stack{Kind: "process"}}
 	}
 	for _, tt := range []struct {
 		base, cand *config.Config
@@ -328,6 +332,10 @@ func TestHoldable(t *testing.T) {
 		{cfg("http://127.0.0.1:8000", "process"), cfg("http://127.0.0.1:8001", "process"), config.ABCoResident, ""},
 		{cfg("http://127.0.0.1:8000", "process"), cfg("http://127.0.0.1:8000", "process"), config.ABSwap, ""},
 		{cfg("http://127.0.0.1:8000", "external"), cfg("http://127.0.0.1:8001", "process"), config.ABSwap, "the base config's stack is external"},
+		{replicas("http://127.0.0.1:8001", "http://127.0.0.1:8002"), replicas("http://127.0.0.1:8003", "http://localhost:8002"), config.ABCoResident, "both arms serve at http://localhost:8002"},
+		{replicas("http://127.0.0.1:8001", "http://127.0.0.1:8002"), cfg("http://127.0.0.1:8001", "process"), config.ABCoResident, "both arms serve at"},
+		{replicas("http://127.0.0.1:8001", "http://127.0.0.1:8002"), replicas("http://127.0.0.1:8003", "http://127.0.0.1:8004"), config.ABCoResident, ""},
+		{cfg(config.DefaultBaseURL, config.StackKubernetes), cfg(config.DefaultBaseURL, config.StackKubernetes), config.ABCoResident, ""},
 	} {
 		err := holdable(tt.base, tt.cand, tt.mode)
 		if tt.want == "" {

@@ -330,6 +330,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 			f.set()
 		}
 	}
+	if st.Kubernetes != nil && unset("stack.kubernetes.access", st.Kubernetes.Access == "") {
+		st.Kubernetes.Access = AccessAuto
+	}
 	if st.Docker != nil && unset("stack.docker.pull", st.Docker.Pull == "") {
 		st.Docker.Pull = DefaultPull
 	}

@@ -22,7 +22,7 @@ const (
 // Stack is the serving stack under test and how perfgate owns its life: how
 // it is started, how readiness and health are judged, and how it is stopped.
 type Stack struct {
-	// Kind is external (default), process or docker.
+	// Kind is external (default), process, docker or kubernetes.
 	Kind string `yaml:"kind" json:"kind"`
 	// Engine names the serving engine, for its health path and its identity
 	// endpoint; auto asks each known endpoint in turn.
@@ -47,9 +47,10 @@ type Stack struct {
 	StopGrace time.Duration `yaml:"stop_grace" json:"stop_grace"`
 	// Log is the file the stack's stdout and stderr go to, relative to the
 	// working directory. Empty means perfgate-stack.log.
-	Log     string        `yaml:"log" json:"log"`
-	Process *ProcessStack `yaml:"process" json:"process,omitempty"`
-	Docker  *DockerStack  `yaml:"docker" json:"docker,omitempty"`
+	Log        string           `yaml:"log" json:"log"`
+	Process    *ProcessStack    `yaml:"process" json:"process,omitempty"`
+	Docker     *DockerStack     `yaml:"docker" json:"docker,omitempty"`
+	Kubernetes *KubernetesStack `yaml:"kubernetes" json:"kubernetes,omitempty"`
 }
 
 // ProcessStack is a command run on this machine.

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	stackKinds  = []string{StackExternal, StackProcess, StackDocker}
+	stackKinds  = []string{StackExternal, StackProcess, StackDocker, StackKubernetes}
 	engines     = []string{EngineAuto, EngineVLLM, EngineTGI, EngineSGLang, EngineLlamaCpp, EngineSim}
 	pulls       = []string{"missing", "always", "never"}
 	warmups     = []string{WarmupWindows, WarmupMSER5, WarmupNone}
@@ -56,6 +56,9 @@ func (v *validator) stack() {
 	if s.Docker != nil && s.Kind != StackDocker {
 		v.add("stack.docker", "only for kind docker, and stack.kind is %s", s.Kind)
 	}
+	if s.Kubernetes != nil && s.Kind != StackKubernetes {
+		v.add("stack.kubernetes", "only for kind kubernetes, and stack.kind is %s", s.Kind)
+	}
 	switch s.Kind {
 	case StackProcess:
 		if s.Process == nil || len(s.Process.Command) == 0 || strings.TrimSpace(s.Process.Command[0]) == "" {
@@ -75,6 +78,12 @@ func (v *validator) stack() {
 			return
 		}
 		v.docker(s.Docker)
+	case StackKubernetes:
+		if s.Kubernetes == nil {
+			v.add("stack.kubernetes", "required for kind kubernetes: at least manifests and service")
+			return
+		}
+		v.kubernetes(s.Kubernetes)
 	}
 }
 

@@ -36,10 +36,10 @@ var layer = map[string]int{
 	// 3: the workload format and the capacity search's arithmetic.
 	"internal/workload": 3, "internal/capacity": 3, "internal/frontier": 3,
 	// 4: the config, the HTTP client, the importers.
-	"internal/config": 4, "internal/client": 4, "internal/traceimport": 4, "internal/github": 4,
+	"internal/config": 4, "internal/client": 4, "internal/kube": 4, "internal/traceimport": 4, "internal/github": 4,
 	// 5: what runs beside the load: eval suites, the stack, telemetry,
 	// baselines.
-	"internal/quality": 5, "internal/stack": 5, "internal/route": 5, "internal/telemetry": 5, "internal/baseline": 5,
+	"internal/quality": 5, "internal/stack": 5, "internal/route": 5, "internal/kube/kubetest": 5, "internal/telemetry": 5, "internal/baseline": 5,
 	// 6: the structured-output check, the comparison, the simulator as a
 	// stack.
 	"internal/structured": 6, "internal/compare": 6, "internal/simstack": 6,

@@ -154,18 +154,28 @@ type Server struct {
 
 // Stack is how the stack under test was started: part of what was measured.
 type Stack struct {
-	// Kind is external, process or docker.
+	// Kind is external, process, docker or kubernetes.
 	Kind string `json:"kind"`
 	// Command is a process stack's argv.
 	Command []string `json:"command,omitempty"`
 	// Replicas is how many replicas a process stack started (one per
-	// target.base_urls entry); absent for one.
+	// target.base_urls entry), or a kubernetes stack's ready pods; absent
+	// for one process.
 	Replicas int `json:"replicas,omitempty"`
 	// Image is a docker stack's image as configured, ImageID the image the
 	// engine resolved it to (sha256:...), and Args its arguments.
 	Image   string   `json:"image,omitempty"`
 	ImageID string   `json:"image_id,omitempty"`
 	Args    []string `json:"args,omitempty"`
+	// Namespace is a kubernetes stack's namespace (of the run's own);
+	// Images its ready pods' images, by digest where the cluster said;
+	// GPUProducts the GPU products of their nodes
+	// (nvidia.com/gpu.product), GPUs the GPUs they asked for; Replicas
+	// then counts its ready pods.
+	Namespace   string   `json:"namespace,omitempty"`
+	Images      []string `json:"images,omitempty"`
+	GPUProducts []string `json:"gpu_products,omitempty"`
+	GPUs        int      `json:"gpus,omitempty"`
 }
 
 // GPU is one accelerator of the serving machine.

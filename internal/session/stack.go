@@ -171,6 +171,8 @@ func (s *session) startStack(ctx context.Context) error {
 		s.begin(fmt.Sprintf("checking the server at %s", s.cfg.Target.BaseURL))
 	case st.Kind == config.StackProcess:
 		s.begin(fmt.Sprintf("starting stack: %s", strings.Join(st.Process.Command, " ")))
+	case st.Kind == config.StackKubernetes:
+		s.begin(fmt.Sprintf("starting stack: %s on Kubernetes, in a namespace of the run's own", strings.Join(st.Kubernetes.Manifests, ", ")))
 	default:
 		s.begin(fmt.Sprintf("starting stack: container %s", st.Docker.Image))
 	}
@@ -182,6 +184,12 @@ func (s *session) startStack(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
 	}
+	if a, ok := inst.(stack.Addressed); ok && a.BaseURL() != "" {
+		// Known only now: a port-forward's local end, or the Service's
+		// name in the run's namespace.
+		s.cfg.Target.BaseURL = a.BaseURL()
+		s.detail("serving objects ready; the server is at %s", s.cfg.Target.BaseURL)
+	}
 	// The cold start counts from the moment the process or container runs:
 	// an image pull before it depends on the runner's cache, not on the
 	// stack, and would make the metric useless for gating.
@@ -192,6 +200,9 @@ func (s *session) startStack(ctx context.Context) error {
 		Final: func(err error) bool { return refusedStatus(err) != 0 }}
 	if managed {
 		logs := s.logPath(s.starts)
+		if st.Kind == config.StackKubernetes {
+			logs = "the pods' logs (a failed pod's last lines are quoted)"
+		}
 		if n := len(s.cfg.Target.BaseURLs); n > 1 {
 			logs = fmt.Sprintf("%s ... %s (a log a replica)", stack.ReplicaLog(logs, 0, n), stack.ReplicaLog(logs, n-1, n))
 		}
@@ -274,7 +285,11 @@ func (s *session) waitReady(ctx context.Context, inst stack.Instance, wait stack
 		w := wait
 		w.Timeout = wait.Timeout - s.clock.Now().Sub(t0)
 		w.Subject = fmt.Sprintf("replica %d of %d (%s)", i+1, len(roots), root)
-		r, err := stack.WaitReady(ctx, inst, s.healthAt(root, readyPoll), w, s.replicaProbe(i))
+		one := inst // a not-ready replica's error quotes its own log
+		if reps, ok := inst.(stack.Replicas); ok {
+			one = reps.Replica(i)
+		}
+		r, err := stack.WaitReady(ctx, one, s.healthAt(root, readyPoll), w, s.replicaProbe(i))
 		if err != nil {
 			return r, err
 		}

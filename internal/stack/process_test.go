@@ -336,9 +336,15 @@ func TestProcessStartErrors(t *testing.T) {
 		},
 		{
 			name:    "unknown kind",
-			cfg:     config.Stack{Kind: "kubernetes"},
+			cfg:     config.Stack{Kind: "nomad"},
 			logPath: logIn,
-			want:    []string{`unknown kind "kubernetes"`},
+			want:    []string{`unknown kind "nomad"`},
+		},
+		{
+			name:    "kubernetes without its section",
+			cfg:     config.Stack{Kind: config.StackKubernetes},
+			logPath: logIn,
+			want:    []string{"kind kubernetes needs stack.kubernetes"},
 		},
 	}
 	for _, tt := range tests {

@@ -29,6 +29,10 @@ type Replicas interface {
 	// Restart starts replica i again after Kill; it returns once its
 	// process runs, not once it is ready.
 	Restart(ctx context.Context, i int) error
+	// Replica is replica i seen as a stack of its own: its Tail is that
+	// replica's log, its Done and Err the stack's (what a readiness wait
+	// for replica i quotes).
+	Replica(i int) Instance
 }
 
 // ErrRunning says a replica to restart was not killed: it runs.
@@ -193,6 +197,24 @@ func (rs *replicaSet) Restart(ctx context.Context, i int) error {
 		return fmt.Errorf("restart replica %d (%s): %w", i+1, rs.roots[i], ErrRunning)
 	}
 	return rs.start(ctx, i, true)
+}
+
+func (rs *replicaSet) Replica(i int) Instance { return replicaView{rs, i} }
+
+// replicaView is one replica of a set, as Replica gives it.
+type replicaView struct {
+	*replicaSet
+	i int
+}
+
+func (v replicaView) Tail(n int) []string {
+	v.mu.Lock()
+	p := v.members[v.i]
+	v.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	return p.Tail(n)
 }
 
 // Tail is the last lines of the replica that crashed, else of the first.

@@ -70,6 +70,8 @@ func TestReplicasStartKillAndRestart(t *testing.T) {
 		return strings.Count(string(b), "port 18002 env 18002 replica 2") == 2
 	}, eventTimeout, 10*time.Millisecond, "the restarted replica writes below its killed life's lines")
 	require.Error(t, rs.Kill(ctx, 2), "there is no third replica")
+	assert.Contains(t, rs.Replica(1).Tail(5), "port 18002 env 18002 replica 2", "a replica's own log")
+	assert.Contains(t, rs.Replica(0).Tail(5), "port 18001 env 18001 replica 1")
 }
 
 // A replica that exits on its own is the stack's crash, named with its

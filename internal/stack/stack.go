@@ -52,6 +52,10 @@ type Options struct {
 	// them.
 	Notice func(msg string)
 
+	// Kubernetes are a kubernetes stack's clients and port-forward (zero:
+	// the cluster kubectl would use, and client-go's port-forward).
+	Kubernetes KubernetesOptions
+
 	// replica holds the variables a process stack's replica is given
 	// (PERFGATE_PORT, PERFGATE_REPLICA), set by Start.
 	replica map[string]string
@@ -137,6 +141,11 @@ func Start(ctx context.Context, cfg config.Stack, o Options) (Instance, error) {
 			return nil, fmt.Errorf("stack: kind docker needs stack.docker")
 		}
 		return startDocker(ctx, cfg.Docker, o)
+	case config.StackKubernetes:
+		if cfg.Kubernetes == nil {
+			return nil, fmt.Errorf("stack: kind kubernetes needs stack.kubernetes")
+		}
+		return startKubernetes(ctx, cfg, o)
 	default:
 		return nil, fmt.Errorf("stack: unknown kind %q", cfg.Kind)
 	}

@@ -1,0 +1,84 @@
+package kube
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GPUResource is the extended resource NVIDIA's device plugin gives pods,
+// and GPUProductLabel the node label its feature discovery sets.
+const (
+	GPUResource     = corev1.ResourceName("nvidia.com/gpu")
+	GPUProductLabel = "nvidia.com/gpu.product"
+)
+
+// Identity is what the cluster says of a ready stack, for the result.
+type Identity struct {
+	// Images are the ready pods' images as the nodes pulled them, by
+	// digest where the runtime says (repo@sha256:...), sorted, each once.
+	Images []string
+	// GPUProducts are the products of the GPUs of the ready pods' nodes
+	// (their nvidia.com/gpu.product label), sorted, each once.
+	GPUProducts []string
+	// GPUs is the GPUs the ready pods ask for (nvidia.com/gpu), in all.
+	GPUs int
+	// Replicas is how many pods were ready.
+	Replicas int
+}
+
+// identify reads the stack's identity from its ready pods and their nodes.
+func (s *Stack) identify(ctx context.Context) Identity {
+	var id Identity
+	pods, err := s.c.Typed.CoreV1().Pods(s.namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return id
+	}
+	nodes := map[string]bool{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !podReady(p) {
+			continue
+		}
+		id.Replicas++
+		for _, cs := range p.Status.ContainerStatuses {
+			img := cs.Image
+			if cs.ImageID != "" {
+				img = strings.TrimPrefix(cs.ImageID, "docker-pullable://")
+			}
+			if img != "" && !slices.Contains(id.Images, img) {
+				id.Images = append(id.Images, img)
+			}
+		}
+		for _, c := range p.Spec.Containers {
+			q, ok := c.Resources.Limits[GPUResource]
+			if !ok {
+				q, ok = c.Resources.Requests[GPUResource]
+			}
+			if ok {
+				id.GPUs += int(q.Value())
+			}
+		}
+		if p.Spec.NodeName != "" {
+			nodes[p.Spec.NodeName] = true
+		}
+	}
+	for name := range nodes {
+		n, err := s.c.Typed.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			continue
+		}
+		if prod := n.Labels[GPUProductLabel]; prod != "" && !slices.Contains(id.GPUProducts, prod) {
+			id.GPUProducts = append(id.GPUProducts, prod)
+		}
+	}
+	slices.Sort(id.Images)
+	slices.Sort(id.GPUProducts)
+	return id
+}
+
+// Identity is what the cluster said of the stack once it was ready.
+func (s *Stack) Identity() Identity { return s.id }

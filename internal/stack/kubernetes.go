@@ -1,0 +1,137 @@
+package stack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/kube"
+	"github.com/perfgate/perfgate/internal/result"
+)
+
+// Addressed is a stack whose address perfgate learns only once it runs (a
+// port-forward, or a Service's name in the run's namespace): its root
+// replaces target.base_url.
+type Addressed interface {
+	BaseURL() string
+}
+
+// kubeStack is a stack on Kubernetes (internal/kube) as an Instance: a pod
+// that fails is its exit.
+type kubeStack struct {
+	s *kube.Stack
+}
+
+var (
+	_ Instance  = kubeStack{}
+	_ Addressed = kubeStack{}
+)
+
+// startKubernetes applies the stack's manifests into a namespace of the
+// run's own and waits until its serving objects are ready, deleting first
+// the namespaces of an earlier perfgate that is gone. The readiness of the
+// server behind the Service (health, a one-token completion) is waited for
+// after, as for every stack.
+func startKubernetes(ctx context.Context, cfg config.Stack, o Options) (Instance, error) {
+	k := cfg.Kubernetes
+	objs, err := kube.ReadManifests(manifestPaths(k, o.Dir))
+	if err != nil {
+		return nil, err
+	}
+	c := o.Kubernetes.Clients
+	if c == nil {
+		if c, err = kube.Connect(k.Kubeconfig, k.Context); err != nil {
+			return nil, err
+		}
+	}
+	name, port, _ := k.ServiceRef()
+	owner := kube.SelfPod()
+	if owner == "" {
+		owner = kubeOwner()
+	}
+	s, err := kube.Start(ctx, c, kube.Options{
+		RunID: o.RunID, Objects: objs, Serving: k.Serving, Service: name, Port: port,
+		PortForward: k.Access == config.AccessPortForward || k.Access == config.AccessAuto && !kube.InCluster(),
+		Forward:     o.Kubernetes.Forward, Timeout: cfg.ReadyTimeout,
+		Owner: owner, OwnerGone: kubeOwnerGone, Progress: o.Notice, Notice: o.Notice,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return kubeStack{s}, nil
+}
+
+// KubernetesOptions are what a kubernetes start needs beyond Options.
+type KubernetesOptions struct {
+	// Clients reach the cluster; nil connects as kubectl would.
+	Clients *kube.Clients
+	// Forward makes the port-forward; nil is client-go's.
+	Forward kube.Forwarder
+}
+
+func (k kubeStack) Done() <-chan struct{} { return k.s.Done() }
+
+// Err is how the stack ended: a failed pod, as an *ExitError.
+func (k kubeStack) Err() error {
+	err := k.s.Err()
+	var pe *kube.PodError
+	if !errors.As(err, &pe) {
+		return err
+	}
+	what := fmt.Sprintf("pod %s/%s", pe.Namespace, pe.Pod)
+	if pe.Container != "" {
+		what += " container " + pe.Container
+	}
+	ee := &ExitError{What: what + " (" + pe.Reason + ")", Code: pe.ExitCode, OOMKilled: pe.OOMKilled(), Tail: pe.Tail}
+	if pe.ExitCode < 0 {
+		ee.Signal = pe.Reason
+	}
+	return ee
+}
+
+func (k kubeStack) Tail(n int) []string { return k.s.Tail(n) }
+func (k kubeStack) BaseURL() string     { return k.s.BaseURL() }
+
+func (k kubeStack) Identity() result.Stack {
+	id := k.s.Identity()
+	return result.Stack{Kind: config.StackKubernetes, Namespace: k.s.Namespace(), Images: id.Images,
+		GPUProducts: id.GPUProducts, GPUs: id.GPUs, Replicas: id.Replicas}
+}
+
+func (k kubeStack) Stop(ctx context.Context) error { return k.s.Stop(ctx) }
+
+// kubeOwner is this perfgate as a namespace's owner annotation: this
+// process (as a Docker container's owner label names it); "" when it
+// cannot be told, and then its namespaces are left for a person to delete.
+func kubeOwner() string {
+	owner, _ := processOwner(os.Getpid())
+	return owner
+}
+
+// kubeOwnerGone says whether the perfgate a namespace's owner names is
+// gone: a process on this machine that no longer runs (a pod owner is
+// internal/kube's to tell). Any other owner (another runner, another
+// boot) cannot be told, and its namespace stays.
+func kubeOwnerGone(ctx context.Context, owner string) (bool, string, bool) {
+	if !strings.HasPrefix(owner, "process/") {
+		return false, "", false
+	}
+	return ownerGone(ctx, nil, owner)
+}
+
+// manifestPaths are the manifests resolved against dir.
+func manifestPaths(k *config.KubernetesStack, dir string) []string {
+	out := make([]string, len(k.Manifests))
+	for i, m := range k.Manifests {
+		if filepath.IsAbs(m) {
+			out[i] = m
+		} else {
+			out[i] = filepath.Join(dir, m)
+		}
+	}
+	return out
+}

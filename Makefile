@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/perfgate/perfgate/internal/version.Version=$(VERSION)
 
-.PHONY: build demo demo-capacity test bench fmt vet lint-workflows check-release
+.PHONY: build demo demo-capacity test test-apiserver bench fmt vet lint-workflows check-release
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/perfgate ./cmd/perfgate
@@ -30,6 +30,14 @@ test:
 	$(GO) test -count=1 -run 'TestRunMatchesSimulatorTruth|TestStackColdStartAndWarmUp|TestGateAgainstSimulator|TestHostileServersBoundedMemory' -v ./cmd/perfgate
 	./scripts/fuzz-smoke.sh
 	$(MAKE) --no-print-directory lint-workflows
+
+# The kubernetes stack against a real kube-apiserver and etcd (no nodes:
+# the test plays the controllers and the kubelet). scripts/control-plane.sh
+# builds them once per machine into a cache directory (minutes the first
+# time), so this is not part of `make test`: ci.yml runs it as a job of
+# its own, with that directory cached.
+test-apiserver:
+	PERFGATE_CONTROL_PLANE=$$(./scripts/control-plane.sh) $(GO) test -count=1 -run AgainstAPIServer -v ./internal/kube/ ./internal/stack/
 
 # Benchmarks (not run in CI): the client's ceiling and the pacer.
 bench:

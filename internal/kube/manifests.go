@@ -81,6 +81,11 @@ func readFile(path string) ([]*unstructured.Unstructured, error) {
 	if len(data) > MaxManifestBytes {
 		return nil, fmt.Errorf("manifests: %s is over %d MiB", path, MaxManifestBytes>>20)
 	}
+	return decodeManifests(path, data)
+}
+
+// decodeManifests decodes the documents of data, the file path's.
+func decodeManifests(path string, data []byte) ([]*unstructured.Unstructured, error) {
 	r := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(data)))
 	var out []*unstructured.Unstructured
 	for doc := 1; ; doc++ {
@@ -116,5 +121,8 @@ func readFile(path string) ([]*unstructured.Unstructured, error) {
 			return nil, fmt.Errorf("manifests: %s, document %d: %w", path, doc, err)
 		}
 		out = append(out, u)
+		if len(out) > MaxObjects {
+			return nil, fmt.Errorf("manifests: %s: more than %d objects", path, MaxObjects)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -26,9 +27,12 @@ var (
 	Services    = schema.GroupVersionResource{Version: "v1", Resource: "services"}
 )
 
-// Cluster is a fake API server: the typed client holds namespaces, pods,
-// Services and nodes; the dynamic one the manifests' objects.
+// Cluster is an API server to test against: client-go's fake one
+// (NewCluster: the typed client holds namespaces, pods, Services and
+// nodes, the dynamic one the manifests' objects), or a real one's clients
+// (ClusterOf).
 type Cluster struct {
+	// Typed and Dynamic are the fake clients, nil for a real cluster.
 	Typed   *fake.Clientset
 	Dynamic *dynamicfake.FakeDynamicClient
 	Clients *kube.Clients
@@ -43,6 +47,11 @@ func NewCluster(objs ...runtime.Object) *Cluster {
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		Deployments: "DeploymentList", Services: "ServiceList"})
 	return &Cluster{Typed: typed, Dynamic: dyn, Clients: &kube.Clients{Typed: typed, Dynamic: dyn, Mapper: mapper}}
+}
+
+// ClusterOf is the cluster the clients reach (a ControlPlane's).
+func ClusterOf(c *kube.Clients) *Cluster {
+	return &Cluster{Clients: c}
 }
 
 // Serve plays the controllers and the kubelet until ctx ends: for every
@@ -60,12 +69,12 @@ func (c *Cluster) Serve(ctx context.Context, node string) {
 			return
 		case <-t.C:
 		}
-		nss, err := c.Typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy})
+		nss, err := c.Clients.Typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy})
 		if err != nil {
 			continue
 		}
 		for _, ns := range nss.Items {
-			deps, err := c.Dynamic.Resource(Deployments).Namespace(ns.Name).List(ctx, metav1.ListOptions{})
+			deps, err := c.Clients.Dynamic.Resource(Deployments).Namespace(ns.Name).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				continue
 			}
@@ -81,7 +90,7 @@ func (c *Cluster) Serve(ctx context.Context, node string) {
 
 // serve makes one Deployment's pods ready and the Deployment available.
 func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstructured, node string) error {
-	svcs, err := c.Dynamic.Resource(Services).Namespace(ns).List(ctx, metav1.ListOptions{})
+	svcs, err := c.Clients.Dynamic.Resource(Services).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -90,7 +99,15 @@ func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstruct
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &svc); err != nil {
 			return err
 		}
-		if _, err := c.Typed.CoreV1().Services(ns).Create(ctx, &svc, metav1.CreateOptions{}); err != nil {
+		// A real API server shows the Service to both clients already;
+		// the fake one keeps the typed objects apart.
+		if _, err := c.Clients.Typed.CoreV1().Services(ns).Get(ctx, svc.Name, metav1.GetOptions{}); err == nil {
+			continue
+		} else if !apierrors.IsNotFound(err) {
+			return err
+		}
+		svc.ResourceVersion = ""
+		if _, err := c.Clients.Typed.CoreV1().Services(ns).Create(ctx, &svc, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -110,16 +127,24 @@ func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstruct
 		statuses = append(statuses, corev1.ContainerStatus{Name: ct.Name, Image: ct.Image, ImageID: ct.Image + "@sha256:0123456789abcdef", Ready: true})
 	}
 	for i := range replicas {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.GetName() + "-" + string(rune('a'+i)), Namespace: ns, Labels: labels},
-			Spec: spec, Status: corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: statuses,
-				Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}}
-		if _, err := c.Typed.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.GetName() + "-" + string(rune('a'+i)), Namespace: ns, Labels: labels}, Spec: spec}
+		created, err := c.Clients.Typed.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		// The kubelet's part: a real API server takes a pod's status
+		// from its status subresource only.
+		created.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: statuses,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+		if _, err := c.Clients.Typed.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
 	}
-	if err := unstructured.SetNestedField(d.Object, replicas, "status", "availableReplicas"); err != nil {
-		return err
+	for _, field := range []string{"replicas", "readyReplicas", "availableReplicas"} {
+		if err := unstructured.SetNestedField(d.Object, replicas, "status", field); err != nil {
+			return err
+		}
 	}
-	_, err = c.Dynamic.Resource(Deployments).Namespace(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+	_, err = c.Clients.Dynamic.Resource(Deployments).Namespace(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{})
 	return err
 }

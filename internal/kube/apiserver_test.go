@@ -32,21 +32,22 @@ func TestAgainstAPIServer(t *testing.T) {
 		sctx, stop := context.WithCancel(ctx)
 		defer stop()
 		go kubetest.ClusterOf(clients).Serve(sctx, "node-1")
-		var forwarded string
+		var forwarded []string
 		s, err := kube.Start(ctx, clients, kube.Options{RunID: "real-1", Objects: objs, Serving: []string{"Deployment/sim"},
 			Service: "sim", Port: 8000, PortForward: true, Timeout: time.Minute, Poll: 50 * time.Millisecond,
 			Forward: func(_ context.Context, _ *kube.Clients, ns, pod string, port int) (string, func(), error) {
-				forwarded = ns + "/" + pod
+				forwarded = append(forwarded, ns+"/"+pod)
 				return "127.0.0.1:9", func() {}, nil
 			}})
 		require.NoError(t, err)
-		assert.Equal(t, "perfgate-real-1/sim-a", forwarded)
+		assert.Equal(t, []string{"perfgate-real-1/sim-a", "perfgate-real-1/sim-b"}, forwarded, "a forward to each ready pod")
+		assert.Len(t, s.BaseURLs(), 2)
 		assert.Equal(t, 2, s.Identity().Replicas)
-		ns, err := clients.Typed.CoreV1().Namespaces().Get(ctx, "perfgate-real-1", metav1.GetOptions{})
+		ns, err := clients.Core.Namespaces().Get(ctx, "perfgate-real-1", metav1.GetOptions{})
 		require.NoError(t, err)
 		assert.Equal(t, kube.ManagedBy, ns.Labels[kube.LabelManagedBy])
 		require.NoError(t, s.Stop(ctx))
-		ns, err = clients.Typed.CoreV1().Namespaces().Get(ctx, "perfgate-real-1", metav1.GetOptions{})
+		ns, err = clients.Core.Namespaces().Get(ctx, "perfgate-real-1", metav1.GetOptions{})
 		if err == nil { // no namespace controller here: it stays terminating
 			assert.NotNil(t, ns.DeletionTimestamp, "the namespace is being deleted")
 		}
@@ -62,14 +63,14 @@ func TestAgainstAPIServer(t *testing.T) {
 		const ns = "perfgate-real-2"
 		var pod *corev1.Pod
 		require.Eventually(t, func() bool {
-			p, err := clients.Typed.CoreV1().Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sim-x", Labels: map[string]string{"app": "sim"}},
+			p, err := clients.Core.Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "sim-x", Labels: map[string]string{"app": "sim"}},
 				Spec: corev1.PodSpec{NodeName: "node-1", Containers: []corev1.Container{{Name: "sim", Image: "ghcr.io/perfgate/perfgate:v1"}}}}, metav1.CreateOptions{})
 			pod = p
 			return err == nil
 		}, 30*time.Second, 50*time.Millisecond, "the namespace is made by the start")
 		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "sim", Image: "ghcr.io/perfgate/perfgate:v1",
 			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{Reason: "OOMKilled", ExitCode: 137}}}}
-		_, err := clients.Typed.CoreV1().Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
+		_, err := clients.Core.Pods(ns).UpdateStatus(ctx, pod, metav1.UpdateOptions{})
 		require.NoError(t, err)
 		err = <-done
 		var pe *kube.PodError
@@ -89,7 +90,7 @@ func TestAgainstAPIServer(t *testing.T) {
 	})
 
 	t.Run("a gone pod's namespaces are deleted by the next start", func(t *testing.T) {
-		_, err := clients.Typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "perfgate-left",
+		_, err := clients.Core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "perfgate-left",
 			Labels:      map[string]string{kube.LabelManagedBy: kube.ManagedBy, kube.LabelRun: "left"},
 			Annotations: map[string]string{kube.AnnotOwner: "pod/arc-runners/runner-gone"}}}, metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -98,7 +99,7 @@ func TestAgainstAPIServer(t *testing.T) {
 			Notice: func(m string) { notices = append(notices, m) }})
 		require.Error(t, err, "nothing serves it: not ready")
 		assert.Contains(t, notices, "deleted namespace perfgate-left, left by perfgate run left: its pod arc-runners/runner-gone no longer exists")
-		ns, err := clients.Typed.CoreV1().Namespaces().Get(ctx, "perfgate-left", metav1.GetOptions{})
+		ns, err := clients.Core.Namespaces().Get(ctx, "perfgate-left", metav1.GetOptions{})
 		if err == nil {
 			assert.NotNil(t, ns.DeletionTimestamp)
 		}

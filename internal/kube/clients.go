@@ -9,17 +9,18 @@ import (
 	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/discovery/cached/memory"
 	"k8s.io/client-go/dynamic"
-	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/restmapper"
 	"k8s.io/client-go/tools/clientcmd"
 )
 
-// Clients are how perfgate asks the cluster: typed for namespaces, pods,
-// services and nodes; dynamic, with a mapper from kinds to resources, for
-// the manifests' objects of any kind.
+// Clients are how perfgate asks the cluster: the core API's typed client
+// for namespaces, pods, services and nodes (only it: the clientset of every
+// API group would triple what perfgate links for nothing); dynamic, with a
+// mapper from kinds to resources, for the manifests' objects of any kind.
 type Clients struct {
-	Typed   kubernetes.Interface
+	Core    corev1client.CoreV1Interface
 	Dynamic dynamic.Interface
 	Mapper  meta.RESTMapper
 	// REST is the connection's config, for a port-forward; nil where there
@@ -41,7 +42,7 @@ func Connect(kubeconfig, context string) (*Clients, error) {
 		return nil, fmt.Errorf("kubernetes: no cluster to reach: %w (perfgate finds it as kubectl does: stack.kubernetes.kubeconfig, $KUBECONFIG, ~/.kube/config, or a pod's service account)", err)
 	}
 	cfg.UserAgent = "perfgate"
-	typed, err := kubernetes.NewForConfig(cfg)
+	core, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
@@ -53,7 +54,7 @@ func Connect(kubeconfig, context string) (*Clients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)
 	}
-	return &Clients{Typed: typed, Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), REST: cfg}, nil
+	return &Clients{Core: core, Dynamic: dyn, Mapper: restmapper.NewDeferredDiscoveryRESTMapper(memory.NewMemCacheClient(disc)), REST: cfg}, nil
 }
 
 // InCluster reports whether perfgate runs in a pod of a cluster: the

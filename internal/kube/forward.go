@@ -22,7 +22,7 @@ func portForward(ctx context.Context, c *Clients, namespace, pod string, port in
 	if err != nil {
 		return "", nil, err
 	}
-	url := c.Typed.CoreV1().RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("portforward").URL()
+	url := c.Core.RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("portforward").URL()
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, url)
 	stop, ready := make(chan struct{}), make(chan struct{})
 	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)

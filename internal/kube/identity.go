@@ -33,7 +33,7 @@ type Identity struct {
 // identify reads the stack's identity from its ready pods and their nodes.
 func (s *Stack) identify(ctx context.Context) Identity {
 	var id Identity
-	pods, err := s.c.Typed.CoreV1().Pods(s.namespace).List(ctx, metav1.ListOptions{})
+	pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return id
 	}
@@ -67,7 +67,7 @@ func (s *Stack) identify(ctx context.Context) Identity {
 		}
 	}
 	for name := range nodes {
-		n, err := s.c.Typed.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		n, err := s.c.Core.Nodes().Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			continue
 		}

@@ -76,8 +76,8 @@ type Stack struct {
 	c         *Clients
 	o         Options
 	namespace string
-	baseURL   string
-	stopFwd   func()
+	baseURLs  []string // the Service's DNS name, or one port-forward a ready pod
+	stopFwds  []func()
 	id        Identity
 
 	done    chan struct{}
@@ -148,7 +148,7 @@ func Start(ctx context.Context, c *Clients, o Options) (_ *Stack, err error) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.namespace,
 		Labels:      map[string]string{LabelManagedBy: ManagedBy, LabelRun: o.RunID},
 		Annotations: map[string]string{AnnotOwner: o.Owner}}}
-	if _, err := c.Typed.CoreV1().Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: ManagedBy}); err != nil {
+	if _, err := c.Core.Namespaces().Create(ctx, ns, metav1.CreateOptions{FieldManager: ManagedBy}); err != nil {
 		return nil, fmt.Errorf("kubernetes: create namespace %s: %w", s.namespace, err)
 	}
 	defer func() {
@@ -325,7 +325,7 @@ var waitingFailures = []string{"CrashLoopBackOff", "ImagePullBackOff", "ErrImage
 // podFailure is the first failure among the namespace's pods, with its
 // container's last log lines, or nil.
 func (s *Stack) podFailure(ctx context.Context) error {
-	pods, err := s.c.Typed.CoreV1().Pods(s.namespace).List(ctx, metav1.ListOptions{})
+	pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("kubernetes: list pods: %w", err)
 	}
@@ -377,7 +377,7 @@ const TailLines = 20
 func (s *Stack) logTail(ctx context.Context, pod, container string) []string {
 	for _, previous := range []bool{true, false} {
 		n := int64(TailLines)
-		req := s.c.Typed.CoreV1().Pods(s.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &n, Previous: previous})
+		req := s.c.Core.Pods(s.namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &n, Previous: previous})
 		rc, err := req.Stream(ctx)
 		if err != nil {
 			continue
@@ -393,10 +393,12 @@ func (s *Stack) logTail(ctx context.Context, pod, container string) []string {
 	return nil
 }
 
-// reach finds the address of the Service: its DNS name, or a port-forward
-// to a ready pod behind it.
+// reach finds the address of the Service: its DNS name, where the Service
+// spreads the requests over its pods; or a port-forward to each ready pod
+// behind it, which perfgate's router then spreads them over (a single
+// forward would send every request to one pod).
 func (s *Stack) reach(ctx context.Context) error {
-	svc, err := s.c.Typed.CoreV1().Services(s.namespace).Get(ctx, s.o.Service, metav1.GetOptions{})
+	svc, err := s.c.Core.Services(s.namespace).Get(ctx, s.o.Service, metav1.GetOptions{})
 	if err != nil {
 		return fmt.Errorf("kubernetes: stack.kubernetes.service %s: %w", s.o.Service, err)
 	}
@@ -410,10 +412,10 @@ func (s *Stack) reach(ctx context.Context) error {
 		return fmt.Errorf("kubernetes: Service %s has no port %d", s.o.Service, s.o.Port)
 	}
 	if !s.o.PortForward {
-		s.baseURL = fmt.Sprintf("http://%s.%s.svc:%d", s.o.Service, s.namespace, s.o.Port)
+		s.baseURLs = []string{fmt.Sprintf("http://%s.%s.svc:%d", s.o.Service, s.namespace, s.o.Port)}
 		return nil
 	}
-	pod, port, err := s.readyPodOf(ctx, svc, *target)
+	pods, err := s.readyPodsOf(ctx, svc, *target)
 	if err != nil {
 		return err
 	}
@@ -421,41 +423,70 @@ func (s *Stack) reach(ctx context.Context) error {
 	if fwd == nil {
 		fwd = portForward
 	}
-	addr, stop, err := fwd(ctx, s.c, s.namespace, pod, port)
-	if err != nil {
-		return fmt.Errorf("kubernetes: port-forward to pod %s port %d: %w", pod, port, err)
+	for _, p := range pods {
+		addr, stop, err := fwd(ctx, s.c, s.namespace, p.name, p.port)
+		if err != nil {
+			return fmt.Errorf("kubernetes: port-forward to pod %s port %d: %w", p.name, p.port, err)
+		}
+		s.baseURLs, s.stopFwds = append(s.baseURLs, "http://"+addr), append(s.stopFwds, stop)
 	}
-	s.baseURL, s.stopFwd = "http://"+addr, stop
 	return nil
 }
 
-// readyPodOf is a ready pod the Service selects, and the container port
-// its target port names.
-func (s *Stack) readyPodOf(ctx context.Context, svc *corev1.Service, target intstr.IntOrString) (string, int, error) {
+// podPort is a pod and the container port a Service's target port names
+// on it.
+type podPort struct {
+	name string
+	port int
+}
+
+// readyPodsOf are the ready pods the Service selects (at most
+// MaxForwards), in name order, each with the container port its target
+// port names.
+func (s *Stack) readyPodsOf(ctx context.Context, svc *corev1.Service, target intstr.IntOrString) ([]podPort, error) {
 	if len(svc.Spec.Selector) == 0 {
-		return "", 0, fmt.Errorf("kubernetes: Service %s selects no pods (no spec.selector): perfgate cannot forward to it", svc.Name)
+		return nil, fmt.Errorf("kubernetes: Service %s selects no pods (no spec.selector): perfgate cannot forward to it", svc.Name)
 	}
-	pods, err := s.c.Typed.CoreV1().Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector})})
+	pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector})})
 	if err != nil {
-		return "", 0, fmt.Errorf("kubernetes: pods of Service %s: %w", svc.Name, err)
+		return nil, fmt.Errorf("kubernetes: pods of Service %s: %w", svc.Name, err)
 	}
-	for _, p := range pods.Items {
-		if !podReady(&p) {
+	items := pods.Items
+	slices.SortFunc(items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
+	var out []podPort
+	for _, p := range items {
+		if !podReady(&p) || len(out) == MaxForwards {
 			continue
 		}
-		if target.Type == intstr.Int {
-			return p.Name, target.IntValue(), nil
+		port, err := targetPortOf(&p, target)
+		if err != nil {
+			return nil, fmt.Errorf("kubernetes: %w (Service %s's targetPort)", err, svc.Name)
 		}
-		for _, c := range p.Spec.Containers {
-			for _, cp := range c.Ports {
-				if cp.Name == target.StrVal {
-					return p.Name, int(cp.ContainerPort), nil
-				}
+		out = append(out, podPort{p.Name, port})
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("kubernetes: no ready pod behind Service %s", svc.Name)
+	}
+	return out, nil
+}
+
+// MaxForwards bounds the pods perfgate forwards to, as it bounds
+// target.base_urls.
+const MaxForwards = 64
+
+// targetPortOf is the container port of pod that target names.
+func targetPortOf(pod *corev1.Pod, target intstr.IntOrString) (int, error) {
+	if target.Type == intstr.Int {
+		return target.IntValue(), nil
+	}
+	for _, c := range pod.Spec.Containers {
+		for _, cp := range c.Ports {
+			if cp.Name == target.StrVal {
+				return int(cp.ContainerPort), nil
 			}
 		}
-		return "", 0, fmt.Errorf("kubernetes: pod %s has no container port named %s (Service %s's targetPort)", p.Name, target.StrVal, svc.Name)
 	}
-	return "", 0, fmt.Errorf("kubernetes: no ready pod behind Service %s", svc.Name)
+	return 0, fmt.Errorf("pod %s has no container port named %s", pod.Name, target.StrVal)
 }
 
 func podReady(p *corev1.Pod) bool {
@@ -499,9 +530,9 @@ func (s *Stack) end(err error) {
 	})
 }
 
-// BaseURL is the server's root: the Service's DNS name, or the local end
-// of the port-forward.
-func (s *Stack) BaseURL() string { return s.baseURL }
+// BaseURLs are the server's roots: the Service's DNS name, or the local
+// end of the port-forward to each ready pod behind it.
+func (s *Stack) BaseURLs() []string { return slices.Clone(s.baseURLs) }
 
 // Namespace is the run's namespace.
 func (s *Stack) Namespace() string { return s.namespace }
@@ -537,11 +568,11 @@ func (s *Stack) Stop(ctx context.Context) error {
 			s.stopWatch()
 			<-s.watched
 		}
-		if s.stopFwd != nil {
-			s.stopFwd()
+		for _, stop := range s.stopFwds {
+			stop()
 		}
 		policy := metav1.DeletePropagationBackground
-		err := s.c.Typed.CoreV1().Namespaces().Delete(ctx, s.namespace, metav1.DeleteOptions{PropagationPolicy: &policy})
+		err := s.c.Core.Namespaces().Delete(ctx, s.namespace, metav1.DeleteOptions{PropagationPolicy: &policy})
 		if err != nil && !apierrors.IsNotFound(err) {
 			s.stopErr = fmt.Errorf("kubernetes: delete namespace %s: %w", s.namespace, err)
 		}
@@ -554,7 +585,7 @@ func (s *Stack) Stop(ctx context.Context) error {
 // saying so; those of a live owner, of one it cannot tell, or with no
 // owner are left alone. A failure is a notice, not an error.
 func (s *Stack) deleteOrphans(ctx context.Context) {
-	list, err := s.c.Typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy})
+	list, err := s.c.Core.Namespaces().List(ctx, metav1.ListOptions{LabelSelector: LabelManagedBy + "=" + ManagedBy})
 	if err != nil {
 		s.notice("warning: kubernetes: cannot list the namespaces of earlier perfgate runs: %v", err)
 		return
@@ -569,7 +600,7 @@ func (s *Stack) deleteOrphans(ctx context.Context) {
 			continue
 		}
 		policy := metav1.DeletePropagationBackground
-		if err := s.c.Typed.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
+		if err := s.c.Core.Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{PropagationPolicy: &policy}); err != nil && !apierrors.IsNotFound(err) {
 			s.notice("warning: kubernetes: cannot delete namespace %s of a perfgate that is gone: %v", ns.Name, err)
 			continue
 		}
@@ -586,7 +617,7 @@ func (s *Stack) ownerGone(ctx context.Context, owner string) (bool, string, bool
 		if !ok {
 			return false, "", false
 		}
-		p, err := s.c.Typed.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+		p, err := s.c.Core.Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		switch {
 		case apierrors.IsNotFound(err):
 			return true, fmt.Sprintf("its pod %s/%s no longer exists", ns, name), true

@@ -43,7 +43,7 @@ func newFakeCluster(objs ...runtime.Object) *fakeCluster {
 	typed := fake.NewSimpleClientset(objs...)
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		deployments: "DeploymentList", services: "ServiceList", isvcs: "InferenceServiceList"})
-	return &fakeCluster{typed: typed, dynamic: dyn, clients: &Clients{Typed: typed, Dynamic: dyn, Mapper: mapper}}
+	return &fakeCluster{typed: typed, dynamic: dyn, clients: &Clients{Core: typed.CoreV1(), Dynamic: dyn, Mapper: mapper}}
 }
 
 const manifests = `apiVersion: apps/v1
@@ -174,7 +174,7 @@ func TestStartWaitsForTheDeploymentAndStopDeletesTheNamespace(t *testing.T) {
 	r := <-out
 	require.NoError(t, r.err)
 	s := r.s
-	assert.Equal(t, "http://127.0.0.1:18555", s.BaseURL())
+	assert.Equal(t, []string{"http://127.0.0.1:18555"}, s.BaseURLs(), "one forward: one pod is ready")
 	assert.Equal(t, "vllm-1:8", forwarded, "forwarded to the ready pod's container port 8000, the Service's targetPort http")
 	nsObj, err := c.typed.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
 	require.NoError(t, err)
@@ -265,7 +265,7 @@ spec: {ports: [{port: 80, targetPort: 8080}]}
 	require.NoError(t, err)
 	r := <-out
 	require.NoError(t, r.err)
-	assert.Equal(t, "http://vllm.perfgate-r2.svc:80", r.s.BaseURL())
+	assert.Equal(t, []string{"http://vllm.perfgate-r2.svc:80"}, r.s.BaseURLs())
 	require.NoError(t, r.s.Stop(context.Background()))
 }
 

@@ -3,8 +3,11 @@ package session
 import (
 	"bytes"
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,12 +25,14 @@ import (
 
 // A kubernetes stack end to end on a cluster without nodes: perfgate
 // creates the namespace and the manifests' objects, the test plays the
-// controllers and the kubelet, the port-forward lands on the simulator;
-// the run measures it, its result says what the cluster said (namespace,
-// images by digest, the node's GPU, the replicas), the target is the
-// forward's address, and the namespace is gone after.
+// controllers and the kubelet, a port-forward to each of the two pods
+// lands on a simulator of its own; the run spreads its requests over both,
+// its result says what the cluster said (namespace, images by digest, the
+// node's GPU, the replicas), the target is the first forward's address,
+// and the namespace is gone after.
 func TestRunOnKubernetes(t *testing.T) {
-	url := startSim(t)
+	sims := map[string]string{"sim-a": startSim(t), "sim-b": startSim(t)}
+	url := sims["sim-a"]
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(`apiVersion: apps/v1
 kind: Deployment
@@ -66,12 +71,12 @@ scenarios:
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go cluster.Serve(ctx, "gpu-1")
-	var forwardedTo string
+	var forwardedTo []string
 	start := func(ctx context.Context, cfg config.Stack, o stack.Options) (stack.Instance, error) {
 		o.Kubernetes = stack.KubernetesOptions{Clients: cluster.Clients,
 			Forward: func(_ context.Context, _ *kube.Clients, ns, pod string, port int) (string, func(), error) {
-				forwardedTo = ns + "/" + pod
-				return strings.TrimPrefix(url, "http://"), func() {}, nil
+				forwardedTo = append(forwardedTo, ns+"/"+pod)
+				return strings.TrimPrefix(sims[pod], "http://"), func() {}, nil
 			}}
 		return stack.Start(ctx, cfg, o)
 	}
@@ -86,11 +91,27 @@ scenarios:
 	assert.Equal(t, []string{"NVIDIA-L4"}, id.Stack.GPUProducts)
 	assert.Equal(t, 2, id.Stack.GPUs)
 	assert.Equal(t, 2, id.Stack.Replicas)
-	assert.Equal(t, url, id.Target.BaseURL, "the target is where the forward lands")
-	assert.Equal(t, "perfgate-kt-1/sim-a", forwardedTo)
+	assert.Equal(t, url, id.Target.BaseURL, "the target is where the first forward lands")
+	assert.Equal(t, []string{"perfgate-kt-1/sim-a", "perfgate-kt-1/sim-b"}, forwardedTo, "a forward to each ready pod")
+	for pod, u := range sims {
+		resp, err := http.Get(u + "/metrics")
+		require.NoError(t, err)
+		page, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		served := 0.0
+		for _, line := range strings.Split(string(page), "\n") {
+			if strings.HasPrefix(line, "vllm:request_success_total{") {
+				f := strings.Fields(line)
+				v, err := strconv.ParseFloat(f[len(f)-1], 64)
+				require.NoError(t, err)
+				served += v
+			}
+		}
+		assert.Positive(t, served, "%s served requests: the router spreads them over the pods", pod)
+	}
 	require.Len(t, res.Scenarios, 1)
 	assert.Len(t, res.Scenarios[0].Repetitions, 2)
-	assert.Contains(t, log.String(), "serving objects ready; the server is at "+url)
+	assert.Contains(t, log.String(), "serving objects ready; the server is at "+url+", "+sims["sim-b"])
 
 	_, err = cluster.Typed.CoreV1().Namespaces().Get(context.Background(), "perfgate-kt-1", metav1.GetOptions{})
 	assert.Error(t, err, "the run's namespace is deleted at its end")

@@ -64,7 +64,11 @@ func routed(cfg *config.Config, headers config.ExpandedHeaders, first *client.Cl
 		}
 		members = append(members, c)
 	}
-	h := stack.Health{Path: cfg.Stack.HealthPath, Headers: headers.Values, Redact: headers.Redactor(), Interval: cfg.Stack.HealthInterval}
+	path := cfg.Stack.HealthPath
+	if path == "" || path == "none" { // the router needs a check to take a replica back
+		path = stack.ModelsPath
+	}
+	h := stack.Health{Path: path, Headers: headers.Values, Redact: headers.Redactor(), Interval: cfg.Stack.HealthInterval}
 	probe := func(ctx context.Context, i int) error {
 		hi := h
 		hi.BaseURL = roots[i]

@@ -184,11 +184,19 @@ func (s *session) startStack(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start stack: %w", err)
 	}
-	if a, ok := inst.(stack.Addressed); ok && a.BaseURL() != "" {
-		// Known only now: a port-forward's local end, or the Service's
-		// name in the run's namespace.
-		s.cfg.Target.BaseURL = a.BaseURL()
-		s.detail("serving objects ready; the server is at %s", s.cfg.Target.BaseURL)
+	if a, ok := inst.(stack.Addressed); ok {
+		// Known only now: a port-forward's local end for each ready
+		// pod, or the Service's name in the run's namespace.
+		if roots := a.BaseURLs(); len(roots) > 0 {
+			s.cfg.Target.BaseURL, s.cfg.Target.BaseURLs = roots[0], nil
+			if len(roots) > 1 {
+				s.cfg.Target.BaseURLs = roots
+			}
+			// A fresh stack is other pods at other addresses: connect anew.
+			s.closeRouter()
+			s.client = nil
+			s.detail("serving objects ready; the server is at %s", strings.Join(roots, ", "))
+		}
 	}
 	// The cold start counts from the moment the process or container runs:
 	// an image pull before it depends on the runner's cache, not on the

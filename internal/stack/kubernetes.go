@@ -14,10 +14,11 @@ import (
 )
 
 // Addressed is a stack whose address perfgate learns only once it runs (a
-// port-forward, or a Service's name in the run's namespace): its root
-// replaces target.base_url.
+// port-forward to each ready pod, or a Service's name in the run's
+// namespace): its roots replace target.base_url, and with two or more
+// perfgate routes over them as over target.base_urls.
 type Addressed interface {
-	BaseURL() string
+	BaseURLs() []string
 }
 
 // kubeStack is a stack on Kubernetes (internal/kube) as an Instance: a pod
@@ -94,7 +95,7 @@ func (k kubeStack) Err() error {
 }
 
 func (k kubeStack) Tail(n int) []string { return k.s.Tail(n) }
-func (k kubeStack) BaseURL() string     { return k.s.BaseURL() }
+func (k kubeStack) BaseURLs() []string  { return k.s.BaseURLs() }
 
 func (k kubeStack) Identity() result.Stack {
 	id := k.s.Identity()

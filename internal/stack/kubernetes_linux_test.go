@@ -31,7 +31,7 @@ func testKilledOwnersNamespace(t *testing.T, clients *kube.Clients) {
 	live, ok := processOwner(os.Getppid())
 	require.True(t, ok)
 	for name, owner := range map[string]string{"perfgate-killed": deadOwner, "perfgate-live": live} {
-		_, err := clients.Typed.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
+		_, err := clients.Core.Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name,
 			Labels: map[string]string{kube.LabelManagedBy: kube.ManagedBy, kube.LabelRun: name}, Annotations: map[string]string{kube.AnnotOwner: owner}}},
 			metav1.CreateOptions{})
 		require.NoError(t, err)
@@ -47,7 +47,7 @@ func testKilledOwnersNamespace(t *testing.T, clients *kube.Clients) {
 	require.NotEmpty(t, notices)
 	assert.Contains(t, notices[0], "deleted namespace perfgate-killed, left by perfgate run perfgate-killed: its process")
 	deleted := func(name string) bool {
-		ns, err := clients.Typed.CoreV1().Namespaces().Get(context.Background(), name, metav1.GetOptions{})
+		ns, err := clients.Core.Namespaces().Get(context.Background(), name, metav1.GetOptions{})
 		return err != nil || ns.DeletionTimestamp != nil
 	}
 	assert.True(t, deleted("perfgate-killed"))

@@ -46,7 +46,7 @@ func NewCluster(objs ...runtime.Object) *Cluster {
 	typed := fake.NewSimpleClientset(objs...)
 	dyn := dynamicfake.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{
 		Deployments: "DeploymentList", Services: "ServiceList"})
-	return &Cluster{Typed: typed, Dynamic: dyn, Clients: &kube.Clients{Typed: typed, Dynamic: dyn, Mapper: mapper}}
+	return &Cluster{Typed: typed, Dynamic: dyn, Clients: &kube.Clients{Core: typed.CoreV1(), Dynamic: dyn, Mapper: mapper}}
 }
 
 // ClusterOf is the cluster the clients reach (a ControlPlane's).
@@ -69,7 +69,7 @@ func (c *Cluster) Serve(ctx context.Context, node string) {
 			return
 		case <-t.C:
 		}
-		nss, err := c.Clients.Typed.CoreV1().Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy})
+		nss, err := c.Clients.Core.Namespaces().List(ctx, metav1.ListOptions{LabelSelector: kube.LabelManagedBy + "=" + kube.ManagedBy})
 		if err != nil {
 			continue
 		}
@@ -101,13 +101,13 @@ func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstruct
 		}
 		// A real API server shows the Service to both clients already;
 		// the fake one keeps the typed objects apart.
-		if _, err := c.Clients.Typed.CoreV1().Services(ns).Get(ctx, svc.Name, metav1.GetOptions{}); err == nil {
+		if _, err := c.Clients.Core.Services(ns).Get(ctx, svc.Name, metav1.GetOptions{}); err == nil {
 			continue
 		} else if !apierrors.IsNotFound(err) {
 			return err
 		}
 		svc.ResourceVersion = ""
-		if _, err := c.Clients.Typed.CoreV1().Services(ns).Create(ctx, &svc, metav1.CreateOptions{}); err != nil {
+		if _, err := c.Clients.Core.Services(ns).Create(ctx, &svc, metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
@@ -128,7 +128,7 @@ func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstruct
 	}
 	for i := range replicas {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.GetName() + "-" + string(rune('a'+i)), Namespace: ns, Labels: labels}, Spec: spec}
-		created, err := c.Clients.Typed.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		created, err := c.Clients.Core.Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 		if err != nil {
 			return err
 		}
@@ -136,7 +136,7 @@ func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstruct
 		// from its status subresource only.
 		created.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: statuses,
 			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
-		if _, err := c.Clients.Typed.CoreV1().Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
+		if _, err := c.Clients.Core.Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
 			return err
 		}
 	}

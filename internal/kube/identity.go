@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,6 +29,12 @@ type Identity struct {
 	GPUs int
 	// Replicas is how many pods were ready.
 	Replicas int
+	// PodStartsS are the ready pods' starts: from scheduled to ready
+	// (their PodScheduled and Ready conditions, on the API server's clock,
+	// to the second), in seconds, in the pods' name order: each replica's
+	// cold start on the cluster, an image pull included where its node
+	// had to pull.
+	PodStartsS []float64
 }
 
 // identify reads the stack's identity from its ready pods and their nodes.
@@ -38,12 +45,16 @@ func (s *Stack) identify(ctx context.Context) Identity {
 		return id
 	}
 	nodes := map[string]bool{}
+	slices.SortFunc(pods.Items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if !podReady(p) {
 			continue
 		}
 		id.Replicas++
+		if d, ok := podStart(p); ok {
+			id.PodStartsS = append(id.PodStartsS, d.Seconds())
+		}
 		for _, cs := range p.Status.ContainerStatuses {
 			img := cs.Image
 			if cs.ImageID != "" {
@@ -78,6 +89,24 @@ func (s *Stack) identify(ctx context.Context) Identity {
 	slices.Sort(id.Images)
 	slices.Sort(id.GPUProducts)
 	return id
+}
+
+// podStart is the time from pod's PodScheduled condition to its Ready
+// one; ok false when either is missing or they are out of order.
+func podStart(p *corev1.Pod) (time.Duration, bool) {
+	var scheduled, ready time.Time
+	for _, c := range p.Status.Conditions {
+		switch c.Type {
+		case corev1.PodScheduled:
+			scheduled = c.LastTransitionTime.Time
+		case corev1.PodReady:
+			ready = c.LastTransitionTime.Time
+		}
+	}
+	if scheduled.IsZero() || ready.IsZero() || ready.Before(scheduled) {
+		return 0, false
+	}
+	return ready.Sub(scheduled), true
 }
 
 // Identity is what the cluster said of the stack once it was ready.

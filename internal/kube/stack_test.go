@@ -124,7 +124,9 @@ func (c *fakeCluster) pod(t *testing.T, ns, name string, ready bool, status func
 	}
 	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": "vllm"}},
 		Spec: corev1.PodSpec{NodeName: "gpu-node-1", Containers: []corev1.Container{{Name: "vllm", Ports: []corev1.ContainerPort{{Name: "http", ContainerPort: 8000}}}}},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: cond}},
+		Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: []corev1.PodCondition{
+			{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(time.Unix(1000, 0))},
+			{Type: corev1.PodReady, Status: cond, LastTransitionTime: metav1.NewTime(time.Unix(1042, 0))}},
 			ContainerStatuses: []corev1.ContainerStatus{{Name: "vllm", Image: "vllm/vllm-openai:v0.9.0", ImageID: "docker-pullable://vllm/vllm-openai@sha256:abc", Ready: ready}}}}
 	if status != nil {
 		status(&p.Status)
@@ -185,6 +187,7 @@ func TestStartWaitsForTheDeploymentAndStopDeletesTheNamespace(t *testing.T) {
 	assert.Equal(t, []string{"vllm/vllm-openai@sha256:abc"}, id.Images)
 	assert.Equal(t, []string{"NVIDIA-H100-80GB-HBM3"}, id.GPUProducts)
 	assert.Equal(t, 1, id.Replicas)
+	assert.Equal(t, []float64{42}, id.PodStartsS, "the ready pod's start, scheduled to ready")
 
 	require.NoError(t, s.Stop(context.Background()))
 	_, err = c.typed.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})

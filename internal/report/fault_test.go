@@ -72,3 +72,14 @@ func TestReplicaLossReport(t *testing.T) {
 	assert.Contains(t, md.String(), "TTFT p95 before the fault")
 	htmlHas(t, renderHTML(t, d), "<h4>Replica loss and recovery</h4>")
 }
+
+// A kubernetes stack's run summary says what the cluster said of it.
+func TestSummaryOfAKubernetesStack(t *testing.T) {
+	r := faultResult([]float64{12}, 20)
+	r.Scenarios[0].Repetitions[0].Fault = nil
+	r.Identity.Stack = result.Stack{Kind: "kubernetes", Namespace: "perfgate-1a2b-1", Replicas: 2, PodStartsS: []float64{41, 63},
+		GPUs: 2, GPUProducts: []string{"NVIDIA-H100-80GB-HBM3"}, Images: []string{"vllm/vllm-openai@sha256:abc"}}
+	var buf bytes.Buffer
+	require.NoError(t, Summary(&buf, r))
+	assert.Contains(t, buf.String(), "kubernetes namespace perfgate-1a2b-1 · 2 pods ready (scheduled to ready: 41 s, 63 s) · 2 GPUs NVIDIA-H100-80GB-HBM3\n")
+}

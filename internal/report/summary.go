@@ -37,6 +37,9 @@ func Summary(w io.Writer, r *result.Result) error {
 	if id.Simulated {
 		fmt.Fprintln(w, "target is perfgate's simulator: a test double, not a GPU measurement")
 	}
+	if line := clusterLine(id.Stack); line != "" {
+		fmt.Fprintln(w, line)
+	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintln(w)
 		if err := scenario(w, &s, r.AB, r.Cost, r.PercentileNames()); err != nil {
@@ -453,6 +456,30 @@ func describeLoad(l result.Load) string {
 		s += fmt.Sprintf(", max %d in flight", l.MaxInFlight)
 	}
 	return s
+}
+
+// clusterLine is what a kubernetes stack's cluster said of it: its
+// namespace, the ready pods and their starts (scheduled to ready), the
+// GPUs; "" for another stack.
+func clusterLine(st result.Stack) string {
+	if st.Kind != config.StackKubernetes {
+		return ""
+	}
+	line := fmt.Sprintf("kubernetes namespace %s · %d pod%s ready", clean(st.Namespace, 63), st.Replicas, plural(st.Replicas))
+	if len(st.PodStartsS) > 0 {
+		starts := make([]string, 0, len(st.PodStartsS))
+		for _, x := range st.PodStartsS[:min(len(st.PodStartsS), 8)] {
+			starts = append(starts, fmt.Sprintf("%.0f s", x))
+		}
+		line += " (scheduled to ready: " + strings.Join(starts, ", ") + ")"
+	}
+	if st.GPUs > 0 {
+		line += fmt.Sprintf(" · %d GPU%s", st.GPUs, plural(st.GPUs))
+		if len(st.GPUProducts) > 0 {
+			line += " " + clean(strings.Join(st.GPUProducts, ", "), 80)
+		}
+	}
+	return line
 }
 
 // nanIfNil is *x, or NaN (not shown) for nil.

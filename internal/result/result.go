@@ -176,6 +176,10 @@ type Stack struct {
 	Images      []string `json:"images,omitempty"`
 	GPUProducts []string `json:"gpu_products,omitempty"`
 	GPUs        int      `json:"gpus,omitempty"`
+	// PodStartsS are a kubernetes stack's ready pods' starts, scheduled to
+	// ready, in seconds (each replica's cold start on the cluster, image
+	// pulls included; the API server's clock, to the second).
+	PodStartsS []float64 `json:"pod_starts_s,omitempty"`
 }
 
 // GPU is one accelerator of the serving machine.

@@ -63,6 +63,12 @@ func (r *Result) Validate() error {
 		v.count("cost.gpus", c.GPUs)
 	}
 	v.percentileList(r.Percentiles)
+	st := r.Identity.Stack
+	v.count("identity.stack.replicas", st.Replicas)
+	v.count("identity.stack.gpus", st.GPUs)
+	for i, s := range st.PodStartsS {
+		v.nonNegative(fmt.Sprintf("identity.stack.pod_starts_s[%d]", i), s)
+	}
 	if in := r.Incomplete; in != nil {
 		v.count("incomplete.rounds", in.Rounds)
 	}

@@ -100,7 +100,7 @@ func (k kubeStack) BaseURLs() []string  { return k.s.BaseURLs() }
 func (k kubeStack) Identity() result.Stack {
 	id := k.s.Identity()
 	return result.Stack{Kind: config.StackKubernetes, Namespace: k.s.Namespace(), Images: id.Images,
-		GPUProducts: id.GPUProducts, GPUs: id.GPUs, Replicas: id.Replicas}
+		GPUProducts: id.GPUProducts, GPUs: id.GPUs, Replicas: id.Replicas, PodStartsS: id.PodStartsS}
 }
 
 func (k kubeStack) Stop(ctx context.Context) error { return k.s.Stop(ctx) }

@@ -15,6 +15,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	gating "github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/kube"
 	"github.com/perfgate/perfgate/internal/quality"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/workload"
@@ -102,6 +103,22 @@ func runValidate(configPath string, files, evals []string, ab bool, baselines st
 			files = append(files, cfg.WorkloadPath(s))
 		}
 		evals = append(cfg.SuitePaths(), evals...)
+		// A kubernetes stack's manifests are read here, not first as the
+		// run starts on the cluster.
+		if k := cfg.Stack.Kubernetes; k != nil && cfg.Stack.Kind == config.StackKubernetes {
+			paths := make([]string, len(k.Manifests))
+			for i, m := range k.Manifests {
+				paths[i] = m
+				if !filepath.IsAbs(m) {
+					paths[i] = filepath.Join(cfg.StackDir(), m)
+				}
+			}
+			if _, err := kube.Check(paths, k.Serving); err != nil {
+				problems = append(problems, fmt.Errorf("%s: stack.kubernetes: %w", configPath, err))
+			} else {
+				checked += len(paths)
+			}
+		}
 	}
 	// check loads each file once (a file named twice is checked once).
 	seen := map[string]bool{}

@@ -189,3 +189,36 @@ compare: {estimator: sample}
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "no baseline of any scenario")
 }
+
+// A kubernetes stack's manifests are read by validate: a document without
+// a kind, or a serving object the manifests lack, is said before any run.
+func TestValidateReadsKubernetesManifests(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "perfgate.yaml")
+	write := func(name, body string) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644))
+	}
+	write("perfgate.yaml", `stack:
+  kind: kubernetes
+  kubernetes: {manifests: [k8s.yaml], serving: [Deployment/vllm], service: "vllm:8000"}
+scenarios:
+  - name: chat
+    synth: {requests: 10, input: {type: fixed, value: 8}, output: {type: fixed, value: 8}}
+    load: {type: closed, concurrency: 4}
+repetitions: 6
+`)
+	write("k8s.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: vllm}\n---\napiVersion: apps/v1\nmetadata: {name: x}\n")
+	_, _, err := perfgate("validate", "-c", conf)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "k8s.yaml, document 2: want an object with apiVersion and kind")
+
+	write("k8s.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: vllm}\n")
+	_, _, err = perfgate("validate", "-c", conf)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "serving names Deployment/vllm, which is not among the manifests' objects")
+
+	write("k8s.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: vllm}\nspec: {replicas: 1}\n---\napiVersion: v1\nkind: Service\nmetadata: {name: vllm}\n")
+	out, _, err := perfgate("validate", "-c", conf)
+	require.NoError(t, err)
+	assert.Contains(t, out, "ok: 2 files checked")
+}

@@ -184,9 +184,27 @@ type servingRef struct {
 func (r servingRef) String() string { return r.kind + "/" + r.name }
 
 // serving resolves Options.Serving against the manifests' objects.
-func (s *Stack) serving() ([]servingRef, error) {
+func (s *Stack) serving() ([]servingRef, error) { return resolveServing(s.o.Objects, s.o.Serving) }
+
+// Check reads the manifests at paths and resolves the serving objects
+// against them, as a start would, without a cluster: what perfgate
+// validate can say before a run. It returns how many objects there are.
+func Check(paths, serving []string) (int, error) {
+	objs, err := ReadManifests(paths)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := resolveServing(objs, serving); err != nil {
+		return 0, err
+	}
+	return len(objs), nil
+}
+
+// resolveServing resolves serving (KIND/NAME; empty: every Deployment and
+// StatefulSet) against the manifests' objects.
+func resolveServing(objects []*unstructured.Unstructured, serving []string) ([]servingRef, error) {
 	find := func(kind, name string) (schema.GroupVersionKind, bool) {
-		for _, obj := range s.o.Objects {
+		for _, obj := range objects {
 			if strings.EqualFold(obj.GetKind(), kind) && obj.GetName() == name {
 				return obj.GroupVersionKind(), true
 			}
@@ -194,8 +212,8 @@ func (s *Stack) serving() ([]servingRef, error) {
 		return schema.GroupVersionKind{}, false
 	}
 	var out []servingRef
-	if len(s.o.Serving) == 0 {
-		for _, obj := range s.o.Objects {
+	if len(serving) == 0 {
+		for _, obj := range objects {
 			if k := obj.GetKind(); k == "Deployment" || k == "StatefulSet" {
 				out = append(out, servingRef{kind: k, name: obj.GetName(), gvk: obj.GroupVersionKind()})
 			}
@@ -205,7 +223,7 @@ func (s *Stack) serving() ([]servingRef, error) {
 		}
 		return out, nil
 	}
-	for _, ref := range s.o.Serving {
+	for _, ref := range serving {
 		kind, name, _ := strings.Cut(ref, "/")
 		gvk, ok := find(kind, name)
 		if !ok {

@@ -106,13 +106,7 @@ func runValidate(configPath string, files, evals []string, ab bool, baselines st
 		// A kubernetes stack's manifests are read here, not first as the
 		// run starts on the cluster.
 		if k := cfg.Stack.Kubernetes; k != nil && cfg.Stack.Kind == config.StackKubernetes {
-			paths := make([]string, len(k.Manifests))
-			for i, m := range k.Manifests {
-				paths[i] = m
-				if !filepath.IsAbs(m) {
-					paths[i] = filepath.Join(cfg.StackDir(), m)
-				}
-			}
+			paths := k.Paths(cfg.StackDir())
 			if _, err := kube.Check(paths, k.Serving); err != nil {
 				problems = append(problems, fmt.Errorf("%s: stack.kubernetes: %w", configPath, err))
 			} else {

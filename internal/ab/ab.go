@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -424,34 +422,13 @@ func holdable(base, cand *config.Config, mode string) error {
 	}
 	for _, b := range base.Target.Replicas() {
 		for _, c := range cand.Target.Replicas() {
-			if address(b) == address(c) {
+			if config.ServerAddress(b) == config.ServerAddress(c) {
 				return exit.UsageError(fmt.Errorf("both arms serve at %s: co-resident stacks need different ports (give one stack and its target.base_url, or its target.base_urls, another port), or use --mode swap to run one at a time",
 					c))
 			}
 		}
 	}
 	return nil
-}
-
-// address is the host and port a base URL reaches, loopback names as
-// 127.0.0.1 and the scheme's default port made explicit; the URL itself
-// when it does not parse.
-func address(baseURL string) string {
-	u, err := url.Parse(baseURL)
-	if err != nil || u.Host == "" {
-		return baseURL
-	}
-	host, port := u.Hostname(), u.Port()
-	if port == "" {
-		port = map[string]string{"https": "443"}[u.Scheme]
-		if port == "" {
-			port = "80"
-		}
-	}
-	if host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.") {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
 }
 
 // abRun is an A/B in progress.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"net"
 	"net/url"
 	"slices"
 	"strings"
@@ -94,7 +95,7 @@ func (v *validator) replicas() {
 			v.add(p, "%s", msg)
 			continue
 		}
-		key := replicaAddress(raw)
+		key := ServerAddress(raw)
 		if j, dup := seen[key]; dup {
 			v.add(p, "%q is the address of target.base_urls[%d] (%s): each replica has an address of its own", raw, j, key)
 		}
@@ -119,14 +120,20 @@ func baseURLProblem(raw string) string {
 	return ""
 }
 
-// replicaAddress is the host and port a root reaches, lower-cased, the
-// scheme's port filled in: two roots alike here are one server.
-func replicaAddress(root string) string {
+// ServerAddress is the host and port a server root reaches, loopback
+// names as 127.0.0.1 and the scheme's default port made explicit: two
+// roots alike here are one server (two replicas of base_urls, two arms of
+// perfgate ab). The root itself when it does not parse.
+func ServerAddress(root string) string {
 	u, err := url.Parse(root)
-	if err != nil {
+	if err != nil || u.Host == "" {
 		return root
 	}
-	return strings.ToLower(u.Hostname()) + ":" + ReplicaPort(root)
+	host := strings.ToLower(u.Hostname())
+	if host == "localhost" || host == "::1" || strings.HasPrefix(host, "127.") {
+		host = "127.0.0.1"
+	}
+	return net.JoinHostPort(host, ReplicaPort(root))
 }
 
 // ReplicaPort is the port of a replica's root: its own, or its scheme's.

@@ -71,6 +71,16 @@ func ObjectRef(ref string) (kind, name string, ok bool) {
 	return kind, name, ok && kind != "" && name != "" && !strings.Contains(name, "/")
 }
 
+// Paths are the manifests resolved against dir (the config's directory:
+// Config.StackDir).
+func (k *KubernetesStack) Paths(dir string) []string {
+	out := make([]string, len(k.Manifests))
+	for i, m := range k.Manifests {
+		out[i] = resolve(dir, m)
+	}
+	return out
+}
+
 var accesses = []string{AccessAuto, AccessDNS, AccessPortForward}
 
 // kubernetes checks stack.kubernetes: manifests that exist, serving

@@ -125,9 +125,12 @@ func (e *PodError) Error() string {
 // OOMKilled reports whether the container was killed for its memory.
 func (e *PodError) OOMKilled() bool { return e.Reason == "OOMKilled" }
 
+// notDNSLabel matches what a DNS label may not hold.
+var notDNSLabel = regexp.MustCompile(`[^a-z0-9-]+`)
+
 // namespaceName is the run's namespace: perfgate-<run id>, as a DNS label.
 func namespaceName(runID string) string {
-	id := strings.Trim(regexp.MustCompile(`[^a-z0-9-]+`).ReplaceAllString(strings.ToLower(runID), "-"), "-")
+	id := strings.Trim(notDNSLabel.ReplaceAllString(strings.ToLower(runID), "-"), "-")
 	return strings.TrimRight(("perfgate-" + id)[:min(63, len("perfgate-"+id))], "-")
 }
 

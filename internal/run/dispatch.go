@@ -184,14 +184,16 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 	x := &dispatch{d: d, p: &p, clk: clk, start: clk.Now(), records: records, units: len(units), think: think,
 		res: &reserver{units: units, limit: p.limit()}}
 	// The fault is made on time, or not at all once the load has ended.
-	fctx, endFault := context.WithCancel(ctx)
-	faultDone := make(chan struct{})
-	go func() {
-		defer close(faultDone)
-		if f := p.Fault; f != nil {
+	endFault := func() {}
+	if f := p.Fault; f != nil {
+		fctx, cancel := context.WithCancel(ctx)
+		made := make(chan struct{})
+		go func() {
+			defer close(made)
 			f.make(fctx, clk, x.start, stop)
-		}
-	}()
+		}()
+		endFault = func() { cancel(); <-made }
+	}
 	if sched == nil {
 		x.closedLoop(ctx)
 	} else {
@@ -199,7 +201,6 @@ func (d *Dispatcher) Run(ctx context.Context, p Plan, emit func(*result.Record))
 	}
 	x.wg.Wait()
 	endFault()
-	<-faultDone
 	close(records)
 	<-collected
 	return runErr(outer, ctx)

@@ -8,7 +8,6 @@ import (
 
 	"github.com/perfgate/perfgate/internal/client"
 	"github.com/perfgate/perfgate/internal/config"
-	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/route"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
@@ -52,15 +51,11 @@ func routed(cfg *config.Config, headers config.ExpandedHeaders, first *client.Cl
 	if len(roots) < 2 {
 		return first, nil
 	}
-	pool, _ := run.Connections(cfg)
 	members := []route.Member{first}
 	for _, root := range roots[1:] {
-		c, err := client.New(client.Options{
-			BaseURL: root, API: client.API(cfg.Target.API), Model: cfg.Target.Model,
-			Headers: headers.Values, Redact: headers.Redactor(), Timeout: cfg.Target.Timeout, MaxConns: pool,
-		})
+		c, err := targetClient(cfg, headers, root, cfg.Target.Model)
 		if err != nil {
-			return nil, exit.UsageError(fmt.Errorf("target: %w", err))
+			return nil, err
 		}
 		members = append(members, c)
 	}

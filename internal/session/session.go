@@ -226,16 +226,8 @@ func Connect(ctx context.Context, cfg *config.Config) (*client.Client, error) {
 
 // connect is Connect with the headers expanded.
 func connect(ctx context.Context, cfg *config.Config, headers config.ExpandedHeaders) (*client.Client, error) {
-	pool, _ := run.Connections(cfg)
 	newClient := func(model string) (*client.Client, error) {
-		c, err := client.New(client.Options{
-			BaseURL: cfg.Target.BaseURL, API: client.API(cfg.Target.API), Model: model,
-			Headers: headers.Values, Redact: headers.Redactor(), Timeout: cfg.Target.Timeout, MaxConns: pool,
-		})
-		if err != nil {
-			return nil, exit.UsageError(fmt.Errorf("target: %w", err))
-		}
-		return c, nil
+		return targetClient(cfg, headers, cfg.Target.BaseURL, model)
 	}
 	c, err := newClient(cfg.Target.Model)
 	if err != nil {
@@ -265,6 +257,21 @@ func connect(ctx context.Context, cfg *config.Config, headers config.ExpandedHea
 	cfg.Target.Model = models[0]
 	c.CloseIdleConnections()
 	return newClient(cfg.Target.Model)
+}
+
+// targetClient is the client of the target's server at root (one replica
+// of several, or the only one), asking for model; its connection pool is
+// sized for the run (run.Connections).
+func targetClient(cfg *config.Config, headers config.ExpandedHeaders, root, model string) (*client.Client, error) {
+	pool, _ := run.Connections(cfg)
+	c, err := client.New(client.Options{
+		BaseURL: root, API: client.API(cfg.Target.API), Model: model,
+		Headers: headers.Values, Redact: headers.Redactor(), Timeout: cfg.Target.Timeout, MaxConns: pool,
+	})
+	if err != nil {
+		return nil, exit.UsageError(fmt.Errorf("target: %w", err))
+	}
+	return c, nil
 }
 
 // runID is a short random id that makes request ids unique across runs.

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/perfgate/perfgate/internal/config"
@@ -39,7 +38,7 @@ var (
 // after, as for every stack.
 func startKubernetes(ctx context.Context, cfg config.Stack, o Options) (Instance, error) {
 	k := cfg.Kubernetes
-	objs, err := kube.ReadManifests(manifestPaths(k, o.Dir))
+	objs, err := kube.ReadManifests(k.Paths(o.Dir))
 	if err != nil {
 		return nil, err
 	}
@@ -122,17 +121,4 @@ func kubeOwnerGone(ctx context.Context, owner string) (bool, string, bool) {
 		return false, "", false
 	}
 	return ownerGone(ctx, nil, owner)
-}
-
-// manifestPaths are the manifests resolved against dir.
-func manifestPaths(k *config.KubernetesStack, dir string) []string {
-	out := make([]string, len(k.Manifests))
-	for i, m := range k.Manifests {
-		if filepath.IsAbs(m) {
-			out[i] = m
-		} else {
-			out[i] = filepath.Join(dir, m)
-		}
-	}
-	return out
 }

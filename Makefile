@@ -37,7 +37,7 @@ test:
 # time), so this is not part of `make test`: ci.yml runs it as a job of
 # its own, with that directory cached.
 test-apiserver:
-	PERFGATE_CONTROL_PLANE=$$(./scripts/control-plane.sh) $(GO) test -count=1 -run AgainstAPIServer -v ./internal/kube/ ./internal/stack/
+	PERFGATE_CONTROL_PLANE=$$(./scripts/control-plane.sh) $(GO) test -count=1 -run AgainstAPIServer -v ./internal/kube/ ./internal/stack/ ./cmd/perfgate/
 
 # Benchmarks (not run in CI): the client's ceiling and the pacer.
 bench:

@@ -199,6 +199,12 @@ func TestDocsExamplesParse(t *testing.T) {
 				require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 				require.NoError(t, os.WriteFile(p, []byte("{}\n"), 0o644))
 			}
+			for _, m := range regexp.MustCompile(`manifests: \[([^\]]+)\]`).FindAllStringSubmatch(b[1], -1) {
+				for _, name := range strings.Split(m[1], ",") {
+					p := filepath.Join(dir, strings.Trim(strings.TrimSpace(name), `"`))
+					require.NoError(t, os.MkdirAll(p, 0o755)) // a directory of manifests
+				}
+			}
 			c, err := Parse([]byte(b[1]), filepath.Join(dir, "perfgate.yaml"))
 			require.NoError(t, err, "%s example %d", file, i+1)
 			assert.Empty(t, c.Warnings, "%s example %d", file, i+1)

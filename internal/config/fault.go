@@ -164,14 +164,19 @@ func (v *validator) fault(p string, s *Scenario) {
 	}
 	n := len(v.c.Target.BaseURLs)
 	switch {
+	case v.c.Stack.Kind == StackKubernetes:
+		// Its replicas are the ready pods behind the Service, known
+		// once it is up: their count is checked then.
+		if f.Replica < 0 {
+			v.add(fp+".replica", "must be 1 or more (the pod's place among the ready pods behind the Service, in name order), or 0 for the last, got %d", f.Replica)
+		}
 	case v.c.Stack.Kind != StackProcess:
-		v.add(fp, "kill: replica needs replicas perfgate started: stack.kind process with target.base_urls (one process per URL), and stack.kind is %s", v.c.Stack.Kind)
+		v.add(fp, "kill: replica needs replicas perfgate started: stack.kind process with target.base_urls (one process per URL), or stack.kind kubernetes, and stack.kind is %s", v.c.Stack.Kind)
 		return
 	case n < 2:
 		v.add(fp, "kill: replica needs two or more replicas, one left to serve: list them in target.base_urls (got %d)", n)
 		return
-	}
-	if f.Replica < 0 || f.Replica > n {
+	case f.Replica < 0 || f.Replica > n:
 		v.add(fp+".replica", "must be from 1 to %d (the replica's place in target.base_urls), or 0 for the last, got %d", n, f.Replica)
 	}
 	if f.At <= 0 {

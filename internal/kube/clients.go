@@ -42,6 +42,9 @@ func Connect(kubeconfig, context string) (*Clients, error) {
 		return nil, fmt.Errorf("kubernetes: no cluster to reach: %w (perfgate finds it as kubectl does: stack.kubernetes.kubeconfig, $KUBECONFIG, ~/.kube/config, or a pod's service account)", err)
 	}
 	cfg.UserAgent = "perfgate"
+	// client-go's default (5 a second) is kubectl's of years ago; a run
+	// looks at its pods about twice a second, a replacement's wait more.
+	cfg.QPS, cfg.Burst = 20, 40
 	core, err := corev1client.NewForConfig(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: %w", err)

@@ -12,9 +12,9 @@ import (
 	"k8s.io/client-go/transport/spdy"
 )
 
-// portForward forwards a free local loopback port to port of pod, as
-// kubectl port-forward does, over the API server's connection.
-func portForward(ctx context.Context, c *Clients, namespace, pod string, port int) (string, func(), error) {
+// portForward forwards local loopback port local (0: a free one) to port
+// of pod, as kubectl port-forward does, over the API server's connection.
+func portForward(ctx context.Context, c *Clients, namespace, pod string, port, local int) (string, func(), error) {
 	if c.REST == nil {
 		return "", nil, errors.New("no API server connection to forward over")
 	}
@@ -25,7 +25,7 @@ func portForward(ctx context.Context, c *Clients, namespace, pod string, port in
 	url := c.Core.RESTClient().Post().Resource("pods").Namespace(namespace).Name(pod).SubResource("portforward").URL()
 	dialer := spdy.NewDialer(upgrader, &http.Client{Transport: transport}, http.MethodPost, url)
 	stop, ready := make(chan struct{}), make(chan struct{})
-	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("0:%d", port)}, stop, ready, io.Discard, io.Discard)
+	fw, err := portforward.NewOnAddresses(dialer, []string{"127.0.0.1"}, []string{fmt.Sprintf("%d:%d", local, port)}, stop, ready, io.Discard, io.Discard)
 	if err != nil {
 		return "", nil, err
 	}

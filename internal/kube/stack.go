@@ -17,6 +17,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -67,9 +68,10 @@ type Options struct {
 // ProgressEvery is how often a start says what it waits for.
 const ProgressEvery = 10 * time.Second
 
-// Forwarder forwards a local port to port of pod in namespace and returns
-// the local address (host:port) and a function that ends the forward.
-type Forwarder func(ctx context.Context, c *Clients, namespace, pod string, port int) (addr string, stop func(), err error)
+// Forwarder forwards a local loopback port to port of pod in namespace:
+// local, or a free one when local is 0. It returns the local address
+// (host:port) and a function that ends the forward.
+type Forwarder func(ctx context.Context, c *Clients, namespace, pod string, port, local int) (addr string, stop func(), err error)
 
 // Stack is a stack started on a cluster.
 type Stack struct {
@@ -77,8 +79,14 @@ type Stack struct {
 	o         Options
 	namespace string
 	baseURLs  []string // the Service's DNS name, or one port-forward a ready pod
-	stopFwds  []func()
 	id        Identity
+	selector  string             // the Service's pods, as a label selector
+	target    intstr.IntOrString // the Service's target port
+
+	mu       sync.Mutex
+	replicas []replica       // the ready pods behind the Service at the start, in name order, and their replacements
+	killed   map[string]bool // the pods a fault deleted (podKey): their end is not a failure
+	series   []ReadyCount    // the ready pods behind the Service, each time the watch saw a change
 
 	done    chan struct{}
 	endOnce sync.Once
@@ -171,6 +179,10 @@ func Start(ctx context.Context, c *Clients, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.id = s.identify(ctx)
+	s.killed = map[string]bool{}
+	if pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: s.selector}); err == nil {
+		s.count(pods.Items, time.Now())
+	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopWatch, s.watched = cancel, make(chan struct{})
 	go s.watch(wctx)
@@ -351,6 +363,9 @@ func (s *Stack) podFailure(ctx context.Context) error {
 		return fmt.Errorf("kubernetes: list pods: %w", err)
 	}
 	for i := range pods.Items {
+		if s.wasKilled(&pods.Items[i]) {
+			continue // a fault's, ending as it was made to
+		}
 		if pe := failureOf(&pods.Items[i]); pe != nil {
 			pe.Namespace = s.namespace
 			pe.Tail = s.logTail(ctx, pe.Pod, pe.Container)
@@ -417,7 +432,8 @@ func (s *Stack) logTail(ctx context.Context, pod, container string) []string {
 // reach finds the address of the Service: its DNS name, where the Service
 // spreads the requests over its pods; or a port-forward to each ready pod
 // behind it, which perfgate's router then spreads them over (a single
-// forward would send every request to one pod).
+// forward would send every request to one pod). Either way the ready pods
+// behind it are the stack's replicas, which a fault deletes one of.
 func (s *Stack) reach(ctx context.Context) error {
 	svc, err := s.c.Core.Services(s.namespace).Get(ctx, s.o.Service, metav1.GetOptions{})
 	if err != nil {
@@ -432,25 +448,43 @@ func (s *Stack) reach(ctx context.Context) error {
 	if target == nil {
 		return fmt.Errorf("kubernetes: Service %s has no port %d", s.o.Service, s.o.Port)
 	}
-	if !s.o.PortForward {
-		s.baseURLs = []string{fmt.Sprintf("http://%s.%s.svc:%d", s.o.Service, s.namespace, s.o.Port)}
-		return nil
+	s.target = *target
+	if len(svc.Spec.Selector) > 0 {
+		s.selector = metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector})
 	}
 	pods, err := s.readyPodsOf(ctx, svc, *target)
+	if !s.o.PortForward {
+		s.baseURLs = []string{fmt.Sprintf("http://%s.%s.svc:%d", s.o.Service, s.namespace, s.o.Port)}
+		for _, p := range pods { // none when the Service selects none: a fault then cannot be made
+			s.replicas = append(s.replicas, replica{pod: p.name, uid: p.uid, port: p.port})
+		}
+		return nil
+	}
 	if err != nil {
 		return err
 	}
+	for _, p := range pods {
+		r := replica{pod: p.name, uid: p.uid, port: p.port}
+		if err := s.forward(ctx, &r, 0); err != nil {
+			return err
+		}
+		s.replicas = append(s.replicas, r)
+		s.baseURLs = append(s.baseURLs, "http://"+r.addr)
+	}
+	return nil
+}
+
+// forward forwards local (0: a free port) to r's pod, as r's address.
+func (s *Stack) forward(ctx context.Context, r *replica, local int) error {
 	fwd := s.o.Forward
 	if fwd == nil {
 		fwd = portForward
 	}
-	for _, p := range pods {
-		addr, stop, err := fwd(ctx, s.c, s.namespace, p.name, p.port)
-		if err != nil {
-			return fmt.Errorf("kubernetes: port-forward to pod %s port %d: %w", p.name, p.port, err)
-		}
-		s.baseURLs, s.stopFwds = append(s.baseURLs, "http://"+addr), append(s.stopFwds, stop)
+	addr, stop, err := fwd(ctx, s.c, s.namespace, r.pod, r.port, local)
+	if err != nil {
+		return fmt.Errorf("kubernetes: port-forward to pod %s port %d: %w", r.pod, r.port, err)
 	}
+	r.addr, r.stop = addr, stop
 	return nil
 }
 
@@ -458,6 +492,7 @@ func (s *Stack) reach(ctx context.Context) error {
 // on it.
 type podPort struct {
 	name string
+	uid  types.UID
 	port int
 }
 
@@ -468,7 +503,7 @@ func (s *Stack) readyPodsOf(ctx context.Context, svc *corev1.Service, target int
 	if len(svc.Spec.Selector) == 0 {
 		return nil, fmt.Errorf("kubernetes: Service %s selects no pods (no spec.selector): perfgate cannot forward to it", svc.Name)
 	}
-	pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector})})
+	pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: s.selector})
 	if err != nil {
 		return nil, fmt.Errorf("kubernetes: pods of Service %s: %w", svc.Name, err)
 	}
@@ -476,14 +511,14 @@ func (s *Stack) readyPodsOf(ctx context.Context, svc *corev1.Service, target int
 	slices.SortFunc(items, func(a, b corev1.Pod) int { return strings.Compare(a.Name, b.Name) })
 	var out []podPort
 	for _, p := range items {
-		if !podReady(&p) || len(out) == MaxForwards {
+		if !podReady(&p) || p.DeletionTimestamp != nil || len(out) == MaxForwards {
 			continue
 		}
 		port, err := targetPortOf(&p, target)
 		if err != nil {
 			return nil, fmt.Errorf("kubernetes: %w (Service %s's targetPort)", err, svc.Name)
 		}
-		out = append(out, podPort{p.Name, port})
+		out = append(out, podPort{p.Name, p.UID, port})
 	}
 	if len(out) == 0 {
 		return nil, fmt.Errorf("kubernetes: no ready pod behind Service %s", svc.Name)
@@ -519,7 +554,8 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// watch ends the stack at the first pod failure.
+// watch ends the stack at the first pod failure, and counts the ready
+// pods behind the Service as it goes.
 func (s *Stack) watch(ctx context.Context) {
 	defer close(s.watched)
 	t := time.NewTicker(s.o.Poll)
@@ -535,6 +571,12 @@ func (s *Stack) watch(ctx context.Context) {
 		if errors.As(err, &pe) {
 			s.end(pe)
 			return
+		}
+		if s.selector == "" {
+			continue
+		}
+		if pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: s.selector}); err == nil {
+			s.count(pods.Items, time.Now())
 		}
 	}
 }
@@ -589,9 +631,13 @@ func (s *Stack) Stop(ctx context.Context) error {
 			s.stopWatch()
 			<-s.watched
 		}
-		for _, stop := range s.stopFwds {
-			stop()
+		s.mu.Lock()
+		for _, r := range s.replicas {
+			if r.stop != nil {
+				r.stop()
+			}
 		}
+		s.mu.Unlock()
 		policy := metav1.DeletePropagationBackground
 		err := s.c.Core.Namespaces().Delete(ctx, s.namespace, metav1.DeleteOptions{PropagationPolicy: &policy})
 		if err != nil && !apierrors.IsNotFound(err) {

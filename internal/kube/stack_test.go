@@ -145,7 +145,7 @@ func (c *fakeCluster) setAvailable(t *testing.T, ns string, n int64) {
 func options(t *testing.T, forwarded *string) Options {
 	return Options{RunID: "Run_1a2b", Objects: objects(t, manifests), Service: "vllm", Port: 80, PortForward: true,
 		Timeout: time.Minute, Poll: 5 * time.Millisecond, Owner: "process/boot/ns/42/7",
-		Forward: func(ctx context.Context, c *Clients, ns, pod string, port int) (string, func(), error) {
+		Forward: func(ctx context.Context, c *Clients, ns, pod string, port, _ int) (string, func(), error) {
 			*forwarded = pod + ":" + string(rune('0'+port/1000)) // 8000 → "8"
 			return "127.0.0.1:18555", func() {}, nil
 		}}

@@ -82,4 +82,16 @@ func TestSummaryOfAKubernetesStack(t *testing.T) {
 	var buf bytes.Buffer
 	require.NoError(t, Summary(&buf, r))
 	assert.Contains(t, buf.String(), "kubernetes namespace perfgate-1a2b-1 · 2 pods ready (scheduled to ready: 41 s, 63 s) · 2 GPUs NVIDIA-H100-80GB-HBM3\n")
+	assert.NotContains(t, buf.String(), "ready replicas", "no counts, no rows")
+
+	// The ready pods over each repetition: an autoscaler's third pod,
+	// then a pod lost.
+	r = faultResult([]float64{12, 12}, 20, 20)
+	r.Scenarios[0].Repetitions[0].Replicas = []result.ReadyReplicas{{AtS: 0, Ready: 2}, {AtS: 41, Ready: 3}}
+	r.Scenarios[0].Repetitions[1].Replicas = []result.ReadyReplicas{{AtS: 0, Ready: 3}, {AtS: 30, Ready: 2}, {AtS: 42, Ready: 3}}
+	buf.Reset()
+	require.NoError(t, Summary(&buf, r))
+	assert.Regexp(t, `ready replicas at start\s+\d\s+2\s+3\n`, buf.String())
+	assert.Regexp(t, `ready replicas, fewest\s+2\s+2\s+2\n`, buf.String())
+	assert.Regexp(t, `ready replicas, most\s+3\s+3\s+3\n`, buf.String())
 }

@@ -192,6 +192,13 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 		row("goodput before the fault (req/s)", "%.2f", func(r result.Repetition) float64 { return nanIfNil(r.Fault.BeforeRPS) })
 		row("goodput while down (req/s)", "%.2f", func(r result.Repetition) float64 { return nanIfNil(r.Fault.DuringRPS) })
 	}
+	// A kubernetes stack's ready pods behind its Service, as an
+	// autoscaler or a fault changed them.
+	if !slices.ContainsFunc(reps, func(r result.Repetition) bool { return len(r.Replicas) == 0 }) {
+		row("ready replicas at start", "%.0f", func(r result.Repetition) float64 { return float64(r.Replicas[0].Ready) })
+		row("ready replicas, fewest", "%.0f", func(r result.Repetition) float64 { return float64(readyExtreme(r.Replicas, false)) })
+		row("ready replicas, most", "%.0f", func(r result.Repetition) float64 { return float64(readyExtreme(r.Replicas, true)) })
+	}
 	if reps[0].Schedule != nil {
 		row("achieved rate (req/s)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.AchievedRate })
 		row("send lag p99 (ms)", "%.2f", func(r result.Repetition) float64 { return r.Schedule.SendLag.P99 })
@@ -650,4 +657,18 @@ func subsetTable(w io.Writer, reps []result.Repetition) error {
 			med(func(s *result.Subset) (float64, bool) { return s.OutputThroughput, true }))
 	}
 	return tw.Flush()
+}
+
+// readyExtreme is the most (or, not most, the fewest) ready replicas of a
+// repetition's counts.
+func readyExtreme(counts []result.ReadyReplicas, most bool) int {
+	n := counts[0].Ready
+	for _, c := range counts[1:] {
+		if most {
+			n = max(n, c.Ready)
+		} else {
+			n = min(n, c.Ready)
+		}
+	}
+	return n
 }

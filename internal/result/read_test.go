@@ -122,6 +122,12 @@ func TestReadRefusesImpossibleNumbers(t *testing.T) {
 		{"round warm-up's record checked", func(m map[string]any) {
 			m["scenarios"].([]any)[0].(map[string]any)["warmups"] = []any{map[string]any{"round": 1, "kind": "short", "warmup": map[string]any{"method": "short", "requests": -3}}}
 		}, "", "scenarios[0].warmups[0].warmup.requests: want a count >= 0, got -3"},
+		{"ready replicas out of order", func(m map[string]any) {
+			rep0(m)["replicas"] = []any{map[string]any{"at_s": 0, "ready": 2}, map[string]any{"at_s": 5, "ready": 1}, map[string]any{"at_s": 4, "ready": 2}}
+		}, "", "scenarios[0].repetitions[0].replicas[2].at_s: 4, before the count before it (5): want them in time order"},
+		{"negative ready replicas", func(m map[string]any) {
+			rep0(m)["replicas"] = []any{map[string]any{"at_s": 0, "ready": -1}}
+		}, "", "scenarios[0].repetitions[0].replicas[0].ready: want a count >= 0, got -1"},
 		{"incomplete with negative rounds", func(m map[string]any) {
 			m["incomplete"] = map[string]any{"reason": "interrupted", "rounds": -1}
 		}, "", "incomplete.rounds: want a count >= 0, got -1"},

@@ -361,6 +361,17 @@ type WarmupWindow struct {
 	Waiting *float64 `json:"waiting,omitempty"`
 }
 
+// ReadyReplicas is how many replicas were ready from AtS, in seconds from
+// the start of the repetition, on.
+type ReadyReplicas struct {
+	AtS   float64 `json:"at_s"`
+	Ready int     `json:"ready"`
+}
+
+// MaxReadyReplicas bounds a repetition's Replicas: a count that changed at
+// every look of an hour's repetition.
+const MaxReadyReplicas = 4000
+
 // Repetition summarises one measured repetition of a scenario.
 type Repetition struct {
 	Index int `json:"index"` // 1-based
@@ -452,6 +463,13 @@ type Repetition struct {
 	// Fault is what the scenario's fault did in this repetition; nil
 	// without one. Its recovery is Recovery, counted from the fault.
 	Fault *Fault `json:"fault,omitempty"`
+
+	// Replicas are a kubernetes stack's ready pods behind its Service
+	// during the repetition: the count at its start and each change after
+	// (an autoscaler's new pods, a deleted pod and its replacement), as
+	// perfgate's watch of the cluster saw them, about once a second. Nil
+	// on other stacks.
+	Replicas []ReadyReplicas `json:"replicas,omitempty"`
 
 	// Histograms holds each metric's HDR histogram (microseconds), V2-compressed,
 	// so later stages can pool repetitions or draw distributions.

@@ -356,6 +356,17 @@ func (v *checker) repetition(p string, r *Repetition) {
 	if f := r.Fault; f != nil {
 		v.fault(p+".fault", f, r)
 	}
+	if len(r.Replicas) > MaxReadyReplicas {
+		v.add(p+".replicas", "%d counts, want at most %d", len(r.Replicas), MaxReadyReplicas)
+	}
+	for i, c := range r.Replicas {
+		rp := fmt.Sprintf("%s.replicas[%d]", p, i)
+		v.nonNegative(rp+".at_s", c.AtS)
+		v.count(rp+".ready", c.Ready)
+		if i > 0 && c.AtS < r.Replicas[i-1].AtS {
+			v.add(rp+".at_s", "%s, before the count before it (%s): want them in time order", fmtNum(c.AtS), fmtNum(r.Replicas[i-1].AtS))
+		}
+	}
 	if e := r.Engine; e != nil {
 		ep := p + ".engine"
 		v.count(ep+".scrapes", e.Scrapes)

@@ -27,6 +27,16 @@ func (s *session) healthAt(root string, interval time.Duration) stack.Health {
 	return h
 }
 
+// replicaCount is how many replicas the stack has: the processes perfgate
+// started, or a kubernetes stack's pods behind its Service (one address,
+// the Service's, through its DNS name).
+func (s *session) replicaCount() int {
+	if reps, ok := s.inst.(stack.Replicas); ok {
+		return reps.Count()
+	}
+	return len(s.cfg.Target.Replicas())
+}
+
 // watchedRoot is the replica whose health the crash watch checks while sc
 // runs: the first that sc's fault leaves alone. Every replica's process is
 // watched besides (a Replicas ends when one exits that was not killed).
@@ -128,6 +138,11 @@ func (s *session) injector(ctx context.Context, c config.Scenario) (run.Injector
 	if !ok {
 		return nil, fmt.Errorf("scenario %s: fault kill: replica needs a stack of replicas perfgate started, and this one is not", c.Name)
 	}
+	if n := reps.Count(); n < 2 {
+		return nil, fmt.Errorf("scenario %s: fault kill: replica needs two or more replicas, one left to serve, and the stack has %d (on Kubernetes: the ready pods behind the Service; set the serving object's replicas)", c.Name, n)
+	} else if r := c.Fault.Replica; r > n {
+		return nil, fmt.Errorf("scenario %s: fault.replica is %d, and the stack has %d replicas", c.Name, r, n)
+	}
 	return &faultInjector{s: s, ctx: ctx, replicas: reps, killed: c.Fault.ReplicaIndex(reps.Count())}, nil
 }
 
@@ -171,7 +186,7 @@ func (f *faultInjector) Repaired(ctx context.Context) (time.Time, bool, error) {
 // the fault) is left as it is.
 func (f *faultInjector) restart(ctx context.Context) (time.Time, error) {
 	s := f.s
-	root := s.cfg.Target.Replicas()[f.killed]
+	root := f.root()
 	if err := f.replicas.Restart(ctx, f.killed); err != nil {
 		if errors.Is(err, stack.ErrRunning) {
 			return s.clock.Now(), nil
@@ -191,6 +206,18 @@ func (f *faultInjector) restart(ctx context.Context) (time.Time, error) {
 			return time.Time{}, fmt.Errorf("replica %d (%s) restarted but not healthy within stack.ready_timeout %s", f.killed+1, root, s.cfg.Stack.ReadyTimeout)
 		}
 	}
+}
+
+// root is the address of the killed replica: its own, or the one address
+// of a kubernetes stack reached through its Service's DNS name, which
+// answers for every pod behind it (its replacement was waited for by
+// Restart).
+func (f *faultInjector) root() string {
+	roots := f.s.cfg.Target.Replicas()
+	if f.killed < len(roots) {
+		return roots[f.killed]
+	}
+	return roots[0]
 }
 
 // rejoined waits until the router has the restarted replica back, so that

@@ -251,7 +251,7 @@ func (s *session) measurement(d *run.Dispatcher) *run.Measurement {
 		Dispatcher: d, Repetitions: s.cfg.Repetitions, Cooldown: s.cfg.Cooldown, Clock: s.clock,
 		Seed: s.cfg.Seed, RunID: s.runID, OnRecord: s.onRecord, Progress: s.progress,
 		Observe: s.observe, Percentiles: s.cfg.MeasuredPercentiles(), Model: s.cfg.Target.Model,
-		ReloadAdapters: s.reloadAdapters, Replicas: len(s.cfg.Target.Replicas()),
+		ReloadAdapters: s.reloadAdapters, Replicas: s.replicaCount(),
 	}
 }
 

@@ -211,7 +211,7 @@ func (s *session) startStack(ctx context.Context) error {
 		if st.Kind == config.StackKubernetes {
 			logs = "the pods' logs (a failed pod's last lines are quoted)"
 		}
-		if n := len(s.cfg.Target.BaseURLs); n > 1 {
+		if n := len(s.cfg.Target.BaseURLs); n > 1 && st.Kind == config.StackProcess {
 			logs = fmt.Sprintf("%s ... %s (a log a replica)", stack.ReplicaLog(logs, 0, n), stack.ReplicaLog(logs, n-1, n))
 		}
 		s.detail("output goes to %s; waiting up to %s for %s to answer 200 and a one-token completion",
@@ -378,8 +378,16 @@ func (s *session) openTelemetry(ctx context.Context) {
 // observe is each repetition's telemetry window, and prices it.
 func (s *session) observe(ctx context.Context) func(*result.Repetition) {
 	end := s.telemetry.Begin(ctx)
+	counter, _ := s.inst.(stack.ReplicaCounter)
+	begun := time.Now() // the cluster's watch counts on the wall clock
 	return func(rep *result.Repetition) {
 		end(rep)
+		if rep != nil && counter != nil {
+			rep.Replicas = counter.ReadyReplicas(begun, time.Now())
+			if len(rep.Replicas) > result.MaxReadyReplicas {
+				rep.Replicas = rep.Replicas[:result.MaxReadyReplicas]
+			}
+		}
 		if rep != nil && s.cfg.Cost != nil {
 			rep.Cost = result.CostOf(rep, s.cfg.Cost.Result())
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/kube"
@@ -27,9 +28,19 @@ type kubeStack struct {
 }
 
 var (
-	_ Instance  = kubeStack{}
-	_ Addressed = kubeStack{}
+	_ Instance       = kubeStack{}
+	_ Addressed      = kubeStack{}
+	_ Replicas       = kubeStack{}
+	_ ReplicaCounter = kubeStack{}
 )
+
+// ReplicaCounter is a stack whose ready replicas change by themselves (an
+// autoscaler's pods on Kubernetes), counted as the run goes.
+type ReplicaCounter interface {
+	// ReadyReplicas are the ready replicas from `from` to `to`: the count
+	// at from and each change after, at seconds from from.
+	ReadyReplicas(from, to time.Time) []result.ReadyReplicas
+}
 
 // startKubernetes applies the stack's manifests into a namespace of the
 // run's own and waits until its serving objects are ready, deleting first
@@ -56,7 +67,7 @@ func startKubernetes(ctx context.Context, cfg config.Stack, o Options) (Instance
 	s, err := kube.Start(ctx, c, kube.Options{
 		RunID: o.RunID, Objects: objs, Serving: k.Serving, Service: name, Port: port,
 		PortForward: k.Access == config.AccessPortForward || k.Access == config.AccessAuto && !kube.InCluster(),
-		Forward:     o.Kubernetes.Forward, Timeout: cfg.ReadyTimeout,
+		Forward:     o.Kubernetes.Forward, Timeout: cfg.ReadyTimeout, Poll: o.Kubernetes.Poll,
 		Owner: owner, OwnerGone: kubeOwnerGone, Progress: o.Notice, Notice: o.Notice,
 	})
 	if err != nil {
@@ -71,6 +82,8 @@ type KubernetesOptions struct {
 	Clients *kube.Clients
 	// Forward makes the port-forward; nil is client-go's.
 	Forward kube.Forwarder
+	// Poll is the time between looks at the cluster (0: a second).
+	Poll time.Duration
 }
 
 func (k kubeStack) Done() <-chan struct{} { return k.s.Done() }
@@ -94,7 +107,37 @@ func (k kubeStack) Err() error {
 }
 
 func (k kubeStack) Tail(n int) []string { return k.s.Tail(n) }
-func (k kubeStack) BaseURLs() []string  { return k.s.BaseURLs() }
+
+// Count is the ready pods behind the Service at the start: the replicas a
+// fault deletes one of.
+func (k kubeStack) Count() int { return k.s.Count() }
+
+// Kill deletes replica i's pod with no grace period.
+func (k kubeStack) Kill(ctx context.Context, i int) error { return k.s.Kill(ctx, i) }
+
+// Restart waits until the pod's controller has a ready replacement (up to
+// stack.ready_timeout) and reaches it where perfgate reached the pod: the
+// cluster starts it again, not perfgate.
+func (k kubeStack) Restart(ctx context.Context, i int) error {
+	if err := k.s.Replace(ctx, i); errors.Is(err, kube.ErrNotKilled) {
+		return ErrRunning
+	} else if err != nil {
+		return err
+	}
+	return nil
+}
+
+// Replica is the stack itself: a failed pod's log tail is the pod's.
+func (k kubeStack) Replica(int) Instance { return k }
+
+func (k kubeStack) ReadyReplicas(from, to time.Time) []result.ReadyReplicas {
+	var out []result.ReadyReplicas
+	for _, c := range k.s.ReadyBetween(from, to) {
+		out = append(out, result.ReadyReplicas{AtS: c.At.Sub(from).Seconds(), Ready: c.Ready})
+	}
+	return out
+}
+func (k kubeStack) BaseURLs() []string { return k.s.BaseURLs() }
 
 func (k kubeStack) Identity() result.Stack {
 	id := k.s.Identity()

@@ -6,6 +6,8 @@ package kubetest
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,8 +17,12 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/dynamic"
 	dynamicfake "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/rest"
 
 	"github.com/perfgate/perfgate/internal/kube"
 )
@@ -36,6 +42,8 @@ type Cluster struct {
 	Typed   *fake.Clientset
 	Dynamic *dynamicfake.FakeDynamicClient
 	Clients *kube.Clients
+	// ColdStart is how long a pod Serve makes takes to be ready.
+	ColdStart time.Duration
 }
 
 // NewCluster is a cluster holding objs (nodes, namespaces...).
@@ -49,18 +57,36 @@ func NewCluster(objs ...runtime.Object) *Cluster {
 	return &Cluster{Typed: typed, Dynamic: dyn, Clients: &kube.Clients{Core: typed.CoreV1(), Dynamic: dyn, Mapper: mapper}}
 }
 
-// ClusterOf is the cluster the clients reach (a ControlPlane's).
+// ClusterOf is the cluster the clients reach (a ControlPlane's), through
+// clients of its own without client-go's rate limit: the controllers it
+// plays look often, and perfgate's own requests must not wait behind them.
 func ClusterOf(c *kube.Clients) *Cluster {
-	return &Cluster{Clients: c}
+	if c.REST == nil {
+		return &Cluster{Clients: c}
+	}
+	cfg := rest.CopyConfig(c.REST)
+	cfg.QPS = -1 // no limit
+	core, err := corev1client.NewForConfig(cfg)
+	if err != nil {
+		return &Cluster{Clients: c}
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return &Cluster{Clients: c}
+	}
+	return &Cluster{Clients: &kube.Clients{Core: core, Dynamic: dyn, Mapper: c.Mapper, REST: cfg}}
 }
 
 // Serve plays the controllers and the kubelet until ctx ends: for every
 // Deployment perfgate creates in a namespace of its own, it copies the
-// namespace's Services to the typed client, creates the Deployment's
-// replicas as ready pods of its template's labels and image on node, and
-// marks them available.
+// namespace's Services to the typed client and keeps the Deployment's
+// replicas (spec.replicas, which a test may change as an autoscaler
+// would) as pods of its template's labels and image on node, named
+// <deployment>-a, -b, ... in order of creation: a deleted pod is replaced
+// by a new one, ready ColdStart after it was made, and the Deployment's
+// status counts the ready ones.
 func (c *Cluster) Serve(ctx context.Context, node string) {
-	served := map[string]bool{}
+	d := &deploymentController{c: c, node: node, made: map[string]time.Time{}, next: map[string]int{}, services: map[string]bool{}}
 	t := time.NewTicker(5 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -74,22 +100,125 @@ func (c *Cluster) Serve(ctx context.Context, node string) {
 			continue
 		}
 		for _, ns := range nss.Items {
+			if ns.DeletionTimestamp != nil || ns.Status.Phase == corev1.NamespaceTerminating {
+				continue // an ended run's
+			}
 			deps, err := c.Clients.Dynamic.Resource(Deployments).Namespace(ns.Name).List(ctx, metav1.ListOptions{})
 			if err != nil {
 				continue
 			}
 			for i := range deps.Items {
-				d := &deps.Items[i]
-				if key := ns.Name + "/" + d.GetName(); !served[key] {
-					served[key] = c.serve(ctx, ns.Name, d, node) == nil
-				}
+				_ = d.reconcile(ctx, ns.Name, &deps.Items[i])
 			}
 		}
 	}
 }
 
-// serve makes one Deployment's pods ready and the Deployment available.
-func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstructured, node string) error {
+// deploymentController is Serve's state: when each pod was made, the
+// next pod's letter of each Deployment, the namespaces whose Services
+// were copied.
+type deploymentController struct {
+	c        *Cluster
+	node     string
+	made     map[string]time.Time // ns/pod
+	next     map[string]int       // ns/deployment
+	services map[string]bool      // ns
+}
+
+// reconcile brings one Deployment's pods to its replicas and its status
+// to its pods.
+func (d *deploymentController) reconcile(ctx context.Context, ns string, dep *unstructured.Unstructured) error {
+	c := d.c
+	if !d.services[ns] {
+		if err := c.copyServices(ctx, ns); err != nil {
+			return err
+		}
+		d.services[ns] = true
+	}
+	replicas, found, _ := unstructured.NestedInt64(dep.Object, "spec", "replicas")
+	if !found {
+		replicas = 1
+	}
+	labels, _, _ := unstructured.NestedStringMap(dep.Object, "spec", "template", "metadata", "labels")
+	containers, _, _ := unstructured.NestedSlice(dep.Object, "spec", "template", "spec", "containers")
+	var spec corev1.PodSpec
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"containers": containers}, &spec); err != nil {
+		return err
+	}
+	spec.NodeName = d.node
+	pods, err := c.Clients.Core.Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: labels})})
+	if err != nil {
+		return err
+	}
+	var alive []corev1.Pod
+	for _, p := range pods.Items {
+		if p.DeletionTimestamp == nil && strings.HasPrefix(p.Name, dep.GetName()+"-") {
+			alive = append(alive, p)
+		}
+	}
+	key := ns + "/" + dep.GetName()
+	for int64(len(alive)) < replicas {
+		name := fmt.Sprintf("%s-%c", dep.GetName(), 'a'+d.next[key]%26)
+		if n := d.next[key]; n >= 26 {
+			name = fmt.Sprintf("%s-%c%d", dep.GetName(), 'a'+n%26, n/26)
+		}
+		d.next[key]++
+		p, err := c.Clients.Core.Pods(ns).Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: labels,
+			UID: types.UID(fmt.Sprintf("uid-%s-%d", name, time.Now().UnixNano()))}, Spec: spec}, metav1.CreateOptions{})
+		if err != nil {
+			return err
+		}
+		d.made[ns+"/"+name] = time.Now()
+		alive = append(alive, *p)
+	}
+	for int64(len(alive)) > replicas { // scaled down: the newest goes
+		last := alive[len(alive)-1]
+		if err := c.Clients.Core.Pods(ns).Delete(ctx, last.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return err
+		}
+		alive = alive[:len(alive)-1]
+	}
+	ready := int64(0)
+	for i := range alive {
+		p := &alive[i]
+		if podReady(p) {
+			ready++
+			continue
+		}
+		if made, ok := d.made[ns+"/"+p.Name]; ok && time.Since(made) < c.ColdStart {
+			continue
+		}
+		// The kubelet's part: a real API server takes a pod's status
+		// from its status subresource only.
+		var statuses []corev1.ContainerStatus
+		for _, ct := range spec.Containers {
+			statuses = append(statuses, corev1.ContainerStatus{Name: ct.Name, Image: ct.Image, ImageID: ct.Image + "@sha256:0123456789abcdef", Ready: true})
+		}
+		p.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: statuses,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
+		if _, err := c.Clients.Core.Pods(ns).UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
+			return err
+		}
+		ready++
+	}
+	if have, _, _ := unstructured.NestedInt64(dep.Object, "status", "availableReplicas"); have == ready {
+		if r, _, _ := unstructured.NestedInt64(dep.Object, "status", "replicas"); r == int64(len(alive)) {
+			return nil
+		}
+	}
+	for field, n := range map[string]int64{"replicas": int64(len(alive)), "readyReplicas": ready, "availableReplicas": ready} {
+		if err := unstructured.SetNestedField(dep.Object, n, "status", field); err != nil {
+			return err
+		}
+	}
+	_, err = c.Clients.Dynamic.Resource(Deployments).Namespace(ns).UpdateStatus(ctx, dep, metav1.UpdateOptions{})
+	return err
+}
+
+// copyServices shows the namespace's Services to the typed client, as a
+// real API server does already; the fake one keeps the typed objects
+// apart.
+func (c *Cluster) copyServices(ctx context.Context, ns string) error {
 	svcs, err := c.Clients.Dynamic.Resource(Services).Namespace(ns).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return err
@@ -99,8 +228,6 @@ func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstruct
 		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, &svc); err != nil {
 			return err
 		}
-		// A real API server shows the Service to both clients already;
-		// the fake one keeps the typed objects apart.
 		if _, err := c.Clients.Core.Services(ns).Get(ctx, svc.Name, metav1.GetOptions{}); err == nil {
 			continue
 		} else if !apierrors.IsNotFound(err) {
@@ -111,40 +238,28 @@ func (c *Cluster) serve(ctx context.Context, ns string, d *unstructured.Unstruct
 			return err
 		}
 	}
-	replicas, found, _ := unstructured.NestedInt64(d.Object, "spec", "replicas")
-	if !found {
-		replicas = 1
+	return nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
 	}
-	labels, _, _ := unstructured.NestedStringMap(d.Object, "spec", "template", "metadata", "labels")
-	containers, _, _ := unstructured.NestedSlice(d.Object, "spec", "template", "spec", "containers")
-	var spec corev1.PodSpec
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(map[string]any{"containers": containers}, &spec); err != nil {
+	return false
+}
+
+// Scale sets the replicas of Deployment name in namespace ns, as an
+// autoscaler would.
+func (c *Cluster) Scale(ctx context.Context, ns, name string, replicas int64) error {
+	d, err := c.Clients.Dynamic.Resource(Deployments).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
+	if err != nil {
 		return err
 	}
-	spec.NodeName = node
-	var statuses []corev1.ContainerStatus
-	for _, ct := range spec.Containers {
-		statuses = append(statuses, corev1.ContainerStatus{Name: ct.Name, Image: ct.Image, ImageID: ct.Image + "@sha256:0123456789abcdef", Ready: true})
+	if err := unstructured.SetNestedField(d.Object, replicas, "spec", "replicas"); err != nil {
+		return err
 	}
-	for i := range replicas {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: d.GetName() + "-" + string(rune('a'+i)), Namespace: ns, Labels: labels}, Spec: spec}
-		created, err := c.Clients.Core.Pods(ns).Create(ctx, p, metav1.CreateOptions{})
-		if err != nil {
-			return err
-		}
-		// The kubelet's part: a real API server takes a pod's status
-		// from its status subresource only.
-		created.Status = corev1.PodStatus{Phase: corev1.PodRunning, ContainerStatuses: statuses,
-			Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue}}}
-		if _, err := c.Clients.Core.Pods(ns).UpdateStatus(ctx, created, metav1.UpdateOptions{}); err != nil {
-			return err
-		}
-	}
-	for _, field := range []string{"replicas", "readyReplicas", "availableReplicas"} {
-		if err := unstructured.SetNestedField(d.Object, replicas, "status", field); err != nil {
-			return err
-		}
-	}
-	_, err = c.Clients.Dynamic.Resource(Deployments).Namespace(ns).UpdateStatus(ctx, d, metav1.UpdateOptions{})
+	_, err = c.Clients.Dynamic.Resource(Deployments).Namespace(ns).Update(ctx, d, metav1.UpdateOptions{})
 	return err
 }

@@ -15,9 +15,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/kube"
+	"github.com/perfgate/perfgate/internal/kube/kubetest"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/session"
@@ -509,4 +512,98 @@ func TestRoundsCoolDown(t *testing.T) {
 	}
 	clk.mu.Unlock()
 	assert.Equal(t, 4, n, "one cool-down a round for each arm: 2 rounds, 2 arms")
+}
+
+// perfgate ab on a cluster: each arm's release in a namespace of its own,
+// both up at once (co-resident), rounds as on one machine. The test plays
+// the controllers; each arm's port-forward lands on a simulator of its
+// own, the candidate's 1.5x slower, and the pairs find it.
+func TestCoResidentOnKubernetes(t *testing.T) {
+	cluster := kubetest.NewCluster()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go cluster.Serve(ctx, "gpu-1")
+	var mu sync.Mutex
+	forwardedTo := map[string]bool{}
+	start := func(ctx context.Context, cfg config.Stack, o stack.Options) (stack.Instance, error) {
+		o.Kubernetes = stack.KubernetesOptions{Clients: cluster.Clients, Poll: 20 * time.Millisecond,
+			Forward: func(_ context.Context, _ *kube.Clients, ns, pod string, _, _ int) (string, func(), error) {
+				sc := sim.DefaultConfig()
+				sc.StepBase, sc.Jitter = time.Millisecond, 0.02
+				if strings.Contains(ns, "candidate") {
+					sc.Slowdown = 1.5
+				}
+				srv, err := sim.Start(context.Background(), "127.0.0.1:0", sc)
+				if err != nil {
+					return "", nil, err
+				}
+				mu.Lock()
+				forwardedTo[ns+"/"+pod] = true
+				mu.Unlock()
+				return strings.TrimPrefix(srv.URL(), "http://"), func() { _ = srv.Close() }, nil
+			}}
+		return stack.Start(ctx, cfg, o)
+	}
+	arm := func() (*config.Config, []run.Scenario) {
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sim}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: sim}}
+  template:
+    metadata: {labels: {app: sim}}
+    spec: {containers: [{name: sim, image: ghcr.io/perfgate/perfgate:v1}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: sim}
+spec:
+  selector: {app: sim}
+  ports: [{port: 8000}]
+`), 0o644))
+		yaml := `
+stack:
+  kind: kubernetes
+  health_interval: 100ms
+  kubernetes: {manifests: [stack.yaml], service: "sim:8000", access: port-forward}
+warmup: {window: 100ms, windows: 2, tolerance: 0.5, max: 10s}
+telemetry: {metrics: off, gpu: off}
+gates: {ttft.p99: off, e2e.p99: off, goodput: off, error_rate: off, tpot.p99: +10%, output_throughput: -5%}
+scenarios:
+  - name: chat
+    synth: {requests: 12, input: {type: fixed, value: 16}, output: {type: fixed, value: 12}}
+    load: {type: closed, concurrency: 3}
+seed: 7
+ab: {rounds: 6}
+`
+		path := filepath.Join(dir, "perfgate.yaml")
+		require.NoError(t, os.WriteFile(path, []byte(yaml), 0o644))
+		cfg, err := config.Parse([]byte(yaml), path)
+		require.NoError(t, err)
+		scs, err := run.Prepare(cfg, nil)
+		require.NoError(t, err)
+		return cfg, scs
+	}
+	baseCfg, baseSc := arm()
+	candCfg, candSc := arm()
+	require.NoError(t, Check(baseCfg, candCfg, baseSc, candSc))
+	var log bytes.Buffer
+	out, err := Run(context.Background(), baseCfg, candCfg, baseSc, candSc, Options{
+		Session: session.Options{RunID: "ab", StartStack: start, Log: &log, Phases: run.NewPhases(&log, false)},
+	})
+	require.NoError(t, err, "log:\n%s", log.String())
+	assert.Equal(t, "regression", string(out.Verdict.Outcome), "a 1.5x slower candidate")
+	assert.Equal(t, config.ABCoResident, out.Verdict.AB.Mode)
+	mu.Lock()
+	assert.Equal(t, map[string]bool{"perfgate-ab-base-1/sim-a": true, "perfgate-ab-candidate-1/sim-a": true}, forwardedTo,
+		"each arm's release in a namespace of its own, each started once")
+	mu.Unlock()
+	assert.Equal(t, "perfgate-ab-base-1", out.Base.Identity.Stack.Namespace)
+	assert.Equal(t, "perfgate-ab-candidate-1", out.Candidate.Identity.Stack.Namespace)
+	for _, ns := range []string{"perfgate-ab-base-1", "perfgate-ab-candidate-1"} {
+		_, err := cluster.Typed.CoreV1().Namespaces().Get(context.Background(), ns, metav1.GetOptions{})
+		assert.Error(t, err, "namespace %s is deleted at the end", ns)
+	}
 }

@@ -27,7 +27,11 @@ const MaxObjects = 500
 // one or more documents, or a directory of them (*.yaml, *.yml, *.json, in
 // name order, not recursive). A document that is empty or a comment is
 // skipped; one without apiVersion, kind or metadata.name is an error that
-// names its file and place.
+// names its file and place. A kustomize directory is refused with the
+// command that renders it: kustomize's Go library imports Go's plugin
+// package, which makes the binary bind every cgo symbol when it starts,
+// NVML's among them, and perfgate would not start on a machine without
+// NVIDIA's driver.
 func ReadManifests(paths []string) ([]*unstructured.Unstructured, error) {
 	var files []string
 	for _, p := range paths {
@@ -38,6 +42,9 @@ func ReadManifests(paths []string) ([]*unstructured.Unstructured, error) {
 		if !st.IsDir() {
 			files = append(files, p)
 			continue
+		}
+		if k := kustomization(p); k != "" {
+			return nil, fmt.Errorf("manifests: %s is a kustomize directory (it holds %s): perfgate reads plain manifests; render it first, `kubectl kustomize %s > stack.yaml` (or `kustomize build`), and name the file", p, k, p)
 		}
 		entries, err := os.ReadDir(p)
 		if err != nil {
@@ -125,4 +132,15 @@ func decodeManifests(path string, data []byte) ([]*unstructured.Unstructured, er
 			return nil, fmt.Errorf("manifests: %s: more than %d objects", path, MaxObjects)
 		}
 	}
+}
+
+// kustomization is the kustomization file dir holds, under one of the
+// names kustomize recognises, or "".
+func kustomization(dir string) string {
+	for _, name := range []string{"kustomization.yaml", "kustomization.yml", "Kustomization"} {
+		if st, err := os.Stat(filepath.Join(dir, name)); err == nil && st.Mode().IsRegular() {
+			return name
+		}
+	}
+	return ""
 }

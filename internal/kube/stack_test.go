@@ -356,6 +356,12 @@ func TestReadManifests(t *testing.T) {
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 }
 
+// A kustomize directory is refused with the command that renders it.
+func TestReadManifestsRefusesAKustomization(t *testing.T) {
+	_, err := ReadManifests([]string{"testdata/kustomize/overlay"})
+	require.EqualError(t, err, "manifests: testdata/kustomize/overlay is a kustomize directory (it holds kustomization.yaml): perfgate reads plain manifests; render it first, `kubectl kustomize testdata/kustomize/overlay > stack.yaml` (or `kustomize build`), and name the file")
+}
+
 func TestNamespaceName(t *testing.T) {
 	assert.Equal(t, "perfgate-run-1a2b", namespaceName("Run_1a2b"))
 	long := namespaceName("x" + string(make([]byte, 0)) + "0123456789012345678901234567890123456789012345678901234567890123456789")

@@ -60,36 +60,55 @@ func (s *Stack) wasKilled(pod *corev1.Pod) bool {
 }
 
 // Kill deletes replica i's pod (0-based) with no grace period, ending
-// first its port-forward: from now its address refuses connections. The
+// then its port-forward: from now its address refuses connections. The
 // pod's end is not the stack's failure. It returns once the API server
-// took the deletion.
+// took the deletion; a deletion it refuses leaves the replica as it was.
 func (s *Stack) Kill(ctx context.Context, i int) error {
 	s.mu.Lock()
 	if i < 0 || i >= len(s.replicas) {
 		s.mu.Unlock()
 		return fmt.Errorf("kubernetes: no replica %d: the stack has %d", i+1, len(s.replicas))
 	}
-	r := &s.replicas[i]
-	pod, uid := r.pod, r.uid
-	if pod == "" {
+	r := s.replicas[i]
+	if r.pod == "" {
 		s.mu.Unlock()
 		return fmt.Errorf("kubernetes: replica %d was deleted and not replaced yet", i+1)
 	}
+	key := podKey(r.pod, r.uid)
+	s.killed[key] = true // before the deletion: the watch must not take its end for a failure
+	s.mu.Unlock()
+	// The pods there are now cannot be the replacement (an autoscaler's,
+	// a pod past MaxForwards).
+	present, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: s.selector})
+	if err == nil {
+		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), deleteTimeout)
+		now := int64(0)
+		err = s.c.Core.Pods(s.namespace).Delete(dctx, r.pod, metav1.DeleteOptions{GracePeriodSeconds: &now, Preconditions: uidPrecondition(r.uid)})
+		cancel()
+		if apierrors.IsNotFound(err) {
+			err = nil
+		}
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		delete(s.killed, key)
+		return fmt.Errorf("kubernetes: delete pod %s: %w", r.pod, err)
+	}
+	for _, p := range present.Items {
+		s.before[podKey(p.Name, p.UID)] = true
+	}
 	if r.stop != nil {
 		r.stop()
-		r.stop = nil
 	}
-	s.killed[podKey(pod, uid)] = true
-	r.pod, r.uid = "", ""
-	s.mu.Unlock()
-	now := int64(0)
-	err := s.c.Core.Pods(s.namespace).Delete(ctx, pod, metav1.DeleteOptions{GracePeriodSeconds: &now, Preconditions: uidPrecondition(uid)})
-	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("kubernetes: delete pod %s: %w", pod, err)
-	}
-	s.notice("deleted pod %s/%s (replica %d of %d), with no grace period", s.namespace, pod, i+1, len(s.replicas))
+	s.replicas[i].pod, s.replicas[i].uid, s.replicas[i].stop = "", "", nil
+	s.notice("deleted pod %s/%s (replica %d of %d), with no grace period", s.namespace, r.pod, i+1, len(s.replicas))
 	return nil
 }
+
+// deleteTimeout bounds a fault's deletion: the API server takes it at once
+// or not at all.
+const deleteTimeout = 30 * time.Second
 
 func uidPrecondition(uid types.UID) *metav1.Preconditions {
 	if uid == "" {
@@ -117,10 +136,11 @@ func (s *Stack) Replace(ctx context.Context, i int) error {
 	s.mu.Unlock()
 	ctx, cancel := context.WithTimeout(ctx, s.o.Timeout)
 	defer cancel()
+	var last error // the last look that failed, said if none succeeds
 	for {
 		p, err := s.replacement(ctx)
-		if err != nil {
-			return err
+		if err != nil && ctx.Err() == nil {
+			last = err
 		}
 		if p != nil {
 			r := replica{pod: p.name, uid: p.uid, port: p.port}
@@ -134,6 +154,13 @@ func (s *Stack) Replace(ctx context.Context, i int) error {
 				}
 			}
 			s.mu.Lock()
+			if s.stopped { // its forwards were ended meanwhile, and so is this one
+				s.mu.Unlock()
+				if r.stop != nil {
+					r.stop()
+				}
+				return fmt.Errorf("kubernetes: the stack was stopped while replica %d was replaced", i+1)
+			}
 			s.replicas[i] = r
 			s.mu.Unlock()
 			s.notice("pod %s/%s replaces replica %d", s.namespace, r.pod, i+1)
@@ -143,28 +170,35 @@ func (s *Stack) Replace(ctx context.Context, i int) error {
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return fmt.Errorf("kubernetes: no ready pod replaced replica %d within stack.ready_timeout %s", i+1, s.o.Timeout)
+			msg := fmt.Sprintf("kubernetes: no ready pod replaced replica %d within stack.ready_timeout %s", i+1, s.o.Timeout)
+			if last != nil {
+				return fmt.Errorf("%s; the last look: %w", msg, last)
+			}
+			return errors.New(msg)
 		case <-t.C:
 		}
 	}
 }
 
-// replacement is a ready pod behind the Service that is no replica's and
-// no fault deleted, or nil.
+// replacement is a ready pod behind the Service that was not there when
+// a replica was deleted and is no replica's, or nil: the deleted pod's
+// controller's new one (a StatefulSet's has the deleted one's name and
+// another UID).
 func (s *Stack) replacement(ctx context.Context) (*podPort, error) {
 	svc, err := s.c.Core.Services(s.namespace).Get(ctx, s.o.Service, metav1.GetOptions{})
 	if err != nil {
-		return nil, fmt.Errorf("kubernetes: stack.kubernetes.service %s: %w", s.o.Service, err)
+		return nil, fmt.Errorf("stack.kubernetes.service %s: %w", s.o.Service, err)
 	}
 	pods, err := s.readyPodsOf(ctx, svc, s.target)
 	if err != nil {
-		return nil, nil // none ready yet (or none at all): wait
+		return nil, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, p := range pods {
+		key := podKey(p.name, p.uid)
 		held := slices.ContainsFunc(s.replicas, func(r replica) bool { return r.pod == p.name && r.uid == p.uid })
-		if !held && !s.killed[podKey(p.name, p.uid)] {
+		if !held && !s.killed[key] && !s.before[key] {
 			return &p, nil
 		}
 	}

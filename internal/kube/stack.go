@@ -86,6 +86,8 @@ type Stack struct {
 	mu       sync.Mutex
 	replicas []replica       // the ready pods behind the Service at the start, in name order, and their replacements
 	killed   map[string]bool // the pods a fault deleted (podKey): their end is not a failure
+	before   map[string]bool // the pods behind the Service when one was deleted (podKey): none is its replacement
+	stopped  bool            // Stop ended the forwards
 	series   []ReadyCount    // the ready pods behind the Service, each time the watch saw a change
 
 	done    chan struct{}
@@ -179,9 +181,11 @@ func Start(ctx context.Context, c *Clients, o Options) (_ *Stack, err error) {
 		return nil, err
 	}
 	s.id = s.identify(ctx)
-	s.killed = map[string]bool{}
-	if pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: s.selector}); err == nil {
-		s.count(pods.Items, time.Now())
+	s.killed, s.before = map[string]bool{}, map[string]bool{}
+	if s.selector != "" {
+		if pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: s.selector}); err == nil {
+			s.count(pods.Items, time.Now())
+		}
 	}
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.stopWatch, s.watched = cancel, make(chan struct{})
@@ -452,16 +456,21 @@ func (s *Stack) reach(ctx context.Context) error {
 	if len(svc.Spec.Selector) > 0 {
 		s.selector = metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector})
 	}
-	pods, err := s.readyPodsOf(ctx, svc, *target)
 	if !s.o.PortForward {
 		s.baseURLs = []string{fmt.Sprintf("http://%s.%s.svc:%d", s.o.Service, s.namespace, s.o.Port)}
-		for _, p := range pods { // none when the Service selects none: a fault then cannot be made
+		if s.selector == "" {
+			return nil // its endpoints are its own: perfgate cannot tell its pods, and a fault cannot be made
+		}
+	}
+	pods, err := s.readyPodsOf(ctx, svc, *target)
+	if err != nil {
+		return err
+	}
+	if !s.o.PortForward {
+		for _, p := range pods {
 			s.replicas = append(s.replicas, replica{pod: p.name, uid: p.uid, port: p.port})
 		}
 		return nil
-	}
-	if err != nil {
-		return err
 	}
 	for _, p := range pods {
 		r := replica{pod: p.name, uid: p.uid, port: p.port}
@@ -632,6 +641,7 @@ func (s *Stack) Stop(ctx context.Context) error {
 			<-s.watched
 		}
 		s.mu.Lock()
+		s.stopped = true
 		for _, r := range s.replicas {
 			if r.stop != nil {
 				r.stop()

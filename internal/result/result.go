@@ -465,10 +465,11 @@ type Repetition struct {
 	Fault *Fault `json:"fault,omitempty"`
 
 	// Replicas are a kubernetes stack's ready pods behind its Service
-	// during the repetition: the count at its start and each change after
-	// (an autoscaler's new pods, a deleted pod and its replacement), as
-	// perfgate's watch of the cluster saw them, about once a second. Nil
-	// on other stacks.
+	// from the repetition's start until it was measured (a fault's
+	// replacement waited for included): the count at its start and each
+	// change after (an autoscaler's new pods, a deleted pod and its
+	// replacement), as perfgate's watch of the cluster saw them, about
+	// once a second, at seconds from the start. Nil on other stacks.
 	Replicas []ReadyReplicas `json:"replicas,omitempty"`
 
 	// Histograms holds each metric's HDR histogram (microseconds), V2-compressed,

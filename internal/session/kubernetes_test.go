@@ -219,7 +219,7 @@ scenarios:
 		assert.InDelta(t, 1, f.KilledS, 0.3)
 		require.NotNil(t, f.BackS, "repetition %d: the replacement answered within the repetition", rep.Index)
 		assert.GreaterOrEqual(t, *f.BackS, f.KilledS+coldStart.Seconds(), "not back before the replacement pod was ready")
-		assert.Less(t, *f.BackS, f.KilledS+coldStart.Seconds()+1.5)
+		assert.Less(t, *f.BackS, f.KilledS+coldStart.Seconds()+3, "back soon after: the watch looks every 20 ms")
 		assert.Positive(t, f.Errors, "the request the router sent to the deleted pod's address before it knew failed")
 		assert.Equal(t, rep.Failed, f.Errors, "every failure came from the fault")
 		require.NotNil(t, rep.Recovery)
@@ -234,8 +234,8 @@ scenarios:
 		}
 		assert.Equal(t, []int{2, 1, 2}, counts, "repetition %d: %+v", rep.Index, rep.Replicas)
 		if len(rep.Replicas) == 3 {
-			assert.InDelta(t, f.KilledS, rep.Replicas[1].AtS, 0.3, "one fewer when the pod was deleted")
-			assert.InDelta(t, f.KilledS+coldStart.Seconds(), rep.Replicas[2].AtS, 0.4, "two again when its replacement was ready")
+			assert.InDelta(t, f.KilledS, rep.Replicas[1].AtS, 1, "one fewer when the pod was deleted")
+			assert.GreaterOrEqual(t, rep.Replicas[2].AtS, f.KilledS+coldStart.Seconds(), "two again once its replacement, made after the deletion, was ready")
 		}
 	}
 	assert.Contains(t, log.String(), "deleted pod perfgate-kf-1/sim-b (replica 2 of 2)")

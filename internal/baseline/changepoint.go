@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -49,18 +50,23 @@ const (
 // The shuffles come from a generator seeded by seed, so a series and a seed
 // always give the same answer. At 0.05, about one series in twenty with no
 // change at all shows a spurious one. The cost is O(199·n²) per segment
-// tested. A series holding NaN or an infinity has no change points.
+// tested, where n log n comes from summing each value's distances to the
+// values before it (and after it) through Fenwick trees over the values'
+// ranks: a history of 5,000 runs is searched in well under a second. A
+// series holding NaN or an infinity has no change points.
 func ChangePoints(xs []float64, seed uint64) []int {
 	for _, x := range xs {
 		if math.IsNaN(x) || math.IsInf(x, 0) {
 			return nil
 		}
 	}
+	n := len(xs)
 	d := divisive{
-		rng:     rand.New(rand.NewPCG(seed, stream)),
-		before:  make([]float64, len(xs)),
-		after:   make([]float64, len(xs)),
-		shuffle: make([]float64, len(xs)),
+		rng:    rand.New(rand.NewPCG(seed, stream)),
+		before: make([]float64, n), after: make([]float64, n),
+		shuffle: make([]float64, n), shuffleRank: make([]int, n),
+		rank: make([]int, n), order: make([]int, n),
+		cnt: make([]float64, n+1), sum: make([]float64, n+1),
 	}
 	d.split(xs, 0)
 	slices.Sort(d.found)
@@ -72,14 +78,21 @@ type divisive struct {
 	rng           *rand.Rand
 	before, after []float64 // scratch for bestSplit
 	shuffle       []float64 // scratch for the permutation test
+	shuffleRank   []int     // the ranks of shuffle's values
+	rank, order   []int     // scratch for ranks
+	cnt, sum      []float64 // Fenwick trees over ranks, 1-based
 	found         []int
 }
 
 // split looks for a change point in seg, which starts at offset in the whole
 // series, and recurses into both sides of one it finds.
 func (d *divisive) split(seg []float64, offset int) {
-	tau, q := d.bestSplit(seg)
-	if tau < 0 || !(q > 0) || !d.significant(seg, q) {
+	if len(seg) < 2*minSegment {
+		return
+	}
+	rank := d.ranks(seg)
+	tau, q := d.bestSplit(seg, rank)
+	if tau < 0 || !(q > 0) || !d.significant(seg, rank, q) {
 		return
 	}
 	d.found = append(d.found, offset+tau)
@@ -89,15 +102,19 @@ func (d *divisive) split(seg []float64, offset int) {
 
 // significant is the permutation test of an observed Q over seg. It stops
 // counting once the p-value can no longer reach significance.
-func (d *divisive) significant(seg []float64, observed float64) bool {
+func (d *divisive) significant(seg []float64, rank []int, observed float64) bool {
 	maxReach := int(math.Floor(significance*(permutations+1)+1e-9)) - 1 // most shuffles that may reach observed
 	tol := 1e-9 * math.Abs(observed)                                    // ties count as reaching it
-	shuffled := d.shuffle[:len(seg)]
+	shuffled, shuffledRank := d.shuffle[:len(seg)], d.shuffleRank[:len(seg)]
 	copy(shuffled, seg)
+	copy(shuffledRank, rank) // a shuffle moves values, not their ranks among them
 	reach := 0
 	for range permutations {
-		d.rng.Shuffle(len(shuffled), func(i, j int) { shuffled[i], shuffled[j] = shuffled[j], shuffled[i] })
-		if _, q := d.bestSplit(shuffled); q >= observed-tol {
+		d.rng.Shuffle(len(shuffled), func(i, j int) {
+			shuffled[i], shuffled[j] = shuffled[j], shuffled[i]
+			shuffledRank[i], shuffledRank[j] = shuffledRank[j], shuffledRank[i]
+		})
+		if _, q := d.bestSplit(shuffled, shuffledRank); q >= observed-tol {
 			reach++
 			if reach > maxReach {
 				return false
@@ -107,29 +124,51 @@ func (d *divisive) significant(seg []float64, observed float64) bool {
 	return true
 }
 
+// ranks returns the rank of each value of x among them (0 for the
+// smallest; equal values get distinct ranks, which changes no distance).
+// The slice is d's scratch, valid until the next call.
+func (d *divisive) ranks(x []float64) []int {
+	n := len(x)
+	order := d.order[:n]
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		if c := cmp.Compare(x[a], x[b]); c != 0 {
+			return c
+		}
+		return a - b
+	})
+	rank := d.rank[:n]
+	for r, i := range order {
+		rank[i] = r
+	}
+	return rank
+}
+
 // bestSplit returns the split tau of x (x[tau] the first value of the right
 // side, each side at least minSegment long) with the largest Q, and that Q;
-// tau is -1 when x is too short to split.
+// tau is -1 when x is too short to split. rank holds each value's rank
+// among x's values.
 //
 // Moving the split one place right moves one value from the right side to
 // the left, so the within-side sums of distances are updated from each
-// value's distances to the values before and after it: O(n²) for all splits.
-func (d *divisive) bestSplit(x []float64) (int, float64) {
+// value's summed distances to the values before it and to those after it.
+// Those sums are taken through Fenwick trees of the counts and sums of the
+// values seen so far, indexed by rank: for value v of rank r, the values
+// below it contribute c·v − s and those above s' − c'·v. O(n log n) for all
+// splits.
+func (d *divisive) bestSplit(x []float64, rank []int) (int, float64) {
 	n := len(x)
 	if n < 2*minSegment {
 		return -1, 0
 	}
 	before, after := d.before[:n], d.after[:n]
-	clear(before)
-	clear(after)
+	d.distancesTo(x, rank, before, 0, n, 1)
+	d.distancesTo(x, rank, after, n-1, -1, -1)
 	total := 0.0
-	for i := range n {
-		for k := i + 1; k < n; k++ {
-			dist := math.Abs(x[i] - x[k])
-			after[i] += dist
-			before[k] += dist
-			total += dist
-		}
+	for _, b := range before {
+		total += b
 	}
 	left, right := 0.0, total // sums of distances within each side
 	best, bestQ := -1, math.Inf(-1)
@@ -147,4 +186,29 @@ func (d *divisive) bestSplit(x []float64) (int, float64) {
 		}
 	}
 	return best, bestQ
+}
+
+// distancesTo sets out[i], for i from first while i != end by step, to
+// the sum of |x[i] − x[j]| over the j visited before it.
+func (d *divisive) distancesTo(x []float64, rank []int, out []float64, first, end, step int) {
+	n := len(x)
+	cnt, sum := d.cnt[:n+1], d.sum[:n+1]
+	clear(cnt)
+	clear(sum)
+	seen, seenSum := 0.0, 0.0
+	for i := first; i != end; i += step {
+		v, r := x[i], rank[i]
+		c, s := 0.0, 0.0 // of the values seen below rank r
+		for j := r; j > 0; j -= j & -j {
+			c += cnt[j]
+			s += sum[j]
+		}
+		out[i] = c*v - s + (seenSum - s) - (seen-c)*v
+		for j := r + 1; j <= n; j += j & -j {
+			cnt[j]++
+			sum[j] += v
+		}
+		seen++
+		seenSum += v
+	}
 }

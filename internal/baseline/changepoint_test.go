@@ -1,6 +1,7 @@
 package baseline
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 
@@ -99,5 +100,74 @@ func BenchmarkChangePoints(b *testing.B) {
 	xs := series(1, 5, step{100, 100}, step{110, 100})
 	for b.Loop() {
 		ChangePoints(xs, 1)
+	}
+}
+
+// bestSplitByDefinition is Q's split by the formula itself, O(n²) a split:
+// what the Fenwick sums must agree with.
+func bestSplitByDefinition(x []float64) (int, float64) {
+	n := len(x)
+	if n < 2*minSegment {
+		return -1, 0
+	}
+	within := func(s []float64) float64 {
+		t := 0.0
+		for i := range s {
+			for k := i + 1; k < len(s); k++ {
+				t += math.Abs(s[i] - s[k])
+			}
+		}
+		return t
+	}
+	best, bestQ := -1, math.Inf(-1)
+	for tau := minSegment; tau <= n-minSegment; tau++ {
+		l, r := x[:tau], x[tau:]
+		between := 0.0
+		for _, a := range l {
+			for _, b := range r {
+				between += math.Abs(a - b)
+			}
+		}
+		m, k := float64(len(l)), float64(len(r))
+		e := 2*between/(m*k) - 2*within(l)/(m*(m-1)) - 2*within(r)/(k*(k-1))
+		if q := m * k / (m + k) * e; q > bestQ {
+			best, bestQ = tau, q
+		}
+	}
+	return best, bestQ
+}
+
+// The O(n log n) split finds the split and Q the definition gives, ties
+// among equal values included.
+func TestBestSplitMatchesTheDefinition(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for trial := range 200 {
+		n := 6 + rng.IntN(60)
+		x := make([]float64, n)
+		for i := range x {
+			x[i] = math.Round(rng.NormFloat64()*3) + float64(i/(n/2+1))*rng.Float64()*5 // ties, and a shift
+		}
+		d := divisive{before: make([]float64, n), after: make([]float64, n), rank: make([]int, n), order: make([]int, n),
+			cnt: make([]float64, n+1), sum: make([]float64, n+1)}
+		gotTau, gotQ := d.bestSplit(x, d.ranks(x))
+		wantTau, wantQ := bestSplitByDefinition(x)
+		require.InDelta(t, wantQ, gotQ, 1e-9*math.Max(1, math.Abs(wantQ)), "trial %d: %v", trial, x)
+		assert.Equal(t, wantTau, gotTau, "trial %d: %v", trial, x)
+	}
+}
+
+// A history of 5,000 runs with two planted level shifts: both found where
+// planted, and nothing else.
+func TestChangePointsAtFiveThousand(t *testing.T) {
+	xs := series(11, 4, step{100, 2000}, step{115, 1500}, step{100, 1500})
+	assert.Equal(t, []int{2000, 3500}, ChangePoints(xs, 42))
+}
+
+// BenchmarkChangePoints5000 is one metric of a 5,000-run history with two
+// shifts: what the history site does per metric and scenario.
+func BenchmarkChangePoints5000(b *testing.B) {
+	xs := series(11, 4, step{100, 2000}, step{115, 1500}, step{100, 1500})
+	for b.Loop() {
+		ChangePoints(xs, 42)
 	}
 }

@@ -27,9 +27,20 @@ type Entry struct {
 	Version     string `json:"engine_version,omitempty"`
 	Model       string `json:"model,omitempty"`
 	Repetitions int    `json:"repetitions"`
+	// Kind is how the entry came: KindPromotion (perfgate baseline
+	// promote, a new baseline) or KindRecord (perfgate baseline record, a
+	// scheduled run's point of the trend); "" in histories from before
+	// it.
+	Kind string `json:"kind,omitempty"`
 	// Metrics holds a Summary of each Headline metric, by name.
 	Metrics map[string]Summary `json:"metrics"`
 }
+
+// The kinds of history entries (Entry.Kind).
+const (
+	KindPromotion = "promotion"
+	KindRecord    = "record"
+)
 
 // Summary is a metric's median over the repetitions with its 95% confidence
 // interval, as benchmath.AssumeNothing gives it (distribution-free: order

@@ -21,6 +21,7 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // historyFile is the name of the history log inside a store's directory.
@@ -139,7 +140,7 @@ func (s Store) Promote(r *result.Result, meta Meta) ([]string, error) {
 	if err := r.Validate(); err != nil {
 		return nil, fmt.Errorf("promote: %w", err)
 	}
-	lines, err := historyLines(r, meta)
+	lines, err := historyLines(r, meta, KindPromotion)
 	if err != nil {
 		return nil, fmt.Errorf("promote: %w", err)
 	}
@@ -210,7 +211,7 @@ func (s Store) Record(r *result.Result, meta Meta) error {
 	if err := r.Validate(); err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
-	lines, err := historyLines(r, meta)
+	lines, err := historyLines(r, meta, KindRecord)
 	if err != nil {
 		return fmt.Errorf("record: %w", err)
 	}
@@ -229,10 +230,10 @@ func (s Store) Record(r *result.Result, meta Meta) error {
 }
 
 // historyLines are the history.jsonl lines of r's scenarios: one Entry
-// each. An incomplete result (Result.CheckComplete), and a scenario whose
+// each, of kind. An incomplete result (Result.CheckComplete), and a scenario whose
 // name cannot name a file, that appears twice or has no repetitions, is an
 // error that wraps result.ErrInvalid.
-func historyLines(r *result.Result, meta Meta) ([]byte, error) {
+func historyLines(r *result.Result, meta Meta, kind string) ([]byte, error) {
 	if err := r.CheckComplete(); err != nil {
 		return nil, err
 	}
@@ -255,6 +256,7 @@ func historyLines(r *result.Result, meta Meta) ([]byte, error) {
 		if err != nil {
 			return nil, result.Invalid(result.Problem{Path: field, Msg: err.Error()})
 		}
+		e.Kind = kind
 		line, err := json.Marshal(e)
 		if err != nil {
 			return nil, fmt.Errorf("encode history entry of %s: %w", sc.Name, err)
@@ -417,6 +419,9 @@ func parseEntry(text []byte, path string, n int) (Entry, error) {
 	}
 	if e.Repetitions < 0 {
 		return bad("repetitions", "want a count >= 0, got %d", e.Repetitions)
+	}
+	if e.Kind != "" && e.Kind != KindPromotion && e.Kind != KindRecord {
+		return bad("kind", "want %s or %s, got %q", KindPromotion, KindRecord, textsafe.Cut(e.Kind, 40))
 	}
 	for _, name := range slices.Sorted(maps.Keys(e.Metrics)) {
 		m := e.Metrics[name]

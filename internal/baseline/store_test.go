@@ -138,6 +138,7 @@ func TestRecordAppendsHistoryOnly(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, entries, 2)
 	assert.Equal(t, "nightly", entries[1].Commit)
+	assert.Equal(t, []string{KindPromotion, KindRecord}, []string{entries[0].Kind, entries[1].Kind}, "a promotion and a nightly record told apart")
 	assert.Equal(t, 51.0, entries[1].Metrics["ttft.p50"].Median)
 	base, err := store.Load("a")
 	require.NoError(t, err)
@@ -365,6 +366,8 @@ func TestHistory(t *testing.T) {
 		{"negative median", `{"scenario":"a","metrics":{"ttft.p99":{"median":-60,"n":3}}}` + "\n", 0, "history.jsonl:1: metrics.ttft.p99.median: want a number >= 0, got -60"},
 		{"median outside its interval", `{"scenario":"a","metrics":{"ttft.p99":{"median":60,"lo":70,"hi":80,"n":6}}}` + "\n", 0, "history.jsonl:1: metrics.ttft.p99: the interval [70, 80] does not hold the median 60"},
 		{"byte-order mark", "\xef\xbb\xbf" + line + "\n", 1, ""},
+		{"an entry from before kinds", strings.Replace(line, `"repetitions"`, `"kind":"record","repetitions"`, 1) + "\n" + line + "\n", 2, ""},
+		{"unknown kind", `{"scenario":"a","kind":"nightly\n::error::x"}` + "\n", 0, `history.jsonl:1: kind: want promotion or record, got "nightly ::error::x"`},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +19,9 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	gating "github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/safeio"
 )
 
 // baselineDirFlags locate the baselines directory: --baselines, else the config's
@@ -106,8 +112,10 @@ current git HEAD. Commit the baselines directory afterwards.`,
 
 func newBaselineRecordCmd(sys *system) *cobra.Command {
 	var (
-		dirs   baselineDirFlags
-		commit string
+		dirs      baselineDirFlags
+		commit    string
+		alert     bool
+		alertBody string
 	)
 	stdout := sys.stdout
 	cmd := &cobra.Command{
@@ -117,12 +125,24 @@ func newBaselineRecordCmd(sys *system) *cobra.Command {
 baselines/history.jsonl, as promote does, but leaves the baselines as they
 are: for scheduled (nightly) runs that watch the trend of the default branch.
 The commit is --commit, else $GITHUB_SHA, else the current git HEAD. Commit
-history.jsonl afterwards.`,
+history.jsonl afterwards.
+
+With --alert it then reads the history for regressions of the default branch:
+a change point (E-divisive, three runs of the new level at least) to a level
+worse than the one before by more than the metric's gate tolerance (the
+config's gates, else the defaults), that has not come back since. It prints
+each, and ends with exit code 1 when this record raised a new one.
+--alert-body FILE writes the Markdown body of the one issue a nightly keeps
+for its alerts (or, the night a regression comes back, the note that closes
+it); nothing is written when there is neither.`,
 		Example: `  perfgate run -c perfgate.yaml -o result.json   # nightly, on the default branch
-  perfgate baseline record result.json
+  perfgate baseline record result.json --alert --alert-body alert.md
   perfgate baseline history --metric ttft.p99`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if alertBody != "" && !alert {
+				return exit.UsageError(errors.New("--alert-body needs --alert"))
+			}
 			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, commit)
 			if err != nil {
 				return err
@@ -131,12 +151,88 @@ history.jsonl afterwards.`,
 				return storeError(err)
 			}
 			fmt.Fprintf(stdout, "appended %d line(s) to %s\n", len(r.Scenarios), store.HistoryPath())
-			return nil
+			if !alert {
+				return nil
+			}
+			return recordAlerts(stdout, store, dirs, alertBody)
 		},
 	}
 	dirs.register(cmd)
 	cmd.Flags().StringVar(&commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
+	cmd.Flags().BoolVar(&alert, "alert", false, "look for regressions of the history; exit 1 when this record raised a new one")
+	cmd.Flags().StringVar(&alertBody, "alert-body", "", "write the alert issue's Markdown body to `FILE` (with --alert)")
 	return cmd
+}
+
+// recordAlerts reads the history after a record for its alerts, prints
+// them, writes the issue body where asked, and returns a regression
+// (exit 1) when the record raised a new one.
+func recordAlerts(stdout io.Writer, store baseline.Store, dirs baselineDirFlags, bodyPath string) error {
+	hist, err := store.History()
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	gates, err := alertGates(dirs)
+	if err != nil {
+		return err
+	}
+	alerts := baseline.FindAlerts(hist, gates)
+	if err := baseline.WriteAlerts(stdout, alerts); err != nil {
+		return exit.RunError(err)
+	}
+	if bodyPath != "" && (len(alerts.Open) > 0 || len(alerts.Recovered) > 0) {
+		var body bytes.Buffer
+		if err := baseline.WriteAlertIssue(&body, alerts); err != nil {
+			return exit.RunError(err)
+		}
+		if err := safeio.WriteFile(bodyPath, body.Bytes(), 0o644); err != nil {
+			return exit.RunError(fmt.Errorf("--alert-body: %w", err))
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", bodyPath)
+	}
+	if alerts.AnyNew() {
+		return exit.WithCode(exit.Regression, errors.New("the newest record made a new regression of the history (above)"))
+	}
+	return nil
+}
+
+// alertGates are the gates alerts are measured by, by scenario: the
+// config's (when it is there), else the default gates.
+func alertGates(dirs baselineDirFlags) (func(string) []baseline.Gate, error) {
+	var cfg *config.Config
+	if _, err := os.Stat(dirs.configPath); err == nil {
+		if cfg, err = config.LoadFile(dirs.configPath); err != nil {
+			return nil, exit.UsageError(err)
+		}
+	}
+	defaults := make([]baseline.Gate, 0, len(config.DefaultGates))
+	for _, name := range slices.Sorted(maps.Keys(config.DefaultGates)) {
+		m, err := metric.Lookup(name)
+		if err != nil {
+			continue
+		}
+		t, err := metric.ParseTolerance(m, config.DefaultGates[name])
+		if err != nil {
+			continue
+		}
+		defaults = append(defaults, baseline.Gate{Metric: m, Tolerance: t})
+	}
+	return func(scenario string) []baseline.Gate {
+		if cfg == nil {
+			return defaults
+		}
+		sc, ok := cfg.ScenarioNamed(scenario)
+		if !ok {
+			return defaults
+		}
+		var out []baseline.Gate
+		for _, g := range cfg.GatesOf(sc) {
+			if m, err := metric.Lookup(g.Metric); err == nil {
+				out = append(out, baseline.Gate{Metric: m, Tolerance: g.Tolerance})
+			}
+		}
+		return out
+	}, nil
 }
 
 // storeError maps an error of Promote or Record to its exit code: a result

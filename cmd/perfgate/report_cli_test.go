@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/exit"
 	"github.com/perfgate/perfgate/internal/reportfile"
 )
@@ -121,4 +123,47 @@ func TestBaselineRecordCommand(t *testing.T) {
 
 	_, _, err = perfgate("baseline", "record", filepath.Join(dir, "missing.json"), "--baselines", store)
 	assert.Equal(t, exit.Usage, exit.Code(err))
+}
+
+// A nightly that records with --alert: quiet while the level holds, exit 1
+// and the body on the night a worse level is told from noise (its
+// third), quiet again (the regression still open) after.
+func TestBaselineRecordAlert(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "baselines")
+	body := filepath.Join(dir, "alert.md")
+	_, _, err := perfgate("baseline", "record", filepath.Join(dir, "x.json"), "--baselines", store, "--alert-body", body)
+	assert.Equal(t, exit.Usage, exit.Code(err))
+	assert.ErrorContains(t, err, "--alert-body needs --alert")
+	var raised []int
+	for night := range 20 {
+		level := 20.0
+		if night >= 12 {
+			level = 30 // 50% slower: beyond ttft.p99's default +20%
+		}
+		jitter := float64(night%3) / 10
+		res := filepath.Join(dir, fmt.Sprintf("night%d.json", night))
+		writeResult(t, res, nil, level+jitter, level+jitter+0.2, level+jitter-0.1)
+		out, _, err := perfgate("baseline", "record", res, "--baselines", store, "--commit", fmt.Sprintf("n%02d", night),
+			"--config", filepath.Join(dir, "none.yaml"), "--alert", "--alert-body", body)
+		switch exit.Code(err) {
+		case exit.Regression:
+			raised = append(raised, night)
+			assert.Contains(t, out, "NEW REGRESSION: chat ttft.p99: ")
+			assert.Contains(t, out, "beyond +20%) from n12 ")
+			b, rerr := os.ReadFile(body)
+			require.NoError(t, rerr)
+			assert.True(t, strings.HasPrefix(string(b), baseline.AlertMarker+"\n"))
+		case exit.OK:
+			if night > 14 {
+				assert.Contains(t, out, "regression, open: chat ttft.p99", "night %d", night)
+			} else {
+				assert.Contains(t, out, "alerts: none", "night %d", night)
+				assert.NoFileExists(t, body, "nothing to say, nothing written")
+			}
+		default:
+			t.Fatalf("night %d: %v", night, err)
+		}
+	}
+	assert.Equal(t, []int{14}, raised, "raised once, on the third slow night")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"golang.org/x/perf/benchmath"
@@ -22,11 +23,16 @@ type Entry struct {
 	Date     time.Time `json:"date"`
 	// Identity is the result's Identity.Digest(): entries of different
 	// identities measured different things.
-	Identity    string `json:"identity"`
-	Engine      string `json:"engine,omitempty"`
-	Version     string `json:"engine_version,omitempty"`
-	Model       string `json:"model,omitempty"`
-	Repetitions int    `json:"repetitions"`
+	Identity string `json:"identity"`
+	Engine   string `json:"engine,omitempty"`
+	Version  string `json:"engine_version,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Quantization, GPU (count × model, "2 × NVIDIA H100 80GB HBM3") and
+	// Driver complete the identity a change of level is read against.
+	Quantization string `json:"quantization,omitempty"`
+	GPU          string `json:"gpu,omitempty"`
+	Driver       string `json:"driver,omitempty"`
+	Repetitions  int    `json:"repetitions"`
 	// Kind is how the entry came: KindPromotion (perfgate baseline
 	// promote, a new baseline) or KindRecord (perfgate baseline record, a
 	// scheduled run's point of the trend); "" in histories from before
@@ -92,15 +98,18 @@ func NewEntry(r *result.Result, s *result.ScenarioResult, meta Meta) (Entry, err
 		date = r.FinishedAt
 	}
 	e := Entry{
-		Scenario:    s.Name,
-		Commit:      meta.Commit,
-		Date:        date,
-		Identity:    r.Identity.Digest(),
-		Engine:      r.Identity.Server.Engine,
-		Version:     r.Identity.Server.Version,
-		Model:       r.Identity.Target.Model,
-		Repetitions: len(s.Repetitions),
-		Metrics:     make(map[string]Summary, len(Headline)),
+		Scenario:     s.Name,
+		Commit:       meta.Commit,
+		Date:         date,
+		Identity:     r.Identity.Digest(),
+		Engine:       r.Identity.Server.Engine,
+		Version:      r.Identity.Server.Version,
+		Model:        r.Identity.Target.Model,
+		Quantization: r.Identity.Target.Quantization,
+		GPU:          gpuOf(r.Identity.GPUs),
+		Driver:       driverOf(r.Identity.GPUs),
+		Repetitions:  len(s.Repetitions),
+		Metrics:      make(map[string]Summary, len(Headline)),
 	}
 	for _, name := range Headline {
 		vs, err := s.Values(name)
@@ -115,4 +124,29 @@ func NewEntry(r *result.Result, s *result.ScenarioResult, meta Meta) (Entry, err
 		e.Metrics[name] = summarize(vs)
 	}
 	return e, nil
+}
+
+// gpuOf says the GPUs in one line: "2 × NVIDIA H100 80GB HBM3", models
+// joined with "+" when they differ; "" when none is known.
+func gpuOf(gpus []result.GPU) string {
+	if len(gpus) == 0 {
+		return ""
+	}
+	var models []string
+	for _, g := range gpus {
+		if !slices.Contains(models, g.Model) {
+			models = append(models, g.Model)
+		}
+	}
+	return fmt.Sprintf("%d × %s", len(gpus), strings.Join(models, "+"))
+}
+
+// driverOf is the GPUs' driver version, "" when none is known.
+func driverOf(gpus []result.GPU) string {
+	for _, g := range gpus {
+		if g.Driver != "" {
+			return g.Driver
+		}
+	}
+	return ""
 }

@@ -25,27 +25,10 @@ const htmlMaxOutput = 300
 // verdictMaxShown runes.
 func verdictClean(s string) string { return clean(s, verdictMaxShown) }
 
-// verdictMD makes result text safe for markdown: control characters stripped, cut
-// to verdictMaxShown runes, and every character that markdown or HTML could read
-// as syntax escaped with a backslash (which GitHub's markdown reads as the
-// literal character, in tables too; a '$' would open inline math). GitHub
-// links @name and #123 in text
-// even when escaped, so a word joiner (U+2060, invisible) follows each @ and
-// #: a model's output can neither notify a user nor reference an issue.
-func verdictMD(s string) string {
-	s = clean(s, verdictMaxShown)
-	var b strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\|*_`<>[]~&#!@$", r) {
-			b.WriteByte('\\')
-		}
-		b.WriteRune(r)
-		if r == '@' || r == '#' {
-			b.WriteRune('\u2060')
-		}
-	}
-	return b.String()
-}
+// verdictMD makes result text safe for markdown (textsafe.Markdown): cut
+// to verdictMaxShown runes, syntax escaped, @ and # unable to notify or
+// reference.
+func verdictMD(s string) string { return textsafe.Markdown(s, verdictMaxShown) }
 
 // mermaidText keeps what a mermaid string can safely hold: letters, digits,
 // spaces and a little punctuation, cut to 60 runes.

@@ -62,6 +62,27 @@ func Cut(s string, n int) string {
 	return s
 }
 
+// Markdown returns Cut(s, n) with every character that markdown or HTML
+// could read as syntax escaped with a backslash (which GitHub's markdown
+// reads as the literal character, in tables too; a '$' would open inline
+// math). GitHub links @name and #123 in text even when escaped, so a word
+// joiner (U+2060, invisible) follows each @ and #: untrusted text can
+// neither notify a user nor reference an issue.
+func Markdown(s string, n int) string {
+	s = Cut(s, n)
+	var b strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\|*_`<>[]~&#!@$", r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+		if r == '@' || r == '#' {
+			b.WriteRune('\u2060')
+		}
+	}
+	return b.String()
+}
+
 // JSON returns encoded JSON (as encoding/json writes it: valid UTF-8, control
 // characters inside strings already escaped) with every other character a
 // Writer would change written as a \u escape instead, and "##[" as

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -19,9 +18,11 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	gating "github.com/perfgate/perfgate/internal/gate"
+	"github.com/perfgate/perfgate/internal/github"
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // baselineDirFlags locate the baselines directory: --baselines, else the config's
@@ -116,6 +117,7 @@ func newBaselineRecordCmd(sys *system) *cobra.Command {
 		commit    string
 		alert     bool
 		alertBody string
+		issue     alertIssue
 	)
 	stdout := sys.stdout
 	cmd := &cobra.Command{
@@ -134,14 +136,22 @@ config's gates, else the defaults), that has not come back since. It prints
 each, and ends with exit code 1 when this record raised a new one.
 --alert-body FILE writes the Markdown body of the one issue a nightly keeps
 for its alerts (or, the night a regression comes back, the note that closes
-it); nothing is written when there is neither.`,
+it); nothing is written when there is neither. --alert-issue keeps that one
+issue in the repository (--repo, default $GITHUB_REPOSITORY) with the token
+(--github-token, default $GITHUB_TOKEN; it needs issues: write): opened the
+night a regression is raised, its body replaced on the nights it holds, and
+commented on and closed the night none holds any more. Failing to write the
+issue is said, and changes no exit code.`,
 		Example: `  perfgate run -c perfgate.yaml -o result.json   # nightly, on the default branch
   perfgate baseline record result.json --alert --alert-body alert.md
   perfgate baseline history --metric ttft.p99`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if alertBody != "" && !alert {
-				return exit.UsageError(errors.New("--alert-body needs --alert"))
+			if (alertBody != "" || issue.keep) && !alert {
+				return exit.UsageError(errors.New("--alert-body and --alert-issue need --alert"))
+			}
+			if err := issue.check(sys.getenv); err != nil {
+				return err
 			}
 			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, commit)
 			if err != nil {
@@ -154,20 +164,88 @@ it); nothing is written when there is neither.`,
 			if !alert {
 				return nil
 			}
-			return recordAlerts(stdout, store, dirs, alertBody)
+			return recordAlerts(cmd.Context(), sys, store, dirs, alertBody, issue)
 		},
 	}
 	dirs.register(cmd)
 	cmd.Flags().StringVar(&commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
 	cmd.Flags().BoolVar(&alert, "alert", false, "look for regressions of the history; exit 1 when this record raised a new one")
 	cmd.Flags().StringVar(&alertBody, "alert-body", "", "write the alert issue's Markdown body to `FILE` (with --alert)")
+	cmd.Flags().BoolVar(&issue.keep, "alert-issue", false, "keep one GitHub issue for the alerts: open, update, close (with --alert)")
+	cmd.Flags().StringVar(&issue.repo, "repo", "", "repository owner/name of the alert issue (default: $GITHUB_REPOSITORY)")
+	cmd.Flags().StringVar(&issue.token, "github-token", "", "token for the alert issue (default: $GITHUB_TOKEN); needs issues: write")
 	return cmd
+}
+
+// alertIssue is where a nightly keeps its alert issue.
+type alertIssue struct {
+	keep        bool
+	repo, token string
+}
+
+// alertIssueKey is the marker key of the alert issue.
+const alertIssueKey = "nightly-alert"
+
+// check fills the repository and token from the environment and checks
+// them, as usage errors.
+func (a *alertIssue) check(getenv func(string) string) error {
+	if !a.keep {
+		return nil
+	}
+	if a.repo == "" {
+		a.repo = getenv("GITHUB_REPOSITORY")
+	}
+	if owner, name, ok := strings.Cut(a.repo, "/"); !ok || owner == "" || name == "" || strings.Contains(name, "/") {
+		return exit.UsageError(fmt.Errorf("--alert-issue: want the repository as owner/name (--repo or $GITHUB_REPOSITORY), got %q", a.repo))
+	}
+	if a.token == "" {
+		a.token = getenv("GITHUB_TOKEN")
+	}
+	if a.token == "" {
+		return exit.UsageError(errors.New("--alert-issue: no GitHub token (--github-token or $GITHUB_TOKEN, with issues: write)"))
+	}
+	return nil
+}
+
+// keepAlertIssue opens, updates or closes the alert issue as alerts say;
+// a failure is said on stderr (and as an Actions warning) and returned
+// nowhere: the alerts' exit code stands.
+func keepAlertIssue(ctx context.Context, sys *system, a alertIssue, alerts baseline.Alerts) {
+	var body bytes.Buffer
+	if err := baseline.WriteAlertIssue(&body, alerts); err != nil {
+		fmt.Fprintf(sys.stderr, "no alert issue kept: %v\n", err)
+		return
+	}
+	title := "perfgate: the nightly found a regression of the default branch"
+	if len(alerts.Open) > 0 {
+		o := alerts.Open[0]
+		title = fmt.Sprintf("perfgate: %s %s regressed (%+.1f%%)", textsafe.Cut(o.Scenario, 60), o.Metric, 100*o.Relative())
+	}
+	owner, repo, _ := strings.Cut(a.repo, "/")
+	c, err := github.NewCommenter(a.token, sys.getenv("GITHUB_API_URL"), github.WithHTTPClient(sys.githubHTTP))
+	if err == nil {
+		ctx, cancel := context.WithTimeout(ctx, commentBudget)
+		defer cancel()
+		var kept github.Kept
+		kept, err = c.KeepIssue(ctx, owner, repo, alertIssueKey, title, body.String(), len(alerts.Open) > 0)
+		if err == nil {
+			if kept.Action != "" {
+				fmt.Fprintf(sys.stdout, "alert issue %s: %s\n", kept.Action, kept.URL)
+			}
+			return
+		}
+	}
+	fmt.Fprintf(sys.stderr, "no alert issue kept: %v\n", err)
+	if gh := github.NewAction(sys.getenv, sys.stderr); gh.InActions() {
+		gh.Warningf("perfgate: no alert issue kept: %v", err)
+	}
 }
 
 // recordAlerts reads the history after a record for its alerts, prints
 // them, writes the issue body where asked, and returns a regression
 // (exit 1) when the record raised a new one.
-func recordAlerts(stdout io.Writer, store baseline.Store, dirs baselineDirFlags, bodyPath string) error {
+func recordAlerts(ctx context.Context, sys *system, store baseline.Store, dirs baselineDirFlags, bodyPath string, issue alertIssue) error {
+	stdout := sys.stdout
 	hist, err := store.History()
 	if err != nil {
 		return exit.UsageError(err)
@@ -189,6 +267,9 @@ func recordAlerts(stdout io.Writer, store baseline.Store, dirs baselineDirFlags,
 			return exit.RunError(fmt.Errorf("--alert-body: %w", err))
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", bodyPath)
+	}
+	if issue.keep {
+		keepAlertIssue(ctx, sys, issue, alerts)
 	}
 	if alerts.AnyNew() {
 		return exit.WithCode(exit.Regression, errors.New("the newest record made a new regression of the history (above)"))

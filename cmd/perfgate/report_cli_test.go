@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/baseline"
 	"github.com/perfgate/perfgate/internal/exit"
+	"github.com/perfgate/perfgate/internal/github/githubtest"
 	"github.com/perfgate/perfgate/internal/reportfile"
 )
 
@@ -134,7 +136,7 @@ func TestBaselineRecordAlert(t *testing.T) {
 	body := filepath.Join(dir, "alert.md")
 	_, _, err := perfgate("baseline", "record", filepath.Join(dir, "x.json"), "--baselines", store, "--alert-body", body)
 	assert.Equal(t, exit.Usage, exit.Code(err))
-	assert.ErrorContains(t, err, "--alert-body needs --alert")
+	assert.ErrorContains(t, err, "--alert-body and --alert-issue need --alert")
 	var raised []int
 	for night := range 20 {
 		level := 20.0
@@ -166,4 +168,80 @@ func TestBaselineRecordAlert(t *testing.T) {
 		}
 	}
 	assert.Equal(t, []int{14}, raised, "raised once, on the third slow night")
+}
+
+// A nightly keeps one alert issue: none while the level holds, opened the
+// night a regression is raised, updated while it holds, closed with a
+// note the night it is back; a token GitHub refuses is said and changes
+// no exit code.
+func TestBaselineRecordAlertIssue(t *testing.T) {
+	const token = "ghs_nightly"
+	fake := githubtest.NewServer(t, token)
+	env := map[string]string{"GITHUB_TOKEN": token, "GITHUB_REPOSITORY": "acme/serving", "GITHUB_API_URL": fake.URL}
+	dir := t.TempDir()
+	store := filepath.Join(dir, "baselines")
+	record := func(night int, level float64) (string, string, error) {
+		jitter := float64(night%3) / 10
+		res := filepath.Join(dir, fmt.Sprintf("night%d.json", night))
+		writeResult(t, res, nil, level+jitter, level+jitter+0.2, level+jitter-0.1)
+		var stdout, stderr bytes.Buffer
+		root := newRootCmd(&system{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return env[k] }, githubHTTP: fake.Client()})
+		root.SetArgs([]string{"baseline", "record", res, "--baselines", store, "--commit", fmt.Sprintf("n%02d", night),
+			"--config", filepath.Join(dir, "none.yaml"), "--alert", "--alert-issue"})
+		err := root.ExecuteContext(t.Context())
+		return stdout.String(), stderr.String(), err
+	}
+	states := func() []string {
+		var out []string
+		for _, is := range fake.Issues("acme", "serving") {
+			out = append(out, is.State)
+		}
+		return out
+	}
+	night := 0
+	for ; night < 12; night++ {
+		_, _, err := record(night, 20)
+		require.NoError(t, err)
+	}
+	assert.Empty(t, states(), "no regression, no issue")
+	for ; night < 14; night++ {
+		_, _, err := record(night, 30)
+		require.NoError(t, err, "night %d: not a level yet", night)
+	}
+	out, _, err := record(night, 30)
+	night++
+	assert.Equal(t, exit.Regression, exit.Code(err))
+	assert.Contains(t, out, "alert issue opened: ")
+	require.Equal(t, []string{"open"}, states())
+	is := fake.Issues("acme", "serving")[0]
+	assert.Regexp(t, `^perfgate: chat ttft\.p99 regressed \(\+\d\d\.\d%\)$`, is.Title)
+	assert.Contains(t, is.Body, "from `n12`")
+	out, _, err = record(night, 30)
+	night++
+	require.NoError(t, err)
+	assert.Contains(t, out, "alert issue updated: ")
+	for back := 0; fake.Issues("acme", "serving")[0].State == "open" && back < 8; back++ {
+		out, _, err = record(night, 20)
+		night++
+		require.NoError(t, err)
+	}
+	require.Equal(t, []string{"closed"}, states(), "closed once the level is back")
+	assert.Contains(t, out, "alert issue closed: ")
+	comments := fake.Comments("acme", "serving", is.Number)
+	require.Len(t, comments, 1)
+	assert.Contains(t, comments[0].Body, "back within tolerance")
+
+	fake.Fail(githubtest.Failure{Path: "/issues", Times: -1, Status: 403, Body: `{"message": "Resource not accessible by integration"}`})
+	raised := false
+	for i := 0; i < 6 && !raised; i++ {
+		_, stderr, err := record(night+i, 40)
+		raised = exit.Code(err) == exit.Regression
+		if !raised {
+			require.NoError(t, err)
+		}
+		if strings.Contains(stderr, "no alert issue kept") || raised {
+			assert.Contains(t, stderr, "no alert issue kept: listing the open issues of acme/serving")
+		}
+	}
+	assert.True(t, raised, "the alert's exit code stands when the issue cannot be kept")
 }

@@ -50,7 +50,8 @@ type Server struct {
 	byPR     map[string][]*Comment // "owner/repo#number" → comments, oldest first
 	heads    map[string]string     // "owner/repo#number" → head SHA
 	failures []*Failure
-	user     string // the token's login; "" for the Actions token
+	user     string              // the token's login; "" for the Actions token
+	issues   map[string][]*Issue // "owner/repo" → issues, oldest first
 
 	// stop is closed when the test ends, so that a slow answer still being
 	// sent returns and the server can close.
@@ -124,6 +125,7 @@ func NewServer(t testing.TB, token string) *Server {
 	mux.HandleFunc("PATCH /repos/{owner}/{repo}/issues/comments/{id}", f.editComment)
 	mux.HandleFunc("GET /repos/{owner}/{repo}/pulls/{number}", f.getPull)
 	mux.HandleFunc("GET /user", f.getUser)
+	f.serveIssues(mux)
 	f.srv = httptest.NewServer(f.middleware(mux))
 	f.URL = f.srv.URL
 	t.Cleanup(func() {

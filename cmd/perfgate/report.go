@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -32,12 +33,15 @@ type reportOptions struct {
 	// scenario picks each one's capacity scenario for it.
 	frontier bool
 	scenario string
+	// history writes the history site of a baselines directory into
+	// output, linking commits to repoURL.
+	history, output, repoURL string
 }
 
 func newReportCmd(sys *system) *cobra.Command {
 	var o reportOptions
 	cmd := &cobra.Command{
-		Use:   "report [flags] REPORT.json...",
+		Use:   "report [flags] REPORT.json... | report --history BASELINES -o SITE",
 		Short: "Render report files as markdown, text, JSON or HTML, merge them, and post the PR comment",
 		Long: `report renders report files (written by perfgate gate --report) again: as
 markdown (the PR comment and step summary), terminal text or JSON on stdout,
@@ -51,6 +55,11 @@ and eval suites: the report is the quality-cost frontier, each suite's
 accuracy against the cost per million output tokens and the output
 throughput at capacity, with the Pareto-optimal configurations and what
 dominates the others (docs/capacity.md).
+
+With --history, the argument is a baselines directory (its history.jsonl):
+the report is a static site written into -o (index.html and a page per
+scenario, fetching nothing): every headline metric's history with its change
+points, identity changes and commits (docs/history.md).
 
 With --merge, several report files (one per job of a matrix: one per model
 or GPU) become one report: one overall verdict (the worst), a table of the
@@ -69,9 +78,18 @@ report exits 0 whatever the verdict, unless --exit-code.`,
   perfgate report --html report.html perfgate-report.json
   perfgate report --merge --comment reports/*.json
   perfgate report --baselines baselines/ result.json
-  perfgate report --frontier --html frontier.html results/*.json`,
-		Args: cobra.MinimumNArgs(1),
+  perfgate report --frontier --html frontier.html results/*.json
+  perfgate report --history baselines/ -o site/`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if o.history != "" || o.output != "" {
+				return cobra.NoArgs(cmd, args)
+			}
+			return cobra.MinimumNArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if o.history != "" || o.output != "" {
+				return runHistorySite(sys, cmd, o)
+			}
 			if !slices.Contains(verdictFormats, o.format) {
 				return exit.UsageError(fmt.Errorf("--format: want one of %s, got %q", strings.Join(verdictFormats, ", "), o.format))
 			}
@@ -112,9 +130,44 @@ report exits 0 whatever the verdict, unless --exit-code.`,
 	f.BoolVar(&o.exitCode, "exit-code", false, "exit with the verdict's code (1 for a regression, see --fail-on) instead of 0")
 	f.BoolVar(&o.frontier, "frontier", false, "render the quality-cost frontier of result files (one per configuration) instead of a report")
 	f.StringVarP(&o.scenario, "scenario", "s", "", "with --frontier: the capacity scenario to read from results that have several")
+	f.StringVar(&o.history, "history", "", "write the history site of this baselines directory (with -o)")
+	f.StringVarP(&o.output, "output", "o", "", "with --history: the site's directory")
+	f.StringVar(&o.repoURL, "repo-url", "", "with --history: the repository's web address, commits link to it (default: $GITHUB_SERVER_URL/$GITHUB_REPOSITORY)")
 	addPublishFlags(f, &o.publishOptions)
 	addAliases(cmd, alias{Old: "baseline", To: "baselines"})
 	return cmd
+}
+
+// historyExclusive are the flags --history refuses: a site is no verdict.
+var historyExclusive = []string{"merge", "baselines", "comment", "exit-code", "title", "key", "pr", "repo", "github-token", "fail-on", "frontier", "scenario", "html"}
+
+// runHistorySite writes the history site of o.history into o.output.
+func runHistorySite(sys *system, cmd *cobra.Command, o reportOptions) error {
+	switch {
+	case o.history == "":
+		return exit.UsageError(errors.New("-o: only with --history (the site's directory)"))
+	case o.output == "":
+		return exit.UsageError(errors.New("--history: needs -o, the directory to write the site into"))
+	}
+	for _, name := range historyExclusive {
+		if cmd.Flags().Changed(name) {
+			return exit.UsageError(fmt.Errorf("--history and --%s: a history site is no verdict, so it is not merged, compared, commented or an exit code", name))
+		}
+	}
+	repo := o.repoURL
+	if repo == "" && sys.getenv("GITHUB_SERVER_URL") != "" && sys.getenv("GITHUB_REPOSITORY") != "" {
+		repo = strings.TrimRight(sys.getenv("GITHUB_SERVER_URL"), "/") + "/" + sys.getenv("GITHUB_REPOSITORY")
+	}
+	hist, err := baseline.Store{Dir: o.history}.History()
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	site, err := report.WriteSite(o.output, hist, report.SiteOptions{RepoURL: repo})
+	if err != nil {
+		return exit.UsageError(err)
+	}
+	fmt.Fprintf(sys.stdout, "wrote %d pages (%.1f MB) to %s: open %s\n", len(site.Pages), float64(site.Bytes)/(1<<20), o.output, filepath.Join(o.output, "index.html"))
+	return nil
 }
 
 // readReports reads the report files, comparing any result file with

@@ -245,3 +245,40 @@ func TestBaselineRecordAlertIssue(t *testing.T) {
 	}
 	assert.True(t, raised, "the alert's exit code stands when the issue cannot be kept")
 }
+
+// perfgate report --history writes the site of a baselines directory, and
+// refuses what a site is not.
+func TestReportHistorySite(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "baselines")
+	for night := range 8 {
+		res := filepath.Join(dir, fmt.Sprintf("n%d.json", night))
+		writeResult(t, res, nil, 20, 21, 22)
+		_, _, err := perfgate("baseline", "record", res, "--baselines", store, "--commit", fmt.Sprintf("%040x", night+1))
+		require.NoError(t, err)
+	}
+	site := filepath.Join(dir, "site")
+	out, _, err := perfgate("report", "--history", store, "-o", site, "--repo-url", "https://github.com/acme/serving")
+	require.NoError(t, err)
+	assert.Contains(t, out, "wrote 2 pages")
+	assert.FileExists(t, filepath.Join(site, "index.html"))
+	page, err := os.ReadFile(filepath.Join(site, "s1-chat.html"))
+	require.NoError(t, err)
+	assert.Contains(t, string(page), `"repo":"https://github.com/acme/serving"`)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--history", store}, "--history: needs -o"},
+		{[]string{"-o", site}, "-o: only with --history"},
+		{[]string{"--history", store, "-o", site, "--comment"}, "--history and --comment"},
+		{[]string{"--history", store, "-o", site, "x.json"}, "unknown command"},
+		{[]string{"--history", filepath.Join(dir, "none"), "-o", site}, "the history is empty"},
+		{[]string{"--history", store, "-o", site, "--repo-url", "javascript:x"}, "want https://HOST/OWNER/REPO"},
+	} {
+		_, _, err := perfgate(append([]string{"report"}, c.args...)...)
+		assert.Equal(t, exit.Usage, exit.Code(err), "%v: %v", c.args, err)
+		assert.ErrorContains(t, err, c.want, "%v", c.args)
+	}
+}

@@ -73,7 +73,7 @@ func Changes(entries []Entry, scenario string, m metric.Info) []Change {
 		}
 		out = append(out, Change{Scenario: scenario, Metric: m.Name, Index: cp, From: series[cp-1], To: series[cp],
 			Before: summarize(medians[lo:cp]).Median, After: summarize(medians[cp:hi]).Median,
-			Identity: identityChanges(series[cp-1], series[cp]), level: medians[cp:hi]})
+			Identity: IdentityChanges(series[cp-1], series[cp]), level: medians[cp:hi]})
 	}
 	return out
 }
@@ -90,8 +90,10 @@ func seriesOf(entries []Entry, scenario, name string) []Entry {
 	return out
 }
 
-// identityChanges says what differs between two entries' identities.
-func identityChanges(a, b Entry) []string {
+// IdentityChanges says what differs between two entries' identities:
+// "engine version 0.9.0 → 0.10.0", each text cut short and cleaned; the
+// digest alone when nothing it names differs.
+func IdentityChanges(a, b Entry) []string {
 	var out []string
 	for _, f := range []struct{ name, a, b string }{
 		{"engine", a.Engine, b.Engine}, {"engine version", a.Version, b.Version}, {"model", a.Model, b.Model},

@@ -437,7 +437,90 @@
     };
   }
 
-  var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds, curve: curve, capacity: capacity };
+
+  // history is a metric on the history site (perfgate report --history):
+  // every run's median with its 95% band, promotions as filled points and
+  // nightly records as small ones, change points as triangles (red worse,
+  // green better), identity changes as dashed lines; a point opens its
+  // commit where the site knows the repository.
+  function history(c) {
+    var runs = data.runs || [];
+    function pts(arr) { var out = []; (arr || []).forEach(function (y, i) { if (y !== null) { out.push({ x: i, y: y }); } }); return out; }
+    function run(i) { var r = runs[i]; return r ? r.d + (r.c ? " · " + r.c : "") + (r.k === "p" ? " · promotion" : r.k === "r" ? " · nightly record" : "") : ""; }
+    var med = pts(c.y);
+    var changes = c.changes || [];
+    var idents = data.identities || [];
+    var datasets = [
+      { label: "", role: "lo", data: pts(c.lo), borderWidth: 0, pointRadius: 0, pointHitRadius: 0, backgroundColor: colour.band, borderColor: colour.band, fill: false },
+      { label: "95% interval", role: "hi", data: pts(c.hi), borderWidth: 0, pointRadius: 0, pointHitRadius: 0, backgroundColor: colour.band, borderColor: colour.band, fill: "-1" },
+      { label: "median (filled: promotion)", role: "history", data: med, borderColor: colour.history, backgroundColor: colour.history, borderWidth: 1.2,
+        // Thousands of runs: the line alone, promotions as small dots.
+        pointRadius: med.map(function (p) { var prom = runs[p.x] && runs[p.x].k === "p"; return runs.length > 300 ? (prom ? 1.5 : 0) : (prom ? 3.5 : 1.2); }),
+        pointHoverRadius: 5 },
+      { label: "change point", role: "change", data: changes.map(function (ch) { return { x: ch.i, y: c.y[ch.i] }; }), showLine: false,
+        pointStyle: "triangle", pointRadius: 8, pointHoverRadius: 10,
+        backgroundColor: changes.map(function (ch) { return ch.worse ? "#b42318" : "#1a7f37"; }),
+        borderColor: changes.map(function (ch) { return ch.worse ? "#b42318" : "#1a7f37"; }) }
+    ];
+    var marks = {
+      id: "identities",
+      afterDatasetsDraw: function (chart) {
+        var g = chart.ctx, sx = chart.scales.x, area = chart.chartArea;
+        g.save();
+        g.strokeStyle = "#8250df"; g.fillStyle = "#8250df"; g.setLineDash([4, 3]); g.lineWidth = 1;
+        idents.forEach(function (id) {
+          var px = sx.getPixelForValue(id.i - 0.5);
+          if (px < area.left || px > area.right) { return; }
+          g.beginPath(); g.moveTo(px, area.top); g.lineTo(px, area.bottom); g.stroke();
+        });
+        g.restore();
+      }
+    };
+    function notesAt(i) {
+      var out = [];
+      changes.forEach(function (ch) { if (ch.i === i) { out.push("change point: " + num(ch.before) + " → " + num(ch.after) + " (" + ch.text + ", " + (ch.worse ? "worse" : "better") + ")"); } });
+      idents.forEach(function (id) { if (id.i === i) { out.push("identity: " + id.text); } });
+      return out;
+    }
+    return {
+      type: "line",
+      data: { datasets: datasets },
+      plugins: [marks],
+      options: {
+        parsing: true,
+        interaction: { mode: "nearest", axis: "x", intersect: false },
+        onClick: function (e, items, chart) {
+          if (!items.length || !data.repo) { return; }
+          var p = chart.data.datasets[items[0].datasetIndex].data[items[0].index];
+          var r = p ? runs[p.x] : null;
+          if (r && /^[0-9a-f]{7,64}$/i.test(r.c)) { window.location.href = data.repo + "/commit/" + r.c; }
+        },
+        scales: {
+          x: { type: "linear", min: 0, max: Math.max(runs.length - 1, 1), title: axis("run (date)"),
+               ticks: { maxRotation: 0, autoSkip: true, autoSkipPadding: 16, callback: function (v) { return runs[v] && v === Math.round(v) ? runs[v].d.slice(0, 10) : ""; } } },
+          // A history of zeros (no error ever) sits on the axis's floor.
+          y: med.every(function (p) { return p.y === 0; }) ? { type: "linear", title: axis(c.y_title), min: 0, max: 1 }
+                                                          : { type: "linear", title: axis(c.y_title), afterDataLimits: padded }
+        },
+        plugins: Object.assign(plugins(c), {
+          tooltip: {
+            filter: function (item) { return item.dataset.role === "history" || item.dataset.role === "change"; },
+            callbacks: {
+              title: function (items) { return items.length ? run(items[0].parsed.x) : ""; },
+              label: function (ctx) {
+                if (ctx.dataset.role === "change") { return null; }
+                var i = ctx.parsed.x, lo = c.lo[i], hi = c.hi[i];
+                return "median " + num(ctx.parsed.y) + (lo !== null && hi !== null ? " [" + num(lo) + ", " + num(hi) + "]" : "");
+              },
+              footer: function (items) { return items.length ? notesAt(items[0].parsed.x) : []; }
+            }
+          }
+        })
+      }
+    };
+  }
+
+  var build = { cdf: cdf, reps: reps, trend: trend, rounds: rounds, curve: curve, capacity: capacity, history: history };
   build.frontier = frontier;
   var drawn = 0;
   data.charts.forEach(function (c) {

@@ -3,7 +3,7 @@ GO ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X github.com/perfgate/perfgate/internal/version.Version=$(VERSION)
 
-.PHONY: build demo demo-capacity test test-apiserver bench fmt vet lint-workflows check-release
+.PHONY: build demo demo-capacity demo-history test test-apiserver bench fmt vet lint-workflows check-release
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o bin/perfgate ./cmd/perfgate
@@ -18,6 +18,12 @@ demo: build
 # slower engine whose capacity fails its gate (scripts/demo-capacity.sh).
 demo-capacity: build
 	./scripts/demo-capacity.sh
+
+# A month of nightly records on the simulator, 15% slower from night 16:
+# the alert fires on night 18 (the third slow night) and on no other, and
+# the month becomes a history site (scripts/demo-history.sh).
+demo-history: build
+	./scripts/demo-history.sh
 
 # Everything CI runs: formatting, vet, every test with the race detector,
 # then the timing-precision and memory tests without it (the race detector's

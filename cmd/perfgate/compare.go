@@ -33,6 +33,9 @@ type compareOptions struct {
 	allowMismatch bool
 	alpha         float64
 	aa            bool
+	// history compares the runs its history recorded around two refs.
+	history, from, to string
+	runs              int
 }
 
 func newCompareCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -56,6 +59,14 @@ different workload, load shape or SLO are refused (exit 2) unless
 --allow-mismatch; what a pull request is expected to change (engine version,
 model, flags, image) is listed under "what changed".
 
+With --history DIR --from REF --to REF, compare compares two releases from
+the history instead: on each side the last --runs runs (default 10) that
+history.jsonl recorded up to the ref (a tag or branch, a commit SHA, or a
+date: 2026-10-01), each run's median a sample, with the same statistics and
+report as a gate, and then lists the change points between the two refs
+with their commit ranges: a release note's performance section. A tag
+whose commit no run measured takes the runs up to its commit's date.
+
 With --aa, compare calibrates instead: given several results of the same
 configuration (A/A), it reports each metric's noise between repetitions, the
 smallest regression the configuration could detect, the repetitions a gate's
@@ -65,10 +76,17 @@ Exit codes: 0 pass, 1 regression (or inconclusive with on_inconclusive: fail),
 2 bad input or a refused comparison.`,
 		Example: `  perfgate compare --baselines baselines/ --result result.json
   perfgate compare --baselines old.json --result new.json --format markdown
-  perfgate compare --aa run1.json run2.json run3.json`,
+  perfgate compare --aa run1.json run2.json run3.json
+  perfgate compare --history baselines/ --from v1.3 --to v1.4 -c perfgate.yaml`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if o.aa {
 				return runCalibrate(o, args, stdout)
+			}
+			if o.history != "" || o.from != "" || o.to != "" {
+				if len(args) > 0 {
+					return exit.UsageError(fmt.Errorf("unexpected arguments %q (--history takes --from and --to)", args))
+				}
+				return runCompareReleases(cmd, o, stdout)
 			}
 			if len(args) > 0 {
 				return exit.UsageError(fmt.Errorf("unexpected arguments %q (use --baselines and --result; files as arguments are for --aa)", args))
@@ -84,6 +102,10 @@ Exit codes: 0 pass, 1 regression (or inconclusive with on_inconclusive: fail),
 	f.BoolVar(&o.allowMismatch, "allow-mismatch", false, "compare even when hardware, workload or load shape differ")
 	f.Float64Var(&o.alpha, "alpha", 0, "false-regression rate over all gates, split evenly across the scenarios with gates (default: the result's compare.alpha, 0.05)")
 	f.BoolVar(&o.aa, "aa", false, "calibrate from A/A results given as arguments")
+	f.StringVar(&o.history, "history", "", "compare two releases from this baselines directory's history (with --from and --to)")
+	f.StringVar(&o.from, "from", "", "with --history: the earlier release (a tag or branch, a commit SHA, or a date)")
+	f.StringVar(&o.to, "to", "", "with --history: the later release")
+	f.IntVar(&o.runs, "runs", 10, "with --history: the runs a side, the last up to its ref")
 	addAliases(cmd, alias{Old: "baseline", To: "baselines"})
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -278,6 +279,69 @@ func TestReportHistorySite(t *testing.T) {
 		{[]string{"--history", store, "-o", site, "--repo-url", "javascript:x"}, "want https://HOST/OWNER/REPO"},
 	} {
 		_, _, err := perfgate(append([]string{"report"}, c.args...)...)
+		assert.Equal(t, exit.Usage, exit.Code(err), "%v: %v", c.args, err)
+		assert.ErrorContains(t, err, c.want, "%v", c.args)
+	}
+}
+
+// perfgate compare --history: the runs around two refs compared as a
+// gate compares (a 50% slower TTFT p99 is a regression), the change point
+// between them listed with its commit range; refs as SHAs, dates and a
+// git tag.
+func TestCompareReleases(t *testing.T) {
+	dir := t.TempDir()
+	store := filepath.Join(dir, "baselines")
+	commit := func(night int) string { return fmt.Sprintf("%08x%032x", uint32(night+1)*2654435761, night) }
+	for night := range 24 {
+		level := 20.0
+		if night >= 12 {
+			level = 30
+		}
+		jitter := float64(night%4) / 10
+		res := filepath.Join(dir, fmt.Sprintf("n%d.json", night))
+		writeResult(t, res, nil, level+jitter, level+jitter+0.3, level+jitter-0.2)
+		_, _, err := perfgate("baseline", "record", res, "--baselines", store, "--commit", commit(night))
+		require.NoError(t, err)
+	}
+	out, _, err := perfgate("compare", "--history", store, "--from", commit(11)[:10], "--to", commit(23))
+	assert.Equal(t, exit.Regression, exit.Code(err), "%v\n%s", err, out)
+	assert.Regexp(t, `TTFT p99.*REGRESSION`, out)
+	assert.Contains(t, out, "Change points between "+commit(11)[:10])
+	assert.Regexp(t, `- chat ttft\.p99: 20\.\d\d → 30\.\d\d ms \(\+\d\d\.\d%, worse\), between `+commit(11)[:12], out)
+
+	same, _, err := perfgate("compare", "--history", store, "--from", commit(5), "--to", commit(11), "--runs", "6")
+	require.NoError(t, err, same)
+	assert.Contains(t, same, "  none", "no change point between two refs of one level")
+
+	// A tag, through git, in the repository the history belongs to.
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_COMMITTER_DATE=2000-01-01T00:00:00Z", "GIT_AUTHOR_DATE=2000-01-01T00:00:00Z")
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(b))
+		return strings.TrimSpace(string(b))
+	}
+	git("init", "-q")
+	git("commit", "-q", "--allow-empty", "-m", "v1")
+	git("tag", "v1.0")
+	t.Chdir(repo)
+	_, _, err = perfgate("compare", "--history", store, "--from", "v1.0", "--to", commit(23))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "no scenario of the history has runs at both v1.0 and", "the tag resolves, to a commit no run measured, dated before every run")
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--history", store, "--from", commit(1)}, "needs --from and --to"},
+		{[]string{"--from", commit(1), "--to", commit(2)}, "only with --history"},
+		{[]string{"--history", store, "--from", "no-such-ref", "--to", commit(2)}, `--from: "no-such-ref" is not a commit SHA or a date`},
+		{[]string{"--history", store, "--from", "--x", "--to", commit(2)}, `"--x": want a tag or branch, a commit SHA, or a date`},
+		{[]string{"--history", store, "--from", commit(1), "--to", commit(2), "--runs", "1"}, "--runs: want 2 to 1000"},
+		{[]string{"--history", store, "--from", commit(1), "--to", commit(2), "--result", "r.json"}, "--history and --result"},
+	} {
+		_, _, err := perfgate(append([]string{"compare"}, c.args...)...)
 		assert.Equal(t, exit.Usage, exit.Code(err), "%v: %v", c.args, err)
 		assert.ErrorContains(t, err, c.want, "%v", c.args)
 	}

@@ -8,7 +8,9 @@ import (
 	"maps"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -75,7 +77,7 @@ baselines/ beside perfgate.yaml), which is committed to the repository:
 func newBaselinePromoteCmd(sys *system) *cobra.Command {
 	var (
 		dirs   baselineDirFlags
-		commit string
+		origin originFlags
 	)
 	stdout := sys.stdout
 	cmd := &cobra.Command{
@@ -90,7 +92,7 @@ current git HEAD. Commit the baselines directory afterwards.`,
   git add baselines && git commit -m "perfgate: new baseline"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, commit)
+			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, origin)
 			if err != nil {
 				return err
 			}
@@ -107,14 +109,14 @@ current git HEAD. Commit the baselines directory afterwards.`,
 		},
 	}
 	dirs.register(cmd)
-	cmd.Flags().StringVar(&commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
+	origin.register(cmd)
 	return cmd
 }
 
 func newBaselineRecordCmd(sys *system) *cobra.Command {
 	var (
 		dirs      baselineDirFlags
-		commit    string
+		origin    originFlags
 		alert     bool
 		alertBody string
 		issue     alertIssue
@@ -153,7 +155,7 @@ issue is said, and changes no exit code.`,
 			if err := issue.check(sys.getenv); err != nil {
 				return err
 			}
-			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, commit)
+			r, store, meta, err := historyInput(cmd.Context(), sys, args[0], dirs, origin)
 			if err != nil {
 				return err
 			}
@@ -168,7 +170,7 @@ issue is said, and changes no exit code.`,
 		},
 	}
 	dirs.register(cmd)
-	cmd.Flags().StringVar(&commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
+	origin.register(cmd)
 	cmd.Flags().BoolVar(&alert, "alert", false, "look for regressions of the history; exit 1 when this record raised a new one")
 	cmd.Flags().StringVar(&alertBody, "alert-body", "", "write the alert issue's Markdown body to `FILE` (with --alert)")
 	cmd.Flags().BoolVar(&issue.keep, "alert-issue", false, "keep one GitHub issue for the alerts: open, update, close (with --alert)")
@@ -350,7 +352,7 @@ func warnUnconfirmable(sys *system, dirs baselineDirFlags, r *result.Result, sto
 // (read and checked by result.Read: a file that is unreadable, not a result,
 // or holds numbers that cannot be true is bad input, exit 2), the baselines
 // store, and the commit and date to record.
-func historyInput(ctx context.Context, sys *system, path string, dirs baselineDirFlags, commit string) (*result.Result, baseline.Store, baseline.Meta, error) {
+func historyInput(ctx context.Context, sys *system, path string, dirs baselineDirFlags, origin originFlags) (*result.Result, baseline.Store, baseline.Meta, error) {
 	r, err := readComplete(path)
 	if err != nil {
 		return nil, baseline.Store{}, baseline.Meta{}, exit.UsageError(err)
@@ -359,7 +361,79 @@ func historyInput(ctx context.Context, sys *system, path string, dirs baselineDi
 	if err != nil {
 		return nil, baseline.Store{}, baseline.Meta{}, err
 	}
-	return r, store, baseline.Meta{Commit: commitOf(ctx, sys.getenv, commit), Date: time.Now().UTC()}, nil
+	if origin.pr < 0 {
+		return nil, baseline.Store{}, baseline.Meta{}, exit.UsageError(fmt.Errorf("--pr: want a pull request number, got %d", origin.pr))
+	}
+	commit := commitOf(ctx, sys.getenv, origin.commit)
+	return r, store, baseline.Meta{Commit: commit, Date: time.Now().UTC(), Tag: tagOf(ctx, sys.getenv, origin.tag, commit),
+		PR: prOf(ctx, origin.pr, commit), Run: runOf(sys.getenv)}, nil
+}
+
+// originFlags say where a promoted or recorded result came from.
+type originFlags struct {
+	commit, tag string
+	pr          int
+}
+
+func (f *originFlags) register(cmd *cobra.Command) {
+	cmd.Flags().StringVar(&f.commit, "commit", "", "commit the result was measured at (default: $GITHUB_SHA, else git HEAD)")
+	cmd.Flags().StringVar(&f.tag, "tag", "", "release tag of that commit, marked on the history site (default: $GITHUB_REF's tag, else git's tag of the commit)")
+	cmd.Flags().IntVar(&f.pr, "pr", 0, "pull request that brought the commit (default: from its subject, \"... (#123)\" or \"Merge pull request #123\")")
+}
+
+// git runs git with args, briefly, and returns its output trimmed; "" on
+// any failure (no git, no repository).
+func git(ctx context.Context, args ...string) string {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "git", args...).Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// tagOf is the release tag to record: the flag, the tag GITHUB_REF names,
+// or a tag git says commit carries; "" when none.
+func tagOf(ctx context.Context, getenv func(string) string, flag, commit string) string {
+	if flag != "" {
+		return flag
+	}
+	if t, ok := strings.CutPrefix(getenv("GITHUB_REF"), "refs/tags/"); ok {
+		return t
+	}
+	if !hexRef.MatchString(commit) {
+		return ""
+	}
+	tag, _, _ := strings.Cut(git(ctx, "tag", "--points-at", commit), "\n")
+	return tag
+}
+
+// prSubject finds a pull request's number in a commit's subject: a squash
+// merge's "title (#123)", a merge's "Merge pull request #123 from ...".
+var prSubject = regexp.MustCompile(`\(#(\d{1,9})\)$|^Merge pull request #(\d{1,9})\b`)
+
+// prOf is the pull request to record: the flag, or the one commit's
+// subject names; 0 when unknown.
+func prOf(ctx context.Context, flag int, commit string) int {
+	if flag > 0 || !hexRef.MatchString(commit) {
+		return flag
+	}
+	m := prSubject.FindStringSubmatch(git(ctx, "log", "-1", "--format=%s", commit, "--"))
+	if m == nil {
+		return 0
+	}
+	n, _ := strconv.Atoi(m[1] + m[2])
+	return n
+}
+
+// runOf is the URL of the workflow run measuring now, "" outside Actions.
+func runOf(getenv func(string) string) string {
+	server, repo, id := getenv("GITHUB_SERVER_URL"), getenv("GITHUB_REPOSITORY"), getenv("GITHUB_RUN_ID")
+	if !strings.HasPrefix(server, "https://") || repo == "" || id == "" {
+		return "" // the history keeps https links only
+	}
+	return strings.TrimRight(server, "/") + "/" + repo + "/actions/runs/" + id
 }
 
 // commitOf is the commit to record: the flag, $GITHUB_SHA, or git's HEAD;

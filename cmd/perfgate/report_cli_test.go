@@ -346,3 +346,41 @@ func TestCompareReleases(t *testing.T) {
 		assert.ErrorContains(t, err, c.want, "%v", c.args)
 	}
 }
+
+// A record says where its run came from: the tag and the pull request of
+// its commit (from git: a tag pointing at it, a squash merge's "(#N)"),
+// and the workflow run's URL; flags override git.
+func TestRecordOrigin(t *testing.T) {
+	repo := t.TempDir()
+	git := func(args ...string) string {
+		cmd := exec.Command("git", append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"}, args...)...)
+		b, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(b))
+		return strings.TrimSpace(string(b))
+	}
+	git("init", "-q")
+	git("commit", "-q", "--allow-empty", "-m", "serve: faster prefill (#123)")
+	git("tag", "v2.0")
+	sha := git("rev-parse", "HEAD")
+	t.Chdir(repo)
+	res := filepath.Join(repo, "r.json")
+	writeResult(t, res, nil, 20, 21, 22)
+	store := filepath.Join(repo, "baselines")
+	env := map[string]string{"GITHUB_SERVER_URL": "https://github.com", "GITHUB_REPOSITORY": "acme/serving", "GITHUB_RUN_ID": "77"}
+	record := func(args ...string) {
+		var stdout, stderr bytes.Buffer
+		root := newRootCmd(&system{stdout: &stdout, stderr: &stderr, getenv: func(k string) string { return env[k] }})
+		root.SetArgs(append([]string{"baseline", "record", res, "--baselines", store, "--commit", sha}, args...))
+		require.NoError(t, root.ExecuteContext(t.Context()), stderr.String())
+	}
+	record()
+	record("--tag", "v2.0.1", "--pr", "9")
+	hist, err := baseline.Store{Dir: store}.History()
+	require.NoError(t, err)
+	require.Len(t, hist, 2)
+	assert.Equal(t, "v2.0", hist[0].Tag)
+	assert.Equal(t, 123, hist[0].PR)
+	assert.Equal(t, "https://github.com/acme/serving/actions/runs/77", hist[0].Run)
+	assert.Equal(t, "v2.0.1", hist[1].Tag)
+	assert.Equal(t, 9, hist[1].PR)
+}

@@ -38,6 +38,12 @@ type Entry struct {
 	// scheduled run's point of the trend); "" in histories from before
 	// it.
 	Kind string `json:"kind,omitempty"`
+	// Tag is the release tag the run's commit carries (v1.4), PR the pull
+	// request that brought the commit, Run the URL of the workflow run that
+	// measured it; each empty where unknown.
+	Tag string `json:"tag,omitempty"`
+	PR  int    `json:"pr,omitempty"`
+	Run string `json:"run,omitempty"`
 	// Metrics holds a Summary of each Headline metric, by name.
 	Metrics map[string]Summary `json:"metrics"`
 }
@@ -102,6 +108,9 @@ func NewEntry(r *result.Result, s *result.ScenarioResult, meta Meta) (Entry, err
 		Commit:       meta.Commit,
 		Date:         date,
 		Identity:     r.Identity.Digest(),
+		Tag:          meta.Tag,
+		PR:           meta.PR,
+		Run:          meta.Run,
 		Engine:       r.Identity.Server.Engine,
 		Version:      r.Identity.Server.Version,
 		Model:        r.Identity.Target.Model,

@@ -112,10 +112,15 @@ func (s Store) Load(scenario string) (*result.Result, error) {
 }
 
 // Meta says where a promoted result came from: the commit it measured and
-// when. A zero Date stands for the result's finish time.
+// when (a zero Date stands for the result's finish time), and where known
+// the release tag at that commit, the pull request that brought it, and
+// the workflow run that measured it (its report and artifacts).
 type Meta struct {
 	Commit string
 	Date   time.Time
+	Tag    string
+	PR     int
+	Run    string
 }
 
 // Promote makes r the baseline: each scenario of r is written as its own
@@ -398,6 +403,10 @@ func parseHistory(r io.Reader, path string, limit int64) ([]Entry, error) {
 	}
 }
 
+// runURL is what an entry's Run may be: an https URL without spaces,
+// quotes or angle brackets.
+var runURL = regexp.MustCompile(`^https://[^\s"'<>\\]{1,300}$`)
+
 // parseEntry decodes and checks one history line, numbered n.
 func parseEntry(text []byte, path string, n int) (Entry, error) {
 	var e Entry
@@ -419,6 +428,12 @@ func parseEntry(text []byte, path string, n int) (Entry, error) {
 	}
 	if e.Repetitions < 0 {
 		return bad("repetitions", "want a count >= 0, got %d", e.Repetitions)
+	}
+	if e.PR < 0 {
+		return bad("pr", "want a pull request number, got %d", e.PR)
+	}
+	if e.Run != "" && !runURL.MatchString(e.Run) {
+		return bad("run", "want the workflow run's https URL, got %q", textsafe.Cut(e.Run, 80))
 	}
 	if e.Kind != "" && e.Kind != KindPromotion && e.Kind != KindRecord {
 		return bad("kind", "want %s or %s, got %q", KindPromotion, KindRecord, textsafe.Cut(e.Kind, 40))

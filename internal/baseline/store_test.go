@@ -367,6 +367,8 @@ func TestHistory(t *testing.T) {
 		{"median outside its interval", `{"scenario":"a","metrics":{"ttft.p99":{"median":60,"lo":70,"hi":80,"n":6}}}` + "\n", 0, "history.jsonl:1: metrics.ttft.p99: the interval [70, 80] does not hold the median 60"},
 		{"byte-order mark", "\xef\xbb\xbf" + line + "\n", 1, ""},
 		{"an entry from before kinds", strings.Replace(line, `"repetitions"`, `"kind":"record","repetitions"`, 1) + "\n" + line + "\n", 2, ""},
+		{"a run that is no https link", `{"scenario":"a","run":"javascript:alert(1)"}` + "\n", 0, `history.jsonl:1: run: want the workflow run's https URL, got "javascript:alert(1)"`},
+		{"a negative pull request", `{"scenario":"a","pr":-4}` + "\n", 0, "history.jsonl:1: pr: want a pull request number, got -4"},
 		{"unknown kind", `{"scenario":"a","kind":"nightly\n::error::x"}` + "\n", 0, `history.jsonl:1: kind: want promotion or record, got "nightly ::error::x"`},
 	}
 	for _, tt := range tests {

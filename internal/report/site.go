@@ -148,6 +148,7 @@ type siteScenario struct {
 	Name, Facts string
 	Changes     []siteChangeRow
 	Identities  []siteIdentityRow
+	Releases    []siteReleaseRow
 	Charts      []siteChart
 	metrics     []siteMetric // for the index
 }
@@ -162,6 +163,12 @@ type siteMetric struct {
 type siteChangeRow struct {
 	Metric, From, To, FromURL, ToURL, Levels, Change, Verdict, Identity string
 	Worse                                                               bool
+}
+
+// siteReleaseRow is one run of a release tag in a scenario page's table.
+type siteReleaseRow struct {
+	Tag, Date, Commit, URL, Run, PRURL string
+	PR                                 int
 }
 
 // siteIdentityRow is one identity change in a scenario page's table.
@@ -190,6 +197,11 @@ type siteRun struct {
 	D string `json:"d"`
 	C string `json:"c"`
 	K string `json:"k"`
+	// T is the release tag, P the pull request, U the workflow run's URL,
+	// where the history knows them.
+	T string `json:"t,omitempty"`
+	P int    `json:"p,omitempty"`
+	U string `json:"u,omitempty"`
 }
 
 // siteChartData is one metric's series: medians and interval bounds by
@@ -238,7 +250,12 @@ func scenarioPage(name string, series []baseline.Entry, o SiteOptions) *siteScen
 		case baseline.KindRecord:
 			k = "r"
 		}
-		data.Runs[i] = siteRun{D: e.Date.UTC().Format("2006-01-02 15:04"), C: shortSHA(e.Commit), K: k}
+		data.Runs[i] = siteRun{D: e.Date.UTC().Format("2006-01-02 15:04"), C: shortSHA(e.Commit), K: k,
+			T: textsafe.Cut(e.Tag, 40), P: e.PR, U: httpsURL(e.Run)}
+		if e.Tag != "" {
+			p.Releases = append(p.Releases, siteReleaseRow{Tag: textsafe.Cut(e.Tag, 40), Date: data.Runs[i].D, Commit: data.Runs[i].C,
+				URL: commitURL(o.RepoURL, e.Commit), Run: httpsURL(e.Run), PR: e.PR, PRURL: prURL(o.RepoURL, e.PR)})
+		}
 		if i > 0 {
 			if what := strings.Join(baseline.IdentityChanges(series[i-1], e), ", "); what != "" {
 				data.Idents = append(data.Idents, siteIdentPoint{I: i, Text: what})
@@ -349,6 +366,24 @@ func commitURL(repo, commit string) string {
 		return ""
 	}
 	return repo + "/commit/" + commit
+}
+
+// httpsURL is u when it is an https URL (the history file is untrusted:
+// no javascript: link), else "".
+func httpsURL(u string) string {
+	if !strings.HasPrefix(u, "https://") || strings.ContainsAny(u, " \t\n\"'<>\\") || len(u) > 300 {
+		return ""
+	}
+	return u
+}
+
+// prURL is pull request n's link in the repository, "" when either is
+// unknown.
+func prURL(repo string, n int) string {
+	if repo == "" || n <= 0 {
+		return ""
+	}
+	return repo + "/pull/" + strconv.Itoa(n)
 }
 
 // round4 is x to four significant figures, as a chart needs it.

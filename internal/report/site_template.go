@@ -80,6 +80,19 @@ td.trend { font-family: ui-monospace, monospace; white-space: nowrap; }
 {{- else}}
 <p>None: no metric's history moved to a new level.</p>
 {{- end}}
+<h2>Releases</h2>
+{{- if .Releases}}
+<table class="site">
+<thead><tr><th>tag</th><th>date</th><th>commit</th><th>pull request</th><th>workflow run</th></tr></thead>
+<tbody>
+{{- range .Releases}}
+<tr><td>{{.Tag}}</td><td>{{.Date}}</td><td>{{if .URL}}<a href="{{.URL}}">{{.Commit}}</a>{{else}}{{.Commit}}{{end}}</td><td>{{if .PR}}{{if .PRURL}}<a href="{{.PRURL}}">#{{.PR}}</a>{{else}}#{{.PR}}{{end}}{{end}}</td><td>{{if .Run}}<a href="{{.Run}}">report</a>{{end}}</td></tr>
+{{- end}}
+</tbody>
+</table>
+{{- else}}
+<p>None: no run recorded a release tag (perfgate baseline promote --tag, or a run on a tag's ref).</p>
+{{- end}}
 <h2>Identity changes</h2>
 {{- if .Identities}}
 <table class="site">

@@ -39,13 +39,16 @@ func siteHistory(scenarios []string, n, shift1, shift2 int) []baseline.Entry {
 			if i >= shift2 {
 				goodput = 19
 			}
-			kind := baseline.KindRecord
+			kind, tag, pr, run := baseline.KindRecord, "", 0, ""
 			if i%10 == 0 {
 				kind = baseline.KindPromotion
 			}
+			if i == 1000 || i == 4000 {
+				tag, pr, run = fmt.Sprintf("v1.%d", i/1000), 100+i/1000, fmt.Sprintf("https://github.com/acme/serving/actions/runs/%d", i)
+			}
 			lo, hi := ttft*0.97, ttft*1.03
 			out = append(out, baseline.Entry{Scenario: sc, Commit: sha(i), Date: start.Add(time.Duration(i) * 24 * time.Hour),
-				Identity: "sha256:" + version, Engine: "vllm", Version: version, Model: "m", Repetitions: 6, Kind: kind,
+				Identity: "sha256:" + version, Engine: "vllm", Version: version, Model: "m", Repetitions: 6, Kind: kind, Tag: tag, PR: pr, Run: run,
 				Metrics: map[string]baseline.Summary{
 					"ttft.p99":   {Median: ttft * noise(), Lo: &lo, Hi: &hi, N: 6},
 					"goodput":    {Median: goodput * noise(), N: 6},
@@ -105,12 +108,14 @@ func TestHistorySite(t *testing.T) {
 	require.Len(t, d.Idents, 1)
 	assert.Equal(t, siteIdentPoint{I: 2000, Text: "engine version 0.9.0 → 0.10.0"}, d.Idents[0])
 	assert.Equal(t, "https://github.com/acme/serving", d.Repo)
+	assert.Equal(t, siteRun{D: "2015-09-28 03:00", C: sha(1000)[:12], K: "p", T: "v1.1", P: 101, U: "https://github.com/acme/serving/actions/runs/1000"}, d.Runs[1000])
 
 	page, err := os.ReadFile(filepath.Join(dir, "s1-chat.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(page), `<meta http-equiv="Content-Security-Policy" content="`+html.EscapeString(htmlCSP)+`">`)
 	assert.Contains(t, string(page), `<a href="https://github.com/acme/serving/commit/`+sha(1999)+`">`+sha(1999)[:12]+` (2018-06-23)</a>`, "the last run before the change, linked")
 	assert.NotRegexp(t, `<script[^>]+src=|<link[^>]+href=`, string(page), "nothing fetched")
+	assert.Contains(t, string(page), `<tr><td>v1.4</td><td>2023-12-15 03:00</td><td><a href="https://github.com/acme/serving/commit/`+sha(4000)+`">`+sha(4000)[:12]+`</a></td><td><a href="https://github.com/acme/serving/pull/104">#104</a></td><td><a href="https://github.com/acme/serving/actions/runs/4000">report</a></td></tr>`, "a release: its tag, commit, pull request and run")
 	index, err := os.ReadFile(filepath.Join(dir, "index.html"))
 	require.NoError(t, err)
 	assert.Contains(t, string(index), `<a href="s2-long-context.html">long-context</a>`)
@@ -127,6 +132,7 @@ func TestHistorySiteHostile(t *testing.T) {
 	for i := range entries {
 		entries[i].Commit = "javascript:alert(1)"
 		entries[i].Version = "<img src=x onerror=alert(1)>"
+		entries[i].Tag, entries[i].Run = "<b>v1</b>", "javascript:alert(1)"
 	}
 	site, err := WriteSite(dir, entries, SiteOptions{RepoURL: "https://github.com/acme/serving"})
 	require.NoError(t, err)
@@ -137,6 +143,8 @@ func TestHistorySiteHostile(t *testing.T) {
 		assert.NotContains(t, string(b), "<script>alert(1)")
 		assert.NotContains(t, string(b), "<img src=x")
 		assert.NotContains(t, string(b), `href="javascript:`)
+		assert.NotContains(t, string(b), `javascript:alert`, "a run URL that is not https is dropped")
+		assert.NotContains(t, string(b), "<b>v1</b>")
 	}
 	_, err = WriteSite(dir, entries, SiteOptions{RepoURL: "javascript:alert(1)//"})
 	assert.ErrorContains(t, err, "want https://HOST/OWNER/REPO")

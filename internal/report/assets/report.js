@@ -446,7 +446,12 @@
   function history(c) {
     var runs = data.runs || [];
     function pts(arr) { var out = []; (arr || []).forEach(function (y, i) { if (y !== null) { out.push({ x: i, y: y }); } }); return out; }
-    function run(i) { var r = runs[i]; return r ? r.d + (r.c ? " · " + r.c : "") + (r.k === "p" ? " · promotion" : r.k === "r" ? " · nightly record" : "") : ""; }
+    function run(i) {
+      var r = runs[i];
+      if (!r) { return ""; }
+      return r.d + (r.c ? " · " + r.c : "") + (r.k === "p" ? " · promotion" : r.k === "r" ? " · nightly record" : "") +
+        (r.t ? " · tag " + r.t : "") + (r.p ? " · PR #" + r.p : "");
+    }
     var med = pts(c.y);
     var changes = c.changes || [];
     var idents = data.identities || [];
@@ -472,6 +477,15 @@
           var px = sx.getPixelForValue(id.i - 0.5);
           if (px < area.left || px > area.right) { return; }
           g.beginPath(); g.moveTo(px, area.top); g.lineTo(px, area.bottom); g.stroke();
+        });
+        // Release tags: a solid line and the tag's name at the top.
+        g.setLineDash([]); g.strokeStyle = "#1a7f37"; g.fillStyle = "#1a7f37"; g.font = "11px sans-serif"; g.textAlign = "left";
+        runs.forEach(function (r, i) {
+          if (!r.t) { return; }
+          var px = sx.getPixelForValue(i);
+          if (px < area.left || px > area.right) { return; }
+          g.beginPath(); g.moveTo(px, area.top); g.lineTo(px, area.bottom); g.stroke();
+          g.fillText(r.t, px + 3, area.top + 10);
         });
         g.restore();
       }

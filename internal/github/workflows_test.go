@@ -504,3 +504,57 @@ func TestWorkflowDocsMatchAction(t *testing.T) {
 		}
 	}
 }
+
+// The nightly and the promotion publish the history site to GitHub Pages:
+// a job on a GitHub-hosted runner with no more than Pages needs, after the
+// job that pushed the history, through the official actions pinned by
+// commit SHA, building the site with perfgate report --history.
+func TestWorkflowsPublishTheHistorySite(t *testing.T) {
+	pinned := regexp.MustCompile(`^actions/(configure-pages|upload-pages-artifact|deploy-pages)@[0-9a-f]{40}$`)
+	found := map[string]bool{}
+	for _, wf := range loadWorkflows(t) {
+		name := filepath.Base(wf.path)
+		if name != "nightly.yml" && name != "promote.yml" {
+			continue
+		}
+		job := mapping(mapping(wf.doc["jobs"])["pages"])
+		if job == nil {
+			t.Errorf("%s: no pages job", wf.path)
+			continue
+		}
+		found[name] = true
+		if strings.Contains(flatten(job["runs-on"]), "self-hosted") {
+			t.Errorf("%s: jobs.pages runs on a self-hosted runner: it needs no GPU", wf.path)
+		}
+		perms := mapping(job["permissions"])
+		want := map[string]string{"contents": "read", "pages": "write", "id-token": "write"}
+		if len(perms) != len(want) {
+			t.Errorf("%s: jobs.pages permissions %v, want exactly %v", wf.path, perms, want)
+		}
+		for k, v := range want {
+			if flatten(perms[k]) != v {
+				t.Errorf("%s: jobs.pages permissions.%s = %q, want %q", wf.path, k, flatten(perms[k]), v)
+			}
+		}
+		if job["needs"] == nil {
+			t.Errorf("%s: jobs.pages does not wait for the job that pushes the history", wf.path)
+		}
+		uses, builds := map[string]bool{}, false
+		for _, st := range steps(job) {
+			u := fmt.Sprint(st["uses"])
+			if strings.Contains(u, "-pages") {
+				if !pinned.MatchString(u) {
+					t.Errorf("%s: jobs.pages uses %s: want an official Pages action pinned by its commit SHA", wf.path, u)
+				}
+				uses[strings.Split(strings.TrimPrefix(u, "actions/"), "@")[0]] = true
+			}
+			builds = builds || strings.Contains(flatten(st["run"]), "report --history baselines -o site")
+		}
+		if len(uses) != 3 || !builds {
+			t.Errorf("%s: jobs.pages builds the site: %v, uses %v; want the site built and configure-pages, upload-pages-artifact, deploy-pages", wf.path, builds, uses)
+		}
+	}
+	if len(found) != 2 {
+		t.Errorf("pages jobs found in %v, want nightly.yml and promote.yml", found)
+	}
+}

@@ -63,7 +63,7 @@ td.trend { font-family: ui-monospace, monospace; white-space: nowrap; }
 <header class="verdict none">
 <p><a href="index.html">← all scenarios</a></p>
 <h1>{{.Name}}</h1>
-<p class="facts">{{.Facts}}. Each chart draws every run's median with its 95% interval; promotions are filled points, nightly records small ones; a triangle marks a change point (red worse, green better); a dashed line an identity change. A point opens its commit.</p>
+<p class="facts">{{.Facts}}. Each chart draws every run's median with its 95% interval; promotions are filled points, nightly records small ones; a triangle marks a change point (red worse, green better); a dashed line an identity change; a green line a release tag. A point opens its commit (with Shift its workflow run's report, with Alt its pull request, where known).</p>
 <p class="nojs">The charts need JavaScript, which is off: the change points and identity changes are in the tables.</p>
 </header>
 <main>

@@ -503,11 +503,21 @@
       options: {
         parsing: true,
         interaction: { mode: "nearest", axis: "x", intersect: false },
+        // A click opens the run's commit; with Shift its workflow run (its
+        // report), with Alt its pull request, where the history knows them.
         onClick: function (e, items, chart) {
-          if (!items.length || !data.repo) { return; }
+          if (!items.length) { return; }
           var p = chart.data.datasets[items[0].datasetIndex].data[items[0].index];
           var r = p ? runs[p.x] : null;
-          if (r && /^[0-9a-f]{7,64}$/i.test(r.c)) { window.location.href = data.repo + "/commit/" + r.c; }
+          if (!r) { return; }
+          var ev = e.native || {};
+          if (ev.shiftKey) {
+            if (r.u && /^https:\/\//.test(r.u)) { window.location.href = r.u; }
+          } else if (ev.altKey) {
+            if (data.repo && r.p) { window.location.href = data.repo + "/pull/" + r.p; }
+          } else if (data.repo && /^[0-9a-f]{7,64}$/i.test(r.c)) {
+            window.location.href = data.repo + "/commit/" + r.c;
+          }
         },
         scales: {
           x: { type: "linear", min: 0, max: Math.max(runs.length - 1, 1), title: axis("run (date)"),
@@ -526,7 +536,13 @@
                 var i = ctx.parsed.x, lo = c.lo[i], hi = c.hi[i];
                 return "median " + num(ctx.parsed.y) + (lo !== null && hi !== null ? " [" + num(lo) + ", " + num(hi) + "]" : "");
               },
-              footer: function (items) { return items.length ? notesAt(items[0].parsed.x) : []; }
+              footer: function (items) {
+                if (!items.length) { return []; }
+                var i = items[0].parsed.x, r = runs[i] || {}, out = notesAt(i);
+                if (r.u) { out.push("Shift-click: its workflow run (report)"); }
+                if (r.p && data.repo) { out.push("Alt-click: pull request #" + r.p); }
+                return out;
+              }
             }
           }
         })

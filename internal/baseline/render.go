@@ -244,7 +244,7 @@ func writeScenarioHistory(w io.Writer, name string, entries []Entry, m metric.In
 	}
 
 	shownMedians := medians[from:]
-	trend := sparkline(shownMedians)
+	trend := Sparkline(shownMedians)
 	if len(shown) > 1 {
 		trend += fmt.Sprintf("  trend: %s over %d runs", dash(formatChange(m, shownMedians[0], shownMedians[len(shownMedians)-1])), len(shown))
 	}
@@ -287,9 +287,12 @@ func verdict(m metric.Info, a, b float64) string {
 	}
 }
 
-// sparkline draws values as block heights from the lowest to the highest; a
-// flat series is a row of middle blocks.
-func sparkline(values []float64) string {
+// Sparkline draws values as block heights from the lowest to the highest; a
+// flat series is a row of middle blocks, none an empty string.
+func Sparkline(values []float64) string {
+	if len(values) == 0 {
+		return ""
+	}
 	const blocks = "▁▂▃▄▅▆▇█"
 	levels := []rune(blocks)
 	lo, hi := slices.Min(values), slices.Max(values)

@@ -159,7 +159,7 @@ func TestSparkline(t *testing.T) {
 		{[]float64{3}, "▅"},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, sparkline(tt.values), "%v", tt.values)
+		assert.Equal(t, tt.want, Sparkline(tt.values), "%v", tt.values)
 	}
 }
 

@@ -316,7 +316,7 @@ func scenarioPage(name string, series []baseline.Entry, o SiteOptions) *siteScen
 		for _, i := range idx[from:] {
 			trend = append(trend, series[i].Metrics[mname].Median)
 		}
-		sm.trend = sparkline(trend)
+		sm.trend = baseline.Sparkline(trend)
 		if len(trend) > 1 {
 			sm.trend += " " + siteChange(m, trend[0], trend[len(trend)-1])
 		}
@@ -413,25 +413,6 @@ func siteChange(m metric.Info, a, b float64) string {
 		return "—"
 	}
 	return fmt.Sprintf("%+.1f%%", 100*(b-a)/a)
-}
-
-// sparkline draws values as block heights, lowest to highest.
-func sparkline(values []float64) string {
-	const blocks = "▁▂▃▄▅▆▇█"
-	levels := []rune(blocks)
-	if len(values) == 0 {
-		return ""
-	}
-	lo, hi := slices.Min(values), slices.Max(values)
-	var b strings.Builder
-	for _, v := range values {
-		i := len(levels) / 2
-		if hi > lo {
-			i = int(math.Round((v - lo) / (hi - lo) * float64(len(levels)-1)))
-		}
-		b.WriteRune(levels[i])
-	}
-	return b.String()
 }
 
 // metricLabelText is a metric's axis title: "TTFT p99 (ms)".

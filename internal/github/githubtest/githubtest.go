@@ -351,15 +351,8 @@ func (f *Server) listComments(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	page, perPage := 1, 30
-	if v := r.URL.Query().Get("page"); v != "" {
-		page, _ = strconv.Atoi(v)
-	}
-	if v := r.URL.Query().Get("per_page"); v != "" {
-		perPage, _ = strconv.Atoi(v)
-	}
-	if page < 1 || perPage < 1 || perPage > 100 {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "bad page or per_page"})
+	page, perPage, ok := pageOf(w, r)
+	if !ok {
 		return
 	}
 
@@ -387,6 +380,23 @@ func (f *Server) listComments(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Link", strings.Join(links, ", "))
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// pageOf reads a listing's page and per_page (default 1 and 30),
+// answering 422 as GitHub does when they are out of range.
+func pageOf(w http.ResponseWriter, r *http.Request) (page, perPage int, ok bool) {
+	page, perPage = 1, 30
+	if v := r.URL.Query().Get("page"); v != "" {
+		page, _ = strconv.Atoi(v)
+	}
+	if v := r.URL.Query().Get("per_page"); v != "" {
+		perPage, _ = strconv.Atoi(v)
+	}
+	if page < 1 || perPage < 1 || perPage > 100 {
+		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "bad page or per_page"})
+		return 0, 0, false
+	}
+	return page, perPage, true
 }
 
 // commentBody reads a request's {"body": ...}, answering 422 as GitHub

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 )
 
 // Issue is one issue held by the fake: created by the token (POST
@@ -75,15 +74,8 @@ func (f *Server) listIssues(w http.ResponseWriter, r *http.Request) {
 	if state == "" {
 		state = "open"
 	}
-	page, perPage := 1, 30
-	if v := r.URL.Query().Get("page"); v != "" {
-		page, _ = strconv.Atoi(v)
-	}
-	if v := r.URL.Query().Get("per_page"); v != "" {
-		perPage, _ = strconv.Atoi(v)
-	}
-	if page < 1 || perPage < 1 || perPage > 100 {
-		writeJSON(w, http.StatusUnprocessableEntity, map[string]string{"message": "bad page or per_page"})
+	page, perPage, ok := pageOf(w, r)
+	if !ok {
 		return
 	}
 	f.mu.Lock()

@@ -24,7 +24,6 @@ import (
 	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
-	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // baselineDirFlags locate the baselines directory: --baselines, else the config's
@@ -166,7 +165,11 @@ issue is said, and changes no exit code.`,
 			if !alert {
 				return nil
 			}
-			return recordAlerts(cmd.Context(), sys, store, dirs, alertBody, issue)
+			var recorded []string
+			for _, sc := range r.Scenarios {
+				recorded = append(recorded, sc.Name)
+			}
+			return recordAlerts(cmd.Context(), sys, store, dirs, recorded, alertBody, issue)
 		},
 	}
 	dirs.register(cmd)
@@ -221,7 +224,7 @@ func keepAlertIssue(ctx context.Context, sys *system, a alertIssue, alerts basel
 	title := "perfgate: the nightly found a regression of the default branch"
 	if len(alerts.Open) > 0 {
 		o := alerts.Open[0]
-		title = fmt.Sprintf("perfgate: %s %s regressed (%+.1f%%)", textsafe.Cut(o.Scenario, 60), o.Metric, 100*o.Relative())
+		title = "perfgate: " + o.Title() + " on the default branch"
 	}
 	owner, repo, _ := strings.Cut(a.repo, "/")
 	c, err := github.NewCommenter(a.token, sys.getenv("GITHUB_API_URL"), github.WithHTTPClient(sys.githubHTTP))
@@ -246,7 +249,7 @@ func keepAlertIssue(ctx context.Context, sys *system, a alertIssue, alerts basel
 // recordAlerts reads the history after a record for its alerts, prints
 // them, writes the issue body where asked, and returns a regression
 // (exit 1) when the record raised a new one.
-func recordAlerts(ctx context.Context, sys *system, store baseline.Store, dirs baselineDirFlags, bodyPath string, issue alertIssue) error {
+func recordAlerts(ctx context.Context, sys *system, store baseline.Store, dirs baselineDirFlags, recorded []string, bodyPath string, issue alertIssue) error {
 	stdout := sys.stdout
 	hist, err := store.History()
 	if err != nil {
@@ -256,7 +259,7 @@ func recordAlerts(ctx context.Context, sys *system, store baseline.Store, dirs b
 	if err != nil {
 		return err
 	}
-	alerts := baseline.FindAlerts(hist, gates)
+	alerts := baseline.FindAlerts(hist, gates, recorded)
 	if err := baseline.WriteAlerts(stdout, alerts); err != nil {
 		return exit.RunError(err)
 	}

@@ -215,7 +215,7 @@ func TestBaselineRecordAlertIssue(t *testing.T) {
 	assert.Contains(t, out, "alert issue opened: ")
 	require.Equal(t, []string{"open"}, states())
 	is := fake.Issues("acme", "serving")[0]
-	assert.Regexp(t, `^perfgate: chat ttft\.p99 regressed \(\+\d\d\.\d%\)$`, is.Title)
+	assert.Regexp(t, `^perfgate: chat ttft\.p99 \+\d\d\.\d% on the default branch$`, is.Title)
 	assert.Contains(t, is.Body, "from `n12`")
 	out, _, err = record(night, 30)
 	night++

@@ -136,6 +136,16 @@ type Alert struct {
 	New bool `json:"new"`
 }
 
+// Title is the alert in a few words, for an issue's title: "chat
+// ttft.p99 +15.0%" (points for a share).
+func (a Alert) Title() string {
+	m, err := metric.Lookup(a.Metric)
+	if err != nil {
+		return clean(a.Scenario, 60) + " " + clean(a.Metric, 40)
+	}
+	return clean(a.Scenario, 60) + " " + m.Name + " " + dash(formatChange(m, a.Before, a.After))
+}
+
 // Recovery is a regression that the newest entry ended: the level is back
 // within tolerance of the level before the regression.
 type Recovery struct {
@@ -164,11 +174,14 @@ func (a Alerts) AnyNew() bool {
 
 // FindAlerts returns the alerts of every scenario of entries on each of
 // gates (a scenario's gates by its name; metrics the history does not keep
-// are skipped), comparing the history with and without its newest entry of
-// each scenario.
-func FindAlerts(entries []Entry, gates func(scenario string) []Gate) Alerts {
+// are skipped). recorded names the scenarios the newest record appended a
+// line to (nil: every scenario): for those the history is read with and
+// without that line, to tell a regression it raised (New) and one it ended
+// (Recovered); any other scenario's open regression is listed as it holds.
+func FindAlerts(entries []Entry, gates func(scenario string) []Gate, recorded []string) Alerts {
 	var out Alerts
 	for _, scenario := range scenariosOf(entries) {
+		fresh := recorded == nil || slices.Contains(recorded, scenario)
 		for _, g := range gates(scenario) {
 			if !slices.Contains(Headline, g.Metric.Name) {
 				continue
@@ -177,15 +190,26 @@ func FindAlerts(entries []Entry, gates func(scenario string) []Gate) Alerts {
 			if len(all) == 0 {
 				continue
 			}
-			now := openRegression(Changes(all, scenario, g.Metric), g)
-			before := openRegression(Changes(all[:len(all)-1], scenario, g.Metric), g)
+			now, closedBy := regressionState(Changes(all, scenario, g.Metric), g)
+			if !fresh {
+				if now != nil {
+					out.Open = append(out.Open, *now)
+				}
+				continue
+			}
+			before, _ := regressionState(Changes(all[:len(all)-1], scenario, g.Metric), g)
 			switch {
 			case now != nil:
-				now.New = before == nil || !sameChange(before.Change, now.Change)
+				// The same metric's regression held last night: not new, even
+				// where more runs moved its boundary.
+				now.New = before == nil
 				out.Open = append(out.Open, *now)
+			case before != nil && closedBy != nil:
+				out.Recovered = append(out.Recovered, Recovery{Alert: *before, Back: *closedBy})
 			case before != nil:
-				changes := Changes(all, scenario, g.Metric)
-				out.Recovered = append(out.Recovered, Recovery{Alert: *before, Back: changes[len(changes)-1]})
+				// The newest run made its change point no longer significant,
+				// and no level within tolerance shows yet: it holds.
+				out.Open = append(out.Open, *before)
 			}
 		}
 	}
@@ -195,33 +219,27 @@ func FindAlerts(entries []Entry, gates func(scenario string) []Gate) Alerts {
 	return out
 }
 
-// sameChange says whether two change points are one (a boundary may move
-// by a run as more runs come in).
-func sameChange(a, b Change) bool { return a.Metric == b.Metric && abs(a.Index-b.Index) <= 1 }
-
-func abs(n int) int { return max(n, -n) }
-
-// openRegression walks a metric's change points in order and returns the
+// regressionState walks a metric's change points in order and returns the
 // regression that holds at the end: the first change to a level worse than
 // the level before it beyond g's tolerance, unless a later level came back
-// within tolerance of that level before it. Either needs minSegment runs
+// within tolerance of that level before it; and, when the last regression
+// came back, the change that brought it back. Either needs minSegment runs
 // of its level to say so on their own: E-divisive may place a change at
 // the history's newest edge with one run of the old level in the new (two
 // slow nights and the fast one before them), and two nights of a spike
 // are not a level.
-func openRegression(changes []Change, g Gate) *Alert {
-	var open *Alert
+func regressionState(changes []Change, g Gate) (open *Alert, closedBy *Change) {
 	for _, c := range changes {
 		switch {
 		case open == nil && Worse(g.Metric, g.Tolerance, c.Before, c.After) &&
 			count(c.level, func(x float64) bool { return Worse(g.Metric, g.Tolerance, c.Before, x) }) >= minSegment:
-			open = &Alert{Change: c, Tolerance: g.Tolerance.Text}
+			open, closedBy = &Alert{Change: c, Tolerance: g.Tolerance.Text}, nil
 		case open != nil && !Worse(g.Metric, g.Tolerance, open.Before, c.After) &&
 			count(c.level, func(x float64) bool { return !Worse(g.Metric, g.Tolerance, open.Before, x) }) >= minSegment:
-			open = nil // back
+			open, closedBy = nil, &c // back
 		}
 	}
-	return open
+	return open, closedBy
 }
 
 // count is how many of xs ok holds for.

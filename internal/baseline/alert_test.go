@@ -61,7 +61,7 @@ func TestAlertOnANewLevel(t *testing.T) {
 	gates := gatesOf(t, map[string]string{"ttft.p99": "+10%", "goodput": "-10%"})
 	var raised, ended []int
 	for k := 1; k <= len(entries); k++ {
-		a := FindAlerts(entries[:k], gates)
+		a := FindAlerts(entries[:k], gates, nil)
 		if a.AnyNew() {
 			raised = append(raised, k-1)
 			require.Len(t, a.Open, 1)
@@ -98,13 +98,13 @@ func TestNoAlert(t *testing.T) {
 	} {
 		entries := nightly(30, level, 99)
 		for k := 1; k <= len(entries); k++ {
-			a := FindAlerts(entries[:k], gates)
+			a := FindAlerts(entries[:k], gates, nil)
 			assert.Empty(t, a.Open, "%s, night %d", name, k-1)
 		}
 	}
 	// An off gate raises nothing.
 	entries := nightly(30, func(i int) float64 { return 100 + 50*float64(min(1, i/15)) }, 99)
-	assert.Empty(t, FindAlerts(entries, gatesOf(t, map[string]string{"goodput": "-10%"})).Open)
+	assert.Empty(t, FindAlerts(entries, gatesOf(t, map[string]string{"goodput": "-10%"}), nil).Open)
 }
 
 func boolInt(b bool) int {
@@ -122,7 +122,7 @@ func TestWriteAlerts(t *testing.T) {
 	for i := 15; i < 20; i++ {
 		entries[i].Version = "0.10.0 @org/oncall"
 	}
-	a := FindAlerts(entries, gatesOf(t, map[string]string{"ttft.p99": "+10%"}))
+	a := FindAlerts(entries, gatesOf(t, map[string]string{"ttft.p99": "+10%"}), nil)
 	require.Len(t, a.Open, 1)
 	var text, md strings.Builder
 	require.NoError(t, WriteAlerts(&text, a))
@@ -137,7 +137,7 @@ func TestWriteAlerts(t *testing.T) {
 	back := nightly(30, func(int) float64 { return 100 }, 99)
 	for night := 20; len(a.Open) > 0 && night < 30; night++ {
 		entries = append(entries, back[night])
-		a = FindAlerts(entries, gatesOf(t, map[string]string{"ttft.p99": "+10%"}))
+		a = FindAlerts(entries, gatesOf(t, map[string]string{"ttft.p99": "+10%"}), nil)
 	}
 	require.Empty(t, a.Open, "back within tolerance after nights at the old level")
 	require.Len(t, a.Recovered, 1, "the night it came back says so")
@@ -145,6 +145,53 @@ func TestWriteAlerts(t *testing.T) {
 	require.NoError(t, WriteAlertIssue(&md, a))
 	assert.Contains(t, md.String(), "### perfgate: the nightly is back within tolerance\n")
 	text.Reset()
-	require.NoError(t, WriteAlerts(&text, FindAlerts(nightly(10, func(int) float64 { return 100 }, 99), gatesOf(t, map[string]string{"ttft.p99": "+10%"}))))
+	require.NoError(t, WriteAlerts(&text, FindAlerts(nightly(10, func(int) float64 { return 100 }, 99), gatesOf(t, map[string]string{"ttft.p99": "+10%"}), nil)))
 	assert.Equal(t, "alerts: none: no metric's history shows a level worse than its tolerance\n", text.String())
+}
+
+// entriesOf makes scenario's nightly entries of ttft.p99 medians.
+func entriesOf(scenario string, medians ...float64) []Entry {
+	start := time.Date(2026, 10, 1, 3, 0, 0, 0, time.UTC)
+	var out []Entry
+	for i, m := range medians {
+		out = append(out, Entry{Scenario: scenario, Commit: fmt.Sprintf("c%02d", i), Date: start.Add(time.Duration(i) * 24 * time.Hour),
+			Kind: KindRecord, Metrics: map[string]Summary{"ttft.p99": {Median: m, N: 6}}})
+	}
+	return out
+}
+
+// A night whose run makes the regression's change point no longer
+// significant neither crashes nor ends the regression: only a level back
+// within tolerance does. (A review found this history crashing FindAlerts.)
+func TestAlertHeldWhenItsChangePointFades(t *testing.T) {
+	gates := gatesOf(t, map[string]string{"ttft.p99": "+20%"})
+	raised := entriesOf("chat", 108, 102, 101, 117, 135, 131, 125, 133)
+	a := FindAlerts(raised, gates, nil)
+	require.Len(t, a.Open, 1)
+	require.True(t, a.Open[0].New)
+	faded := entriesOf("chat", 108, 102, 101, 117, 135, 131, 125, 133, 101)
+	require.Empty(t, Changes(faded, "chat", gates("chat")[0].Metric), "the ninth night leaves no significant change")
+	a = FindAlerts(faded, gates, nil)
+	require.Len(t, a.Open, 1, "held, not recovered: no level within tolerance shows")
+	assert.False(t, a.Open[0].New)
+	assert.Empty(t, a.Recovered)
+}
+
+// A regression is raised once: not again when a scenario that was not
+// recorded tonight still holds it, nor when more runs move its boundary.
+func TestAlertRaisedOnce(t *testing.T) {
+	gates := gatesOf(t, map[string]string{"ttft.p99": "+10%"})
+	slow := func(i int) float64 { return 100 + 15*float64(min(1, i/15)) }
+	chat := nightly(20, slow, 99)
+	other := entriesOf("other", 50, 51, 50, 49, 50, 51)
+	a := FindAlerts(append(chat[:18:18], other...), gates, []string{"chat"})
+	require.True(t, a.AnyNew(), "the third slow night of chat raises it")
+	a = FindAlerts(append(chat[:18:18], other...), gates, []string{"other"})
+	assert.False(t, a.AnyNew(), "a night that recorded only other raises nothing")
+	require.Len(t, a.Open, 1, "chat's regression is listed as it holds")
+	for k := 19; k <= 20; k++ {
+		a = FindAlerts(chat[:k], gates, []string{"chat"})
+		assert.False(t, a.AnyNew(), "night %d: the regression held the night before", k-1)
+		assert.Len(t, a.Open, 1)
+	}
 }

@@ -87,8 +87,8 @@ type divisive struct {
 // split looks for a change point in seg, which starts at offset in the whole
 // series, and recurses into both sides of one it finds.
 func (d *divisive) split(seg []float64, offset int) {
-	if len(seg) < 2*minSegment {
-		return
+	if len(seg) < 2*minSegment || slices.Min(seg) == slices.Max(seg) {
+		return // a constant segment has no change, whatever rounding says
 	}
 	rank := d.ranks(seg)
 	tau, q := d.bestSplit(seg, rank)
@@ -195,9 +195,12 @@ func (d *divisive) distancesTo(x []float64, rank []int, out []float64, first, en
 	cnt, sum := d.cnt[:n+1], d.sum[:n+1]
 	clear(cnt)
 	clear(sum)
+	// Distances from the lowest value: equal values then sum to exact
+	// zeros, and the sums stay small.
+	lo := slices.Min(x)
 	seen, seenSum := 0.0, 0.0
 	for i := first; i != end; i += step {
-		v, r := x[i], rank[i]
+		v, r := x[i]-lo, rank[i]
 		c, s := 0.0, 0.0 // of the values seen below rank r
 		for j := r; j > 0; j -= j & -j {
 			c += cnt[j]

@@ -156,6 +156,23 @@ func TestBestSplitMatchesTheDefinition(t *testing.T) {
 	}
 }
 
+// Repeated values that binary floating point cannot hold exactly find no
+// change where there is none (a review found the first Fenwick version
+// marking dozens in a flat series of 123.456).
+func TestChangePointsOfRepeatedDecimals(t *testing.T) {
+	flat := func(v float64, n int) []float64 {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = v
+		}
+		return xs
+	}
+	assert.Empty(t, ChangePoints(flat(0.1, 27), 42))
+	assert.Empty(t, ChangePoints(flat(123.456, 167), 42))
+	assert.Equal(t, []int{30}, ChangePoints(append(flat(4.8, 30), flat(7.2, 30)...), 42))
+	assert.Equal(t, []int{30, 60}, ChangePoints(append(append(flat(4.8, 30), flat(7.2, 30)...), flat(4.8, 30)...), 42))
+}
+
 // A history of 5,000 runs with two planted level shifts: both found where
 // planted, and nothing else.
 func TestChangePointsAtFiveThousand(t *testing.T) {

@@ -41,8 +41,12 @@ func RunsAt(entries []Entry, scenario string, ref Ref, k int) ([]Entry, error) {
 	slices.SortStableFunc(series, func(a, b Entry) int { return a.Date.Compare(b.Date) })
 	end := -1
 	if ref.Commit != "" {
+		want := strings.ToLower(ref.Commit)
 		for i, e := range series {
-			if strings.HasPrefix(strings.ToLower(e.Commit), strings.ToLower(ref.Commit)) {
+			// Either may be abbreviated: a tag resolves to a whole SHA, a
+			// history may keep short ones.
+			got := strings.ToLower(e.Commit)
+			if len(got) >= 7 && (strings.HasPrefix(got, want) || strings.HasPrefix(want, got)) {
 				end = i
 			}
 		}
@@ -62,7 +66,8 @@ func RunsAt(entries []Entry, scenario string, ref Ref, k int) ([]Entry, error) {
 
 // AsResult is runs (by scenario, oldest first) as a result a gate can
 // compare: each run one repetition holding its headline metrics' medians,
-// the identity of the newest run. The samples are the runs' medians, so a
+// the identity of the newest run. A run that lacks one of them (a line
+// from before it was kept) is left out rather than counted as a zero. The samples are the runs' medians, so a
 // comparison tests whether the runs around one ref and around the other
 // differ, as perfgate gate tests repetitions.
 func AsResult(runs map[string][]Entry) *result.Result {
@@ -70,10 +75,14 @@ func AsResult(runs map[string][]Entry) *result.Result {
 	var newest Entry
 	for _, name := range slices.Sorted(maps.Keys(runs)) {
 		s := result.ScenarioResult{Name: name}
-		for i, e := range runs[name] {
+		for _, e := range runs[name] {
+			if slices.ContainsFunc(Headline, func(n string) bool { _, ok := e.Metrics[n]; return !ok }) {
+				continue
+			}
 			if e.Date.After(newest.Date) {
 				newest = e
 			}
+			i := len(s.Repetitions)
 			m := func(n string) float64 { return e.Metrics[n].Median }
 			s.Repetitions = append(s.Repetitions, result.Repetition{Index: i + 1, Sent: 1, Completed: 1,
 				TTFT: result.Stats{P50: m("ttft.p50"), P99: m("ttft.p99")}, TPOT: result.Stats{P99: m("tpot.p99")},

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/perfgate/perfgate/internal/config"
+	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/safeio"
 	"github.com/perfgate/perfgate/internal/textsafe"
@@ -445,6 +446,9 @@ func parseEntry(text []byte, path string, n int) (Entry, error) {
 		}
 		if !(m.Median >= 0) || math.IsInf(m.Median, 0) {
 			return bad("metrics."+name+".median", "want a number >= 0, got %v", m.Median)
+		}
+		if info, err := metric.Lookup(name); err == nil && info.Points() && m.Median > 1 {
+			return bad("metrics."+name+".median", "want a share from 0 to 1, got %v", m.Median)
 		}
 		if m.Lo != nil && m.Hi != nil && !(*m.Lo <= m.Median && m.Median <= *m.Hi) {
 			return bad("metrics."+name, "the interval [%v, %v] does not hold the median %v", *m.Lo, *m.Hi, m.Median)

@@ -368,6 +368,7 @@ func TestHistory(t *testing.T) {
 		{"byte-order mark", "\xef\xbb\xbf" + line + "\n", 1, ""},
 		{"an entry from before kinds", strings.Replace(line, `"repetitions"`, `"kind":"record","repetitions"`, 1) + "\n" + line + "\n", 2, ""},
 		{"a run that is no https link", `{"scenario":"a","run":"javascript:alert(1)"}` + "\n", 0, `history.jsonl:1: run: want the workflow run's https URL, got "javascript:alert(1)"`},
+		{"an error rate over 1", `{"scenario":"a","metrics":{"error_rate":{"median":1e307,"n":3}}}` + "\n", 0, "history.jsonl:1: metrics.error_rate.median: want a share from 0 to 1, got 1e+307"},
 		{"a negative pull request", `{"scenario":"a","pr":-4}` + "\n", 0, "history.jsonl:1: pr: want a pull request number, got -4"},
 		{"unknown kind", `{"scenario":"a","kind":"nightly\n::error::x"}` + "\n", 0, `history.jsonl:1: kind: want promotion or record, got "nightly ::error::x"`},
 	}

@@ -251,10 +251,10 @@ func scenarioPage(name string, series []baseline.Entry, o SiteOptions) *siteScen
 			k = "r"
 		}
 		data.Runs[i] = siteRun{D: e.Date.UTC().Format("2006-01-02 15:04"), C: shortSHA(e.Commit), K: k,
-			T: textsafe.Cut(e.Tag, 40), P: e.PR, U: httpsURL(e.Run)}
+			T: textsafe.Cut(e.Tag, 40), P: e.PR, U: runLink(o.RepoURL, e.Run)}
 		if e.Tag != "" {
 			p.Releases = append(p.Releases, siteReleaseRow{Tag: textsafe.Cut(e.Tag, 40), Date: data.Runs[i].D, Commit: data.Runs[i].C,
-				URL: commitURL(o.RepoURL, e.Commit), Run: httpsURL(e.Run), PR: e.PR, PRURL: prURL(o.RepoURL, e.PR)})
+				URL: commitURL(o.RepoURL, e.Commit), Run: runLink(o.RepoURL, e.Run), PR: e.PR, PRURL: prURL(o.RepoURL, e.PR)})
 		}
 		if i > 0 {
 			if what := strings.Join(baseline.IdentityChanges(series[i-1], e), ", "); what != "" {
@@ -297,7 +297,11 @@ func scenarioPage(name string, series []baseline.Entry, o SiteOptions) *siteScen
 			i := idx[ch.Index]
 			worse := (ch.After > ch.Before) != m.HigherIsBetter && ch.After != ch.Before
 			text := siteChange(m, ch.Before, ch.After)
-			c.Changes = append(c.Changes, siteChangePoint{I: i, Before: ch.Before * scale, After: ch.After * scale, Text: text, Worse: worse})
+			before, after := round4(ch.Before*scale), round4(ch.After*scale)
+			if before == nil || after == nil {
+				continue // a level no figure can draw
+			}
+			c.Changes = append(c.Changes, siteChangePoint{I: i, Before: *before, After: *after, Text: text, Worse: worse})
 			verdict := "better"
 			if worse {
 				verdict = "worse"
@@ -349,11 +353,8 @@ func (p *siteScenario) indexRows(page string) []siteIndexRow {
 
 // shortSHA is a commit as shown: its first 12 characters, cleaned.
 func shortSHA(c string) string {
-	c = textsafe.Cut(c, 40)
-	if len(c) > 12 {
-		return c[:12]
-	}
-	return c
+	r := []rune(textsafe.Cut(c, 40))
+	return string(r[:min(len(r), 12)])
 }
 
 // hexSHA is what a commit must be to be linked.
@@ -368,13 +369,16 @@ func commitURL(repo, commit string) string {
 	return repo + "/commit/" + commit
 }
 
-// httpsURL is u when it is an https URL (the history file is untrusted:
-// no javascript: link), else "".
-func httpsURL(u string) string {
-	if !strings.HasPrefix(u, "https://") || strings.ContainsAny(u, " \t\n\"'<>\\") || len(u) > 300 {
+// runLink is run when it is a workflow run of the repository
+// (RepoURL/actions/runs/N): the history file is untrusted, and a link
+// labelled "report" must lead to the repository's own run. "" otherwise,
+// and without a repository.
+func runLink(repo, run string) string {
+	id, ok := strings.CutPrefix(run, repo+"/actions/runs/")
+	if repo == "" || !ok || id == "" || strings.Trim(id, "0123456789") != "" || len(id) > 20 {
 		return ""
 	}
-	return u
+	return run
 }
 
 // prURL is pull request n's link in the repository, "" when either is

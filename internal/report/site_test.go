@@ -131,7 +131,7 @@ func TestHistorySiteHostile(t *testing.T) {
 	entries := siteHistory([]string{"../../etc/x</script><script>alert(1)</script>"}, 20, 10, 15)
 	for i := range entries {
 		entries[i].Commit = "javascript:alert(1)"
-		entries[i].Version = "<img src=x onerror=alert(1)>"
+		entries[i].Version = fmt.Sprintf("<img src=x onerror=alert(%d)>", i/5) // changes every fifth run: rendered
 		entries[i].Tag, entries[i].Run = "<b>v1</b>", "javascript:alert(1)"
 	}
 	site, err := WriteSite(dir, entries, SiteOptions{RepoURL: "https://github.com/acme/serving"})
@@ -142,10 +142,16 @@ func TestHistorySiteHostile(t *testing.T) {
 		require.NoError(t, err)
 		assert.NotContains(t, string(b), "<script>alert(1)")
 		assert.NotContains(t, string(b), "<img src=x")
+		if p != "index.html" {
+			assert.Contains(t, string(b), "&lt;img src=x onerror=alert(1)&gt;", "the version change is shown, as text")
+		}
 		assert.NotContains(t, string(b), `href="javascript:`)
 		assert.NotContains(t, string(b), `javascript:alert`, "a run URL that is not https is dropped")
 		assert.NotContains(t, string(b), "<b>v1</b>")
 	}
+	assert.Equal(t, "", runLink("https://github.com/acme/serving", "https://evil.example/acme/serving/actions/runs/1"), "a run elsewhere is no report of this repository")
+	assert.Equal(t, "", runLink("https://github.com/acme/serving", "https://github.com/acme/serving/actions/runs/1?x=<b>"))
+	assert.Equal(t, "https://github.com/acme/serving/actions/runs/12", runLink("https://github.com/acme/serving", "https://github.com/acme/serving/actions/runs/12"))
 	_, err = WriteSite(dir, entries, SiteOptions{RepoURL: "javascript:alert(1)//"})
 	assert.ErrorContains(t, err, "want https://HOST/OWNER/REPO")
 	_, err = WriteSite(dir, nil, SiteOptions{})

@@ -67,9 +67,11 @@ func Cut(s string, n int) string {
 // reads as the literal character, in tables too; a '$' would open inline
 // math). GitHub links @name and #123 in text even when escaped, so a word
 // joiner (U+2060, invisible) follows each @ and #: untrusted text can
-// neither notify a user nor reference an issue.
+// neither notify a user nor reference an issue. A word joiner also
+// breaks "://" and "www." so that no address becomes a link.
 func Markdown(s string, n int) string {
 	s = Cut(s, n)
+	s = strings.NewReplacer("://", ":\u2060//", "www.", "www\u2060.").Replace(s)
 	var b strings.Builder
 	for _, r := range s {
 		if strings.ContainsRune("\\|*_`<>[]~&#!@$", r) {

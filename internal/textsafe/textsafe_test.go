@@ -264,3 +264,17 @@ func TestJSON(t *testing.T) {
 		t.Error("JSON copied JSON that needed no change")
 	}
 }
+
+// Markdown escapes syntax, and no mention, issue reference or address
+// stays live.
+func TestMarkdown(t *testing.T) {
+	got := Markdown("v1 @org/team #12 see https://evil.example/x or www.evil.example [x](y) `c`", 200)
+	for _, live := range []string{"@org", "#12", "https://", "www.evil", "[x](y)", "`c`"} {
+		if strings.Contains(got, live) {
+			t.Errorf("Markdown left %q live: %q", live, got)
+		}
+	}
+	if want := "v1 \\@\u2060org/team \\#\u20601"; !strings.HasPrefix(got, want) {
+		t.Errorf("Markdown = %q, want it to start %q", got, want)
+	}
+}

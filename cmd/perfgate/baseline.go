@@ -5,11 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"os"
 	"os/exec"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -291,28 +289,16 @@ func alertGates(dirs baselineDirFlags) (func(string) []baseline.Gate, error) {
 			return nil, exit.UsageError(err)
 		}
 	}
-	defaults := make([]baseline.Gate, 0, len(config.DefaultGates))
-	for _, name := range slices.Sorted(maps.Keys(config.DefaultGates)) {
-		m, err := metric.Lookup(name)
-		if err != nil {
-			continue
-		}
-		t, err := metric.ParseTolerance(m, config.DefaultGates[name])
-		if err != nil {
-			continue
-		}
-		defaults = append(defaults, baseline.Gate{Metric: m, Tolerance: t})
-	}
+	defaults := (&config.Config{}).GatesOf(config.Scenario{})
 	return func(scenario string) []baseline.Gate {
-		if cfg == nil {
-			return defaults
+		gates := defaults
+		if cfg != nil {
+			if sc, ok := cfg.ScenarioNamed(scenario); ok {
+				gates = cfg.GatesOf(sc)
+			}
 		}
-		sc, ok := cfg.ScenarioNamed(scenario)
-		if !ok {
-			return defaults
-		}
-		var out []baseline.Gate
-		for _, g := range cfg.GatesOf(sc) {
+		out := make([]baseline.Gate, 0, len(gates))
+		for _, g := range gates {
 			if m, err := metric.Lookup(g.Metric); err == nil {
 				out = append(out, baseline.Gate{Metric: m, Tolerance: g.Tolerance})
 			}

@@ -19,7 +19,6 @@ import (
 	"github.com/perfgate/perfgate/internal/config"
 	"github.com/perfgate/perfgate/internal/exit"
 	gating "github.com/perfgate/perfgate/internal/gate"
-	"github.com/perfgate/perfgate/internal/metric"
 	"github.com/perfgate/perfgate/internal/report"
 	"github.com/perfgate/perfgate/internal/result"
 	"github.com/perfgate/perfgate/internal/textsafe"
@@ -168,27 +167,13 @@ func headlineGates(configPath string) (func(string) []config.Gate, *config.Confi
 		}
 		cfg = c
 	}
-	defaults := func(string) []config.Gate {
-		var out []config.Gate
-		for _, name := range baseline.Headline {
-			text, ok := config.DefaultGates[name]
-			if !ok {
-				continue
-			}
-			m, err := metric.Lookup(name)
-			if err != nil {
-				continue
-			}
-			if t, err := metric.ParseTolerance(m, text); err == nil {
-				out = append(out, config.Gate{Metric: name, Tolerance: t})
-			}
-		}
-		return out
+	// A config's gates by scenario, or with none the defaults: the gates
+	// of a zero config.
+	gatesOf := &config.Config{}
+	if cfg != nil {
+		gatesOf = cfg
 	}
-	if cfg == nil {
-		return defaults, nil, nil
-	}
-	from := gating.GatesFrom(cfg)
+	from := gating.GatesFrom(gatesOf)
 	return func(scenario string) []config.Gate {
 		var out []config.Gate
 		for _, g := range from(scenario) {

@@ -154,19 +154,30 @@ scenarios:
     load: {type: closed, concurrency: 2}
     duration: 2m
 `)
+	out := filepath.Join(filepath.Dir(conf), "result.json")
+	// Wait until perfgate is measuring, then interrupt it.
+	interruptWhen(t, "measuring", nil, "run", "-c", conf, "-o", out)
+	assert.NoFileExists(t, out)
+	requireGroupGone(t, stackGroup(t, log))
+}
+
+// interruptWhen runs perfgate (this binary, as main) with args, sends it
+// SIGINT once a line of its stderr holds marker (after calling before,
+// when not nil), and checks that it exited 3 saying it was interrupted.
+// It returns every line perfgate wrote to stderr.
+func interruptWhen(t *testing.T, marker string, before func(), args ...string) []string {
+	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
-	out := filepath.Join(filepath.Dir(conf), "result.json")
-	cmd := exec.Command(self, "run", "-c", conf, "-o", out)
+	cmd := exec.Command(self, args...)
 	cmd.Env = append(os.Environ(), beMain+"=1")
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
 	require.NoError(t, cmd.Start())
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
 
-	// Wait until perfgate is measuring, then interrupt it.
 	var seen []string
-	measuring := make(chan struct{})
+	said := make(chan struct{})
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -174,16 +185,19 @@ scenarios:
 		signalled := false
 		for sc.Scan() {
 			seen = append(seen, sc.Text())
-			if !signalled && strings.Contains(sc.Text(), "measuring") {
+			if !signalled && strings.Contains(sc.Text(), marker) {
 				signalled = true
-				close(measuring)
+				close(said)
 			}
 		}
 	}()
 	select {
-	case <-measuring:
+	case <-said:
 	case <-time.After(60 * time.Second):
-		t.Fatal("perfgate never started measuring")
+		t.Fatalf("perfgate never said %q", marker)
+	}
+	if before != nil {
+		before()
 	}
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	err = cmd.Wait()
@@ -193,8 +207,7 @@ scenarios:
 	assert.Equal(t, exit.RunFailed, ee.ExitCode())
 	assert.True(t, slices.ContainsFunc(seen, func(l string) bool { return strings.Contains(l, "interrupted") }),
 		"stderr does not say it was interrupted:\n%s", strings.Join(seen, "\n"))
-	assert.NoFileExists(t, out)
-	requireGroupGone(t, stackGroup(t, log))
+	return seen
 }
 
 // The simulator started as a process stack with a 3 s cold start and a 20 s

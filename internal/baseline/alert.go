@@ -143,7 +143,7 @@ func (a Alert) Title() string {
 	if err != nil {
 		return clean(a.Scenario, 60) + " " + clean(a.Metric, 40)
 	}
-	return clean(a.Scenario, 60) + " " + m.Name + " " + dash(formatChange(m, a.Before, a.After))
+	return clean(a.Scenario, 60) + " " + m.Name + " " + dash(FormatChange(m, a.Before, a.After))
 }
 
 // Recovery is a regression that the newest entry ended: the level is back

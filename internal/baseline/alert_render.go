@@ -24,7 +24,7 @@ func describe(a Alert, code, safe func(string) string) string {
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: %s → %s %s (%s, beyond %s)", safe(a.Scenario), m.Name,
-		formatValue(m, a.Before), formatValue(m, a.After), m.Unit(), dash(formatChange(m, a.Before, a.After)), safe(a.Tolerance))
+		formatValue(m, a.Before), formatValue(m, a.After), m.Unit(), dash(FormatChange(m, a.Before, a.After)), safe(a.Tolerance))
 	fmt.Fprintf(&b, " from %s on; the change came in after %s", at(a.To, code), at(a.From, code))
 	if len(a.Identity) > 0 {
 		ids := make([]string, len(a.Identity))

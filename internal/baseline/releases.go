@@ -129,7 +129,7 @@ func (c Change) Describe() string {
 	}
 	plain := func(s string) string { return s }
 	s := fmt.Sprintf("%s %s: %s → %s %s (%s, %s), between %s and %s", clean(c.Scenario, 60), m.Name,
-		formatValue(m, c.Before), formatValue(m, c.After), m.Unit(), dash(formatChange(m, c.Before, c.After)),
+		formatValue(m, c.Before), formatValue(m, c.After), m.Unit(), dash(FormatChange(m, c.Before, c.After)),
 		verdict(m, c.Before, c.After), at(c.From, plain), at(c.To, plain))
 	if len(c.Identity) > 0 {
 		s += "; identity: " + strings.Join(c.Identity, ", ")

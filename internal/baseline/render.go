@@ -229,7 +229,7 @@ func writeScenarioHistory(w io.Writer, name string, entries []Entry, m metric.In
 		change := ""
 		var notes []string
 		if i > 0 {
-			change = formatChange(m, medians[i-1], medians[i])
+			change = FormatChange(m, medians[i-1], medians[i])
 			if p.Identity != series[i-1].Identity {
 				notes = append(notes, "identity changed ("+dash(clean(strings.TrimSpace(p.Engine+" "+p.Version), 40))+")")
 			}
@@ -246,7 +246,7 @@ func writeScenarioHistory(w io.Writer, name string, entries []Entry, m metric.In
 	shownMedians := medians[from:]
 	trend := Sparkline(shownMedians)
 	if len(shown) > 1 {
-		trend += fmt.Sprintf("  trend: %s over %d runs", dash(formatChange(m, shownMedians[0], shownMedians[len(shownMedians)-1])), len(shown))
+		trend += fmt.Sprintf("  trend: %s over %d runs", dash(FormatChange(m, shownMedians[0], shownMedians[len(shownMedians)-1])), len(shown))
 	}
 	if _, err := fmt.Fprintf(w, "  %s\n", trend); err != nil {
 		return err
@@ -268,7 +268,7 @@ func writeScenarioHistory(w io.Writer, name string, entries []Entry, m metric.In
 			at = c + " (" + at + ")"
 		}
 		if _, err := fmt.Fprintf(w, "  change point at %s: median %s → %s %s (%s), %s\n", at,
-			formatValue(m, before), formatValue(m, after), m.Unit(), dash(formatChange(m, before, after)), verdict(m, before, after)); err != nil {
+			formatValue(m, before), formatValue(m, after), m.Unit(), dash(FormatChange(m, before, after)), verdict(m, before, after)); err != nil {
 			return err
 		}
 	}
@@ -356,10 +356,10 @@ func formatInterval(m metric.Info, s Summary) string {
 	return "[" + formatValue(m, *s.Lo) + ", " + formatValue(m, *s.Hi) + "]"
 }
 
-// formatChange is the change from a to b in m's unit of change: percentage
+// FormatChange is the change from a to b in m's unit of change: percentage
 // points for a share (the error rate: 2% to 4% is +2.00 pts, and from 0 it
 // is still a change), a percentage of a for everything else.
-func formatChange(m metric.Info, a, b float64) string {
+func FormatChange(m metric.Info, a, b float64) string {
 	if m.Points() {
 		return fmt.Sprintf("%+.2f pts", 100*(b-a))
 	}

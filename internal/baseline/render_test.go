@@ -207,6 +207,6 @@ func TestFormatChangeSharesInPoints(t *testing.T) {
 	} {
 		m, err := metric.Lookup(tt.metric)
 		require.NoError(t, err)
-		assert.Equal(t, tt.want, formatChange(m, tt.a, tt.b), "%s %v → %v", tt.metric, tt.a, tt.b)
+		assert.Equal(t, tt.want, FormatChange(m, tt.a, tt.b), "%s %v → %v", tt.metric, tt.a, tt.b)
 	}
 }

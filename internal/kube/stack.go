@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -81,6 +82,7 @@ type Stack struct {
 	baseURLs  []string // the Service's DNS name, or one port-forward a ready pod
 	id        Identity
 	selector  string             // the Service's pods, as a label selector
+	selects   labels.Selector    // the same, to match pods already listed; nil without a selector
 	target    intstr.IntOrString // the Service's target port
 
 	mu       sync.Mutex
@@ -366,11 +368,17 @@ func (s *Stack) podFailure(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("kubernetes: list pods: %w", err)
 	}
-	for i := range pods.Items {
-		if s.wasKilled(&pods.Items[i]) {
+	return s.failureIn(ctx, pods.Items)
+}
+
+// failureIn is the first failure among pods (not a fault's own deletion),
+// with its container's last log lines, or nil.
+func (s *Stack) failureIn(ctx context.Context, pods []corev1.Pod) error {
+	for i := range pods {
+		if s.wasKilled(&pods[i]) {
 			continue // a fault's, ending as it was made to
 		}
-		if pe := failureOf(&pods.Items[i]); pe != nil {
+		if pe := failureOf(&pods[i]); pe != nil {
 			pe.Namespace = s.namespace
 			pe.Tail = s.logTail(ctx, pe.Pod, pe.Container)
 			return pe
@@ -455,6 +463,7 @@ func (s *Stack) reach(ctx context.Context) error {
 	s.target = *target
 	if len(svc.Spec.Selector) > 0 {
 		s.selector = metav1.FormatLabelSelector(&metav1.LabelSelector{MatchLabels: svc.Spec.Selector})
+		s.selects = labels.SelectorFromSet(svc.Spec.Selector)
 	}
 	if !s.o.PortForward {
 		s.baseURLs = []string{fmt.Sprintf("http://%s.%s.svc:%d", s.o.Service, s.namespace, s.o.Port)}
@@ -575,17 +584,20 @@ func (s *Stack) watch(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		err := s.podFailure(ctx)
+		// One look at the namespace's pods serves both: a failure, and
+		// the ready ones behind the Service.
+		pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			continue
+		}
 		var pe *PodError
-		if errors.As(err, &pe) {
+		if errors.As(s.failureIn(ctx, pods.Items), &pe) {
 			s.end(pe)
 			return
 		}
-		if s.selector == "" {
-			continue
-		}
-		if pods, err := s.c.Core.Pods(s.namespace).List(ctx, metav1.ListOptions{LabelSelector: s.selector}); err == nil {
-			s.count(pods.Items, time.Now())
+		if s.selects != nil {
+			behind := slices.DeleteFunc(pods.Items, func(p corev1.Pod) bool { return !s.selects.Matches(labels.Set(p.Labels)) })
+			s.count(behind, time.Now())
 		}
 	}
 }

@@ -407,16 +407,13 @@ func valueText(m metric.Info, v float64) string {
 	return strconv.FormatFloat(v, 'g', 3, 64)
 }
 
-// siteChange is the change from a to b: in points for a share, else in
-// percent of a.
+// siteChange is the change from a to b as perfgate baseline history
+// writes it, "—" where there is none to tell (from zero).
 func siteChange(m metric.Info, a, b float64) string {
-	if m.Points() {
-		return fmt.Sprintf("%+.2f pts", 100*(b-a))
+	if c := baseline.FormatChange(m, a, b); c != "" {
+		return c
 	}
-	if a == 0 {
-		return "—"
-	}
-	return fmt.Sprintf("%+.1f%%", 100*(b-a)/a)
+	return "—"
 }
 
 // metricLabelText is a metric's axis title: "TTFT p99 (ms)".

@@ -3,7 +3,6 @@ package baseline
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -41,15 +40,6 @@ type Change struct {
 	Identity []string `json:"identity,omitempty"`
 
 	level []float64 // the runs' medians of the new level
-}
-
-// Relative is the change from Before to After as a fraction of Before
-// (NaN when Before is 0).
-func (c Change) Relative() float64 {
-	if c.Before == 0 {
-		return math.NaN()
-	}
-	return (c.After - c.Before) / c.Before
 }
 
 // Changes returns the change points of metric m in scenario's entries,

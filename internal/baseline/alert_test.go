@@ -70,7 +70,7 @@ func TestAlertOnANewLevel(t *testing.T) {
 			assert.Equal(t, slow, got.Index, "the level starts on the first slow night")
 			assert.Equal(t, "c14", got.From.Commit)
 			assert.Equal(t, "c15", got.To.Commit)
-			assert.InDelta(t, 0.15, got.Relative(), 0.02)
+			assert.InDelta(t, 0.15, (got.After-got.Before)/got.Before, 0.02)
 			assert.Equal(t, []string{"engine version 0.9.0 → 0.10.0"}, got.Identity)
 			assert.Equal(t, "+10%", got.Tolerance)
 		}

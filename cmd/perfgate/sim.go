@@ -35,6 +35,13 @@ inject regressions (--slowdown, --jitter, --stall-every/--stall, --error-rate,
 writes the server-side time of every token, the ground truth perfgate's own
 tests measure against.
 
+--kv-policy preempt fills the KV cache as vLLM does: a request is admitted
+on its prompt, grows a token a step, and when the cache is full the most
+recently admitted are preempted and recomputed (vllm:num_preemptions_total).
+--max-model-len refuses longer requests with vLLM's 400, and --oom-tokens
+crashes the engine as a CUDA out-of-memory would (connections cut, exit
+status 1) on the prefill of a longer one: a headroom search's known limits.
+
 --drift R makes step time drift with wall-clock time, as heat or a noisy
 neighbour would: it is multiplied by 1 + R*m, m the minutes since
 --drift-epoch (Unix seconds or RFC 3339; by default the simulator's start).
@@ -125,6 +132,13 @@ It runs until interrupted (Ctrl-C or SIGTERM).`,
 				// A crash: no graceful shutdown, streams cut, exit status 3.
 				fmt.Fprintf(stderr, "perfgate sim: simulated crash after %s (--exit-after)\n", exitAfter)
 				return exit.RunError(fmt.Errorf("simulated crash after %s", exitAfter))
+			case <-s.Crashed():
+				// The engine died (--oom-tokens) and has cut its
+				// connections: its last line, then the exit status of a
+				// Python process killed by an exception, 1, as a crashed
+				// vLLM's; --truth writes none.
+				fmt.Fprintln(stderr, s.CrashError())
+				return exit.WithCode(1, errors.New("simulated engine crash: CUDA out of memory (--oom-tokens)"))
 			}
 		},
 	}

@@ -20,10 +20,44 @@ type Config struct {
 	Version string
 	// MaxBatch is the largest number of running sequences.
 	MaxBatch int
-	// KVCacheTokens is the KV-cache capacity in tokens. A request reserves
-	// prompt + max_tokens when it is admitted; a request that does not fit
-	// waits, and one that could never fit is refused with HTTP 400.
+	// KVCacheTokens is the KV-cache capacity in tokens, counted token by
+	// token (no blocks). How requests share it is KVPolicy's; a request
+	// whose context (prompt + max_tokens) is longer than the whole cache is
+	// refused with HTTP 400 under either policy, so that a sequence always
+	// fits alone.
 	KVCacheTokens int
+	// KVPolicy is how requests share the KV cache (--kv-policy):
+	//
+	//   - KVReserve ("reserve", the default; "" reads as it): a request
+	//     reserves its whole context, prompt + max_tokens, when it is
+	//     admitted, and waits while that does not fit. Nothing is ever
+	//     preempted.
+	//   - KVPreempt ("preempt"), vLLM's: a request is admitted when the
+	//     tokens it holds now fit in the free cache (its prompt, or prompt
+	//     and output so far for a preempted one resumed); every sequence
+	//     then holds one token more for every token it generates: its
+	//     prompt and its output but the newest token, whose KV is written
+	//     by the step that reads it. When a step's growth would not fit,
+	//     the most recently admitted running sequences are preempted, one
+	//     after another, until the rest fits: recompute mode, as vLLM
+	//     V1's, which frees a sequence's KV and puts it back at the head of
+	//     the queue; readmitted, it prefills its prompt and its output so
+	//     far again (paying that prefill again, without the prefix cache)
+	//     and goes on from where it was, sending the client nothing twice.
+	//     Each preemption counts in vllm:num_preemptions_total, and in the
+	//     request's TruthRecord.Preemptions.
+	KVPolicy string
+	// MaxModelLen is the longest context, prompt + max_tokens, a request may
+	// ask for (--max-model-len, as vLLM's): a longer one is refused with
+	// HTTP 400 and vLLM's message. 0 is no limit but the KV cache's.
+	MaxModelLen int
+	// OOMTokens stands for a CUDA out-of-memory crash (--oom-tokens): when
+	// the step loop schedules prefill for a request whose context (prompt +
+	// max_tokens) is more than OOMTokens, the engine dies as a crashed one
+	// does: every connection is cut, nothing is served any more, and
+	// Server.Crashed is closed with an *OOMError. A context of exactly
+	// OOMTokens runs. 0 is never.
+	OOMTokens int
 	// StepBase is the fixed time of one engine step.
 	StepBase time.Duration
 	// PerSeq is added to a step per running sequence.
@@ -156,6 +190,35 @@ type Config struct {
 	// (engine.plan), for this package's tests: the same seed must give the
 	// same steps whatever the test machine's scheduler does to wall time.
 	recordSteps bool
+	// holdStart, when not nil, makes the step loop take in no request
+	// until it is closed, for this package's tests: the requests sent
+	// meanwhile are then admitted in one step, in the order they were
+	// submitted.
+	holdStart <-chan struct{}
+}
+
+// The KV-cache policies (Config.KVPolicy).
+const (
+	// KVReserve reserves a request's whole context when it is admitted;
+	// nothing is ever preempted.
+	KVReserve = "reserve"
+	// KVPreempt admits a request on the tokens it holds now, grows every
+	// sequence's KV token by token, and preempts the most recently
+	// admitted when the growth does not fit, as vLLM does.
+	KVPreempt = "preempt"
+)
+
+// preempts says whether the policy is KVPreempt.
+func (c Config) preempts() bool { return c.KVPolicy == KVPreempt }
+
+// maxContext is the longest context, prompt + max_tokens, a request may ask
+// for: KVCacheTokens (a sequence must fit alone), or MaxModelLen when that
+// is set and shorter.
+func (c Config) maxContext() int {
+	if c.MaxModelLen > 0 && c.MaxModelLen < c.KVCacheTokens {
+		return c.MaxModelLen
+	}
+	return c.KVCacheTokens
 }
 
 // maxReplicas bounds --autoscale-max: a spike's test needs a few; more is
@@ -179,6 +242,10 @@ const maxReplicas = 64
 //   - KVCacheTokens 262144: an 8B Llama's KV is 128 KiB per token (32 layers ×
 //     8 KV heads × 128 dims × K and V × 2 bytes); 32 GiB of the ~55 GiB left
 //     after weights on an 80 GB card, a conservative round number.
+//   - KVPolicy reserve, MaxModelLen 0, OOMTokens 0: requests wait for KV
+//     rather than being preempted, no context limit but the cache's, no
+//     out-of-memory crash; a headroom test opts into preempt and the
+//     limits.
 //   - PrefixCache on: vLLM V1 enables automatic prefix caching by default.
 //   - Jitter 0.02: step times of a real engine vary by a few percent.
 //   - Slowdown 1, ConstrainedSlowdown 1, ErrorRate 0, StructuredErrorRate
@@ -195,6 +262,7 @@ func DefaultConfig() Config {
 		Version:             "dev",
 		MaxBatch:            256,
 		KVCacheTokens:       262144,
+		KVPolicy:            KVReserve,
 		StepBase:            12 * time.Millisecond,
 		PerSeq:              80 * time.Microsecond,
 		PerPrefillToken:     60 * time.Microsecond,
@@ -217,7 +285,10 @@ func DefaultConfig() Config {
 func RegisterFlags(fs *pflag.FlagSet, c *Config) {
 	fs.StringVar(&c.Model, "model", c.Model, "served model name, reported by /v1/models and in responses")
 	fs.IntVar(&c.MaxBatch, "max-batch", c.MaxBatch, "maximum number of running sequences (count)")
-	fs.IntVar(&c.KVCacheTokens, "kv-cache-tokens", c.KVCacheTokens, "KV-cache capacity in tokens; a request reserves prompt+max_tokens, beyond it requests wait")
+	fs.IntVar(&c.KVCacheTokens, "kv-cache-tokens", c.KVCacheTokens, "KV-cache capacity in tokens; how requests share it is --kv-policy's, and a request whose prompt+max_tokens is more is refused (400)")
+	fs.StringVar(&c.KVPolicy, "kv-policy", c.KVPolicy, "how requests share the KV cache: reserve (prompt+max_tokens at admission; requests wait, nothing is preempted) or preempt (vLLM's: admit on the prompt, grow a token a step, and when the cache is full preempt the most recently admitted, which recompute)")
+	fs.IntVar(&c.MaxModelLen, "max-model-len", c.MaxModelLen, "refuse (400, vLLM's message) a request whose prompt+max_tokens is more than this (tokens; 0 = no limit but --kv-cache-tokens)")
+	fs.IntVar(&c.OOMTokens, "oom-tokens", c.OOMTokens, "crash as on a CUDA out-of-memory (connections cut, exit status 1) when prefill is scheduled for a request whose prompt+max_tokens is more than this (tokens; 0 = never)")
 	fs.DurationVar(&c.StepBase, "step-base", c.StepBase, "base time of one engine step (duration, e.g. 12ms)")
 	fs.DurationVar(&c.PerSeq, "per-seq", c.PerSeq, "step time added per running sequence (duration, e.g. 80us)")
 	fs.DurationVar(&c.PerPrefillToken, "per-prefill-token", c.PerPrefillToken, "step time added per prompt token prefilled in the step (duration, e.g. 60us)")
@@ -265,6 +336,15 @@ func (c Config) Validate() error {
 	}
 	if c.KVCacheTokens < 1 {
 		bad("kv-cache-tokens", "must be >= 1, got %d", c.KVCacheTokens)
+	}
+	if c.KVPolicy != "" && c.KVPolicy != KVReserve && c.KVPolicy != KVPreempt {
+		bad("kv-policy", "must be %s or %s, got %q", KVReserve, KVPreempt, c.KVPolicy)
+	}
+	if c.MaxModelLen < 0 {
+		bad("max-model-len", "must be >= 0 (0: no limit), got %d", c.MaxModelLen)
+	}
+	if c.OOMTokens < 0 {
+		bad("oom-tokens", "must be >= 0 (0: never), got %d", c.OOMTokens)
 	}
 	for _, d := range []struct {
 		flag string

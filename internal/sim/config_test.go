@@ -43,6 +43,9 @@ func TestValidate(t *testing.T) {
 		{"drift epoch in milliseconds", func(c *Config) { c.DriftEpoch = time.Unix(1767225600000, 0) }, "milliseconds? divide by 1000"},
 		{"model", func(c *Config) { c.Model = "" }, "--model"},
 		{"zero value", func(c *Config) { *c = Config{} }, "--max-batch"},
+		{"kv policy", func(c *Config) { c.KVPolicy = "lru" }, `--kv-policy: must be reserve or preempt, got "lru"`},
+		{"max model len", func(c *Config) { c.MaxModelLen = -1 }, "--max-model-len: must be >= 0 (0: no limit), got -1"},
+		{"oom tokens", func(c *Config) { c.OOMTokens = -1 }, "--oom-tokens: must be >= 0 (0: never), got -1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := DefaultConfig()
@@ -77,4 +80,29 @@ func TestRegisterFlags(t *testing.T) {
 	want.StallEvery, want.Stall, want.ErrorRate = time.Second, 100*time.Millisecond, 0.25
 	want.ColdStart, want.WarmUp, want.WarmUpFactor = 2*time.Second, 3*time.Second, 4
 	require.Equal(t, want, c)
+}
+
+// The KV-cache knobs: reserve, no limits by default ("" reads as reserve);
+// each flag sets its field.
+func TestKVFlags(t *testing.T) {
+	c := DefaultConfig()
+	require.Equal(t, KVReserve, c.KVPolicy)
+	c.KVPolicy = ""
+	require.NoError(t, c.Validate(), "an unset policy is reserve")
+	require.False(t, c.preempts())
+
+	c = DefaultConfig()
+	fs := pflag.NewFlagSet("sim", pflag.ContinueOnError)
+	RegisterFlags(fs, &c)
+	for name, def := range map[string]string{"kv-policy": "reserve", "max-model-len": "0", "oom-tokens": "0"} {
+		f := fs.Lookup(name)
+		require.NotNil(t, f, "--%s", name)
+		require.NotEmpty(t, f.Usage, "--%s", name)
+		require.Equal(t, def, f.DefValue, "--%s", name)
+	}
+	require.NoError(t, fs.Parse(strings.Fields("--kv-policy preempt --max-model-len 4096 --oom-tokens 8192")))
+	want := DefaultConfig()
+	want.KVPolicy, want.MaxModelLen, want.OOMTokens = KVPreempt, 4096, 8192
+	require.Equal(t, want, c)
+	require.NoError(t, c.Validate())
 }

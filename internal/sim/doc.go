@@ -13,10 +13,36 @@
 //
 //   - One step loop goroutine. Each step admits waiting requests first come
 //     first served while the batch has room (MaxBatch) and the request's KV
-//     reservation (prompt + max_tokens tokens) fits in KVCacheTokens;
-//     requests that do not fit wait. It schedules up to PrefillBudget prompt
-//     tokens (chunked prefill: a long prompt takes several steps), then every
+//     fits in KVCacheTokens (counted token by token, no blocks); requests
+//     that do not fit wait. It schedules up to PrefillBudget prompt tokens
+//     (chunked prefill: a long prompt takes several steps), then every
 //     sequence whose prefill is done emits one token at the end of the step.
+//   - KV policy (--kv-policy). By default (reserve) a request reserves its
+//     whole context, prompt + max_tokens, at admission, and nothing is ever
+//     preempted. With preempt, vLLM's, a request is admitted on the tokens
+//     it holds now (its prompt), and a step first gives every decoding
+//     sequence the KV of the token it reads, so a sequence holds its prompt
+//     and its output but the newest token; when that does not fit, the most
+//     recently admitted running sequences are preempted until it does
+//     (vllm:num_preemptions_total): recompute, as vLLM V1 does, their KV
+//     freed, back at the head of the queue, and once readmitted they prefill
+//     prompt and output so far again, paying for it, and go on without
+//     sending the client anything twice (the truth record counts the
+//     preemptions). vllm:kv_cache_usage_perc is the tokens held (reserved,
+//     under reserve) over KVCacheTokens.
+//   - Limits. A request whose context (prompt + max_tokens) is longer than
+//     KVCacheTokens, or than MaxModelLen (--max-model-len) when set, is
+//     refused with HTTP 400 and vLLM's message. With OOMTokens
+//     (--oom-tokens), the step that schedules prefill for a context longer
+//     than it crashes the engine, as a CUDA out-of-memory would: the server
+//     cuts every connection and serves nothing more, Server.Crashed is
+//     closed with an *OOMError, and perfgate sim exits with status 1.
+//   - Ground truth for a headroom search: Config.HeadroomContext (the
+//     longest context N users can hold) and Config.HeadroomUsers (the most
+//     users at a context) are exact for these rules, in the lockstep worst
+//     case. Config.Declared is what the simulator stands for (an 8B model in
+//     bf16 on one H100), for bandwidth figures; GET /v1/models serves it in
+//     each model's llama.cpp-style "meta".
 //   - Step time = (StepBase + PerSeq×running + PerPrefillToken×prefill tokens)
 //     × Slowdown × warm-up factor × drift factor × seeded jitter, plus Stall
 //     when one is due. Steps are scheduled by absolute deadlines on the
@@ -50,7 +76,7 @@
 //   - A block prefix cache (16-token blocks keyed by their whole prefix, as in
 //     vLLM's automatic prefix caching): cached blocks skip prefill.
 //   - Knobs inject regressions: Slowdown, Jitter, stalls, ErrorRate, ColdStart,
-//     a warm-up period and Drift. Jitter, stalls and errors draw from one
+//     a warm-up period, Drift and an out-of-memory crash (OOMTokens). Jitter, stalls and errors draw from one
 //     seeded source in the step loop, so the same seed and the same arrivals
 //     give the same behaviour. Drift draws nothing from that source, so it
 //     does not change the draws, only scales the steps they apply to; it

@@ -23,7 +23,7 @@ type seq struct {
 	blocks  []uint64 // prefix-cache block hashes of the prompt
 	target  int      // output tokens to generate
 	finish  string   // finish reason once target tokens are generated
-	reserve int      // KV tokens reserved while running: prompt + max_tokens
+	reserve int      // its context, prompt + max_tokens: what KVReserve reserves
 	// constrained: decoded under a grammar (Config.ConstrainedSlowdown).
 	constrained bool
 	// adapter is the LoRA adapter it decodes with, "" for the base model;
@@ -55,29 +55,40 @@ type seq struct {
 	failAfter int
 	arrival   time.Time
 	lastToken time.Time
+	// prefillTo is the tokens to prefill before the next token: the prompt,
+	// or prompt and output so far for a sequence resumed after a
+	// preemption (recompute).
+	prefillTo int
 	prefilled int
 	cached    int // prompt tokens found in the prefix cache at admission
 	scheduled int
 	generated int
+	// held is the KV tokens it holds while running (Config.KVPolicy):
+	// prompt + max_tokens under KVReserve; under KVPreempt its prompt and
+	// output but the newest token, whose KV the next step writes.
+	held      int
+	preempted int // times it was preempted
 }
 
 // seqState is what the step loop publishes to the handler.
 type seqState struct {
-	emitted int    // tokens generated so far
-	cached  int    // prompt tokens the prefix cache served
-	ended   bool   // no more tokens will come
-	err     string // why it ended, if it failed
+	emitted   int    // tokens generated so far
+	cached    int    // prompt tokens the prefix cache served
+	preempted int    // times it was preempted (Config.KVPolicy)
+	ended     bool   // no more tokens will come
+	err       string // why it ended, if it failed
 }
 
 func newSeq(prompt int, blocks []uint64, g generation, maxTokens int) *seq {
 	return &seq{
-		prompt:   prompt,
-		blocks:   blocks,
-		target:   max(g.Len(), 1),
-		finish:   g.FinishReason(),
-		reserve:  prompt + maxTokens,
-		accepted: make(chan struct{}),
-		notify:   make(chan struct{}, 1),
+		prompt:    prompt,
+		blocks:    blocks,
+		target:    max(g.Len(), 1),
+		finish:    g.FinishReason(),
+		reserve:   prompt + maxTokens,
+		prefillTo: prompt,
+		accepted:  make(chan struct{}),
+		notify:    make(chan struct{}, 1),
 	}
 }
 
@@ -100,6 +111,7 @@ func (s *seq) snapshot() seqState {
 const (
 	errMidStream = "simulated engine error during generation"
 	errShutdown  = "server shutting down"
+	errCrashed   = "simulated engine crash"
 )
 
 // engine is the step loop: continuous batching over running sequences.
@@ -117,10 +129,19 @@ type engine struct {
 
 	steps atomic.Int64 // steps run, for tests
 
+	// crash, when set, is told why the step loop dies of an injected crash
+	// (Config.OOMTokens) before it aborts its sequences: the server cuts
+	// its connections there, as a dying process does.
+	crash func(error)
+
 	// Step loop only.
 	waiting []*seq
 	running []*seq
-	kvUsed  int
+	kvUsed  int // KV tokens the running sequences hold
+	kvPeak  int // the most kvUsed has been, for tests
+	// aborted is why the running and waiting sequences end when the loop
+	// stops: errShutdown, or errCrashed.
+	aborted string
 	plan    []time.Duration // every step's modelled duration, when cfg.recordSteps
 	// published holds a step's sequence states until its gauges are set.
 	published []published
@@ -182,6 +203,7 @@ func newEngine(cfg Config, start time.Time, m *metrics) *engine {
 		zeroDelay: cfg.StepBase == 0 && cfg.PerSeq == 0 && cfg.PerPrefillToken == 0,
 		submit:    make(chan *seq, 256),
 		replicas:  1,
+		aborted:   errShutdown,
 		stop:      make(chan struct{}),
 		done:      make(chan struct{}),
 	}
@@ -195,6 +217,13 @@ func newEngine(cfg Config, start time.Time, m *metrics) *engine {
 func (e *engine) run() {
 	defer close(e.done)
 	defer e.abortAll()
+	if e.cfg.holdStart != nil {
+		select {
+		case <-e.cfg.holdStart:
+		case <-e.stop:
+			return
+		}
+	}
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	var stepStart time.Time
@@ -229,6 +258,9 @@ func (e *engine) run() {
 		}
 		e.reap()
 		e.autoscale(time.Now())
+		if e.cfg.preempts() {
+			e.grow()
+		}
 		e.admit()
 		if len(e.running) == 0 {
 			continue
@@ -237,6 +269,13 @@ func (e *engine) run() {
 			stepStart = now
 		}
 		prefill := e.schedule()
+		if err := e.oom(); err != nil {
+			e.aborted = errCrashed
+			if e.crash != nil {
+				e.crash(err)
+			}
+			return
+		}
 		// n replicas step together, each with its share of the batch.
 		d := e.model.step(stepStart.Sub(e.start), (len(e.running)+e.replicas-1)/e.replicas, (prefill+e.replicas-1)/e.replicas)
 		if e.cfg.ConstrainedSlowdown != 1 && e.anyConstrained() {
@@ -328,7 +367,7 @@ func (e *engine) reap() {
 	run := e.running[:0]
 	for _, s := range e.running {
 		if s.canceled.Load() {
-			e.kvUsed -= s.reserve
+			e.free(s)
 			e.m.success.WithLabelValues("abort").Inc()
 			continue
 		}
@@ -338,14 +377,31 @@ func (e *engine) reap() {
 	e.running = run
 }
 
+// kvNeed is the KV tokens s takes when it is admitted: its whole context
+// under KVReserve, the tokens it holds now (prompt and output so far) under
+// KVPreempt.
+func (e *engine) kvNeed(s *seq) int {
+	if e.cfg.preempts() {
+		return s.prompt + s.generated
+	}
+	return s.reserve
+}
+
+// free gives back the KV s holds.
+func (e *engine) free(s *seq) {
+	e.kvUsed -= s.held
+	s.held = 0
+}
+
 // admit moves waiting requests into the batch, first come first served,
-// while the batch has room and the head's KV reservation fits.
+// while the batch has room and the head's KV (kvNeed) fits.
 func (e *engine) admit() {
 	e.applyEvictions()
 	n := 0
 	var skipped []*seq // waiting for an adapter slot: later requests go first
 	for _, s := range e.waiting {
-		if len(e.running) >= e.cfg.MaxBatch*e.replicas || e.kvUsed+s.reserve > e.cfg.KVCacheTokens*e.replicas {
+		need := e.kvNeed(s)
+		if len(e.running) >= e.cfg.MaxBatch*e.replicas || e.kvUsed+need > e.cfg.KVCacheTokens*e.replicas {
 			break
 		}
 		n++
@@ -353,9 +409,14 @@ func (e *engine) admit() {
 			skipped = append(skipped, s)
 			continue
 		}
-		e.kvUsed += s.reserve
+		s.held = need
+		e.kvUsed += need
+		e.kvPeak = max(e.kvPeak, e.kvUsed)
 		s.replicas.Store(int32(e.replicas))
-		if e.cache != nil {
+		// A sequence resumed after a preemption recomputes its prompt
+		// and its output so far, all of it (no prefix-cache lookup).
+		s.prefillTo = s.prompt + s.generated
+		if e.cache != nil && s.preempted == 0 {
 			hit := e.cache.lookup(s.blocks) * blockSize
 			if hit >= s.prompt { // the last prompt token is always computed
 				hit = s.prompt - 1
@@ -436,7 +497,7 @@ func (e *engine) adapterSlot(s *seq) bool {
 }
 
 // schedule assigns this step's prefill budget in batch order and returns
-// the prompt tokens scheduled.
+// the tokens scheduled.
 func (e *engine) schedule() int {
 	budget := e.cfg.PrefillBudget * e.replicas
 	total := 0
@@ -444,7 +505,7 @@ func (e *engine) schedule() int {
 		if budget == 0 {
 			break
 		}
-		if rem := s.prompt - s.prefilled; rem > 0 {
+		if rem := s.prefillTo - s.prefilled; rem > 0 {
 			n := min(rem, budget)
 			s.scheduled = n
 			budget -= n
@@ -452,6 +513,73 @@ func (e *engine) schedule() int {
 		}
 	}
 	return total
+}
+
+// decoding says whether s's prefill is done: a step reads its newest token
+// and writes that token's KV, as a decode step does.
+func (s *seq) decoding() bool { return s.prefilled >= s.prefillTo }
+
+// grow allocates this step's KV under KVPreempt before anything is
+// admitted, as vLLM's scheduler serves the running requests first: every
+// decoding sequence takes one token more, the KV of the token it reads
+// (a token's KV is written in the step that reads it, so a sequence holds
+// its prompt and its output but the newest token). While that does not
+// fit, the most recently admitted running sequence is preempted
+// (recompute: its KV is freed, and it goes back to the head of the queue,
+// before the requests that never ran; readmitted, it prefills its prompt
+// and output so far again and goes on).
+//
+// A lone sequence always fits: it holds at most prompt + max_tokens - 1
+// tokens, and a request whose prompt + max_tokens is more than
+// KVCacheTokens was refused.
+func (e *engine) grow() {
+	limit := e.cfg.KVCacheTokens * e.replicas
+	growth := 0
+	for _, s := range e.running {
+		if s.decoding() {
+			growth++
+		}
+	}
+	n := len(e.running)
+	for n > 1 && e.kvUsed+growth > limit {
+		n--
+		s := e.running[n]
+		if s.decoding() {
+			growth--
+		}
+		e.free(s)
+		s.prefilled = 0
+		s.preempted++
+		e.m.preemptions.Inc()
+	}
+	for _, s := range e.running[:n] {
+		if s.decoding() {
+			s.held++
+		}
+	}
+	e.kvUsed += growth
+	e.kvPeak = max(e.kvPeak, e.kvUsed)
+	if n < len(e.running) {
+		// The preempted keep their admission order, at the head of the
+		// queue.
+		e.waiting = slices.Concat(e.running[n:], e.waiting)
+		clear(e.running[n:])
+		e.running = e.running[:n]
+	}
+}
+
+// oom is the crash Config.OOMTokens stands for when the step schedules
+// prefill for a sequence whose context is past it; nil otherwise.
+func (e *engine) oom() error {
+	if e.cfg.OOMTokens <= 0 {
+		return nil
+	}
+	for _, s := range e.running {
+		if s.scheduled > 0 && s.reserve > e.cfg.OOMTokens {
+			return newOOMError(s.reserve, e.cfg.OOMTokens)
+		}
+	}
+	return nil
 }
 
 // finishStep ends a step at now: prefill advances, and every sequence whose
@@ -462,7 +590,7 @@ func (e *engine) finishStep(now time.Time) {
 	for _, s := range e.running {
 		s.prefilled += s.scheduled
 		s.scheduled = 0
-		if s.prefilled < s.prompt {
+		if s.prefilled < s.prefillTo {
 			run = append(run, s)
 			continue
 		}
@@ -478,7 +606,7 @@ func (e *engine) finishStep(now time.Time) {
 		s.generated++
 		s.lastToken = now
 		gen++
-		st := seqState{emitted: s.generated, cached: s.cached}
+		st := seqState{emitted: s.generated, cached: s.cached, preempted: s.preempted}
 		switch {
 		case s.fail == failMidStream && s.generated >= s.failAfter:
 			st.ended, st.err = true, errMidStream
@@ -492,7 +620,7 @@ func (e *engine) finishStep(now time.Time) {
 		}
 		e.published = append(e.published, published{s, st})
 		if st.ended {
-			e.kvUsed -= s.reserve
+			e.free(s)
 			continue
 		}
 		run = append(run, s)
@@ -546,7 +674,7 @@ func (e *engine) abortAll() {
 	for _, list := range [][]*seq{e.running, e.waiting} {
 		for _, s := range list {
 			st := s.snapshot()
-			st.ended, st.err = true, errShutdown
+			st.ended, st.err = true, e.aborted
 			s.publish(st)
 		}
 	}

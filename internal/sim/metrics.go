@@ -84,7 +84,7 @@ func newMetrics(cfg Config) *metrics {
 	for _, r := range []string{"stop", "length", "abort"} {
 		m.success.WithLabelValues(r)
 	}
-	m.preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine (the simulator reserves KV up front and never preempts).")
+	m.preemptions = counter("vllm:num_preemptions_total", "Cumulative number of preemptions from the engine (the simulator preempts only with --kv-policy preempt; by default it reserves KV up front and never does).")
 	m.prefixQueries = counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.")
 	m.prefixHits = counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.")
 	m.ttft = hist("vllm:time_to_first_token_seconds", "Histogram of time to first token in seconds.", ttftBuckets)

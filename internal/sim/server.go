@@ -33,6 +33,11 @@ type Server struct {
 	closed    chan struct{} // closed when Close begins
 	closeOnce sync.Once
 	closeErr  error
+	// crashed is closed when the engine has crashed (Crashed), crashErr
+	// set before.
+	crashed   chan struct{}
+	crashOnce sync.Once
+	crashErr  error
 }
 
 // shutdownGrace is how long Close waits for streams to end before it closes
@@ -71,8 +76,10 @@ func Start(ctx context.Context, addr string, cfg Config) (*Server, error) {
 		loras:   newLoraSet(cfg.Loras),
 		served:  make(chan struct{}),
 		closed:  make(chan struct{}),
+		crashed: make(chan struct{}),
 	}
 	s.eng = newEngine(cfg, start, s.m)
+	s.eng.crash = s.crash
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiChat) }))
 	mux.HandleFunc("POST /v1/completions", s.keyed(func(w http.ResponseWriter, r *http.Request) { s.complete(w, r, apiCompletions) }))
@@ -178,23 +185,50 @@ func (s *Server) keyed(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
+// modelMeta is a model's "meta" in GET /v1/models: llama.cpp's server's
+// fields (n_params, size, n_ctx_train), then what the simulator declares it
+// stands for (Config.Declared), marked simulated.
+type modelMeta struct {
+	NParams int64 `json:"n_params"`
+	// Size is the weights' size in bytes.
+	Size int64 `json:"size"`
+	// NCtxTrain is the longest context the simulator serves (a request
+	// past it is refused), there being no training.
+	NCtxTrain         int     `json:"n_ctx_train"`
+	NLayer            int     `json:"n_layer"`
+	NHeadKV           int     `json:"n_head_kv"`
+	HeadDim           int     `json:"head_dim"`
+	KVBytesPerElement float64 `json:"kv_bytes_per_element"`
+	GPU               string  `json:"gpu"`
+	PeakBandwidthGBs  float64 `json:"peak_bandwidth_gbs"`
+	PeakTFLOPS        float64 `json:"peak_tflops"`
+	Simulated         bool    `json:"simulated"`
+}
+
 func (s *Server) models(w http.ResponseWriter, _ *http.Request) {
 	type model struct {
-		ID          string  `json:"id"`
-		Object      string  `json:"object"`
-		Created     int64   `json:"created"`
-		OwnedBy     string  `json:"owned_by"`
-		Root        string  `json:"root"`
-		Parent      *string `json:"parent"`
-		MaxModelLen int     `json:"max_model_len"`
+		ID          string    `json:"id"`
+		Object      string    `json:"object"`
+		Created     int64     `json:"created"`
+		OwnedBy     string    `json:"owned_by"`
+		Root        string    `json:"root"`
+		Parent      *string   `json:"parent"`
+		MaxModelLen int       `json:"max_model_len"`
+		Meta        modelMeta `json:"meta"`
+	}
+	d, ctx := s.cfg.Declared(), s.cfg.maxContext()
+	meta := modelMeta{
+		NParams: int64(d.Params), Size: int64(d.WeightBytes()), NCtxTrain: ctx,
+		NLayer: d.Layers, NHeadKV: d.KVHeads, HeadDim: d.HeadDim, KVBytesPerElement: d.KVBytesPerElement,
+		GPU: d.GPU, PeakBandwidthGBs: d.PeakBandwidthGBs, PeakTFLOPS: d.PeakTFLOPS, Simulated: true,
 	}
 	data := []model{{
 		ID: s.cfg.Model, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
-		Root: s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens,
+		Root: s.cfg.Model, MaxModelLen: ctx, Meta: meta,
 	}}
 	for _, name := range s.loras.list() { // as vLLM lists its adapters: the base as parent
 		data = append(data, model{ID: name, Object: "model", Created: s.start.Unix(), OwnedBy: "perfgate-sim",
-			Root: "/adapters/" + name, Parent: &s.cfg.Model, MaxModelLen: s.cfg.KVCacheTokens})
+			Root: "/adapters/" + name, Parent: &s.cfg.Model, MaxModelLen: ctx, Meta: meta})
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"object": "list", "data": data})
 }
@@ -265,10 +299,12 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request, api apiKind) {
 		return
 	}
 	rec.Adapter = adapter
-	if total := req.promptTokens + req.maxTokens; total > s.cfg.KVCacheTokens {
+	// vLLM's refusal past --max-model-len; the sim's past the whole KV
+	// cache too, so that a sequence always fits alone.
+	if total, limit := req.promptTokens+req.maxTokens, s.cfg.maxContext(); total > limit {
 		fail(http.StatusBadRequest, "BadRequestError", fmt.Sprintf(
 			"This model's maximum context length is %d tokens. However, you requested %d tokens (%d in the messages, %d in the completion). Please reduce the length of the messages or completion.",
-			s.cfg.KVCacheTokens, total, req.promptTokens, req.maxTokens))
+			limit, total, req.promptTokens, req.maxTokens))
 		return
 	}
 
@@ -392,7 +428,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req *request, sq
 			return
 		}
 		st := sq.snapshot()
-		rec.CachedTokens = st.cached
+		rec.CachedTokens, rec.Preemptions = st.cached, st.preempted
 		for ; written < st.emitted; written++ {
 			if tg, ok := g.(toolGen); ok {
 				buf = f.toolChunk(buf[:0], tg, written)
@@ -452,7 +488,7 @@ func (s *Server) whole(w http.ResponseWriter, r *http.Request, req *request, sq 
 		}
 		st = sq.snapshot()
 	}
-	rec.OutputTokens, rec.CachedTokens = st.emitted, st.cached
+	rec.OutputTokens, rec.CachedTokens, rec.Preemptions = st.emitted, st.cached, st.preempted
 	if st.err != "" {
 		writeError(w, http.StatusInternalServerError, "InternalServerError", st.err)
 		rec.Error = st.err

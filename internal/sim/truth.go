@@ -27,8 +27,11 @@ type TruthRecord struct {
 	PromptTokens int   `json:"prompt_tokens"`
 	// CachedTokens is how many of the prompt tokens the prefix cache
 	// served, so that a test can tell a measured prefill from a cache hit.
-	CachedTokens int    `json:"cached_tokens"`
-	OutputTokens int    `json:"output_tokens"`
+	CachedTokens int `json:"cached_tokens"`
+	OutputTokens int `json:"output_tokens"`
+	// Preemptions is how many times the engine preempted the request
+	// (Config.KVPolicy preempt) and recomputed it; absent for none.
+	Preemptions  int    `json:"preemptions,omitempty"`
 	FinishReason string `json:"finish_reason,omitempty"`
 	// Error says why the request failed; empty on success.
 	Error string `json:"error,omitempty"`

@@ -58,6 +58,15 @@ func (s *Starter) Start(ctx context.Context, _ config.Stack, o stack.Options) (s
 		command: []string{"perfgate", "sim", "--addr", u.Host, fmt.Sprintf("--slowdown=%g", cfg.Slowdown)}}
 	s.starts = append(s.starts, u.Host)
 	s.running[u.Host] = inst
+	// A simulated out-of-memory ends the simulator as it ends `perfgate
+	// sim`'s process: exit status 1, the torch line its last.
+	go func() {
+		select {
+		case <-srv.Crashed():
+			inst.exit(&stack.ExitError{What: "process perfgate sim", Code: 1, Tail: []string{srv.CrashError().Error()}})
+		case <-inst.done:
+		}
+	}()
 	return inst, nil
 }
 

@@ -27,14 +27,15 @@ var layer = map[string]int{
 	"internal/proctest": 0, "internal/hostile": 0, "internal/safeio/safeiotest": 0, "internal/github/githubtest": 0,
 	"internal/layers": 0,
 	// 1: vocabulary and guards over the leaves; the simulator, a double
-	// that must share no code with what it checks.
-	"internal/metric": 1, "internal/httpguard": 1, "internal/sim": 1,
+	// that must share no code with what it checks; model files' headers.
+	"internal/metric": 1, "internal/httpguard": 1, "internal/sim": 1, "internal/modelfile": 1,
 	// 2: the result file, what every stage reads and writes.
 	"internal/result": 2,
 	// 3 (see also below): result fixtures for tests.
 	"internal/result/resulttest": 3,
-	// 3: the workload format and the capacity search's arithmetic.
-	"internal/workload": 3, "internal/capacity": 3, "internal/frontier": 3,
+	// 3: the workload format, the capacity search's arithmetic, MBU and
+	// MFU's.
+	"internal/workload": 3, "internal/capacity": 3, "internal/frontier": 3, "internal/utilization": 3,
 	// 4: the config, the HTTP client, the importers.
 	"internal/config": 4, "internal/client": 4, "internal/kube": 4, "internal/traceimport": 4, "internal/github": 4,
 	// 5: what runs beside the load: eval suites, the stack, telemetry,

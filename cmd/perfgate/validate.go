@@ -171,6 +171,14 @@ func describeMeasured(w io.Writer, cfg *config.Config) {
 			}
 			fmt.Fprintf(w, "%s: a capacity search of %s from %g to %g %s, starting at %g, at most %d probes (and up to %d closing probes) of %d repetitions\n",
 				s.Name, c.Metric, c.Min, c.Max, unit, c.Start, c.Probes, capacity.MaxClosing, c.Repetitions)
+		case s.Headroom != nil:
+			h := s.Headroom
+			what := fmt.Sprintf("the longest context %d users hold, from %g to %g tokens", h.Users, h.Min, h.Max)
+			if h.Search == config.HeadroomUsers {
+				what = fmt.Sprintf("the most users that hold %d tokens each, from %g to %g", h.Context, h.Min, h.Max)
+			}
+			fmt.Fprintf(w, "%s: a headroom search of %s (%d output tokens a request), starting at %g, at most %d probes (and up to %d closing probes) of %d repetitions\n",
+				s.Name, what, h.OutputTokens, h.Start, h.Probes, capacity.MaxClosing, h.Repetitions)
 		}
 	}
 }

@@ -134,8 +134,8 @@ func (o *Outcome) CheckOverload() error {
 func Check(base, candidate *config.Config, baseScenarios, candScenarios []run.Scenario) error {
 	for _, scs := range [][]run.Scenario{candScenarios, baseScenarios} {
 		for _, sc := range scs {
-			if sc.Config.Capacity != nil {
-				return exit.UsageError(fmt.Errorf("scenario %s searches its capacity, which perfgate ab does not do: gate it with perfgate gate", sc.Config.Name))
+			if sc.Config.Searched() {
+				return exit.UsageError(fmt.Errorf("scenario %s searches its capacity or headroom, which perfgate ab does not do: gate it with perfgate gate", sc.Config.Name))
 			}
 			if sc.Config.Fault != nil {
 				return exit.UsageError(fmt.Errorf("scenario %s kills a replica (fault), which perfgate ab does not do: gate it with perfgate gate", sc.Config.Name))

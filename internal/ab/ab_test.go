@@ -280,7 +280,7 @@ scenarios:
 	err := Check(baseCfg, candCfg, baseSc, candSc)
 	require.Error(t, err)
 	assert.Equal(t, exit.Usage, exit.Code(err))
-	assert.Equal(t, "scenario chat-capacity searches its capacity, which perfgate ab does not do: gate it with perfgate gate", err.Error())
+	assert.Equal(t, "scenario chat-capacity searches its capacity or headroom, which perfgate ab does not do: gate it with perfgate gate", err.Error())
 
 	const sweep = `
 scenarios:

@@ -41,6 +41,16 @@ type Spec struct {
 	// repetition that fell behind its schedule then shows the server held
 	// requests back (the probe breaks), not that perfgate could not send.
 	Capped bool
+	// Limit, when set, is a condition a repetition of a probe at load must
+	// meet besides its SLOs: it says why the repetition is past it ("" when
+	// it is not), and such a repetition breaks its probe as a broken one
+	// does. A headroom search sets it (no refusal, no cut answer, every
+	// user running at once, preemptions and KV-cache usage within their
+	// limits); with it, SLO may be empty.
+	Limit func(load float64, r *result.Repetition) string
+	// Headroom is recorded as the result's Search.Headroom: what a headroom
+	// search held fixed. nil for a capacity search.
+	Headroom *result.HeadroomSearch
 }
 
 // Objective is one SLO: a latency statistic of a repetition ("ttft.p99",
@@ -85,10 +95,11 @@ const MaxClosing = 2
 // words (config.HoldsEvery, config.CapacityRequestRate ...), which this
 // package, imported by config's users, does not import.
 const (
-	ruleEvery   = "every"
-	ruleBound   = "bound"
-	metricRate  = "request_rate"
-	metricUsers = "concurrency"
+	ruleEvery     = "every"
+	ruleBound     = "bound"
+	metricRate    = "request_rate"
+	metricUsers   = "concurrency"
+	metricContext = result.HeadroomContext
 )
 
 // maxWarnings bounds Capacity.Warnings: a search of many repetitions that
@@ -101,10 +112,13 @@ const maxWarnings = 16
 func (s Spec) Check() error {
 	var errs []error
 	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	if s.Metric != metricRate && s.Metric != metricUsers {
+	switch {
+	case s.Metric == metricContext && s.Limit == nil:
+		bad("metric: %s is a headroom search's, which needs its limits", s.Metric)
+	case s.Metric != metricRate && s.Metric != metricUsers && s.Metric != metricContext:
 		bad("metric: want %s or %s, got %q", metricRate, metricUsers, s.Metric)
 	}
-	if len(s.SLO) == 0 {
+	if len(s.SLO) == 0 && s.Limit == nil {
 		bad("slo: at least one objective is needed")
 	}
 	for _, o := range s.SLO {
@@ -159,7 +173,7 @@ func (s Spec) Result() result.CapacitySearch {
 		slo[o.Metric] = o.LimitMS
 	}
 	cs := result.CapacitySearch{Metric: s.Metric, SLO: slo, Min: s.Min, Max: s.Max, Start: s.Start,
-		Resolution: s.Resolution, Rule: s.Rule, Repetitions: s.Repetitions, Budget: s.Budget}
+		Resolution: s.Resolution, Rule: s.Rule, Repetitions: s.Repetitions, Budget: s.Budget, Headroom: s.Headroom}
 	if s.Rule == ruleBound {
 		cs.Confidence = s.Confidence
 	}
@@ -199,12 +213,12 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 		if len(reps) == 0 {
 			return p, nil, "", fmt.Errorf("capacity search: %s probe at %s %s measured no repetitions", phase, FormatLoad(load), s.unit())
 		}
-		held, margin, broken := Judge(s, reps)
+		held, margin, broken := Judge(s, load, reps)
 		if held && warmupOverloaded(w) && probeOverloaded(reps, w) {
 			held = false // the warm-up's vote tips the half
 		}
 		p = result.CapacityProbe{Load: load, Phase: phase, Held: held, Margin: margin, Broken: broken, Warmup: w,
-			Repetitions: withoutHistograms(reps)}
+			Repetitions: withoutHistograms(reps), Why: s.why(load, reps)}
 		if behind = s.clientBehind(reps); behind != "" {
 			p.Held = false
 			c.Warnings = append(c.Warnings, fmt.Sprintf("%s probe at %s %s: %s", phase, FormatLoad(load), s.unit(), behind))
@@ -258,6 +272,12 @@ func Search(ctx context.Context, s Spec, probe Probe, log func(format string, ar
 	if c.Outcome == result.CapacityClientLimited {
 		c.Breaks = 0 // the server was not shown to break
 	}
+	for _, p := range c.Probes {
+		if c.Breaks > 0 && p.Load == c.Breaks && !p.Held {
+			c.Boundary = p.Why
+			break
+		}
+	}
 	c.At = capacityPoint(c)
 	at := full[c.At]
 	c.RequestRate, c.OutputThroughput, c.CostPerMTok = medians(at)
@@ -289,7 +309,7 @@ func closingLoad(s Spec, c *result.Capacity) (float64, bool) {
 	for _, p := range c.Probes {
 		top = max(top, p.Load)
 		for i := range p.Repetitions {
-			if r := &p.Repetitions[i]; isBroken(s, r) || !(worstMargin(s, r) <= 1) {
+			if r := &p.Repetitions[i]; isBroken(s, p.Load, r) || !(worstMargin(s, p.Load, r) <= 1) {
 				broke[r.Index] = true
 			}
 		}
@@ -338,10 +358,34 @@ func capacityPoint(c *result.Capacity) int {
 
 // unit is the unit of a load in log lines.
 func (s Spec) unit() string {
-	if s.Metric == metricUsers {
+	switch s.Metric {
+	case metricUsers:
 		return "users"
+	case metricContext:
+		return "tokens"
 	}
 	return "req/s"
+}
+
+// maxWhy bounds a probe's Why (result's maxBoundary): a server's message is
+// untrusted, and a repetition's first error is bounded already.
+const maxWhy = 2048
+
+// why is what broke a probe's repetitions beyond their SLOs (Spec.Limit),
+// the first repetition's that did; "" when none did or there is no Limit.
+func (s Spec) why(load float64, reps []result.Repetition) string {
+	if s.Limit == nil {
+		return ""
+	}
+	for i := range reps {
+		if w := s.Limit(load, &reps[i]); w != "" {
+			if len(w) > maxWhy {
+				w = strings.ToValidUTF8(w[:maxWhy-3], "") + "..."
+			}
+			return w
+		}
+	}
+	return ""
 }
 
 // clientBehind says how an open-loop probe's client fell behind its
@@ -403,9 +447,12 @@ func verdict(s Spec, p result.CapacityProbe, reps []result.Repetition) string {
 	if p.Held {
 		word = "holds"
 	}
+	if p.Why != "" {
+		return fmt.Sprintf("%s (%s)", word, p.Why)
+	}
 	if p.Broken > 0 {
 		for _, r := range reps {
-			if isBroken(s, &r) {
+			if isBroken(s, p.Load, &r) {
 				if r.Completed == 0 {
 					return fmt.Sprintf("%s (rep %d completed none of %d requests)", word, r.Index, r.Sent)
 				}

@@ -341,7 +341,7 @@ func meanSD(xs []float64) (mean, sd float64) {
 func TestJudge(t *testing.T) {
 	s := spec(3)
 	reps := []result.Repetition{rep(s, 1, 100, 0.25), rep(s, 2, 100, 0.5), rep(s, 3, 100, 1)}
-	held, margin, broken := Judge(s, reps)
+	held, margin, broken := Judge(s, 0, reps)
 	assert.True(t, held, "every: the largest margin is 1")
 	assert.Equal(t, 0, broken)
 	assert.InEpsilon(t, 1, margin["tpot.p99"], 1e-12)
@@ -349,7 +349,7 @@ func TestJudge(t *testing.T) {
 
 	// bound at 0.95 over ln of (0.75, 1.5, 3) ms: mean ln 1.5, sd ln 2.
 	s.Rule = ruleBound
-	held, margin, _ = Judge(s, reps)
+	held, margin, _ = Judge(s, 0, reps)
 	const t2 = 2.919986 // Student t, 2 degrees of freedom, 0.95
 	want := math.Exp(math.Log(1.5)+t2*math.Ln2/math.Sqrt(3)) / limitMS
 	assert.False(t, held)
@@ -359,13 +359,13 @@ func TestJudge(t *testing.T) {
 	s.Rule = ruleEvery
 	bad := rep(s, 3, 100, 5)
 	bad.Completed, bad.Failed, bad.ErrorRate = 8, 8, 0.5
-	held, margin, broken = Judge(s, []result.Repetition{reps[0], reps[1], bad})
+	held, margin, broken = Judge(s, 0, []result.Repetition{reps[0], reps[1], bad})
 	assert.False(t, held)
 	assert.Equal(t, 1, broken)
 	assert.InEpsilon(t, 0.5, margin["tpot.p99"], 1e-12)
 	none := rep(s, 1, 100, 0.1)
 	none.Completed, none.Failed, none.ErrorRate = 0, 0, 0
-	held, margin, broken = Judge(s, []result.Repetition{none})
+	held, margin, broken = Judge(s, 0, []result.Repetition{none})
 	assert.False(t, held, "a repetition that completed nothing")
 	assert.Equal(t, 1, broken)
 	assert.Empty(t, margin)
@@ -599,7 +599,7 @@ func TestSearchOverloadedRepetition(t *testing.T) {
 	smp := c.Samples[1]
 	assert.InEpsilon(t, math.Sqrt(c.Holds*c.Breaks), smp.Load, 1e-9, "repetition 2 crosses at the midpoint")
 
-	held, _, _ := Judge(s, []result.Repetition{{Index: 1, Completed: 10, Sent: 10,
+	held, _, _ := Judge(s, 0, []result.Repetition{{Index: 1, Completed: 10, Sent: 10,
 		Overload: &result.Overload{Overloaded: true, OfferedRate: 12, ServedRate: 8.6}}})
 	assert.False(t, held)
 }

@@ -11,7 +11,7 @@ import (
 // (a TPOT of one-token answers) would have no logarithm.
 const floorMS = 1e-6
 
-// Judge applies s's holds rule to a probe's repetitions. margin maps each
+// Judge applies s's holds rule to the repetitions of a probe at load. margin maps each
 // objective to the rule's statistic over its limit, over the repetitions
 // that are not broken: under every, the largest repetition's value; under
 // bound, exp of the one-sided Student-t bound (at s.Confidence) on the
@@ -26,10 +26,10 @@ const floorMS = 1e-6
 // A broken repetition's latencies describe only its survivors, so they are
 // left out of the margins; it breaks the probe by itself. With every
 // repetition broken the margins are empty.
-func Judge(s Spec, reps []result.Repetition) (held bool, margin map[string]float64, broken int) {
+func Judge(s Spec, load float64, reps []result.Repetition) (held bool, margin map[string]float64, broken int) {
 	var ok []*result.Repetition
 	for i := range reps {
-		if isBroken(s, &reps[i]) {
+		if isBroken(s, load, &reps[i]) {
 			broken++
 		} else {
 			ok = append(ok, &reps[i])
@@ -83,10 +83,11 @@ func ruleStat(s Spec, logs []float64) float64 {
 	return mean + stat.TQuantile(s.Confidence, float64(n-1))*sd/math.Sqrt(float64(n))
 }
 
-// isBroken reports whether a repetition does not count: it failed past the
-// spec's max error rate, or completed nothing.
-func isBroken(s Spec, r *result.Repetition) bool {
-	return r.Completed == 0 || r.ErrorRate > s.MaxErrorRate
+// isBroken reports whether a repetition at load does not count: it failed
+// past the spec's max error rate, completed nothing, or is past the spec's
+// Limit.
+func isBroken(s Spec, load float64, r *result.Repetition) bool {
+	return r.Completed == 0 || r.ErrorRate > s.MaxErrorRate || (s.Limit != nil && s.Limit(load, r) != "")
 }
 
 // isOverloaded reports whether the server could not keep up with a
@@ -132,8 +133,8 @@ func overloaded(reps []result.Repetition) *result.Repetition {
 // worstMargin is a repetition's largest value over its limit across the
 // objectives: above 1 it broke an SLO; +Inf when the repetition is broken
 // or overloaded (its crossing is then the geometric midpoint below).
-func worstMargin(s Spec, r *result.Repetition) float64 {
-	if isBroken(s, r) || isOverloaded(r) {
+func worstMargin(s Spec, load float64, r *result.Repetition) float64 {
+	if isBroken(s, load, r) || isOverloaded(r) {
 		return math.Inf(1)
 	}
 	m := 0.0

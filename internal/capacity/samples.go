@@ -50,7 +50,7 @@ func samples(s Spec, probes []result.CapacityProbe) ([]result.CapacitySample, []
 	for _, p := range probes {
 		for i := range p.Repetitions {
 			r := &p.Repetitions[i]
-			byRep[r.Index] = append(byRep[r.Index], point{load: p.Load, margin: worstMargin(s, r),
+			byRep[r.Index] = append(byRep[r.Index], point{load: p.Load, margin: worstMargin(s, p.Load, r),
 				rate: r.RequestThroughput, output: r.OutputThroughput})
 		}
 	}

@@ -82,13 +82,17 @@ func (st *state) record(load float64, held bool) {
 // interval says what the search knows so far: "capacity in [80, 113)",
 // "capacity >= 80", "capacity < 10".
 func (st *state) interval() string {
+	what := "capacity"
+	if st.s.Headroom != nil {
+		what = "headroom"
+	}
 	switch {
 	case st.holds > 0 && st.breaks > 0:
-		return fmt.Sprintf("capacity in [%s, %s)", FormatLoad(st.holds), FormatLoad(st.breaks))
+		return fmt.Sprintf("%s in [%s, %s)", what, FormatLoad(st.holds), FormatLoad(st.breaks))
 	case st.holds > 0:
-		return "capacity >= " + FormatLoad(st.holds)
+		return what + " >= " + FormatLoad(st.holds)
 	case st.breaks > 0:
-		return "capacity < " + FormatLoad(st.breaks)
+		return what + " < " + FormatLoad(st.breaks)
 	}
 	return "nothing known yet"
 }

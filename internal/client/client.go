@@ -531,6 +531,10 @@ func (c *Client) redactError(e *Error) *Error {
 type Model struct {
 	ID      string
 	OwnedBy string
+	// Meta is the model's "meta" object as the server sent it (llama.cpp's
+	// server says the model's parameters and size there), unparsed and
+	// untrusted; nil when it sent none.
+	Meta json.RawMessage
 }
 
 // ErrNotAList says the answer of /v1/models is not a list of models.
@@ -622,8 +626,9 @@ func (c *Client) models(ctx context.Context) ([]Model, error) {
 	}
 	var v struct {
 		Data []struct {
-			ID      string `json:"id"`
-			OwnedBy string `json:"owned_by"`
+			ID      string          `json:"id"`
+			OwnedBy string          `json:"owned_by"`
+			Meta    json.RawMessage `json:"meta"`
 		} `json:"data"`
 	}
 	if err := json.Unmarshal(body, &v); err != nil {
@@ -631,7 +636,7 @@ func (c *Client) models(ctx context.Context) ([]Model, error) {
 	}
 	out := make([]Model, 0, len(v.Data))
 	for _, m := range v.Data {
-		out = append(out, Model{ID: m.ID, OwnedBy: m.OwnedBy})
+		out = append(out, Model{ID: m.ID, OwnedBy: m.OwnedBy, Meta: m.Meta})
 	}
 	return out, nil
 }

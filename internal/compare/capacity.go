@@ -169,6 +169,8 @@ type capacityPairing struct {
 	seed int64
 	// why says why the samples are not pairable.
 	why string
+	// headroom is set for a headroom search's samples.
+	headroom bool
 }
 
 // pairCapacity says whether the capacity gate in (a metric of
@@ -181,6 +183,10 @@ func pairCapacity(metricName string, base, cand *result.ScenarioResult, in stat.
 	bs, cs := base.Seed, cand.Seed
 	bn, cn := len(base.Capacity.Samples), len(cand.Capacity.Samples)
 	fresh := base.Load.Arrivals == config.ArrivalsFresh && cand.Load.Arrivals == config.ArrivalsFresh
+	// A headroom search's users send the same seeded requests (salted by
+	// the seed and the repetition) at every probe, on both sides when the
+	// seeds match: repetition r of each side is the same requests.
+	headroom := base.Capacity.Search.Headroom != nil && cand.Capacity.Search.Headroom != nil
 	// An unknown seed first: a result from before seeds were recorded may
 	// also be from before load.arrivals, when every repetition drew fresh
 	// arrivals without saying so.
@@ -191,7 +197,7 @@ func pairCapacity(metricName string, base, cand *result.ScenarioResult, in stat.
 		return &capacityPairing{why: "the baseline recorded no seed (a result from before perfgate recorded it)"}
 	case cs == nil:
 		return &capacityPairing{why: "the candidate recorded no seed"}
-	case !fresh:
+	case !fresh && !headroom:
 		return &capacityPairing{why: "every repetition replayed one arrival schedule (load.arrivals: same), so sample r shares nothing with the other side's sample r that the other samples do not"}
 	case *bs != *cs:
 		return &capacityPairing{why: fmt.Sprintf("the seeds differ (%d and %d), so repetition r drew other arrivals on each side", *bs, *cs)}
@@ -206,7 +212,7 @@ func pairCapacity(metricName string, base, cand *result.ScenarioResult, in stat.
 	if in.Relative && (slices.ContainsFunc(in.Baseline, nonPositive) || slices.ContainsFunc(in.Candidate, nonPositive)) {
 		return &capacityPairing{why: "a sample is 0, which has no ratio to the other side's"}
 	}
-	return &capacityPairing{pairable: true, seed: *bs}
+	return &capacityPairing{pairable: true, seed: *bs, headroom: headroom}
 }
 
 func nonPositive(v float64) bool { return !(v > 0) }
@@ -228,9 +234,16 @@ func (p *capacityPairing) decide(in *stat.Gate, m int, level float64) string {
 		if m > 1 {
 			over = fmt.Sprintf(" over %d gates", m)
 		}
-		return fmt.Sprintf("unpaired: %d pairs (the same seed %d) cannot decide at level %.3g%s, and pairing needs >= %d (capacity.repetitions)",
-			n, p.seed, level, over, stat.PairsToDecide(n, config.MaxRepetitions, m, level))
+		key := "capacity.repetitions"
+		if p.headroom {
+			key = "headroom.repetitions"
+		}
+		return fmt.Sprintf("unpaired: %d pairs (the same seed %d) cannot decide at level %.3g%s, and pairing needs >= %d (%s)",
+			n, p.seed, level, over, stat.PairsToDecide(n, config.MaxRepetitions, m, level), key)
 	}
 	in.Paired = true
+	if p.headroom {
+		return fmt.Sprintf("paired by repetition (the same requests of the same seed %d)", p.seed)
+	}
 	return fmt.Sprintf("paired by repetition (fresh arrivals of the same seed %d)", p.seed)
 }

@@ -49,6 +49,9 @@ type Config struct {
 	AB AB `yaml:"ab" json:"ab,omitzero"`
 	// Cost prices the serving GPUs; nil leaves cost out of results.
 	Cost *Cost `yaml:"cost" json:"cost,omitempty"`
+	// Utilization gives what MBU and MFU need that perfgate cannot find
+	// itself: the model's size and shape, the GPUs' peaks.
+	Utilization Utilization `yaml:"utilization" json:"utilization,omitzero"`
 	// Seed makes every random choice of a run (arrivals, synthetic workloads) repeatable.
 	Seed int64 `yaml:"seed" json:"seed"`
 	// Salt, when not false, starts each pass over a workload (each
@@ -166,6 +169,10 @@ type Scenario struct {
 	// than at one load: load gives only the shape (type, burstiness), the
 	// search the rate or concurrency.
 	Capacity *Capacity `yaml:"capacity" json:"capacity,omitempty"`
+	// Headroom, when set, measures the scenario by a headroom search: the
+	// longest context its users can hold, or the most users at a context,
+	// before the server refuses, cuts, preempts or falls over.
+	Headroom *Headroom `yaml:"headroom" json:"headroom,omitempty"`
 	// Fault, when set, disturbs every repetition of the scenario on
 	// purpose (a replica killed at a set time), to measure the errors, the
 	// capacity left and the recovery.

@@ -302,7 +302,7 @@ scenarios:
 	// x- keys are allowed at the top level only.
 	_, err = Parse([]byte("scenarios:\n  - name: a\n    x-note: hi\n"), "p.yaml")
 	require.Error(t, err)
-	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: capacity, cold_adapters, duration, fault, fresh_stack, gates, load, max_error_rate, name, requests, salt, slo, synth, workload)`, err.Error())
+	assert.Equal(t, `p.yaml:3:5: scenarios[0].x-note: unknown key "x-note" (known keys: capacity, cold_adapters, duration, fault, fresh_stack, gates, headroom, load, max_error_rate, name, requests, salt, slo, synth, workload)`, err.Error())
 }
 
 func TestValidateInCode(t *testing.T) {

@@ -386,6 +386,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 		}
 		if unset(p+".load.type", s.Load.Type == "") {
 			s.Load.Type = DefaultLoadType
+			if s.Headroom != nil {
+				s.Load.Type = LoadClosed // its users hold their contexts
+			}
 		}
 		if s.Load.Type == LoadGamma && unset(p+".load.burstiness", s.Load.Burstiness == 0) {
 			s.Load.Burstiness = DefaultBurstiness
@@ -406,6 +409,9 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 		}
 		if s.Capacity != nil {
 			capacityDefaults(s.Capacity, s.Load.Type, c.Repetitions, p+".capacity", unset)
+		}
+		if s.Headroom != nil {
+			headroomDefaults(s.Headroom, c.Repetitions, p+".headroom", unset)
 		}
 	}
 }

@@ -138,6 +138,9 @@ type Gate struct {
 //   - A point of a sweep (or a swept scenario) has its own gates only, by
 //     default none: a sweep draws a curve, and gating each point by default
 //     would split the run's alpha (Holm) across all of them.
+//   - A headroom scenario has DefaultHeadroomGates, changed by the
+//     top-level headroom gate, changed by its own: headroom is all it
+//     measures.
 //   - A capacity scenario has DefaultCapacityGates, changed by the top-level
 //     entries of capacity metrics, changed by its own; latency and
 //     throughput are measured at each side's own capacity, so they are not
@@ -153,7 +156,12 @@ func (c *Config) GatesOf(s Scenario) []Gate {
 		merged = maps.Clone(DefaultCapacityGates)
 		maps.Copy(merged, c.Gates)
 		maps.Copy(merged, s.Gates)
-		maps.DeleteFunc(merged, func(name, _ string) bool { return !capGate(name) })
+		maps.DeleteFunc(merged, func(name, _ string) bool { return !capGate(name) || name == HeadroomGate })
+	case s.Headroom != nil:
+		merged = maps.Clone(DefaultHeadroomGates)
+		maps.Copy(merged, c.Gates)
+		maps.Copy(merged, s.Gates)
+		maps.DeleteFunc(merged, func(name, _ string) bool { return name != HeadroomGate })
 	case s.Point != nil || len(s.Load.Sweep) > 0:
 		merged = maps.Clone(s.Gates)
 	default:

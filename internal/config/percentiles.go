@@ -99,7 +99,7 @@ func (v *validator) percentiles() {
 		if n == 0 && s.Duration == 0 && s.Synth != nil {
 			n, path = s.Synth.Requests, fmt.Sprintf("scenarios[%d].synth.requests", i)
 		}
-		if n > 0 && n < need && s.Capacity == nil {
+		if n > 0 && n < need && !s.Searched() {
 			v.warn(path,
 				"%d requests a repetition are too few for %s: below %d, a repetition's %s of TTFT and E2E is its slowest request (ITL, with a figure per token, has more)",
 				n, top, need, top)

@@ -225,6 +225,8 @@ func (v *validator) qualityScenario() {
 		what = "sweeps its load"
 	case s.Capacity != nil:
 		what = "searches its capacity"
+	case s.Headroom != nil:
+		what = "searches its headroom"
 	default:
 		return
 	}

@@ -274,8 +274,8 @@ func (q Quick) Apply(cfg *Config) error {
 	for i := range cfg.Scenarios {
 		s := &cfg.Scenarios[i]
 		if q.Concurrency != 0 || q.Rate != 0 {
-			if s.Capacity != nil {
-				return fmt.Errorf("%s: scenario %s is a capacity search, which finds its own load; --concurrency and --rate cannot set it (pick other scenarios with --scenario, or leave the flags out)", q.loadFlag(), s.Name)
+			if s.Searched() {
+				return fmt.Errorf("%s: scenario %s is a capacity or headroom search, which finds its own load; --concurrency and --rate cannot set it (pick other scenarios with --scenario, or leave the flags out)", q.loadFlag(), s.Name)
 			}
 			s.Load = q.load(s.Load)
 		}

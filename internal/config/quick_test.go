@@ -202,7 +202,7 @@ scenarios:
 	require.NoError(t, err)
 	err = Quick{Rate: 2}.Apply(cfg)
 	require.Error(t, err)
-	assert.Contains(t, err.Error(), "--rate: scenario cap is a capacity search")
+	assert.Contains(t, err.Error(), "--rate: scenario cap is a capacity or headroom search")
 }
 
 // Build makes a one-scenario config from the flags alone, defaulted and

@@ -60,6 +60,7 @@ func validate(c *Config, src *source) (probs, warns []Problem) {
 	v.compare()
 	v.quality()
 	v.telemetry()
+	v.utilization()
 	v.percentiles()
 	v.gates("gates", c.Gates)
 	if len(c.Scenarios) == 0 {
@@ -222,6 +223,8 @@ func (v *validator) scenario(i int, seen map[string]int) {
 	}
 
 	switch {
+	case s.Headroom != nil:
+		v.headroomWorkload(p, s)
 	case s.Workload != "" && s.Synth != nil:
 		v.add(p+".synth", "set exactly one of workload and synth, not both")
 	case s.Workload == "" && s.Synth == nil:
@@ -256,6 +259,9 @@ func (v *validator) scenario(i int, seen map[string]int) {
 	v.scenarioGates(p+".gates", s)
 	if s.Capacity != nil {
 		v.capacity(p, s)
+	}
+	if s.Headroom != nil {
+		v.headroom(p, s)
 	}
 	if s.Fault != nil {
 		v.fault(p, s)
@@ -339,6 +345,8 @@ func (v *validator) load(p string, s *Scenario) {
 	}
 
 	switch {
+	case s.Headroom != nil:
+		v.headroomLoad(p, s, concGiven)
 	case step:
 		v.stepLoad(p, s)
 	case s.Capacity != nil:

@@ -221,6 +221,10 @@ func (v *validator) scenarioGates(path string, s *Scenario) {
 			continue // reported by gates, or a gate turned off
 		}
 		switch capGate := m.Group == metric.GroupCapacity; {
+		case s.Headroom != nil && name != HeadroomGate:
+			v.add(path+"."+name, "a headroom scenario measures its headroom, and each probe at its own load: gate headroom here, and %s in a scenario at one load", name)
+		case s.Headroom == nil && name == HeadroomGate:
+			v.add(path+"."+name, "headroom comes from a headroom search, and this scenario has no headroom section")
 		case s.Capacity != nil && !capGate:
 			v.add(path+"."+name, "each side of a capacity scenario is measured at its own capacity, so %s would compare different loads: gate capacity or capacity_tokens here, and latency in a scenario at one load", name)
 		case s.Capacity == nil && capGate:

@@ -70,6 +70,9 @@ func Prepare(cfg *config.Config, scenarios []run.Scenario, store baseline.Store,
 				// otherwise (or not at all) measured something else.
 				probe.Capacity = &result.Capacity{Search: c.Result()}
 			}
+			if h := sc.Config.Headroom; h != nil {
+				probe.Capacity = &result.Capacity{Search: h.Result()}
+			}
 			if d := compare.ScenarioMismatches(&bs, &probe); len(d) > 0 {
 				return nil, exit.UsageError(&compare.MismatchError{Differences: d})
 			}

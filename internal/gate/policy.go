@@ -119,7 +119,7 @@ func family(cfg *config.Config, s config.Scenario, design Design) (Family, bool)
 			f.Gates++
 		}
 	}
-	if s.Capacity == nil && design == TwoSamples {
+	if !s.Searched() && design == TwoSamples {
 		f.Gates += tailGates(gates, cfg.Compare.Tail)
 	}
 	if cfg.Quality.Enabled() && s.Name == cfg.QualityScenario() {
@@ -127,8 +127,12 @@ func family(cfg *config.Config, s config.Scenario, design Design) (Family, bool)
 			f.Gates += cfg.SuiteGates(config.SuiteContinuous(path))
 		}
 	}
-	if s.Capacity != nil {
-		f.Samples, f.Fresh = s.Capacity.Repetitions, s.Load.FreshArrivals()
+	if s.Searched() {
+		// A headroom search's samples pair when they can, and are tested
+		// unpaired otherwise with nothing lost: its users send the same
+		// requests every repetition, so its samples spread by what the
+		// server did alone. Advise's warning is for fresh arrivals.
+		f.Samples, f.Fresh = s.SearchRepetitions(), s.Load.FreshArrivals() && s.Headroom == nil
 	}
 	return f, f.Gates > 0
 }
@@ -416,6 +420,9 @@ func Advise(cfg *config.Config) []config.Problem {
 // scenario named.
 func capacityPath(cfg *config.Config, name string) string {
 	for i, s := range cfg.Scenarios {
+		if s.Name == name && s.Headroom != nil {
+			return fmt.Sprintf("scenarios[%d].headroom.repetitions", i)
+		}
 		if s.Name == name {
 			return fmt.Sprintf("scenarios[%d].capacity.repetitions", i)
 		}

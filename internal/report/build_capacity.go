@@ -257,10 +257,41 @@ func positive(x float64) compare.Num {
 
 // capacityUnit is the unit of a search's loads.
 func capacityUnit(search result.CapacitySearch) string {
-	if search.Metric == "concurrency" {
+	switch search.Metric {
+	case "concurrency":
 		return "users"
+	case result.HeadroomContext:
+		return "tokens"
 	}
 	return "req/s"
+}
+
+// searchNoun names what a search found: "headroom" for a headroom
+// search, else "capacity".
+func searchNoun(search result.CapacitySearch) string {
+	if search.Headroom != nil {
+		return "headroom"
+	}
+	return "capacity"
+}
+
+// headroomText is what a headroom search held fixed and its limits:
+// "at 16 users, 128 output tokens a request; no failure, no cut answer, at
+// most 0 preemptions, KV cache at most 95%".
+func headroomText(search result.CapacitySearch) string {
+	h := search.Headroom
+	fixed := fmt.Sprintf("at %s", verdictCount(h.Users, "user"))
+	if h.Users == 0 {
+		fixed = fmt.Sprintf("at %s tokens a user", grouped(float64(h.Context), 0))
+	}
+	limits := fmt.Sprintf("no failed request, no cut answer, at most %s preemptions a repetition", loadText(h.MaxPreemptions))
+	if h.MaxPreemptions == 0 {
+		limits = "no failed request, no cut answer, no preemption"
+	}
+	if h.MaxKVCache > 0 {
+		limits += ", KV cache at most " + verdictPercentOf(h.MaxKVCache)
+	}
+	return fmt.Sprintf("%s, %d output tokens a request; %s", fixed, h.OutputTokens, limits)
 }
 
 // capacitySide is one side of a capacity scenario.
@@ -277,7 +308,7 @@ func capacitySides(s *compare.Scenario, cd *reportfile.CapacityData, names sides
 	var out []capacitySide
 	var gate *compare.Gate
 	for i := range s.Gates {
-		if s.Gates[i].Metric == "capacity" {
+		if s.Gates[i].Metric == "capacity" || s.Gates[i].Metric == "headroom" {
 			gate = &s.Gates[i]
 		}
 	}
@@ -305,11 +336,17 @@ func capacityBlocks(s *compare.Scenario, cd *reportfile.CapacityData, names side
 	if len(sidesList) == 0 {
 		return nil
 	}
-	unit := capacityUnit(sidesList[len(sidesList)-1].c.Search)
+	search := sidesList[len(sidesList)-1].c.Search
+	unit, noun := capacityUnit(search), searchNoun(search)
+	samplesTitle, samplesLong := "samples' median (req/s)", "samples' median (req/s) [95% interval]: the capacity gate's samples, achieved request rates"
+	if search.Headroom != nil {
+		samplesTitle = "samples' median (" + unit + ")"
+		samplesLong = "samples' median (" + unit + ") [95% interval]: the headroom gate's samples, one crossing a repetition"
+	}
 	t := &table{Kind: "capacity", Columns: []column{
 		{Title: "side"},
-		{Title: "capacity", Long: "capacity [holds, breaks)", Kind: colNumber},
-		{Title: "samples' median (req/s)", Long: "samples' median (req/s) [95% interval]: the capacity gate's samples, achieved request rates", Kind: colNumber},
+		{Title: noun, Long: noun + " [holds, breaks)", Kind: colNumber},
+		{Title: samplesTitle, Long: samplesLong, Kind: colNumber},
 		{Title: "output tok/s", Kind: colNumber},
 		{Title: "$/Mtok", Kind: colNumber},
 		{Title: "TTFT / TPOT p99 (ms)", Long: "TTFT / TPOT p99 at capacity (ms)", Kind: colNumber},
@@ -323,7 +360,11 @@ func capacityBlocks(s *compare.Scenario, cd *reportfile.CapacityData, names side
 		if !side.gated {
 			var xs []float64
 			for _, smp := range c.Samples {
-				xs = append(xs, smp.RequestRate)
+				if c.Search.Headroom != nil {
+					xs = append(xs, smp.Load)
+				} else {
+					xs = append(xs, smp.RequestRate)
+				}
 			}
 			samples = plainCell(verdictValue(stat.FiniteMedian(xs), ""))
 		}
@@ -341,6 +382,9 @@ func capacityBlocks(s *compare.Scenario, cd *reportfile.CapacityData, names side
 			plainCell(probesText(c)),
 			textCell(capacityOutcome(c, unit)),
 		}})
+		if c.Boundary != "" {
+			warnings.add(side.label, cat(plain("where it stopped holding: "), untrusted(c.Boundary)))
+		}
 		for _, w := range c.Warnings {
 			warnings.add(side.label, untrusted(w))
 		}
@@ -357,10 +401,10 @@ func capacityBlocks(s *compare.Scenario, cd *reportfile.CapacityData, names side
 		out = append(out, block{Drop: detailTables, List: &list{Kind: "warnings", Items: items}})
 	}
 	out = append(out,
-		block{Media: mediumHTML, Charts: &chartGroup{Title: plain("Capacity search"),
+		block{Media: mediumHTML, Charts: &chartGroup{Title: plain(upperFirst(noun) + " search"),
 			Facts:  "each probe's worst SLO statistic over its limit: held filled, broken hollow; shaded, each side's [holds, breaks)",
 			Charts: []*chart{capacityChart(s.Name, sidesList, unit)}}},
-		block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain("Capacity probes"), Collapse: true,
+		block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain(upperFirst(noun) + " probes"), Collapse: true,
 			Blocks: []block{{Table: probesTable(sidesList, unit)}}}},
 	)
 	return out
@@ -493,6 +537,15 @@ func capacitySearchText(search result.CapacitySearch, unit string) sentence {
 	if search.Confidence > 0 {
 		rule = cat(rule, plain(" at "+verdictPercentOf(search.Confidence)))
 	}
+	if search.Headroom != nil {
+		lead := plain(headroomText(search))
+		if len(slo) > 0 {
+			lead = cat(lead, plain(" · SLO "), join(", ", slo...))
+		}
+		return cat(lead, plain(" · "), rule,
+			plain(fmt.Sprintf(" · %s a probe · %s to %s %s, to %s", verdictCount(search.Repetitions, "repetition"),
+				loadText(search.Min), loadText(search.Max), unit, verdictPercentOf(search.Resolution))))
+	}
 	return cat(plain("SLO "), join(", ", slo...), plain(" · "), rule,
 		plain(fmt.Sprintf(" · %s a probe · %s to %s %s, to %s", verdictCount(search.Repetitions, "repetition"),
 			loadText(search.Min), loadText(search.Max), unit, verdictPercentOf(search.Resolution))))
@@ -526,6 +579,14 @@ func probesTable(sidesList []capacitySide, unit string) *table {
 		{Title: "worst margin", Long: "worst margin (statistic ÷ SLO)", Kind: colNumber},
 		{Title: "broken", Long: "broken repetitions", Kind: colNumber},
 	}}
+	// A headroom search's probes break on its limits too: say which.
+	whys := false
+	for _, side := range sidesList {
+		whys = whys || side.c.Search.Headroom != nil
+	}
+	if whys {
+		t.Columns = append(t.Columns, column{Title: "why", Long: "why it broke beyond its SLOs (a refusal, a cut answer, a preemption, a crash)"})
+	}
 	for _, side := range sidesList {
 		for i := range side.c.Probes {
 			p := &side.c.Probes[i]
@@ -537,10 +598,18 @@ func probesTable(sidesList []capacitySide, unit string) *table {
 			if m, of := worstMargin(p); finite(m) {
 				margin = textCell(cat(plain(fmt.Sprintf("%.3f (", m)), untrusted(of), plain(")")))
 			}
-			t.Rows = append(t.Rows, row{Cells: []cell{
+			cells := []cell{
 				plainCell(side.label), plainCell(strconv.Itoa(i + 1)), textCell(untrusted(p.Phase)),
 				plainCell(loadText(p.Load)), plainCell(verdict), margin, plainCell(strconv.Itoa(p.Broken)),
-			}})
+			}
+			if whys {
+				why := untrusted(clean(p.Why, 200))
+				if p.Restarted {
+					why = cat(why, plain(" (the stack was started again)"))
+				}
+				cells = append(cells, textCell(why))
+			}
+			t.Rows = append(t.Rows, row{Cells: cells})
 		}
 	}
 	return t

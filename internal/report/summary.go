@@ -42,7 +42,7 @@ func Summary(w io.Writer, r *result.Result) error {
 	}
 	for _, s := range r.Scenarios {
 		fmt.Fprintln(w)
-		if err := scenario(w, &s, r.AB, r.Cost, r.PercentileNames()); err != nil {
+		if err := scenario(w, &s, r.AB, r.Cost, r.Utilization, r.PercentileNames()); err != nil {
 			return err
 		}
 	}
@@ -58,7 +58,7 @@ func Summary(w io.Writer, r *result.Result) error {
 // scenario writes one scenario's summary; its latency table has the mean
 // and percentiles, the result's measured percentiles. ab is the result's
 // A/B arm, nil outside an A/B: its notes name the arm and round.
-func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *result.Price, percentiles []string) error {
+func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *result.Price, basis *result.UtilizationBasis, percentiles []string) error {
 	reps := s.Repetitions
 	load, at := describeLoad(s.Load), ""
 	if s.Capacity != nil {
@@ -249,7 +249,7 @@ func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *res
 	if err := subsetTable(w, reps); err != nil {
 		return err
 	}
-	if err := summaryTelemetry(&verdictPrinter{w: w}, s, cost); err != nil {
+	if err := summaryTelemetry(&verdictPrinter{w: w}, s, cost, basis); err != nil {
 		return err
 	}
 	if len(s.Quality) > 0 {
@@ -363,8 +363,8 @@ func preparation(s *result.ScenarioResult) string {
 // capacityOutcomeText, loadText).
 func capacityLines(c *result.Capacity) []string {
 	unit := capacityUnit(c.Search)
-	parts := []string{"capacity " + capacityInterval(c, unit)}
-	if unit == "users" {
+	parts := []string{searchNoun(c.Search) + " " + capacityInterval(c, unit)}
+	if unit == "users" && c.Search.Headroom == nil {
 		parts = append(parts, fmt.Sprintf("%s req/s", grouped(c.RequestRate, 2)))
 	}
 	parts = append(parts, fmt.Sprintf("%s output tok/s", grouped(c.OutputThroughput, 0)))
@@ -378,6 +378,9 @@ func capacityLines(c *result.Capacity) []string {
 		outcome = "outcome " + clean(outcome, 60)
 	}
 	lines = append(lines, outcome)
+	if c.Boundary != "" {
+		lines = append(lines, "where it stopped holding: "+clean(c.Boundary, 300))
+	}
 	if len(c.Samples) > 0 {
 		loads := make([]float64, 0, len(c.Samples))
 		censored := 0
@@ -387,8 +390,8 @@ func capacityLines(c *result.Capacity) []string {
 				censored++
 			}
 		}
-		line := fmt.Sprintf("per-repetition capacity (the gate's samples): median %s %s over %d, from %s to %s",
-			loadText(median(loads)), unit, len(loads), loadText(slices.Min(loads)), loadText(slices.Max(loads)))
+		line := fmt.Sprintf("per-repetition %s (the gate's samples): median %s %s over %d, from %s to %s",
+			searchNoun(c.Search), loadText(median(loads)), unit, len(loads), loadText(slices.Min(loads)), loadText(slices.Max(loads)))
 		if censored > 0 {
 			line += fmt.Sprintf("; %d a bound, not a crossing", censored)
 		}

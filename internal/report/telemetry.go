@@ -67,13 +67,14 @@ const summaryTelemetryWidth = 100
 
 // summaryTelemetry writes a scenario's telemetry block for the terminal
 // summary: per source, each telemetry metric's median over the repetitions
-// that measured it; nothing when no repetition carries telemetry.
-func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.Price) error {
+// that measured it; nothing when no repetition carries telemetry. MBU and
+// MFU computed on what perfgate's simulator declares are labelled so.
+func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.Price, basis *result.UtilizationBasis) error {
 	var withTelemetry int
 	var adapter, source string
 	var totals []float64
 	for _, r := range s.Repetitions {
-		if r.Engine == nil && r.GPU == nil && r.Cost == nil {
+		if r.Engine == nil && r.GPU == nil && r.Cost == nil && r.Utilization == nil {
 			continue
 		}
 		withTelemetry++
@@ -115,6 +116,8 @@ func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.
 			l.label += " (" + clean(adapter, 40) + ")"
 		case g.group == metric.GroupGPU && source != "":
 			l.label += " (" + clean(source, 40) + ")"
+		case g.group == metric.GroupGPU && basis != nil && basis.Simulated:
+			l.label += " (simulated: " + clean(basis.GPU, 40) + " as the simulator declares it)"
 		case g.group == metric.GroupCost && cost != nil:
 			l.items = append(l.items, fmt.Sprintf("at $%s per GPU-hour × %d GPU%s", verdictSigFigs(cost.USDPerGPUHour), cost.GPUs, plural(cost.GPUs)))
 		}

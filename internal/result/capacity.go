@@ -74,6 +74,51 @@ type CapacitySearch struct {
 	// Budget is the most probes the search may make to bracket and
 	// bisect; up to 2 closing probes (Phase close) come on top.
 	Budget int `json:"budget"`
+	// Headroom is set when the search is a headroom search (a scenario's
+	// headroom section): how close to the wall of memory the server runs,
+	// searched in context tokens (Metric context) or users (Metric
+	// concurrency) with the limits a probe must stay within besides its
+	// SLOs. nil for a capacity search.
+	Headroom *HeadroomSearch `json:"headroom,omitempty"`
+}
+
+// The metric of a headroom search over context (CapacitySearch.Metric):
+// the longest context, prompt plus output tokens, at a number of users.
+const HeadroomContext = "context"
+
+// HeadroomSearch is what a headroom search holds fixed and the limits a
+// probe must stay within, besides its SLOs: no request failed (refused for
+// its length, cut by a crash, out of memory), every answer as long as asked
+// (an engine that truncates at its context says so only by stopping early),
+// the engine's preemptions and KV-cache usage within their limits.
+type HeadroomSearch struct {
+	// Users is the number of closed-loop users when the search is over
+	// context; 0 when it is over users.
+	Users int `json:"users,omitempty"`
+	// Context is the context in tokens (prompt plus output) of every
+	// request when the search is over users; 0 when it is over context.
+	Context int `json:"context,omitempty"`
+	// OutputTokens is the output every request asks for (max_tokens, with
+	// min_tokens and ignore_eos), part of its context.
+	OutputTokens int `json:"output_tokens"`
+	// MaxPreemptions is the most preemptions the engine may report in a
+	// repetition (0: none); MaxKVCache the highest KV-cache usage, 0..1, at
+	// any scrape (0: no limit). Both need the engine's metrics page.
+	MaxPreemptions float64 `json:"max_preemptions"`
+	MaxKVCache     float64 `json:"max_kv_cache,omitempty"`
+}
+
+// Calibration is how a headroom search sized its prompts: a prompt of n
+// words came to OverheadTokens + TokensPerWord×n tokens on the server's
+// tokenizer (and chat template), from two calibration requests. It is a
+// measurement of the server, not part of what was searched.
+type Calibration struct {
+	TokensPerWord  float64 `json:"tokens_per_word"`
+	OverheadTokens float64 `json:"overhead_tokens"`
+	// Measured says the figures came from the server's usage; false when
+	// it reported none and one token a word was assumed (Note says why).
+	Measured bool   `json:"measured"`
+	Note     string `json:"note,omitempty"`
 }
 
 // Capacity is the outcome of a capacity search: the highest load at which a
@@ -110,6 +155,14 @@ type Capacity struct {
 	// Warnings are things the search noticed and the report shows (a
 	// repetition that held above a load where it broke, say).
 	Warnings []string `json:"warnings,omitempty"`
+	// Boundary is why the probe at Breaks did not hold, as the server said
+	// it where it did: "rep 1: 4 of 8 requests failed: http 400: request
+	// (278 tokens) exceeds the available context size (256 tokens)". Set
+	// by a headroom search, whose answer is often this message.
+	Boundary string `json:"boundary,omitempty"`
+	// Calibration is how a headroom search sized its prompts; nil for a
+	// capacity search.
+	Calibration *Calibration `json:"calibration,omitempty"`
 }
 
 // CapacityProbe is one load a capacity search measured.
@@ -131,6 +184,13 @@ type CapacityProbe struct {
 	Broken int `json:"broken,omitempty"`
 	// Warmup is how the probe's load was brought to steady state.
 	Warmup *Warmup `json:"warmup,omitempty"`
+	// Why is what broke the probe beyond its SLOs (a headroom search's
+	// limits: a refusal, a crash, a preemption, a cut answer) in words; empty
+	// when nothing did.
+	Why string `json:"why,omitempty"`
+	// Restarted says the stack died during the probe and perfgate started
+	// it again before the next (a headroom search on a stack it starts).
+	Restarted bool `json:"restarted,omitempty"`
 	// Repetitions are the probe's repetitions, without their histograms
 	// (the capacity point's are kept whole in the scenario's Repetitions).
 	Repetitions []Repetition `json:"repetitions"`

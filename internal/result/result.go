@@ -37,6 +37,9 @@ type Result struct {
 	// Telemetry says where the repetitions' engine and GPU telemetry came
 	// from, or why there was none; nil in results from before telemetry.
 	Telemetry *TelemetryInfo `json:"telemetry,omitempty"`
+	// Utilization is what the repetitions' MBU and MFU rest on; nil when
+	// perfgate could not compute them (no model size, no GPU peaks).
+	Utilization *UtilizationBasis `json:"utilization,omitempty"`
 	// Cost is the price the repetitions' cost figures were computed at;
 	// nil when the config set none.
 	Cost *Price `json:"cost,omitempty"`
@@ -494,6 +497,9 @@ type Repetition struct {
 	// Cost is what the window's tokens cost; nil when the config sets no
 	// price.
 	Cost *Cost `json:"cost,omitempty"`
+	// Utilization is the window's MBU and MFU; nil when the run has no
+	// basis for them (Result.Utilization).
+	Utilization *Utilization `json:"utilization,omitempty"`
 }
 
 // ScheduleStats reports how well an open-loop repetition kept to its schedule.

@@ -664,9 +664,14 @@ func (v *checker) capacity(sp string, s *ScenarioResult) {
 	c := s.Capacity
 	p := sp + ".capacity"
 	q := c.Search
-	v.oneOf(p+".search.metric", q.Metric, "request_rate", "concurrency")
+	if q.Headroom != nil {
+		v.oneOf(p+".search.metric", q.Metric, HeadroomContext, "concurrency")
+		v.headroomSearch(p+".search.headroom", q.Metric, q.Headroom)
+	} else {
+		v.oneOf(p+".search.metric", q.Metric, "request_rate", "concurrency")
+	}
 	v.oneOf(p+".search.rule", q.Rule, "every", "bound")
-	if len(q.SLO) == 0 || len(q.SLO) > maxCapacitySLOs {
+	if (len(q.SLO) == 0 && q.Headroom == nil) || len(q.SLO) > maxCapacitySLOs {
 		v.add(p+".search.slo_ms", "want from 1 to %d objectives, got %d", maxCapacitySLOs, len(q.SLO))
 	}
 	for _, k := range slices.Sorted(maps.Keys(q.SLO)) {
@@ -702,6 +707,12 @@ func (v *checker) capacity(sp string, s *ScenarioResult) {
 	v.optional(p+".cost_per_mtok", c.CostPerMTok)
 	if len(c.Warnings) > maxCapacityWarning {
 		v.add(p+".warnings", "want at most %d, got %d", maxCapacityWarning, len(c.Warnings))
+	}
+	if c.Calibration != nil {
+		v.calibration(p+".calibration", c.Calibration)
+	}
+	if len(c.Boundary) > maxBoundary {
+		v.add(p+".boundary", "want at most %d bytes, got %d", maxBoundary, len(c.Boundary))
 	}
 
 	switch {
@@ -786,10 +797,62 @@ func (v *checker) probe(pp string, pr *CapacityProbe, q CapacitySearch) {
 		v.add(pp+".held", "held with %d broken repetitions", pr.Broken)
 	}
 	v.warmup(pp+".warmup", pr.Warmup)
+	if len(pr.Why) > maxBoundary {
+		v.add(pp+".why", "want at most %d bytes, got %d", maxBoundary, len(pr.Why))
+	}
+	if pr.Held && pr.Why != "" {
+		v.add(pp+".held", "held, and broke because %s", pr.Why)
+	}
 	for j := range pr.Repetitions {
 		v.repetition(fmt.Sprintf("%s.repetitions[%d]", pp, j), &pr.Repetitions[j])
 	}
 }
+
+// maxBoundary bounds a search's Boundary and a probe's Why: a server's
+// message with what perfgate says around it.
+const maxBoundary = 2048
+
+// headroomSearch checks what a headroom search held fixed: users when it
+// searched context, a context when it searched users, an output within
+// the context, limits that are limits, and a tokenizer calibration that
+// can size a prompt.
+func (v *checker) headroomSearch(p, metric string, h *HeadroomSearch) {
+	switch metric {
+	case HeadroomContext:
+		if h.Users < 1 || h.Context != 0 {
+			v.add(p+".users", "a search over context holds users fixed (>= 1) and no context, got users %d and context %d", h.Users, h.Context)
+		}
+	default:
+		if h.Context < 2 || h.Users != 0 {
+			v.add(p+".context", "a search over users holds a context fixed (>= 2 tokens) and no users, got context %d and users %d", h.Context, h.Users)
+		}
+	}
+	if h.OutputTokens < 1 || (h.Context > 0 && h.OutputTokens >= h.Context) {
+		v.add(p+".output_tokens", "want from 1 to below the context, got %d", h.OutputTokens)
+	}
+	v.nonNegative(p+".max_preemptions", h.MaxPreemptions)
+	if !(h.MaxKVCache >= 0 && h.MaxKVCache <= 1) {
+		v.add(p+".max_kv_cache", "want a fraction from 0 to 1, got %s", fmtNum(h.MaxKVCache))
+	}
+}
+
+// calibration checks how a headroom search sized its prompts: a positive
+// number of tokens a word, and an overhead that is a number.
+func (v *checker) calibration(p string, c *Calibration) {
+	if !(c.TokensPerWord > 0 && c.TokensPerWord <= 1000) {
+		v.add(p+".tokens_per_word", "want from 0 (exclusive) to 1000, got %s", fmtNum(c.TokensPerWord))
+	}
+	if !(math.Abs(c.OverheadTokens) <= MaxHeadroomTokens) {
+		v.add(p+".overhead_tokens", "want a number of tokens, got %s", fmtNum(c.OverheadTokens))
+	}
+	if len(c.Note) > maxBoundary {
+		v.add(p+".note", "want at most %d bytes, got %d", maxBoundary, len(c.Note))
+	}
+}
+
+// MaxHeadroomTokens bounds the tokens a result's headroom search speaks of:
+// 2^20, the longest context perfgate sends.
+const MaxHeadroomTokens = 1 << 20
 
 // outcome checks Holds and Breaks against the outcome and the probes:
 // each is the load of a probe with that verdict, and each outcome has the

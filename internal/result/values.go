@@ -18,13 +18,22 @@ import (
 // one per start where the stack was restarted (ColdStartsMS). Which field holds which metric is the result's own knowledge: it
 // does not consult the catalogue.
 func (s *ScenarioResult) Values(name string) ([]float64, error) {
-	if name == "capacity" || name == "capacity_tokens" {
-		if s.Capacity == nil {
+	if name == "capacity" || name == "capacity_tokens" || name == "headroom" {
+		headroom := s.Capacity != nil && s.Capacity.Search.Headroom != nil
+		switch {
+		case name == "headroom" && !headroom:
+			return nil, &NotMeasuredError{Metric: name, Repetition: 0,
+				Why: "the scenario has no headroom search (a headroom: section)"}
+		case name != "headroom" && (s.Capacity == nil || headroom):
 			return nil, &NotMeasuredError{Metric: name, Repetition: 0,
 				Why: "the scenario has no capacity search (a capacity: section)"}
 		}
 		out := make([]float64, 0, len(s.Capacity.Samples))
 		for _, c := range s.Capacity.Samples {
+			if name == "headroom" {
+				out = append(out, c.Load)
+				continue
+			}
 			if name == "capacity" {
 				out = append(out, c.RequestRate)
 			} else {
@@ -232,6 +241,15 @@ func telemetryValue(r *Repetition, name string) (v float64, ok bool, err error) 
 		default:
 			return ptr(g.TokensPerJoule, noPower+", or the window used no energy")
 		}
+	case "mbu", "mfu":
+		u := r.Utilization
+		if u == nil {
+			return missing("no MBU or MFU (the run knew no model size or GPU peaks: the utilization section)")
+		}
+		if name == "mbu" {
+			return ptr(u.MBU, "no MBU: no decode of two tokens or more, or no weights and bandwidth")
+		}
+		return ptr(u.MFU, "no MFU: no prompt tokens, or no parameters and FLOPs")
 	case "cost_per_mtok", "cost_per_mtok_input", "cost_per_mtok_goodput", "cost_per_mtok_input_goodput":
 		if c == nil {
 			return missing(noCost)

@@ -24,6 +24,7 @@ func TestValuesOfEveryMetric(t *testing.T) {
 		s.Repetitions[i].Structured, s.Repetitions[i].StructuredErrors, s.Repetitions[i].StructuredErrorRate = 10, 1, 0.1
 		s.Repetitions[i].Reasoning = &ReasoningStats{Requests: 4, ReasoningTokens: 400, AnswerTokens: 40, TTFA: Stats{Count: 4, P50: 1, P95: 2, P99: 3}}
 		s.Repetitions[i].Recovery = &Recovery{StepS: 30, WindowS: 5, Recovered: true, Seconds: 12.5, Breaches: 40}
+		s.Repetitions[i].Utilization = &Utilization{MBU: &one, MFU: &one}
 	}
 	if _, err := s.Values("capacity"); !errors.As(err, new(*NotMeasuredError)) {
 		t.Errorf("Values(capacity) of a scenario with no search = %v, want a *NotMeasuredError", err)
@@ -34,6 +35,13 @@ func TestValuesOfEveryMetric(t *testing.T) {
 	}
 	for _, m := range metric.All() {
 		if m.Quality {
+			continue
+		}
+		if m.Name == "headroom" {
+			// A headroom search's only: a capacity search has none.
+			if _, err := s.Values(m.Name); !errors.As(err, new(*NotMeasuredError)) {
+				t.Errorf("Values(headroom) of a capacity search = %v, want a *NotMeasuredError", err)
+			}
 			continue
 		}
 		want := len(s.Repetitions)

@@ -99,6 +99,16 @@ func Prepare(cfg *config.Config, only []string) ([]Scenario, error) {
 			// The previous point of this sweep: the same workload.
 			prev := out[len(out)-1]
 			s.Requests, s.Source, s.WorkloadHash = prev.Requests, prev.Source, prev.WorkloadHash
+		case sc.Headroom != nil:
+			// The search sizes each probe's requests; what the scenario
+			// sends is defined by its output and API, which this one
+			// request of one word stands for in the workload's hash.
+			reqs, err := HeadroomRequests(cfg.Target.API, 1, sc.Headroom.OutputTokens, 1, cfg.Seed)
+			if err != nil {
+				return nil, fmt.Errorf("scenario %s: %w", sc.Name, err)
+			}
+			s.Requests, s.Source = reqs, "headroom"
+			s.WorkloadHash = workload.Hash(s.Requests)
 		case sc.Synth != nil:
 			reqs, err := workload.Synthesize(*sc.Synth, cfg.Dir, cfg.Seed)
 			if err != nil {

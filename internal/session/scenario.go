@@ -25,6 +25,11 @@ func (s *session) scenario(ctx context.Context, sc run.Scenario) (_ result.Scena
 	res := s.scenarioResult(sc)
 	refused := &refusals{Sender: s.client}
 	defer func() { err = s.explain(refused, err) }()
+	if c.Headroom != nil {
+		// Each probe has a crash watch of its own: a server that dies
+		// under one is its answer, and is started again.
+		return s.searchHeadroom(ctx, sc, refused, res)
+	}
 	watched, stopWatch := stack.Watch(ctx, s.inst, s.healthAt(s.watchedRoot(c), s.cfg.Stack.HealthInterval), s.cfg.Stack.HealthFailures)
 	defer stopWatch()
 	crashed := func(err error) error {

@@ -153,6 +153,7 @@ func (s *session) result(configHash string, started time.Time, scenarios []resul
 	if cfg.Cost != nil {
 		res.Cost = new(cfg.Cost.Result())
 	}
+	res.Utilization = s.basis
 	return res
 }
 

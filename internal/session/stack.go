@@ -20,6 +20,7 @@ import (
 	"github.com/perfgate/perfgate/internal/run"
 	"github.com/perfgate/perfgate/internal/stack"
 	"github.com/perfgate/perfgate/internal/telemetry"
+	"github.com/perfgate/perfgate/internal/utilization"
 	"github.com/perfgate/perfgate/internal/workload"
 )
 
@@ -98,6 +99,9 @@ type session struct {
 	// opened at the first start.
 	telemetry     *telemetry.Collector
 	telemetryInfo result.TelemetryInfo
+	// basis is what MBU and MFU are computed from; nil when they cannot
+	// be (utilizationBasis says why).
+	basis *result.UtilizationBasis
 }
 
 // health is the stack's health check, at interval, with the target's
@@ -275,6 +279,7 @@ func (s *session) startStack(ctx context.Context) error {
 		}
 		s.detail("serving %s with %s", s.cfg.Target.Model, who)
 		s.openTelemetry(ctx)
+		s.utilizationBasis(ctx)
 	}
 	return nil
 }
@@ -390,6 +395,9 @@ func (s *session) observe(ctx context.Context) func(*result.Repetition) {
 		}
 		if rep != nil && s.cfg.Cost != nil {
 			rep.Cost = result.CostOf(rep, s.cfg.Cost.Result())
+		}
+		if rep != nil {
+			rep.Utilization = utilization.Compute(s.basis, rep)
 		}
 	}
 }

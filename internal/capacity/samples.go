@@ -30,6 +30,10 @@ import (
 // broke at b, its throughput there is not a measurement, so the sample
 // takes a's achieved figures: what was shown to be reached.
 //
+// A headroom search's repetition broken at b by one of its limits (not an
+// SLO) has no margin to interpolate: its sample is a, the most it was shown
+// to hold.
+//
 // With no b the sample is censored above (held at every probe: c is the
 // highest load it held at, a lower bound); with no a, censored below
 // (broke at every probe: c is the lowest load it broke at, an upper bound).
@@ -98,6 +102,13 @@ func crossing(s Spec, rep int, pts []point) (result.CapacitySample, string) {
 	}
 	a := pts[bi-1]
 	t := 0.5
+	if s.Headroom != nil && math.IsInf(b.margin, 1) {
+		// A headroom limit breaks at once, with no margin to interpolate
+		// (a refusal, a cut answer, a preemption): the sample is what the
+		// repetition was shown to hold, not a midpoint that the next probe
+		// up, far above on a coarse bracket, would pull past the wall.
+		t = 0
+	}
 	if !math.IsInf(b.margin, 1) {
 		ma := max(a.margin, 1e-12)
 		t = math.Log(1/ma) / math.Log(b.margin/ma)

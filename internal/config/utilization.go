@@ -1,5 +1,11 @@
 package config
 
+import (
+	"strings"
+
+	"github.com/perfgate/perfgate/internal/utilization"
+)
+
 // Utilization says what perfgate needs, beyond what it can find itself, to
 // report MBU and MFU: the model's size and shape, and the GPUs' peaks.
 // Every key is optional: a model file's header (ModelFile), the engine's own
@@ -73,5 +79,12 @@ func (v *validator) utilization() {
 	}
 	if len(u.GPU) > 100 {
 		v.add("utilization.gpu", "must be at most 100 characters, got %d", len(u.GPU))
+	} else if _, known := utilization.PeakOf(u.GPU); u.GPU != "" && !known && (u.PeakBandwidthGBs == 0 || u.PeakTFLOPS == 0) {
+		var names []string
+		for _, p := range utilization.Products() {
+			names = append(names, p.Product)
+		}
+		v.add("utilization.gpu", "%q is not in perfgate's table of GPUs (%s): give its peaks too, utilization.peak_bandwidth_gbs and peak_tflops",
+			u.GPU, strings.Join(names, ", "))
 	}
 }

@@ -1,6 +1,7 @@
 package gate
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 
@@ -54,6 +55,9 @@ type Family struct {
 	// pairs, repetition by repetition, where the pairs can reach the
 	// family's level, and unpaired otherwise.
 	Fresh bool
+	// Search names the search whose samples they are, capacity or
+	// headroom, for the messages; empty for repetitions.
+	Search string
 }
 
 // Policy is perfgate's one rule of evidence, which every command that
@@ -126,6 +130,12 @@ func family(cfg *config.Config, s config.Scenario, design Design) (Family, bool)
 		for _, path := range cfg.SuitePaths() {
 			f.Gates += cfg.SuiteGates(config.SuiteContinuous(path))
 		}
+	}
+	switch {
+	case s.Capacity != nil:
+		f.Search = "capacity"
+	case s.Headroom != nil:
+		f.Search = "headroom"
 	}
 	if s.Searched() {
 		// A headroom search's samples pair when they can, and are tested
@@ -318,12 +328,13 @@ func (p Policy) undecidable(fams []Family, m, samples int) string {
 	}
 	if samples > 0 {
 		need := p.needed(samples, config.MaxRepetitions, m)
-		msg := fmt.Sprintf("%d capacity samples a side cannot show a significant difference on %s of %s: Holm's first step needs p < %.3g (%s), and "+test+": every gate would be inconclusive.",
-			samples, theGates(m), of, p.Share()/float64(m), alphaIs, samples, minP(samples))
+		search := cmp.Or(fams[0].Search, "capacity")
+		msg := fmt.Sprintf("%d %s samples a side cannot show a significant difference on %s of %s: Holm's first step needs p < %.3g (%s), and "+test+": every gate would be inconclusive.",
+			samples, search, theGates(m), of, p.Share()/float64(m), alphaIs, samples, minP(samples))
 		if need > config.MaxRepetitions {
 			return msg + " Gate fewer metrics, or raise compare.alpha"
 		}
-		return msg + fmt.Sprintf(" Set capacity.repetitions: %d or more, or gate fewer metrics", need)
+		return msg + fmt.Sprintf(" Set %s.repetitions: %d or more, or gate fewer metrics", search, need)
 	}
 	key := p.key()
 	levels := p.LookLevels()

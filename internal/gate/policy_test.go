@@ -133,7 +133,7 @@ scenarios:
 	c := parse("6")
 	p := ConfigPolicy(c, TwoSamples, nil)
 	require.Len(t, p.Families, 1, "the sweep's points are ungated")
-	assert.Equal(t, Family{Scenario: "cap", Gates: 1, Samples: 6}, p.Families[0], "capacity, its one default gate")
+	assert.Equal(t, Family{Scenario: "cap", Gates: 1, Samples: 6, Search: "capacity"}, p.Families[0], "capacity, its one default gate")
 	assert.Equal(t, 0.05, p.Share())
 	assert.Empty(t, problems(c, TwoSamples))
 	got := problems(parse("3"), TwoSamples)

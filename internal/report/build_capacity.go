@@ -400,9 +400,13 @@ func capacityBlocks(s *compare.Scenario, cd *reportfile.CapacityData, names side
 	if items := warnings.items(); len(items) > 0 {
 		out = append(out, block{Drop: detailTables, List: &list{Kind: "warnings", Items: items}})
 	}
+	facts := "each probe's worst SLO statistic over its limit: held filled, broken hollow; shaded, each side's [holds, breaks)"
+	if search.Headroom != nil {
+		facts = "each probe: held filled, broken hollow (by a failed request, a cut answer, users waiting for room, a preemption, a crash or an SLO); shaded, each side's [holds, breaks)"
+	}
 	out = append(out,
 		block{Media: mediumHTML, Charts: &chartGroup{Title: plain(upperFirst(noun) + " search"),
-			Facts:  "each probe's worst SLO statistic over its limit: held filled, broken hollow; shaded, each side's [holds, breaks)",
+			Facts:  facts,
 			Charts: []*chart{capacityChart(s.Name, sidesList, unit)}}},
 		block{Media: mediumMarkdown | mediumHTML, Drop: detailNoDetails, Fold: &fold{Summary: plain(upperFirst(noun) + " probes"), Collapse: true,
 			Blocks: []block{{Table: probesTable(sidesList, unit)}}}},
@@ -623,6 +627,17 @@ func capacityChart(scenario string, sidesList []capacitySide, unit string) *char
 	c := &chart{Kind: "capacity", Scenario: scenario, Metric: "capacity", Title: plain("Capacity search: worst SLO margin by load"),
 		Subtitle: "a probe holds at a margin of 1 or less", XTitle: "load (" + unit + ", log scale)",
 		YTitle: plain("worst SLO margin (log scale)")}
+	// A headroom search with no SLO has no margins: its probes are placed
+	// by verdict, held at 0.5 and broken at 2, either side of the line.
+	byVerdict := len(sidesList) > 0 && sidesList[0].c.Search.Headroom != nil && len(sidesList[0].c.Search.SLO) == 0
+	if len(sidesList) > 0 && sidesList[0].c.Search.Headroom != nil {
+		c.Metric, c.Title = "headroom", plain("Headroom search: worst SLO margin by "+unit)
+		if byVerdict {
+			c.Title = plain("Headroom search: probes by " + unit)
+			c.Subtitle = "no SLO: a probe that held sits below the line, one that broke above it"
+			c.YTitle = plain("held (0.5) or broke (2)")
+		}
+	}
 	nan := compare.Num(math.NaN())
 	for _, side := range sidesList {
 		held := series{Label: side.label + " held", Role: side.role}
@@ -630,6 +645,12 @@ func capacityChart(scenario string, sidesList []capacitySide, unit string) *char
 		for i := range side.c.Probes {
 			p := &side.c.Probes[i]
 			m, _ := worstMargin(p)
+			if byVerdict {
+				m = 0.5
+				if !p.Held {
+					m = 2
+				}
+			}
 			pt := point{positive(p.Load), positive(m)}
 			if p.Held {
 				held.Points = append(held.Points, pt)

@@ -61,7 +61,10 @@ func Summary(w io.Writer, r *result.Result) error {
 func scenario(w io.Writer, s *result.ScenarioResult, ab *result.ABArm, cost *result.Price, basis *result.UtilizationBasis, percentiles []string) error {
 	reps := s.Repetitions
 	load, at := describeLoad(s.Load), ""
-	if s.Capacity != nil {
+	switch {
+	case s.Capacity != nil && s.Capacity.Search.Headroom != nil:
+		load, at = describeShape(s.Load)+", headroom search", " at the headroom point"
+	case s.Capacity != nil:
 		load, at = describeShape(s.Load)+", capacity search", " at the capacity point"
 	}
 	if f := firstFault(reps); f != nil {
@@ -301,6 +304,9 @@ func notes(s *result.ScenarioResult, ab *result.ABArm) []string {
 		if r.StructuredErrors > 0 {
 			out = append(out, fmt.Sprintf("%s: %d of %d structured answers were not what their requests asked for (counted in structured_error_rate, kept out of latency and goodput; the records say what was wrong), first %s",
 				rep, r.StructuredErrors, r.Structured, clean(r.FirstStructuredError, 200)))
+		}
+		if u := r.Utilization; u != nil && u.Impossible != "" {
+			out = append(out, fmt.Sprintf("%s: %s (the utilization section)", rep, clean(u.Impossible, 300)))
 		}
 		if r.Retries > 0 {
 			out = append(out, fmt.Sprintf("%s: %d request%s sent again on a new connection, because the server had closed the reused one before answering (not errors; latency is the retry's)", rep, r.Retries, plural(r.Retries)))

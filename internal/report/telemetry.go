@@ -118,6 +118,8 @@ func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.
 			l.label += " (" + clean(source, 40) + ")"
 		case g.group == metric.GroupGPU && basis != nil && basis.Simulated:
 			l.label += " (simulated: " + clean(basis.GPU, 40) + " as the simulator declares it)"
+		case g.group == metric.GroupGPU && basis != nil:
+			l.label += fmt.Sprintf(" (MBU and MFU of %d × %s)", max(basis.GPUs, 1), clean(basis.GPU, 40))
 		case g.group == metric.GroupCost && cost != nil:
 			l.items = append(l.items, fmt.Sprintf("at $%s per GPU-hour × %d GPU%s", verdictSigFigs(cost.USDPerGPUHour), cost.GPUs, plural(cost.GPUs)))
 		}

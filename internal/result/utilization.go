@@ -52,4 +52,7 @@ type Utilization struct {
 	MFU *float64 `json:"mfu,omitempty"`
 	// PrefillTFLOPS is the achieved prefill FLOPs a second, in TFLOPS.
 	PrefillTFLOPS *float64 `json:"prefill_tflops,omitempty"`
+	// Impossible says why an MBU or MFU was left out: above 100%, which
+	// no GPU does, so the basis (the peaks, the model's size) is wrong.
+	Impossible string `json:"impossible,omitempty"`
 }

@@ -435,6 +435,22 @@ func (v *checker) repetition(p string, r *Repetition) {
 		v.optional(cp+".usd_per_m_output_goodput", c.USDPerMOutputGoodput)
 		v.optional(cp+".usd_per_m_input_goodput", c.USDPerMInputGoodput)
 	}
+	if u := r.Utilization; u != nil {
+		up := p + ".utilization"
+		for _, f := range []struct {
+			name string
+			x    *float64
+		}{{"mbu", u.MBU}, {"mfu", u.MFU}} {
+			if f.x != nil {
+				v.fraction(up+"."+f.name, *f.x)
+			}
+		}
+		v.optional(up+".decode_gbs", u.DecodeGBs)
+		v.optional(up+".prefill_tflops", u.PrefillTFLOPS)
+		if len(u.Impossible) > maxBoundary {
+			v.add(up+".impossible", "want at most %d bytes, got %d", maxBoundary, len(u.Impossible))
+		}
+	}
 }
 
 // sessions checks a repetition's SessionStats: counts that add up (no

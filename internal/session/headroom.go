@@ -227,7 +227,11 @@ func (s *session) searchHeadroom(ctx context.Context, sc run.Scenario, refused *
 	} else {
 		s.detail("warning: %s", cal.Note)
 	}
-	what := fmt.Sprintf("the longest context %s hold, from %s to %s tokens", usersText(h.Users), capacity.FormatLoad(h.Min), capacity.FormatLoad(h.Max))
+	verb := "hold"
+	if h.Users == 1 {
+		verb = "holds"
+	}
+	what := fmt.Sprintf("the longest context %s %s, from %s to %s tokens", usersText(h.Users), verb, capacity.FormatLoad(h.Min), capacity.FormatLoad(h.Max))
 	if h.Search == config.HeadroomUsers {
 		what = fmt.Sprintf("the most users that hold %d tokens each, from %s to %s", h.Context, capacity.FormatLoad(h.Min), capacity.FormatLoad(h.Max))
 	}
@@ -298,6 +302,9 @@ func (s *session) searchHeadroom(ctx context.Context, sc run.Scenario, refused *
 	found.Warnings = append(found.Warnings, headroomUnchecked(*spec.Headroom, found.Probes)...)
 	res.Capacity, res.Repetitions = found, reps
 	res.Load.Rate, res.Load.Concurrency = 0, 0
+	// The scenario's workload is a stand-in for its hash: each probe sent
+	// requests of its own context, which the probes record.
+	res.WorkloadShape = nil
 	res.Warmup = found.Probes[found.At].Warmup
 	s.detail("%s: %s", c.Name, headroomLine(found, unit))
 	for _, w := range found.Warnings {

@@ -100,7 +100,6 @@ func TestRunHeadroomSearch(t *testing.T) {
 	back, err := result.Decode(data, "result.json")
 	require.NoError(t, err)
 	assert.Equal(t, c, back.Scenarios[0].Capacity)
-	t.Log(log.String())
 }
 
 func fmtLoad(x float64) string { return fmt.Sprint(x) }
@@ -232,6 +231,7 @@ scenarios:
 		RunID: "hr", StartStack: st.Start, Phases: run.NewPhases(&log, false), Log: &log,
 	})
 	require.NoError(t, err, "log:\n%s", log.String())
+	t.Log(log.String())
 	return res, st, log.String()
 }
 
@@ -277,7 +277,6 @@ func TestHeadroomFindsThePreemptionBoundary(t *testing.T) {
 	assert.Equal(t, config.CapacityConcurrency, c.Search.Metric)
 	assert.Equal(t, float64(usersTruth), c.Holds, log)
 	assert.Equal(t, float64(usersTruth+1), c.Breaks, log)
-	t.Log(log)
 }
 
 // A server that dies of an out-of-memory under a probe is that probe's

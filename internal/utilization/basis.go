@@ -212,15 +212,28 @@ func Compute(b *result.UtilizationBasis, r *result.Repetition) *result.Utilizati
 		if finite(bytes) && bytes > 0 {
 			gbs := bytes / 1e9
 			mbu := gbs / (b.PeakBandwidthGBs * gpus)
-			out.DecodeGBs, out.MBU = &gbs, &mbu
+			out.DecodeGBs = &gbs
+			if mbu <= 1 {
+				out.MBU = &mbu
+			} else {
+				out.Impossible = fmt.Sprintf("MBU of %.0f%% cannot be: decode moved %.4g GB/s, past %d × %.4g GB/s; the peak bandwidth or the weights' bytes (%.4g GB) are wrong",
+					100*mbu, gbs, int(gpus), b.PeakBandwidthGBs, b.WeightBytes/1e9)
+			}
 		}
 	}
 	if b.Params > 0 && b.PeakTFLOPS > 0 && r.InputThroughput > 0 && finite(r.InputThroughput) {
 		tflops := 2 * b.Params * r.InputThroughput / 1e12
 		mfu := tflops / (b.PeakTFLOPS * gpus)
-		out.PrefillTFLOPS, out.MFU = &tflops, &mfu
+		out.PrefillTFLOPS = &tflops
+		if mfu <= 1 {
+			out.MFU = &mfu
+		} else {
+			why := fmt.Sprintf("MFU of %.0f%% cannot be: prefill did %.4g TFLOPS, past %d × %.4g; the peak FLOPs or the parameters (%.4g) are wrong",
+				100*mfu, tflops, int(gpus), b.PeakTFLOPS, b.Params)
+			out.Impossible = strings.TrimPrefix(out.Impossible+"; "+why, "; ")
+		}
 	}
-	if out.MBU == nil && out.MFU == nil {
+	if out.DecodeGBs == nil && out.PrefillTFLOPS == nil {
 		return nil
 	}
 	return out

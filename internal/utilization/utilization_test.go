@@ -83,6 +83,16 @@ func TestComputeWorkedExample(t *testing.T) {
 	assert.InDelta(t, *u.MBU/2, *u2.MBU, 1e-12)
 	assert.InDelta(t, *u.MFU/2, *u2.MFU, 1e-12)
 
+	// A peak too low for what was measured: no MBU above 100%, said why.
+	low := *b
+	low.PeakBandwidthGBs = 100
+	lowU := Compute(&low, r)
+	require.NotNil(t, lowU)
+	assert.Nil(t, lowU.MBU)
+	assert.NotNil(t, lowU.DecodeGBs, "the bytes moved are still a fact")
+	assert.Contains(t, lowU.Impossible, "MBU of 861% cannot be")
+	assert.NotNil(t, lowU.MFU)
+
 	// Nothing decoded (one-token answers): no MBU; nothing completed: none.
 	one := Compute(b, &result.Repetition{Completed: 4, PromptTokens: 4000, OutputTokens: 4, InputThroughput: 400})
 	require.NotNil(t, one)

@@ -117,7 +117,7 @@ func summaryTelemetry(w *verdictPrinter, s *result.ScenarioResult, cost *result.
 		case g.group == metric.GroupGPU && source != "":
 			l.label += " (" + clean(source, 40) + ")"
 		case g.group == metric.GroupGPU && basis != nil && basis.Simulated:
-			l.label += " (simulated: " + clean(basis.GPU, 40) + " as the simulator declares it)"
+			l.label += " (" + clean(basis.GPU, 60) + ", as the simulator declares it)"
 		case g.group == metric.GroupGPU && basis != nil:
 			l.label += fmt.Sprintf(" (MBU and MFU of %d × %s)", max(basis.GPUs, 1), clean(basis.GPU, 40))
 		case g.group == metric.GroupCost && cost != nil:

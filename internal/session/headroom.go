@@ -268,13 +268,18 @@ func (s *session) searchHeadroom(ctx context.Context, sc run.Scenario, refused *
 		if ctx.Err() != nil {
 			return nil, nil, context.Cause(ctx)
 		}
-		msg := "the server died: " + strings.Join(strings.Fields(crash.Error()), " ")
+		msg := "the server died: " + crashWords(crash)
 		for r := len(reps) + 1; r <= spec.Repetitions; r++ {
 			reps = append(reps, result.Repetition{Index: r, FirstError: msg})
 		}
 		for i := range reps {
-			if reps[i].Completed == 0 && reps[i].FirstError == "" {
-				reps[i].FirstError = msg
+			// A request that failed for want of a server failed because it
+			// died: the crash is what the repetition says first.
+			switch r := &reps[i]; {
+			case r.Failed > 0 && r.FirstError != "":
+				r.FirstError = msg + "; the first failed request: " + r.FirstError
+			case r.Completed == 0:
+				r.FirstError = msg
 			}
 		}
 		if s.cfg.Stack.Kind == config.StackExternal {
@@ -311,6 +316,25 @@ func (s *session) searchHeadroom(ctx context.Context, sc run.Scenario, refused *
 		s.detail("warning: %s", w)
 	}
 	return res, nil
+}
+
+// crashWords is a crash in one line, the engine's last words first: "sh
+// exited with status 1: torch.OutOfMemoryError: CUDA out of memory ...
+// (the last of 4 lines of its log)". The whole tail is in the stack's log.
+func crashWords(crash *stack.CrashError) string {
+	var ee *stack.ExitError
+	if !errors.As(crash, &ee) || len(ee.Tail) == 0 {
+		return strings.Join(strings.Fields(crash.Error()), " ")
+	}
+	how := fmt.Sprintf("status %d", ee.Code)
+	if ee.Signal != "" {
+		how = "killed by " + ee.Signal
+	}
+	if ee.OOMKilled {
+		how += ", out of memory"
+	}
+	last := strings.Join(strings.Fields(ee.Tail[len(ee.Tail)-1]), " ")
+	return fmt.Sprintf("%s exited (%s): %s (the last line of its log)", ee.What, how, last)
 }
 
 // usersText is "1 user", "16 users".

@@ -1,5 +1,7 @@
 package sim
 
+import "fmt"
+
 // Declared is what the simulator stands for: the model and the GPU whose
 // figures it approximates, for bandwidth and compute utilisation figures
 // (bytes a decode step must read against PeakBandwidthGBs, FLOPs against
@@ -39,11 +41,14 @@ func (d Declared) KVBytesPerToken() float64 {
 // Declared is what the simulator stands for (see Declared): the model and
 // GPU DefaultConfig's figures approximate, an 8B Llama-shaped model (8.03e9
 // parameters, 32 layers, 8 KV heads of 128 dimensions) in bf16 on one H100
-// SXM (3350 GB/s, 989 dense BF16 TFLOP/s). It is the same for every
-// Config: the knobs that make the simulator slower or faster (Slowdown,
-// StepBase ...) do not change what it stands for.
+// SXM (3350 GB/s, 989 dense BF16 TFLOP/s). A simulator of shorter steps
+// (StepBase, as tests set it) stands for a GPU as much faster: its peaks
+// scale by DefaultConfig's StepBase over its own, so that the utilisation
+// figures computed from its speed keep their meaning (about 40% MBU at one
+// sequence, at any StepBase). The regression knobs (Slowdown, stalls,
+// drift) do not change what it stands for: they show as lower figures.
 func (c Config) Declared() Declared {
-	return Declared{
+	d := Declared{
 		Params:            8.03e9,
 		BytesPerWeight:    2,
 		Layers:            32,
@@ -54,4 +59,11 @@ func (c Config) Declared() Declared {
 		PeakBandwidthGBs:  3350,
 		PeakTFLOPS:        989,
 	}
+	if base := DefaultConfig().StepBase; c.StepBase > 0 && c.StepBase != base {
+		scale := float64(base) / float64(c.StepBase)
+		d.PeakBandwidthGBs *= scale
+		d.PeakTFLOPS *= scale
+		d.GPU = fmt.Sprintf("simulated H100 SXM, %.3gx as fast (--step-base %s)", scale, c.StepBase)
+	}
+	return d
 }

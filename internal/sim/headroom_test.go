@@ -119,14 +119,26 @@ func TestDeclared(t *testing.T) {
 	read := time.Duration(d.WeightBytes() / (d.PeakBandwidthGBs * 1e9) * float64(time.Second))
 	assert.InDelta(t, 4.8, read.Seconds()*1e3, 0.05, "ms to read the weights")
 	assert.Less(t, read, cfg.StepBase)
+
+	// Shorter steps stand for a faster GPU, so that the figures computed
+	// from the simulator's speed keep their meaning.
+	cfg.StepBase = 3 * time.Millisecond
+	fast := cfg.Declared()
+	assert.Equal(t, 4*3350.0, fast.PeakBandwidthGBs)
+	assert.Equal(t, 4*989.0, fast.PeakTFLOPS)
+	assert.Equal(t, "simulated H100 SXM, 4x as fast (--step-base 3ms)", fast.GPU)
+	cfg.Slowdown = 2
+	assert.Equal(t, fast, cfg.Declared(), "a slowdown is a regression, not another GPU")
 }
 
 // TestModelsMeta: every model of /v1/models carries the declaration in a
 // llama.cpp-shaped "meta", and max_model_len (and n_ctx_train) is the
 // longest context served.
 func TestModelsMeta(t *testing.T) {
+	// testConfig's steps are 2 ms, six times shorter than the default's
+	// 12: the GPU it stands for is six times as fast.
 	const meta = `{"n_params":8030000000,"size":16060000000,"n_ctx_train":%d,"n_layer":32,"n_head_kv":8,"head_dim":128,` +
-		`"kv_bytes_per_element":2,"gpu":"simulated H100 SXM","peak_bandwidth_gbs":3350,"peak_tflops":989,"simulated":true}`
+		`"kv_bytes_per_element":2,"gpu":"simulated H100 SXM, 6x as fast (--step-base 2ms)","peak_bandwidth_gbs":20100,"peak_tflops":5934,"simulated":true}`
 	for _, tc := range []struct {
 		name   string
 		edit   func(*Config)

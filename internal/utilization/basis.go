@@ -117,7 +117,9 @@ func Basis(g Given, file *modelfile.Shape, meta *Meta, gpus []result.GPU) (*resu
 	}
 	b.GPUs = max(b.GPUs, 1)
 	peak, known := Peak{}, false
-	if name != "" {
+	if name != "" && !(m.Simulated && nameFrom == "the simulator's declaration" && m.PeakBandwidthGBs > 0) {
+		// A simulator declares its own peaks (scaled with its step time):
+		// the table's would not fit its speed.
 		peak, known = PeakOf(name)
 	}
 	b.PeakBandwidthGBs, b.PeakTFLOPS = peak.BandwidthGBs, peak.TFLOPS

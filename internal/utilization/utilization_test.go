@@ -125,7 +125,8 @@ func TestBasisSources(t *testing.T) {
 	assert.Equal(t, 3e9, b.WeightBytes)
 	assert.Equal(t, 2.0*16*4*64*1, b.KVBytesPerToken, "an FP8 cache")
 	assert.True(t, b.Simulated, "the simulator's declaration, not the machine's GPUs")
-	assert.Equal(t, "H100 SXM", b.GPU)
+	assert.Equal(t, "simulated H100 SXM", b.GPU, "the simulator's own declaration, its peaks")
+	assert.Equal(t, 3350.0, b.PeakBandwidthGBs)
 	assert.Equal(t, 1, b.GPUs)
 
 	b, _ = Basis(Given{}, nil, meta, nil)

@@ -87,13 +87,13 @@ func (s capacitySide) censored(dir string) []string {
 	if n == 0 {
 		return nil
 	}
-	unit := searchUnit(s.c.Search.Metric)
+	unit, key := searchUnit(s.c.Search.Metric), s.key()
 	if dir == result.CensoredBelow {
-		return []string{fmt.Sprintf("%d of the %s's %d samples are upper bounds (their repetitions broke at every probe down to %s %s: the search did not bracket them; widen capacity.min)",
-			n, s.name, total, capacity.FormatLoad(edge), unit)}
+		return []string{fmt.Sprintf("%d of the %s's %d samples are upper bounds (their repetitions broke at every probe down to %s %s: the search did not bracket them; widen %s.min)",
+			n, s.name, total, capacity.FormatLoad(edge), unit, key)}
 	}
-	advice := "widen capacity.max"
-	if edge < s.c.Search.Max {
+	advice := "widen " + key + ".max"
+	if edge < s.c.Search.Max && s.c.Search.Headroom == nil {
 		advice = "they held even at the closing probes, far above the others: more requests a repetition make its p99 steadier"
 	}
 	return []string{fmt.Sprintf("%d of the %s's %d samples are lower bounds (their repetitions held at every probe up to %s %s: the search did not bracket them; %s)",
@@ -119,6 +119,17 @@ func (s capacitySide) bounded(dir string) []string {
 // an interval).
 func (s capacitySide) outcomeNote() string {
 	unit := searchUnit(s.c.Search.Metric)
+	if s.c.Search.Headroom != nil {
+		switch s.c.Outcome {
+		case result.CapacityBelowMin:
+			return fmt.Sprintf("nothing held at the %s's headroom.min, %s %s: its headroom is below it (widen headroom.min)",
+				s.name, capacity.FormatLoad(s.c.Search.Min), unit)
+		case result.CapacityAboveMax:
+			return fmt.Sprintf("everything held at the %s's headroom.max, %s %s: its headroom is at least that (widen headroom.max)",
+				s.name, capacity.FormatLoad(s.c.Search.Max), unit)
+		}
+		return ""
+	}
 	switch s.c.Outcome {
 	case result.CapacityBelowMin:
 		return fmt.Sprintf("the %s's SLOs broke at capacity.min, %s %s: its capacity is below it (widen capacity.min)",
@@ -133,10 +144,22 @@ func (s capacitySide) outcomeNote() string {
 	return ""
 }
 
+// key is the config section the side's search came from: capacity or
+// headroom.
+func (s capacitySide) key() string {
+	if s.c.Search.Headroom != nil {
+		return "headroom"
+	}
+	return "capacity"
+}
+
 // searchUnit is the unit of a capacity search's loads.
 func searchUnit(m string) string {
 	if m == config.CapacityConcurrency {
 		return "users"
+	}
+	if m == result.HeadroomContext {
+		return "tokens"
 	}
 	return "req/s"
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/perfgate/perfgate/internal/result"
@@ -214,9 +215,9 @@ func (v *validator) headroom(p string, s *Scenario) {
 		case !v.set(path, x != 0):
 			v.add(path, "required: the %s %s to probe", what, unit)
 		case x != math.Trunc(x):
-			v.add(path, "want a whole number of %s, got %s", unit, fmtFloat(x))
+			v.add(path, "want a whole number of %s, got %s", unit, whole(x))
 		case !inRange(x, lo, hi):
-			v.add(path, "must be from %s to %s%s, got %s", fmtFloat(lo), fmtFloat(hi), unitSuffix(unit), fmtFloat(x))
+			v.add(path, "must be from %s to %s%s, got %s", whole(lo), whole(hi), unitSuffix(unit), whole(x))
 		default:
 			return true
 		}
@@ -225,14 +226,14 @@ func (v *validator) headroom(p string, s *Scenario) {
 	minOK := bound("min", "fewest", h.Min)
 	maxOK := bound("max", "most", h.Max)
 	if minOK && maxOK && !(h.Max > h.Min) {
-		v.add(hp+".max", "must be more than min (%s), got %s", fmtFloat(h.Min), fmtFloat(h.Max))
+		v.add(hp+".max", "must be more than min (%s), got %s", whole(h.Min), whole(h.Max))
 		maxOK = false
 	}
 	if minOK && maxOK && (!inRange(h.Start, h.Min, h.Max) || h.Start != math.Trunc(h.Start)) {
-		v.add(hp+".start", "must be a whole number from min (%s) to max (%s), got %s", fmtFloat(h.Min), fmtFloat(h.Max), fmtFloat(h.Start))
+		v.add(hp+".start", "must be a whole number from min (%s) to max (%s), got %s", whole(h.Min), whole(h.Max), whole(h.Start))
 	}
 	if !inRange(h.Resolution, 0.01, 1) {
-		v.add(hp+".resolution", "must be from 0.01 to 1 (a fraction: 0.05 stops at an interval 5%% wide), got %s", fmtFloat(h.Resolution))
+		v.add(hp+".resolution", "must be from 0.01 to 1 (a fraction: 0.05 stops at an interval 5%% wide), got %s", whole(h.Resolution))
 	}
 	switch h.Holds {
 	case HoldsEvery:
@@ -254,15 +255,41 @@ func (v *validator) headroom(p string, s *Scenario) {
 		v.intIn(hp+".probes", h.Probes, 2, MaxCapacityProbes, "")
 	}
 	if h.MaxPreemptions != nil && !(*h.MaxPreemptions >= 0 && *h.MaxPreemptions <= 1e9) {
-		v.add(hp+".max_preemptions", "must be from 0 to 1e9 preemptions a repetition, got %s", fmtFloat(*h.MaxPreemptions))
+		v.add(hp+".max_preemptions", "must be from 0 to 1e9 preemptions a repetition, got %s", whole(*h.MaxPreemptions))
 	}
 	if !inRange(h.MaxKVCache, 0, 1) {
-		v.add(hp+".max_kv_cache", "must be a fraction from 0 (no limit) to 1, got %s", fmtFloat(h.MaxKVCache))
+		v.add(hp+".max_kv_cache", "must be a fraction from 0 (no limit) to 1, got %s", whole(h.MaxKVCache))
 	}
 	if s.Fault != nil {
 		v.add(p+".fault", "a headroom search finds where the server stops holding; a fault would break every probe on purpose: measure it in a scenario of its own")
 	}
+	// The users a probe may hold, and the context of its requests.
+	users, tokens := float64(h.Users), h.Max
+	if h.Search == HeadroomUsers {
+		users, tokens = h.Max, float64(h.Context)
+	}
+	if s.Requests > 0 && float64(s.Requests) < users {
+		v.add(p+".requests", "%d requests a repetition cannot keep %s users busy at once: at least %s (by default two a user)",
+			s.Requests, whole(users), whole(users))
+	}
+	count := float64(s.Requests)
+	if count == 0 {
+		count = DefaultHeadroomRequestsPerUser * users
+	}
+	if count*tokens > MaxHeadroomProbeTokens {
+		v.add(hp+".max", "a probe of %s requests of %s tokens is %s tokens of prompts perfgate holds in memory: at most %s (fewer users, a shorter max, or requests)",
+			whole(count), whole(tokens), whole(count*tokens), whole(MaxHeadroomProbeTokens))
+	}
 }
+
+// MaxHeadroomProbeTokens bounds the tokens of one headroom probe's
+// requests, which perfgate synthesises and holds: 2^27 (134 million, about
+// a gigabyte of text), 128 users of a million tokens.
+const MaxHeadroomProbeTokens = 1 << 27
+
+// whole writes a whole number of tokens or users as digits: 1048576, not
+// 1.048576e+06.
+func whole(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }
 
 // headroomLoad checks the load of a headroom search: a closed loop whose
 // users the search holds (headroom.users) or sets.

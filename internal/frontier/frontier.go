@@ -219,8 +219,8 @@ func frontierConfig(in Input, o Options) (c Config, reason string, err error) {
 	var chosen *result.ScenarioResult
 	for i := range r.Scenarios {
 		s := &r.Scenarios[i]
-		if s.Capacity == nil {
-			continue
+		if s.Capacity == nil || s.Capacity.Search.Headroom != nil {
+			continue // a headroom search's load is tokens or users, not a capacity
 		}
 		names = append(names, s.Name)
 		if o.Scenario == "" || s.Name == o.Scenario {

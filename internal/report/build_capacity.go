@@ -463,6 +463,14 @@ func capacityOutcome(c *result.Capacity, unit string) sentence {
 func capacityOutcomeText(c *result.Capacity, unit string) (text string, known bool) {
 	v := func(x float64) string { return loadText(x) + " " + unit }
 	res := verdictPercentOf(c.Search.Resolution)
+	if c.Search.Headroom != nil {
+		switch c.Outcome {
+		case result.CapacityBelowMin:
+			return fmt.Sprintf("nothing held at the lowest probe, %s: the headroom is below it (lower headroom.min to find it)", v(c.Breaks)), true
+		case result.CapacityAboveMax:
+			return fmt.Sprintf("everything held at the highest probe, %s: the headroom is at least that (raise headroom.max to find it)", v(c.Holds)), true
+		}
+	}
 	switch c.Outcome {
 	case result.CapacityBracketed:
 		return "bracketed to " + res, true
@@ -572,6 +580,47 @@ func worstMargin(p *result.CapacityProbe) (float64, string) {
 	return worst, of
 }
 
+// probePeaks are a headroom probe's telemetry in the probes table: the
+// engine's KV-cache peak (%) and preemptions, and the GPUs' memory peak
+// (MiB), each the most over the probe's repetitions; "—" where no
+// repetition measured it.
+func probePeaks(p *result.CapacityProbe) (kv, preemptions, memory string) {
+	most := func(get func(r *result.Repetition) *float64) float64 {
+		m := math.NaN()
+		for i := range p.Repetitions {
+			if v := get(&p.Repetitions[i]); v != nil && finite(*v) && (math.IsNaN(m) || *v > m) {
+				m = *v
+			}
+		}
+		return m
+	}
+	text := func(x float64, format string) string {
+		if math.IsNaN(x) {
+			return "—"
+		}
+		return fmt.Sprintf(format, x)
+	}
+	k := most(func(r *result.Repetition) *float64 {
+		if r.Engine == nil {
+			return nil
+		}
+		return r.Engine.KVCachePeak
+	})
+	pr := most(func(r *result.Repetition) *float64 {
+		if r.Engine == nil {
+			return nil
+		}
+		return r.Engine.Preemptions
+	})
+	mem := most(func(r *result.Repetition) *float64 {
+		if r.GPU == nil {
+			return nil
+		}
+		return &r.GPU.MemoryPeakMiB
+	})
+	return text(100*k, "%.1f"), text(pr, "%.0f"), text(mem, "%.0f")
+}
+
 // probesTable is every probe of each side, in the order made.
 func probesTable(sidesList []capacitySide, unit string) *table {
 	t := &table{Kind: "probes", Columns: []column{
@@ -589,7 +638,11 @@ func probesTable(sidesList []capacitySide, unit string) *table {
 		whys = whys || side.c.Search.Headroom != nil
 	}
 	if whys {
-		t.Columns = append(t.Columns, column{Title: "why", Long: "why it broke beyond its SLOs (a refusal, a cut answer, a preemption, a crash)"})
+		t.Columns = append(t.Columns,
+			column{Title: "KV peak", Long: "the engine's KV-cache peak (%), highest over the probe's repetitions", Kind: colNumber},
+			column{Title: "preemptions", Long: "the engine's preemptions, most in a repetition", Kind: colNumber},
+			column{Title: "GPU mem (MiB)", Long: "GPU memory peak (MiB), highest over the probe's repetitions", Kind: colNumber},
+			column{Title: "why", Long: "why it broke beyond its SLOs (a refusal, a cut answer, users waiting, a preemption, a crash)"})
 	}
 	for _, side := range sidesList {
 		for i := range side.c.Probes {
@@ -607,6 +660,8 @@ func probesTable(sidesList []capacitySide, unit string) *table {
 				plainCell(loadText(p.Load)), plainCell(verdict), margin, plainCell(strconv.Itoa(p.Broken)),
 			}
 			if whys {
+				kv, pre, mem := probePeaks(p)
+				cells = append(cells, plainCell(kv), plainCell(pre), plainCell(mem))
 				why := untrusted(clean(p.Why, 200))
 				if p.Restarted {
 					why = cat(why, plain(" (the stack was started again)"))
@@ -645,7 +700,9 @@ func capacityChart(scenario string, sidesList []capacitySide, unit string) *char
 		for i := range side.c.Probes {
 			p := &side.c.Probes[i]
 			m, _ := worstMargin(p)
-			if byVerdict {
+			if byVerdict || (side.c.Search.Headroom != nil && math.IsNaN(m)) {
+				// No margin (no SLO, or every repetition broken by a
+				// limit): placed by its verdict, either side of the line.
 				m = 0.5
 				if !p.Held {
 					m = 2

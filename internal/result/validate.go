@@ -72,6 +72,9 @@ func (r *Result) Validate() error {
 	if in := r.Incomplete; in != nil {
 		v.count("incomplete.rounds", in.Rounds)
 	}
+	if u := r.Utilization; u != nil {
+		v.utilizationBasis("utilization", u)
+	}
 	for i := range r.Scenarios {
 		v.scenario(fmt.Sprintf("scenarios[%d]", i), &r.Scenarios[i])
 	}
@@ -727,6 +730,12 @@ func (v *checker) capacity(sp string, s *ScenarioResult) {
 	if c.Calibration != nil {
 		v.calibration(p+".calibration", c.Calibration)
 	}
+	if q.Headroom == nil && (c.Calibration != nil || c.Boundary != "") {
+		v.add(p+".boundary", "a capacity search has no boundary or calibration: they are a headroom search's")
+	}
+	if q.Headroom != nil && (q.Min < 1 || q.Max > MaxHeadroomTokens) {
+		v.add(p+".search.max", "a headroom search probes from 1 to %d (tokens or users), got %s to %s", MaxHeadroomTokens, fmtNum(q.Min), fmtNum(q.Max))
+	}
 	if len(c.Boundary) > maxBoundary {
 		v.add(p+".boundary", "want at most %d bytes, got %d", maxBoundary, len(c.Boundary))
 	}
@@ -819,6 +828,12 @@ func (v *checker) probe(pp string, pr *CapacityProbe, q CapacitySearch) {
 	if pr.Held && pr.Why != "" {
 		v.add(pp+".held", "held, and broke because %s", pr.Why)
 	}
+	if pr.Held && pr.Restarted {
+		v.add(pp+".restarted", "held, and the server died under it")
+	}
+	if q.Headroom == nil && (pr.Why != "" || pr.Restarted) {
+		v.add(pp+".why", "a capacity search's probe has no why or restart: they are a headroom search's")
+	}
 	for j := range pr.Repetitions {
 		v.repetition(fmt.Sprintf("%s.repetitions[%d]", pp, j), &pr.Repetitions[j])
 	}
@@ -835,13 +850,16 @@ const maxBoundary = 2048
 func (v *checker) headroomSearch(p, metric string, h *HeadroomSearch) {
 	switch metric {
 	case HeadroomContext:
-		if h.Users < 1 || h.Context != 0 {
-			v.add(p+".users", "a search over context holds users fixed (>= 1) and no context, got users %d and context %d", h.Users, h.Context)
+		if h.Users < 1 || h.Users > maxHeadroomUsers || h.Context != 0 {
+			v.add(p+".users", "a search over context holds users fixed (1 to %d) and no context, got users %d and context %d", maxHeadroomUsers, h.Users, h.Context)
 		}
 	default:
-		if h.Context < 2 || h.Users != 0 {
-			v.add(p+".context", "a search over users holds a context fixed (>= 2 tokens) and no users, got context %d and users %d", h.Context, h.Users)
+		if h.Context < 2 || h.Context > MaxHeadroomTokens || h.Users != 0 {
+			v.add(p+".context", "a search over users holds a context fixed (2 to %d tokens) and no users, got context %d and users %d", MaxHeadroomTokens, h.Context, h.Users)
 		}
+	}
+	if h.MaxPreemptions > 1e9 {
+		v.add(p+".max_preemptions", "want at most 1e9, got %s", fmtNum(h.MaxPreemptions))
 	}
 	if h.OutputTokens < 1 || (h.Context > 0 && h.OutputTokens >= h.Context) {
 		v.add(p+".output_tokens", "want from 1 to below the context, got %d", h.OutputTokens)
@@ -852,9 +870,62 @@ func (v *checker) headroomSearch(p, metric string, h *HeadroomSearch) {
 	}
 }
 
+// Bounds on a result's utilization basis: a model of up to 10^14
+// parameters and 10^15 bytes, 10,000 GPUs of up to 10^6 GB/s and TFLOPS,
+// and a few short lines of where each figure came from.
+const (
+	maxBasisParams  = 1e14
+	maxBasisBytes   = 1e15
+	maxBasisGPUs    = 10_000
+	maxBasisPeak    = 1e6
+	maxBasisLines   = 16
+	maxBasisLineLen = 512
+)
+
+// utilizationBasis checks what MBU and MFU rest on: figures within what a
+// model and a GPU can be, and short lines of where they came from.
+func (v *checker) utilizationBasis(p string, u *UtilizationBasis) {
+	for _, f := range []struct {
+		name   string
+		x, max float64
+	}{{"params", u.Params, maxBasisParams}, {"weight_bytes", u.WeightBytes, maxBasisBytes}, {"kv_bytes_per_token", u.KVBytesPerToken, maxBasisBytes},
+		{"peak_bandwidth_gbs", u.PeakBandwidthGBs, maxBasisPeak}, {"peak_tflops", u.PeakTFLOPS, maxBasisPeak}} {
+		if !(f.x >= 0 && f.x <= f.max) {
+			v.add(p+"."+f.name, "want from 0 to %s, got %s", fmtNum(f.max), fmtNum(f.x))
+		}
+	}
+	if u.GPUs < 1 || u.GPUs > maxBasisGPUs {
+		v.add(p+".gpus", "want from 1 to %d, got %d", maxBasisGPUs, u.GPUs)
+	}
+	if len(u.GPU) > maxBasisLineLen {
+		v.add(p+".gpu", "want at most %d bytes, got %d", maxBasisLineLen, len(u.GPU))
+	}
+	for _, l := range []struct {
+		name  string
+		lines []string
+	}{{"sources", u.Sources}, {"assumed", u.Assumed}} {
+		if len(l.lines) > maxBasisLines {
+			v.add(p+"."+l.name, "want at most %d lines, got %d", maxBasisLines, len(l.lines))
+		}
+		for i, s := range l.lines {
+			if len(s) > maxBasisLineLen {
+				v.add(fmt.Sprintf("%s.%s[%d]", p, l.name, i), "want at most %d bytes, got %d", maxBasisLineLen, len(s))
+			}
+		}
+	}
+}
+
+// maxHeadroomUsers bounds a headroom search's users: config's
+// MaxConcurrency.
+const maxHeadroomUsers = 10_000
+
 // calibration checks how a headroom search sized its prompts: a positive
-// number of tokens a word, and an overhead that is a number.
+// number of tokens a word, and an overhead that is a number; an assumed one
+// is one token a word and nothing more.
 func (v *checker) calibration(p string, c *Calibration) {
+	if !c.Measured && (c.TokensPerWord != 1 || c.OverheadTokens != 0) {
+		v.add(p+".tokens_per_word", "an assumed calibration is one token a word and no overhead, got %s and %s", fmtNum(c.TokensPerWord), fmtNum(c.OverheadTokens))
+	}
 	if !(c.TokensPerWord > 0 && c.TokensPerWord <= 1000) {
 		v.add(p+".tokens_per_word", "want from 0 (exclusive) to 1000, got %s", fmtNum(c.TokensPerWord))
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/perfgate/perfgate/internal/capacity"
 	"github.com/perfgate/perfgate/internal/client"
@@ -20,9 +21,10 @@ import (
 
 // headroomSpec is the capacity search a scenario's headroom section runs
 // as: over context tokens (or users), every load a whole number, with the
-// headroom's limits as the search's Limit. A parsed config has every
-// default applied already.
-func headroomSpec(sc config.Scenario) capacity.Spec {
+// headroom's limits as the search's Limit; engine says the engine's metrics
+// page is read (telemetry), so that a repetition it was not read in is not
+// judged as holding. A parsed config has every default applied already.
+func headroomSpec(sc config.Scenario, engine bool) capacity.Spec {
 	h := sc.Headroom
 	rec := h.Result()
 	s := capacity.Spec{Metric: rec.Metric, Min: h.Min, Max: h.Max, Start: h.Start, Resolution: h.Resolution,
@@ -46,7 +48,7 @@ func headroomSpec(sc config.Scenario) capacity.Spec {
 	if s.Budget == 0 {
 		s.Budget = max(2, config.CapacityWorstCase(s.Min, s.Max, s.Start, s.Resolution, true))
 	}
-	s.Limit = headroomLimit(*rec.Headroom)
+	s.Limit = headroomLimit(*rec.Headroom, engine)
 	return s
 }
 
@@ -58,9 +60,12 @@ func headroomSpec(sc config.Scenario) capacity.Spec {
 // out; the engine never ran every user at once (the others waited for room
 // in its KV cache: a server that holds one context at a time does not hold
 // them all); the engine preempted more than the limit; its KV cache went
-// past its limit. Telemetry the engine does not report cannot break a
-// repetition: the search says so once (headroomUnchecked).
-func headroomLimit(h result.HeadroomSearch) func(load float64, r *result.Repetition) string {
+// past its limit. With engine set (the page is read), a repetition in which
+// it was not (no window, fewer than two scrapes: a server under stress may
+// stop answering it) breaks: nothing says it held. Telemetry the engine's
+// page never reports cannot break a repetition: the search says so once
+// (headroomUnchecked).
+func headroomLimit(h result.HeadroomSearch, engine bool) func(load float64, r *result.Repetition) string {
 	return func(load float64, r *result.Repetition) string {
 		users := h.Users
 		if users == 0 { // a search over users: the probe's
@@ -71,9 +76,13 @@ func headroomLimit(h result.HeadroomSearch) func(load float64, r *result.Repetit
 			return fmt.Sprintf("rep %d: %d of %d requests failed: %s", r.Index, r.Failed, r.Sent, r.FirstError)
 		case r.Completed == 0 && r.FirstError != "":
 			return fmt.Sprintf("rep %d: %s", r.Index, r.FirstError)
+		case strings.HasPrefix(r.FirstError, diedPrefix):
+			return fmt.Sprintf("rep %d: %s, after its requests", r.Index, r.FirstError)
 		case r.Completed > 0 && r.TokensFrom == "usage" && r.OutputTokens < r.Completed*h.OutputTokens:
-			return fmt.Sprintf("rep %d: answers cut short: %d output tokens of the %d asked (%d requests × %d): the server ran out of context",
+			return fmt.Sprintf("rep %d: answers cut short: %d output tokens of the %d asked (%d requests × %d): the server stopped early (out of context, or it ignores min_tokens and ignore_eos)",
 				r.Index, r.OutputTokens, r.Completed*h.OutputTokens, r.Completed, h.OutputTokens)
+		case engine && r.Completed > 0 && (r.Engine == nil || r.Engine.Scrapes < 2):
+			return fmt.Sprintf("rep %d: the engine's metrics page was not read during it (a server under stress may stop answering it): nothing says it held", r.Index)
 		}
 		if e := r.Engine; e != nil {
 			if runningJudged(e) && *e.RunningPeak < float64(users) {
@@ -109,13 +118,17 @@ func runningJudged(e *result.EngineTelemetry) bool {
 // headroomUnchecked says what of a headroom search's limits its
 // repetitions could not check: the engine's metrics page did not report
 // the requests running, preemptions, or KV-cache usage where max_kv_cache
-// is set; or repetitions too short for the page to show whether every user
+// is set; repetitions without the server's usage, whose answers' lengths are
+// unknown; or repetitions too short for the page to show whether every user
 // ran at once. Empty when every limit was checked.
 func headroomUnchecked(h result.HeadroomSearch, probes []result.CapacityProbe) []string {
 	preempt, kv, running := true, h.MaxKVCache > 0, true
-	short := 0
+	short, noUsage := 0, 0
 	for _, p := range probes {
 		for _, r := range p.Repetitions {
+			if r.Completed > 0 && r.TokensFrom != "usage" {
+				noUsage++
+			}
 			if e := r.Engine; e != nil {
 				preempt = preempt && e.Preemptions == nil
 				kv = kv && e.KVCachePeak == nil
@@ -140,6 +153,9 @@ func headroomUnchecked(h result.HeadroomSearch, probes []result.CapacityProbe) [
 		out = append(out, "the engine's metrics page did not report "+strings.Join(missing, " or ")+
 			": the probes were judged on refusals, cut answers, crashes and SLOs alone")
 	}
+	if noUsage > 0 {
+		out = append(out, fmt.Sprintf("%d repetitions were not checked for answers cut short: the server's usage was missing or refused, and a stream's chunks are not tokens", noUsage))
+	}
 	if short > 0 && !running {
 		out = append(out, fmt.Sprintf("%d repetitions were too short for the engine's page to show whether every user ran at once (fewer than %d scrapes): lengthen them (requests, duration) or shorten telemetry.interval",
 			short, minRunningScrapes))
@@ -163,7 +179,7 @@ const (
 // note.
 func (s *session) calibrate(ctx context.Context, sc run.Scenario, d run.Sender) *result.Calibration {
 	assumed := func(why string) *result.Calibration {
-		return &result.Calibration{TokensPerWord: 1, Note: why + "; one token a word is assumed"}
+		return &result.Calibration{TokensPerWord: 1, Note: cut(why, 900) + "; one token a word is assumed"}
 	}
 	tokens := func(words int) (int, error) {
 		reqs, err := run.HeadroomRequests(s.cfg.Target.API, words, 1, 1, s.cfg.Seed)
@@ -192,11 +208,19 @@ func (s *session) calibrate(ctx context.Context, sc run.Scenario, d run.Sender) 
 		return assumed(fmt.Sprintf("calibration request of %d words: %v", calibrationLong, err))
 	}
 	per := float64(p2-p1) / float64(calibrationLong-calibrationShort)
-	if !(per > 0) {
-		return assumed(fmt.Sprintf("%d words were %d prompt tokens and %d words %d", calibrationShort, p1, calibrationLong, p2))
+	overhead := float64(p1) - per*calibrationShort
+	if !(per > 0 && per <= maxTokensPerWord) || !(math.Abs(overhead) <= result.MaxHeadroomTokens) {
+		// A usage that cannot be true (a word of a hundred tokens, a
+		// negative template) sizes nothing.
+		return assumed(fmt.Sprintf("%d words were %d prompt tokens and %d words %d, which sizes no prompt", calibrationShort, p1, calibrationLong, p2))
 	}
-	return &result.Calibration{TokensPerWord: per, OverheadTokens: float64(p1) - per*calibrationShort, Measured: true}
+	return &result.Calibration{TokensPerWord: per, OverheadTokens: overhead, Measured: true}
 }
+
+// maxTokensPerWord is the most tokens a word of the synthetic vocabulary
+// can be on any tokenizer a calibration believes: its words are common
+// English ones, one to three tokens on every tokenizer served today.
+const maxTokensPerWord = 16
 
 // promptWords is how many words make a prompt of tokens tokens on the
 // server, by its calibration; at least one.
@@ -215,7 +239,10 @@ func promptWords(c *result.Calibration, tokens int) int {
 func (s *session) searchHeadroom(ctx context.Context, sc run.Scenario, refused *refusals, res result.ScenarioResult) (result.ScenarioResult, error) {
 	c := sc.Config
 	h := c.Headroom
-	spec := headroomSpec(c)
+	if n := len(s.cfg.Target.Replicas()); n > 1 {
+		return res, fmt.Errorf("scenario %s: a headroom search judges one engine by its metrics page, and the target has %d replicas behind perfgate's router: search one replica (its own config, one base_url)", c.Name, n)
+	}
+	spec := headroomSpec(c, s.telemetryInfo.Engine.Available())
 	unit := "tokens"
 	if h.Search == config.HeadroomUsers {
 		unit = "users"
@@ -268,18 +295,19 @@ func (s *session) searchHeadroom(ctx context.Context, sc run.Scenario, refused *
 		if ctx.Err() != nil {
 			return nil, nil, context.Cause(ctx)
 		}
-		msg := "the server died: " + crashWords(crash)
+		msg := diedPrefix + crashWords(crash)
 		for r := len(reps) + 1; r <= spec.Repetitions; r++ {
 			reps = append(reps, result.Repetition{Index: r, FirstError: msg})
 		}
 		for i := range reps {
 			// A request that failed for want of a server failed because it
-			// died: the crash is what the repetition says first.
+			// died: the crash is what the repetition says first. A probe the
+			// server died under breaks even where its requests were done.
 			switch r := &reps[i]; {
 			case r.Failed > 0 && r.FirstError != "":
-				r.FirstError = msg + "; the first failed request: " + r.FirstError
-			case r.Completed == 0:
-				r.FirstError = msg
+				r.FirstError = cut(msg+"; the first failed request: "+r.FirstError, maxFirstError)
+			default:
+				r.FirstError = cut(msg, maxFirstError)
 			}
 		}
 		if s.cfg.Stack.Kind == config.StackExternal {
@@ -316,6 +344,23 @@ func (s *session) searchHeadroom(ctx context.Context, sc run.Scenario, refused *
 		s.detail("warning: %s", w)
 	}
 	return res, nil
+}
+
+// diedPrefix starts the first error of a repetition of a probe the server
+// died under: the search's Limit breaks such a repetition whatever its
+// requests did.
+const diedPrefix = "the server died: "
+
+// maxFirstError bounds the first error a probe's repetition carries once
+// the crash is written into it (the result's bound on a probe's why).
+const maxFirstError = 1024
+
+// cut is s cut to at most n bytes of valid UTF-8, "..." marking a cut.
+func cut(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return strings.ToValidUTF8(s[:n-3], "") + "..."
 }
 
 // crashWords is a crash in one line, the engine's last words first: "sh
@@ -409,20 +454,23 @@ func (s *session) measureHeadroomProbe(ctx context.Context, psc run.Scenario, d 
 	return reps, w, nil
 }
 
-// crashedUnder is the crash of a stack perfgate started that a probe ran
-// into: the probe's watch saw it exit or stop answering, or a repetition
-// failed for want of a server (not an HTTP answer: a refusal for length is
-// the server alive and saying no) and the process exits within
-// stack.ExitGrace. nil when the stack lives.
+// crashedUnder is the crash of the stack a probe ran into: the probe's
+// watch saw it exit or stop answering; or a repetition failed for want of a
+// server (not an HTTP answer: a refusal for length is the server alive and
+// saying no) and a process perfgate started exits within stack.ExitGrace,
+// or the server (any, an external one too) fails a health check made then.
+// A probe's failed requests end in milliseconds, long before the watch's
+// health failures add up: without that check a dead or hung server would
+// make every later probe "break". nil when the stack lives.
 func (s *session) crashedUnder(ctx, watched context.Context, reps []result.Repetition, err error) *stack.CrashError {
 	var crash *stack.CrashError
 	if errors.As(context.Cause(watched), &crash) {
 		return crash
 	}
-	if s.inst == nil || s.cfg.Stack.Kind == config.StackExternal {
+	if s.inst == nil || ctx.Err() != nil {
 		return nil
 	}
-	lost := err != nil && ctx.Err() == nil
+	lost := err != nil
 	for _, r := range reps {
 		for kind, k := range r.Errors {
 			lost = lost || (k > 0 && kind != string(client.ErrHTTP))
@@ -431,8 +479,23 @@ func (s *session) crashedUnder(ctx, watched context.Context, reps []result.Repet
 	if !lost {
 		return nil
 	}
-	return stack.ExitedWithin(ctx, s.inst, stack.ExitGrace)
+	if s.cfg.Stack.Kind != config.StackExternal {
+		if crash := stack.ExitedWithin(ctx, s.inst, stack.ExitGrace); crash != nil {
+			return crash
+		}
+	}
+	h := s.health(s.cfg.Stack.HealthInterval)
+	if h.Path == "" || h.Path == "none" {
+		return nil // nothing to ask: the failures are the probe's answer
+	}
+	if herr := h.Check(ctx, healthCheckTimeout); herr != nil && ctx.Err() == nil {
+		return &stack.CrashError{Health: herr, Failures: 1, Tail: s.inst.Tail(stack.TailLines)}
+	}
+	return nil
 }
+
+// healthCheckTimeout bounds the health check a probe's lost requests make.
+const healthCheckTimeout = 10 * time.Second
 
 // measuredContext says what context a probe's completed requests had, by
 // the server's count: "measured context 4,101 tokens (4,037 prompt + 64

@@ -110,7 +110,7 @@ func TestHeadroomSpec(t *testing.T) {
 	one := 1.0
 	sc := config.Scenario{Headroom: &config.Headroom{Search: config.HeadroomUsers, Context: 4096, OutputTokens: 64,
 		Min: 1, Max: 64, Start: 8, Resolution: 0.05, Holds: config.HoldsEvery, Repetitions: 3, MaxPreemptions: &one, MaxKVCache: 0.9}}
-	s := headroomSpec(sc)
+	s := headroomSpec(sc, false)
 	require.NoError(t, s.Check())
 	assert.Equal(t, config.CapacityConcurrency, s.Metric)
 	assert.True(t, s.Integer)
@@ -129,7 +129,7 @@ func TestHeadroomSpec(t *testing.T) {
 		{"refused", result.Repetition{Index: 2, Sent: 4, Completed: 3, Failed: 1, OutputTokens: 192, TokensFrom: "usage",
 			FirstError: "http 400: too long"}, "rep 2: 1 of 4 requests failed: http 400: too long"},
 		{"cut", result.Repetition{Index: 1, Sent: 4, Completed: 4, OutputTokens: 250, TokensFrom: "usage"},
-			"rep 1: answers cut short: 250 output tokens of the 256 asked (4 requests × 64): the server ran out of context"},
+			"rep 1: answers cut short: 250 output tokens of the 256 asked (4 requests × 64): the server stopped early (out of context, or it ignores min_tokens and ignore_eos)"},
 		{"cut, counted from chunks: not judged", result.Repetition{Index: 1, Sent: 4, Completed: 4, OutputTokens: 250, TokensFrom: "chunks"}, ""},
 		{"preempted", result.Repetition{Index: 3, Sent: 4, Completed: 4, OutputTokens: 256, TokensFrom: "usage",
 			Engine: &result.EngineTelemetry{Preemptions: f(2)}}, "rep 3: the engine preempted 2 requests (the limit is 1): its KV cache could not hold every context"},
@@ -140,11 +140,23 @@ func TestHeadroomSpec(t *testing.T) {
 		{"kv", result.Repetition{Index: 1, Sent: 4, Completed: 4, OutputTokens: 256, TokensFrom: "usage",
 			Engine: &result.EngineTelemetry{KVCachePeak: f(0.95)}}, "rep 1: KV-cache usage peaked at 95.0% (the limit is 90.0%)"},
 		{"crashed", result.Repetition{Index: 2, FirstError: "the server died: boom"}, "rep 2: the server died: boom"},
+		{"died after its requests", result.Repetition{Index: 2, Sent: 4, Completed: 4, OutputTokens: 256, TokensFrom: "usage", FirstError: "the server died: boom"},
+			"rep 2: the server died: boom, after its requests"},
+		{"no engine page, none read", result.Repetition{Index: 1, Sent: 4, Completed: 4, OutputTokens: 256, TokensFrom: "usage"}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			assert.Equal(t, tc.want, s.Limit(4, &tc.rep))
 		})
 	}
+
+	// With the engine's page read, a repetition it was not read in is not
+	// judged as holding.
+	read := headroomSpec(sc, true)
+	assert.Equal(t, "rep 1: the engine's metrics page was not read during it (a server under stress may stop answering it): nothing says it held",
+		read.Limit(4, &result.Repetition{Index: 1, Sent: 4, Completed: 4, OutputTokens: 256, TokensFrom: "usage"}))
+	assert.Equal(t, "rep 1: the engine's metrics page was not read during it (a server under stress may stop answering it): nothing says it held",
+		read.Limit(4, &result.Repetition{Index: 1, Sent: 4, Completed: 4, OutputTokens: 256, TokensFrom: "usage", Engine: &result.EngineTelemetry{Scrapes: 1}}))
+	assert.Empty(t, read.Limit(4, &result.Repetition{Index: 1, Sent: 4, Completed: 4, OutputTokens: 256, TokensFrom: "usage", Engine: &result.EngineTelemetry{Scrapes: 2}}))
 }
 
 // A prompt's words from the calibration: tokens less the overhead, over

@@ -47,6 +47,12 @@ func (s *session) utilizationBasis(ctx context.Context) {
 				if err != nil {
 					s.detail("warning: %s: the server's /v1/models: %v", m.ID, s.headers.Redact(err.Error()))
 				}
+				if parsed != nil && parsed.Simulated && s.server.Engine != "perfgate-sim" {
+					// Only perfgate's simulator declares what it stands for;
+					// another server saying so would set its own yardstick.
+					s.detail("warning: %s: the server's /v1/models calls it simulated, and it is not perfgate's simulator: its declared GPU and peaks are ignored", m.ID)
+					parsed.Simulated, parsed.GPU, parsed.PeakBandwidthGBs, parsed.PeakTFLOPS = false, "", 0, 0
+				}
 				meta = parsed
 				break
 			}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/perfgate/perfgate/internal/modelfile"
 	"github.com/perfgate/perfgate/internal/result"
+	"github.com/perfgate/perfgate/internal/textsafe"
 )
 
 // Given is what the config says of the model and the GPUs
@@ -127,7 +128,7 @@ func Basis(g Given, file *modelfile.Shape, meta *Meta, gpus []result.GPU) (*resu
 		b.GPU = peak.Product
 		from("peaks", fmt.Sprintf("perfgate's table, %s for %q (%s)", peak.Product, name, nameFrom))
 	} else if name != "" {
-		b.GPU = name
+		b.GPU = textsafe.Cut(name, 100)
 	}
 	if m.PeakBandwidthGBs > 0 && !known {
 		b.PeakBandwidthGBs = m.PeakBandwidthGBs

@@ -416,6 +416,48 @@ func applyDefaults(c *Config, isSet func(path string) bool) {
 	}
 }
 
+// searchKeys point at the keys a capacity and a headroom section share.
+type searchKeys struct {
+	resolution, confidence, start *float64
+	holds                         *string
+	repetitions, probes           *int
+}
+
+// searchDefaults fills in the shared keys a search section at p leaves
+// out: the resolution, the holds rule and its confidence, the repetitions
+// a probe (as many as a run measures a scenario: each is one sample for the
+// gate), the start (the geometric mean of min and max, from which the
+// bracket reaches either end in as many doublings or halvings; rounded for
+// a whole-number load) and the probes (the worst case: a search that stops
+// early spends fewer). Start and probes follow min, max and resolution, so
+// they are left 0 where those cannot make a search (validation reports
+// them).
+func searchDefaults(p string, unset func(string, bool) bool, reps Repetitions, integer bool, lo, hi float64, k searchKeys) {
+	if unset(p+".resolution", *k.resolution == 0) {
+		*k.resolution = DefaultCapacityResolution
+	}
+	if unset(p+".holds", *k.holds == "") {
+		*k.holds = DefaultCapacityHolds
+	}
+	if *k.holds == HoldsBound && unset(p+".confidence", *k.confidence == 0) {
+		*k.confidence = DefaultCapacityConfidence
+	}
+	if unset(p+".repetitions", *k.repetitions == 0) {
+		*k.repetitions = reps.Max
+	}
+	if unset(p+".start", *k.start == 0) && lo > 0 && hi > lo {
+		*k.start = math.Sqrt(lo * hi)
+		if integer {
+			*k.start = math.Round(*k.start)
+		}
+	}
+	if unset(p+".probes", *k.probes == 0) {
+		if wc := CapacityWorstCase(lo, hi, *k.start, *k.resolution, integer); wc > 0 {
+			*k.probes = max(2, wc)
+		}
+	}
+}
+
 // capacityDefaults fills in the keys a capacity section leaves out; the
 // top-level repetitions must have been defaulted. Start and probes follow
 // min, max and resolution, so they are left 0 where those cannot make a
@@ -429,34 +471,7 @@ func capacityDefaults(cp *Capacity, loadType string, reps Repetitions, p string,
 			cp.Metric = CapacityConcurrency
 		}
 	}
-	if unset(p+".resolution", cp.Resolution == 0) {
-		cp.Resolution = DefaultCapacityResolution
-	}
-	if unset(p+".holds", cp.Holds == "") {
-		cp.Holds = DefaultCapacityHolds
-	}
-	if cp.Holds == HoldsBound && unset(p+".confidence", cp.Confidence == 0) {
-		cp.Confidence = DefaultCapacityConfidence
-	}
-	if unset(p+".repetitions", cp.Repetitions == 0) {
-		// As many repetitions a probe as a run measures a scenario: each is
-		// one capacity sample for the gate.
-		cp.Repetitions = reps.Max
-	}
-	integer := cp.Metric == CapacityConcurrency
-	if unset(p+".start", cp.Start == 0) && cp.Min > 0 && cp.Max > cp.Min {
-		// The geometric mean: the bracket reaches either end in the same
-		// number of doublings or halvings.
-		cp.Start = math.Sqrt(cp.Min * cp.Max)
-		if integer {
-			cp.Start = math.Round(cp.Start)
-		}
-	}
-	if unset(p+".probes", cp.Probes == 0) {
-		// Enough for the worst case: a search that stops early spends
-		// fewer.
-		if wc := CapacityWorstCase(cp.Min, cp.Max, cp.Start, cp.Resolution, integer); wc > 0 {
-			cp.Probes = max(2, wc)
-		}
-	}
+	searchDefaults(p, unset, reps, cp.Metric == CapacityConcurrency, cp.Min, cp.Max, searchKeys{
+		resolution: &cp.Resolution, holds: &cp.Holds, confidence: &cp.Confidence,
+		repetitions: &cp.Repetitions, start: &cp.Start, probes: &cp.Probes})
 }

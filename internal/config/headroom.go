@@ -149,30 +149,13 @@ func headroomDefaults(h *Headroom, reps Repetitions, p string, unset func(string
 	if unset(p+".output_tokens", h.OutputTokens == 0) {
 		h.OutputTokens = DefaultHeadroomOutputTokens
 	}
-	if unset(p+".resolution", h.Resolution == 0) {
-		h.Resolution = DefaultCapacityResolution
-	}
-	if unset(p+".holds", h.Holds == "") {
-		h.Holds = DefaultCapacityHolds
-	}
-	if h.Holds == HoldsBound && unset(p+".confidence", h.Confidence == 0) {
-		h.Confidence = DefaultCapacityConfidence
-	}
-	if unset(p+".repetitions", h.Repetitions == 0) {
-		h.Repetitions = reps.Max
-	}
 	if unset(p+".max_preemptions", h.MaxPreemptions == nil) {
 		zero := 0.0
 		h.MaxPreemptions = &zero
 	}
-	if unset(p+".start", h.Start == 0) && h.Min > 0 && h.Max > h.Min {
-		h.Start = math.Round(math.Sqrt(h.Min * h.Max))
-	}
-	if unset(p+".probes", h.Probes == 0) {
-		if wc := CapacityWorstCase(h.Min, h.Max, h.Start, h.Resolution, true); wc > 0 {
-			h.Probes = max(2, wc)
-		}
-	}
+	searchDefaults(p, unset, reps, true, h.Min, h.Max, searchKeys{
+		resolution: &h.Resolution, holds: &h.Holds, confidence: &h.Confidence,
+		repetitions: &h.Repetitions, start: &h.Start, probes: &h.Probes})
 }
 
 // headroom checks a scenario's headroom section; p is the scenario's path.
@@ -232,28 +215,8 @@ func (v *validator) headroom(p string, s *Scenario) {
 	if minOK && maxOK && (!inRange(h.Start, h.Min, h.Max) || h.Start != math.Trunc(h.Start)) {
 		v.add(hp+".start", "must be a whole number from min (%s) to max (%s), got %s", whole(h.Min), whole(h.Max), whole(h.Start))
 	}
-	if !inRange(h.Resolution, 0.01, 1) {
-		v.add(hp+".resolution", "must be from 0.01 to 1 (a fraction: 0.05 stops at an interval 5%% wide), got %s", whole(h.Resolution))
-	}
-	switch h.Holds {
-	case HoldsEvery:
-		if v.set(hp+".confidence", h.Confidence != 0) {
-			v.add(hp+".confidence", "only for holds: bound")
-		}
-	case HoldsBound:
-		v.floatIn(hp+".confidence", h.Confidence, 0.5, 0.999, "")
-	default:
-		v.add(hp+".holds", "must be every or bound, got %q", h.Holds)
-	}
-	switch {
-	case h.Repetitions < 1 || h.Repetitions > MaxRepetitions:
-		v.intIn(hp+".repetitions", h.Repetitions, 1, MaxRepetitions, "")
-	case h.Holds == HoldsBound && h.Repetitions < 3:
-		v.add(hp+".repetitions", "holds: bound needs at least 3 repetitions a probe (a t bound on 2 has one degree of freedom), got %d", h.Repetitions)
-	}
-	if h.Probes != 0 || v.set(hp+".probes", false) {
-		v.intIn(hp+".probes", h.Probes, 2, MaxCapacityProbes, "")
-	}
+	v.searchRules(hp, searchKnobs{min: h.Min, max: h.Max, start: h.Start, resolution: h.Resolution, confidence: h.Confidence,
+		holds: h.Holds, repetitions: h.Repetitions, probes: h.Probes, integer: true, ranged: minOK && maxOK})
 	if h.MaxPreemptions != nil && !(*h.MaxPreemptions >= 0 && *h.MaxPreemptions <= 1e9) {
 		v.add(hp+".max_preemptions", "must be from 0 to 1e9 preemptions a repetition, got %s", whole(*h.MaxPreemptions))
 	}

@@ -140,36 +140,8 @@ func (v *validator) capacity(p string, s *Scenario) {
 			v.add(cp+".start", "concurrency is a number of users: want an integer, got %s", fmtFloat(c.Start))
 		}
 	}
-	if !inRange(c.Resolution, 0.01, 1) {
-		v.add(cp+".resolution", "must be from 0.01 to 1 (a fraction: 0.05 stops at an interval 5%% wide), got %s", fmtFloat(c.Resolution))
-	}
-	switch c.Holds {
-	case HoldsEvery:
-		if v.set(cp+".confidence", c.Confidence != 0) {
-			v.add(cp+".confidence", "only for holds: bound")
-		}
-	case HoldsBound:
-		v.floatIn(cp+".confidence", c.Confidence, 0.5, 0.999, "")
-	default:
-		v.add(cp+".holds", "must be every or bound, got %q", c.Holds)
-	}
-	switch {
-	case c.Repetitions < 1 || c.Repetitions > MaxRepetitions:
-		v.intIn(cp+".repetitions", c.Repetitions, 1, MaxRepetitions, "")
-	case c.Holds == HoldsBound && c.Repetitions < 3:
-		v.add(cp+".repetitions", "holds: bound needs at least 3 repetitions a probe (a t bound on 2 has one degree of freedom), got %d", c.Repetitions)
-	}
-	if c.Probes != 0 || v.set(cp+".probes", false) {
-		// 0 unstated: min, max or resolution made no worst case to
-		// default to, and they are reported.
-		v.intIn(cp+".probes", c.Probes, 2, MaxCapacityProbes, "")
-	}
-	if minOK && maxOK && inRange(c.Resolution, 0.01, 1) && c.Probes >= 2 && c.Probes <= MaxCapacityProbes {
-		if need := CapacityWorstCase(c.Min, c.Max, c.Start, c.Resolution, integer); c.Probes < need {
-			v.warn(cp+".probes", "%d probes may not reach the resolution: from %s to %s at %s%% the search may need %d (it reports the interval it reached)",
-				c.Probes, fmtFloat(c.Min), fmtFloat(c.Max), fmtFloat(c.Resolution*100), need)
-		}
-	}
+	v.searchRules(cp, searchKnobs{min: c.Min, max: c.Max, start: c.Start, resolution: c.Resolution, confidence: c.Confidence,
+		holds: c.Holds, repetitions: c.Repetitions, probes: c.Probes, integer: integer, ranged: minOK && maxOK})
 	// A repetition ends after its requests or its duration; at a low rate
 	// a fixed number of requests takes long.
 	requests := s.Requests
@@ -180,6 +152,51 @@ func (v *validator) capacity(p string, s *Scenario) {
 		if secs := float64(requests) / c.Min; secs > 120 {
 			v.warn(p+".duration", "a probe repetition at the lowest load takes %ss (requests %d at %s req/s): set duration to cap it",
 				fmtFloat(math.Round(secs)), requests, fmtFloat(c.Min))
+		}
+	}
+}
+
+// searchKnobs are what a capacity and a headroom search share beyond their
+// range's own checks: how fine, the holds rule, repetitions a probe and the
+// budget. ranged says min and max were found good.
+type searchKnobs struct {
+	min, max, start, resolution, confidence float64
+	holds                                   string
+	repetitions, probes                     int
+	integer, ranged                         bool
+}
+
+// searchRules checks a search's knobs at path p (its section), and warns of
+// a budget that may not reach the resolution.
+func (v *validator) searchRules(p string, k searchKnobs) {
+	if !inRange(k.resolution, 0.01, 1) {
+		v.add(p+".resolution", "must be from 0.01 to 1 (a fraction: 0.05 stops at an interval 5%% wide), got %s", fmtFloat(k.resolution))
+	}
+	switch k.holds {
+	case HoldsEvery:
+		if v.set(p+".confidence", k.confidence != 0) {
+			v.add(p+".confidence", "only for holds: bound")
+		}
+	case HoldsBound:
+		v.floatIn(p+".confidence", k.confidence, 0.5, 0.999, "")
+	default:
+		v.add(p+".holds", "must be every or bound, got %q", k.holds)
+	}
+	switch {
+	case k.repetitions < 1 || k.repetitions > MaxRepetitions:
+		v.intIn(p+".repetitions", k.repetitions, 1, MaxRepetitions, "")
+	case k.holds == HoldsBound && k.repetitions < 3:
+		v.add(p+".repetitions", "holds: bound needs at least 3 repetitions a probe (a t bound on 2 has one degree of freedom), got %d", k.repetitions)
+	}
+	if k.probes != 0 || v.set(p+".probes", false) {
+		// 0 unstated: min, max or resolution made no worst case to
+		// default to, and they are reported.
+		v.intIn(p+".probes", k.probes, 2, MaxCapacityProbes, "")
+	}
+	if k.ranged && inRange(k.resolution, 0.01, 1) && k.probes >= 2 && k.probes <= MaxCapacityProbes {
+		if need := CapacityWorstCase(k.min, k.max, k.start, k.resolution, k.integer); k.probes < need {
+			v.warn(p+".probes", "%d probes may not reach the resolution: from %s to %s at %s%% the search may need %d (it reports the interval it reached)",
+				k.probes, fmtFloat(k.min), fmtFloat(k.max), fmtFloat(k.resolution*100), need)
 		}
 	}
 }

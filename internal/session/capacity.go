@@ -41,6 +41,17 @@ func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
 			s.Start = math.Round(s.Start)
 		}
 	}
+	if s.Repetitions == 0 {
+		s.Repetitions = max(cfg.Repetitions.Min, cfg.Repetitions.Max)
+	}
+	searchDefaults(&s)
+	return s
+}
+
+// searchDefaults gives a search's spec the config's defaults where a
+// config built in code left them zero: the resolution, the holds rule and
+// its confidence, and the worst case for a budget.
+func searchDefaults(s *capacity.Spec) {
 	if s.Resolution == 0 {
 		s.Resolution = config.DefaultCapacityResolution
 	}
@@ -50,13 +61,9 @@ func capacitySpec(cfg *config.Config, sc config.Scenario) capacity.Spec {
 	if s.Rule == config.HoldsBound && s.Confidence == 0 {
 		s.Confidence = config.DefaultCapacityConfidence
 	}
-	if s.Repetitions == 0 {
-		s.Repetitions = max(cfg.Repetitions.Min, cfg.Repetitions.Max)
-	}
 	if s.Budget == 0 {
 		s.Budget = max(2, config.CapacityWorstCase(s.Min, s.Max, s.Start, s.Resolution, s.Integer))
 	}
-	return s
 }
 
 // atLoad is sc with its load set to probe n's: the rate of an open loop or
@@ -112,21 +119,9 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 		if err != nil {
 			return nil, nil, err
 		}
-		reps := make([]result.Repetition, 0, spec.Repetitions)
-		for r := 1; r <= spec.Repetitions; r++ {
-			if err := m.Cool(ctx, c.Name, r); err != nil {
-				return nil, nil, err
-			}
-			label := fmt.Sprintf("%s %s %s rep %d/%d", c.Name, capacity.FormatLoad(load), unit, r, spec.Repetitions)
-			rep, err := m.Repetition(ctx, psc, r, label)
-			var broken *run.BrokenError
-			switch {
-			case errors.As(err, &broken):
-				s.detail("%v: the probe breaks", err)
-			case err != nil:
-				return nil, nil, err
-			}
-			reps = append(reps, rep)
+		reps, err := s.probeRepetitions(ctx, m, psc, spec.Repetitions, fmt.Sprintf("%s %s %s", c.Name, capacity.FormatLoad(load), unit))
+		if err != nil {
+			return nil, nil, err
 		}
 		return reps, w, nil
 	}
@@ -143,6 +138,29 @@ func (s *session) searchCapacity(ctx context.Context, sc run.Scenario, d *run.Di
 		s.detail("warning: %s", w)
 	}
 	return res, nil
+}
+
+// probeRepetitions measures a search probe's n repetitions of psc through
+// m, with the cool-down between them, each labelled "title rep r/n". A
+// broken repetition counts against the probe rather than failing the run;
+// any other error ends it, with the repetitions measured so far.
+func (s *session) probeRepetitions(ctx context.Context, m *run.Measurement, psc run.Scenario, n int, title string) ([]result.Repetition, error) {
+	reps := make([]result.Repetition, 0, n)
+	for r := 1; r <= n; r++ {
+		if err := m.Cool(ctx, psc.Config.Name, r); err != nil {
+			return reps, err
+		}
+		rep, err := m.Repetition(ctx, psc, r, fmt.Sprintf("%s rep %d/%d", title, r, n))
+		var broken *run.BrokenError
+		switch {
+		case errors.As(err, &broken):
+			s.detail("%v: the probe breaks", err)
+		case err != nil:
+			return reps, err
+		}
+		reps = append(reps, rep)
+	}
+	return reps, nil
 }
 
 // capacityLine is a search's outcome in one line for the run's log.

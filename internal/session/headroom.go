@@ -36,18 +36,7 @@ func headroomSpec(sc config.Scenario, engine bool) capacity.Spec {
 	for _, k := range slices.Sorted(maps.Keys(h.SLO)) {
 		s.SLO = append(s.SLO, capacity.Objective{Metric: k, LimitMS: float64(h.SLO[k]) / 1e6})
 	}
-	if s.Resolution == 0 {
-		s.Resolution = config.DefaultCapacityResolution
-	}
-	if s.Rule == "" {
-		s.Rule = config.DefaultCapacityHolds
-	}
-	if s.Rule == config.HoldsBound && s.Confidence == 0 {
-		s.Confidence = config.DefaultCapacityConfidence
-	}
-	if s.Budget == 0 {
-		s.Budget = max(2, config.CapacityWorstCase(s.Min, s.Max, s.Start, s.Resolution, true))
-	}
+	searchDefaults(&s)
 	s.Limit = headroomLimit(*rec.Headroom, engine)
 	return s
 }
@@ -435,23 +424,8 @@ func (s *session) measureHeadroomProbe(ctx context.Context, psc run.Scenario, d 
 	} else {
 		s.begin(title)
 	}
-	m := s.measurement(d)
-	reps := make([]result.Repetition, 0, spec.Repetitions)
-	for r := 1; r <= spec.Repetitions; r++ {
-		if err := m.Cool(ctx, psc.Config.Name, r); err != nil {
-			return reps, w, err
-		}
-		rep, err := m.Repetition(ctx, psc, r, fmt.Sprintf("%s rep %d/%d", title, r, spec.Repetitions))
-		var broken *run.BrokenError
-		switch {
-		case errors.As(err, &broken):
-			s.detail("%v: the probe breaks", err)
-		case err != nil:
-			return reps, w, err
-		}
-		reps = append(reps, rep)
-	}
-	return reps, w, nil
+	reps, err := s.probeRepetitions(ctx, s.measurement(d), psc, spec.Repetitions, title)
+	return reps, w, err
 }
 
 // crashedUnder is the crash of the stack a probe ran into: the probe's

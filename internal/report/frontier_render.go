@@ -111,17 +111,7 @@ type frontierPage struct {
 // the frontier, which reuses its blocks, cells and script.
 var frontierTemplate = template.Must(template.Must(htmlTemplate.Clone()).Parse(`
 {{- define "frontier-page" -}}
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="perfgate">
-<title>{{.Title}}</title>
-<style>
-{{.Style}}</style>
-<style>.charts.frontier figure.chart { height: 440px; }</style>
+{{template "head" .}}<style>.charts.frontier figure.chart { height: 440px; }</style>
 </head>
 <body>
 <header class="verdict none">

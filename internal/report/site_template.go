@@ -4,20 +4,11 @@ import "html/template"
 
 // siteTemplate renders the history site's pages: the report's style and
 // script, the charts' JSON in a script block, Chart.js inlined on the
-// pages that draw. html/template escapes every value for its context.
-var siteTemplate = template.Must(template.New("site").Parse(`
+// pages that draw, and the report's page head ("head").
+// html/template escapes every value for its context.
+var siteTemplate = template.Must(template.Must(htmlTemplate.Clone()).Parse(`
 {{- define "site-head" -}}
-<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="{{.CSP}}">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="perfgate">
-<title>{{.Title}}</title>
-<style>
-{{.Style}}</style>
-<style>
+{{template "head" .}}<style>
 figure.chart.history { height: 360px; }
 td.worse { color: #b42318; } td.better { color: #1a7f37; }
 table.site td, table.site th { padding: 0.2em 0.6em; }

@@ -546,23 +546,7 @@ func TestCoResidentOnKubernetes(t *testing.T) {
 	}
 	arm := func() (*config.Config, []run.Scenario) {
 		dir := t.TempDir()
-		require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(`apiVersion: apps/v1
-kind: Deployment
-metadata: {name: sim}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: sim}}
-  template:
-    metadata: {labels: {app: sim}}
-    spec: {containers: [{name: sim, image: ghcr.io/perfgate/perfgate:v1}]}
----
-apiVersion: v1
-kind: Service
-metadata: {name: sim}
-spec:
-  selector: {app: sim}
-  ports: [{port: 8000}]
-`), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "stack.yaml"), []byte(kubetest.SimManifests(1)), 0o644))
 		yaml := `
 stack:
   kind: kubernetes

@@ -43,18 +43,10 @@ func startKVSim(t *testing.T, kv int) string {
 // JSON.
 func TestRunHeadroomSearch(t *testing.T) {
 	const kv = 1000
-	url := startKVSim(t, kv)
-	cfg, scenarios := prepare(t, url, "2", `  - name: long
-    headroom: {users: 1, output_tokens: 16, min: 64, max: 8192}
-`)
-	var log bytes.Buffer
-	res, err := Run(context.Background(), cfg, scenarios, Options{
-		RunID: "hr", StartStack: (&starter{}).start, Phases: run.NewPhases(&log, false), Log: &log,
-	})
-	require.NoError(t, err, "log:\n%s", log.String())
+	res, log := refusalSearch(t, kv, "2", 64)
 	got := res.Scenarios[0]
 	c := got.Capacity
-	require.NotNil(t, c, "log:\n%s", log.String())
+	require.NotNil(t, c, "log:\n%s", log)
 	assert.Equal(t, result.HeadroomContext, c.Search.Metric)
 	require.NotNil(t, c.Search.Headroom)
 	assert.Equal(t, 1, c.Search.Headroom.Users)
@@ -64,7 +56,7 @@ func TestRunHeadroomSearch(t *testing.T) {
 	assert.InDelta(t, 1, c.Calibration.TokensPerWord, 1e-9, "one token a word")
 	assert.InDelta(t, 5, c.Calibration.OverheadTokens, 1e-9, "the salt's five words")
 
-	assert.Equal(t, result.CapacityBracketed, c.Outcome, "log:\n%s", log.String())
+	assert.Equal(t, result.CapacityBracketed, c.Outcome, "log:\n%s", log)
 	assert.LessOrEqual(t, c.Holds, float64(kv))
 	assert.Greater(t, c.Breaks, float64(kv))
 	assert.LessOrEqual(t, c.Breaks/c.Holds, 1+c.Search.Resolution+1e-9, "within one step")
@@ -87,7 +79,7 @@ func TestRunHeadroomSearch(t *testing.T) {
 		assert.True(t, smp.Load >= c.Holds && smp.Load <= c.Breaks, "sample %v in [%v, %v]", smp.Load, c.Holds, c.Breaks)
 	}
 	assert.Contains(t, c.Warnings, "the engine's metrics page did not report the requests running (whether every user ran at once) or preemptions (headroom.max_preemptions): the probes were judged on refusals, cut answers, crashes and SLOs alone")
-	assert.Contains(t, log.String(), fmt.Sprintf("headroom %s tokens", fmtLoad(c.Holds)))
+	assert.Contains(t, log, fmt.Sprintf("headroom %v tokens", c.Holds))
 	values, err := got.Values("headroom")
 	require.NoError(t, err)
 	assert.Len(t, values, 2)
@@ -102,7 +94,23 @@ func TestRunHeadroomSearch(t *testing.T) {
 	assert.Equal(t, c, back.Scenarios[0].Capacity)
 }
 
-func fmtLoad(x float64) string { return fmt.Sprint(x) }
+// refusalSearch runs a headroom search over context at one user, from min
+// to 8192 tokens with 16 output tokens, against a simulator that refuses
+// past kv tokens, with reps repetitions a probe; it returns the result and
+// the run's log.
+func refusalSearch(t *testing.T, kv int, reps string, min int) (*result.Result, string) {
+	t.Helper()
+	url := startKVSim(t, kv)
+	cfg, scenarios := prepare(t, url, reps, fmt.Sprintf(`  - name: long
+    headroom: {users: 1, output_tokens: 16, min: %d, max: 8192}
+`, min))
+	var log bytes.Buffer
+	res, err := Run(context.Background(), cfg, scenarios, Options{
+		RunID: "hr", StartStack: (&starter{}).start, Phases: run.NewPhases(&log, false), Log: &log,
+	})
+	require.NoError(t, err, "log:\n%s", log.String())
+	return res, log.String()
+}
 
 // The spec a headroom section runs as: whole numbers, any failure breaks
 // a probe, no SLO needed, the limits as the search's Limit.
@@ -174,15 +182,7 @@ func TestPromptWords(t *testing.T) {
 func TestHeadroomGate(t *testing.T) {
 	search := func(kv int) *result.Result {
 		t.Helper()
-		url := startKVSim(t, kv)
-		cfg, scenarios := prepare(t, url, "6", `  - name: long
-    headroom: {users: 1, output_tokens: 16, min: 256, max: 8192}
-`)
-		var log bytes.Buffer
-		res, err := Run(context.Background(), cfg, scenarios, Options{
-			RunID: "hr", StartStack: (&starter{}).start, Phases: run.NewPhases(&log, false), Log: &log,
-		})
-		require.NoError(t, err, "log:\n%s", log.String())
+		res, _ := refusalSearch(t, kv, "6", 256)
 		return res
 	}
 	base := search(2000)

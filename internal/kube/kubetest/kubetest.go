@@ -263,3 +263,27 @@ func (c *Cluster) Scale(ctx context.Context, ns, name string, replicas int64) er
 	_, err = c.Clients.Dynamic.Resource(Deployments).Namespace(ns).Update(ctx, d, metav1.UpdateOptions{})
 	return err
 }
+
+// SimManifests is a stack's manifests for the tests of whole runs on a
+// cluster: a Deployment "sim" of replicas pods of perfgate's image and a
+// Service "sim" on port 8000 in front of them, which Cluster.Serve brings
+// up and a test's port-forward (or DNS) reaches.
+func SimManifests(replicas int) string {
+	return fmt.Sprintf(`apiVersion: apps/v1
+kind: Deployment
+metadata: {name: sim}
+spec:
+  replicas: %d
+  selector: {matchLabels: {app: sim}}
+  template:
+    metadata: {labels: {app: sim}}
+    spec: {containers: [{name: sim, image: ghcr.io/perfgate/perfgate:v1}]}
+---
+apiVersion: v1
+kind: Service
+metadata: {name: sim}
+spec:
+  selector: {app: sim}
+  ports: [{port: 8000}]
+`, replicas)
+}

@@ -250,20 +250,6 @@ func podReady(p *corev1.Pod) bool {
 	return false
 }
 
-// Scale sets the replicas of Deployment name in namespace ns, as an
-// autoscaler would.
-func (c *Cluster) Scale(ctx context.Context, ns, name string, replicas int64) error {
-	d, err := c.Clients.Dynamic.Resource(Deployments).Namespace(ns).Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return err
-	}
-	if err := unstructured.SetNestedField(d.Object, replicas, "spec", "replicas"); err != nil {
-		return err
-	}
-	_, err = c.Clients.Dynamic.Resource(Deployments).Namespace(ns).Update(ctx, d, metav1.UpdateOptions{})
-	return err
-}
-
 // SimManifests is a stack's manifests for the tests of whole runs on a
 // cluster: a Deployment "sim" of replicas pods of perfgate's image and a
 // Service "sim" on port 8000 in front of them, which Cluster.Serve brings
